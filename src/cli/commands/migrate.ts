@@ -1,0 +1,18 @@
+import { parseArgs } from 'node:util';
+import { loadConfig, redactUrl } from '../../config/index.js';
+import { runMigrations } from '../../store/migrate.js';
+import { EXIT, type CliIo } from '../cli-io.js';
+
+/** `loopfleet migrate [--create-database]` */
+export async function migrateCommand(args: string[], io: CliIo): Promise<number> {
+  const { values } = parseArgs({ args, options: { 'create-database': { type: 'boolean', default: false } }, strict: true });
+  const config = loadConfig(io.env);
+  const report = await runMigrations({ databaseUrl: config.databaseUrl, createDatabase: values['create-database'] });
+  const database = redactUrl(config.databaseUrl);
+  io.stdout(
+    report.applied.length === 0
+      ? `${database}: up to date (${report.total} migrations)\n`
+      : `${database}: applied ${report.applied.join(', ')} (${report.total} migrations)\n`,
+  );
+  return EXIT.ok;
+}

@@ -1,0 +1,60 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { isLoopfleetError } from '../core/errors/index.js';
+import { packageRoot } from '../store/package-paths.js';
+import { EXIT, type CliIo } from './cli-io.js';
+import { migrateCommand } from './commands/migrate.js';
+import { HELP } from './help.js';
+
+type Command = (args: string[], io: CliIo) => Promise<number>;
+
+const COMMANDS: Record<string, Command> = {
+  migrate: migrateCommand,
+  help: async (_args, io) => {
+    io.stdout(HELP);
+    return EXIT.ok;
+  },
+  version: async (_args, io) => {
+    io.stdout(`${readVersion()}\n`);
+    return EXIT.ok;
+  },
+};
+
+/**
+ * Runs one CLI invocation and returns its exit code. Errors are reported once, here: a typed error
+ * prints its code and message (configuration errors name the variable); anything else its message.
+ */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h') return COMMANDS.help!(rest, io);
+  if (name === '--version' || name === '-v') return COMMANDS.version!(rest, io);
+  const command = COMMANDS[name];
+  if (command === undefined) {
+    io.stderr(`loopfleet: unknown command "${name}"\n\n${HELP}`);
+    return EXIT.usage;
+  }
+  try {
+    return await command(rest, io);
+  } catch (error) {
+    if (isLoopfleetError(error)) {
+      io.stderr(`loopfleet ${name}: [${error.code}] ${error.message}\n`);
+      return EXIT.failure;
+    }
+    if (isUsageError(error)) {
+      io.stderr(`loopfleet ${name}: ${(error as Error).message}\n`);
+      return EXIT.usage;
+    }
+    io.stderr(`loopfleet ${name}: ${error instanceof Error ? error.message : String(error)}\n`);
+    return EXIT.failure;
+  }
+}
+
+/** node:util parseArgs errors carry codes starting with ERR_PARSE_ARGS. */
+function isUsageError(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS');
+}
+
+function readVersion(): string {
+  return (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+}

@@ -1,0 +1,93 @@
+import { z } from 'zod';
+import { envVariable, flag, integer, matching, oneOf, text, url } from './env-variable.js';
+import { LLM_PROVIDERS, LOG_FORMATS, LOG_LEVELS, type LlmProviderName } from './resolved-config.js';
+
+/** Node's timers overflow above this and fire at once, so no millisecond setting may exceed it. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** Defaults match `docker-compose.yml` (DESIGN.md §6). */
+export const DEFAULT_DATABASE_URL = 'postgres://postgres:postgres@127.0.0.1:5432/loopfleet';
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+
+/** The key variable each hosted provider cannot work without. */
+export const API_KEY_VARIABLE = {
+  openai: 'OPENAI_API_KEY',
+  anthropic: 'ANTHROPIC_API_KEY',
+  scripted: null,
+} as const satisfies Record<LlmProviderName, string | null>;
+
+const httpUrl = envVariable<string | null>(null, url(['http:', 'https:']));
+const secret = envVariable<string | null>(null, text);
+
+/** Every variable that stands on its own: its value does not depend on another variable. */
+const independentSchema = z.object({
+  DATABASE_URL: envVariable(DEFAULT_DATABASE_URL, url(['postgres:', 'postgresql:'])),
+  REDIS_URL: envVariable(DEFAULT_REDIS_URL, url(['redis:', 'rediss:'])),
+  LOOPFLEET_QUEUE: envVariable(
+    'loopfleet',
+    // BullMQ rejects ":" in queue names, and the name becomes part of every Redis key.
+    matching(/^[A-Za-z0-9_-]{1,64}$/, '1 to 64 characters of A-Z, a-z, 0-9, "_" or "-" (no ":")'),
+  ),
+  LLM_MODEL: envVariable<string | null>(null, text),
+  OPENAI_BASE_URL: httpUrl,
+  ANTHROPIC_BASE_URL: httpUrl,
+  LLM_REQUEST_TIMEOUT_MS: envVariable(
+    120_000,
+    integer({ min: 1, max: MAX_TIMER_MS, expected: 'a positive integer (milliseconds)' }),
+  ),
+  WORKER_CONCURRENCY: envVariable(16, integer({ min: 1, max: 1000, expected: 'a positive integer' })),
+  METRICS_PORT: envVariable(9464, integer({ min: 0, max: 65_535, expected: 'an integer from 0 to 65535' })),
+  LOG_LEVEL: envVariable('info', oneOf(LOG_LEVELS)),
+  LOG_FORMAT: envVariable('json', oneOf(LOG_FORMATS)),
+  LOG_CONTENT: envVariable(false, flag),
+  LOOPFLEET_TOOLS: envVariable<string | null>(null, text),
+  LOOPFLEET_MAX_INPUT_BYTES: envVariable(
+    1_048_576,
+    integer({ min: 1, max: Number.MAX_SAFE_INTEGER, expected: 'a positive integer (bytes)' }),
+  ),
+  LEASE_TTL_MS: envVariable(
+    30_000,
+    integer({ min: 1000, max: MAX_TIMER_MS, expected: 'an integer of at least 1000 (milliseconds)' }),
+  ),
+});
+
+/**
+ * The provider and its keys, resolved together: an unset `LLM_PROVIDER` is inferred from which key is
+ * present, and a hosted provider without its key is an error reported against the key variable.
+ */
+const providerSchema = z
+  .object({
+    LLM_PROVIDER: envVariable<LlmProviderName | null>(null, oneOf(LLM_PROVIDERS)),
+    OPENAI_API_KEY: secret,
+    ANTHROPIC_API_KEY: secret,
+  })
+  .transform((env, ctx) => {
+    const provider = env.LLM_PROVIDER ?? inferProvider(env.OPENAI_API_KEY, env.ANTHROPIC_API_KEY);
+    const keyVariable = API_KEY_VARIABLE[provider];
+    if (keyVariable !== null && env[keyVariable] === null) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [keyVariable],
+        message: `required when LLM_PROVIDER=${provider} (set ${keyVariable}, or choose another LLM_PROVIDER)`,
+      });
+      return z.NEVER;
+    }
+    return { ...env, LLM_PROVIDER: provider };
+  });
+
+function inferProvider(openaiKey: string | null, anthropicKey: string | null): LlmProviderName {
+  if (openaiKey !== null) return 'openai';
+  if (anthropicKey !== null) return 'anthropic';
+  return 'scripted';
+}
+
+/**
+ * The schema of the raw environment: every loopfleet variable, typed, defaulted and checked. An
+ * intersection rather than one object with a refinement, because zod skips an object's refinements
+ * once any field has failed, and a missing API key must be reported alongside every other problem.
+ * Unknown variables are ignored.
+ */
+export const envSchema = z.intersection(independentSchema, providerSchema);
+
+/** The environment after validation: every variable present, with its default applied. */
+export type ParsedEnv = z.output<typeof envSchema>;

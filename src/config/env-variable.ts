@@ -1,0 +1,94 @@
+import { z } from 'zod';
+import { redactUrl } from './redact-url.js';
+
+/** What a parser makes of one raw value: the typed value, or what is wrong with it. */
+export type ParseOutcome<T> = { ok: true; value: T } | { ok: false; message: string };
+
+/** Turns the trimmed, non-empty text of one variable into its value. */
+export type ValueParser<T> = (raw: string) => ParseOutcome<T>;
+
+const accept = <T>(value: T): ParseOutcome<T> => ({ ok: true, value });
+const reject = (message: string): ParseOutcome<never> => ({ ok: false, message });
+const quoted = (raw: string): string => JSON.stringify(raw);
+
+/**
+ * The schema of one environment variable. Values are trimmed and an empty value counts as unset,
+ * because `FOO=` in a compose or .env file usually means "not configured", not "the empty string".
+ * Unset yields `fallback`; otherwise `parse` decides, and its message becomes the zod issue.
+ */
+export function envVariable<T>(fallback: T, parse: ValueParser<T>) {
+  return z
+    .string()
+    .optional()
+    .transform((value, ctx): T => {
+      const raw = value?.trim() ?? '';
+      if (raw === '') return fallback;
+      const outcome = parse(raw);
+      if (outcome.ok) return outcome.value;
+      ctx.addIssue({ code: 'custom', message: outcome.message });
+      return z.NEVER;
+    });
+}
+
+/** Any non-empty text. Its value is never echoed, so it is also the parser for secrets. */
+export const text: ValueParser<string> = accept;
+
+/** One of a fixed set of words, compared case-insensitively. */
+export function oneOf<const T extends string>(allowed: readonly T[]): ValueParser<T> {
+  return (raw) => {
+    const match = allowed.find((word) => word === raw.toLowerCase());
+    return match === undefined ? reject(`must be one of ${allowed.join(', ')} (got ${quoted(raw)})`) : accept(match);
+  };
+}
+
+/** `true`/`false` or `1`/`0`, case-insensitive. */
+export const flag: ValueParser<boolean> = (raw) => {
+  const word = raw.toLowerCase();
+  if (word === 'true' || word === '1') return accept(true);
+  if (word === 'false' || word === '0') return accept(false);
+  return reject(`must be true, false, 1 or 0 (got ${quoted(raw)})`);
+};
+
+/** Bounds of an integer variable and how to describe a valid value in an error message. */
+export interface IntegerRule {
+  min: number;
+  max: number;
+  /** Completes "must be …", e.g. `a positive integer`. */
+  expected: string;
+}
+
+/**
+ * A whole decimal number within bounds. Plain digits only: `Number()` or `z.coerce` would accept
+ * `1e3`, `0x10` or `1.0`, which are almost always typos in an environment file.
+ */
+export function integer(rule: IntegerRule): ValueParser<number> {
+  return (raw) => {
+    const value = /^-?\d+$/.test(raw) ? Number(raw) : Number.NaN;
+    if (!Number.isSafeInteger(value) || value < rule.min) return reject(`must be ${rule.expected} (got ${quoted(raw)})`);
+    if (value > rule.max) return reject(`must be at most ${rule.max} (got ${quoted(raw)})`);
+    return accept(value);
+  };
+}
+
+/**
+ * A URL with one of `protocols` (each with its trailing colon). Messages show the URL with its password
+ * masked; a value that does not parse is not shown at all, since it may still hold a password.
+ */
+export function url(protocols: readonly string[]): ValueParser<string> {
+  const wanted = protocols.map((protocol) => `${protocol}//`).join(' or ');
+  return (raw) => {
+    let parsed: URL;
+    try {
+      parsed = new URL(raw);
+    } catch {
+      return reject(`must be a valid ${wanted} URL (the value does not parse; it is not shown because it may contain a password)`);
+    }
+    if (!protocols.includes(parsed.protocol)) return reject(`must be a ${wanted} URL (got ${quoted(redactUrl(raw))})`);
+    return accept(raw);
+  };
+}
+
+/** A name matching `pattern`; `expected` completes "must be …". */
+export function matching(pattern: RegExp, expected: string): ValueParser<string> {
+  return (raw) => (pattern.test(raw) ? accept(raw) : reject(`must be ${expected} (got ${quoted(raw)})`));
+}

@@ -1,0 +1,62 @@
+import type { z } from 'zod';
+import { ConfigInvalidError } from '../core/errors/index.js';
+import { envSchema, type ParsedEnv } from './env-schema.js';
+import type { LlmProviderName, ResolvedConfig } from './resolved-config.js';
+
+const DEFAULT_MODEL: Record<LlmProviderName, string> = {
+  openai: 'gpt-4o-mini',
+  anthropic: 'claude-sonnet-4-5',
+  scripted: 'scripted',
+};
+
+/**
+ * Reads and validates the whole configuration once (DESIGN.md §6, STYLE.md 12). Empty variables count
+ * as unset and take their defaults.
+ *
+ * @param env - the environment to read; defaults to `process.env`.
+ * @throws ConfigInvalidError listing every offending variable at once, with `details.variables`
+ *   naming them. Messages never contain an API key or a URL password.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
+  const result = envSchema.safeParse(env);
+  if (!result.success) throw toConfigError(result.error.issues);
+  return toResolvedConfig(result.data);
+}
+
+function toResolvedConfig(env: ParsedEnv): ResolvedConfig {
+  return {
+    databaseUrl: env.DATABASE_URL,
+    redisUrl: env.REDIS_URL,
+    queueName: env.LOOPFLEET_QUEUE,
+    llm: {
+      provider: env.LLM_PROVIDER,
+      model: env.LLM_MODEL ?? DEFAULT_MODEL[env.LLM_PROVIDER],
+      openai: { apiKey: env.OPENAI_API_KEY, baseUrl: env.OPENAI_BASE_URL },
+      anthropic: { apiKey: env.ANTHROPIC_API_KEY, baseUrl: env.ANTHROPIC_BASE_URL },
+      requestTimeoutMs: env.LLM_REQUEST_TIMEOUT_MS,
+    },
+    worker: {
+      concurrency: env.WORKER_CONCURRENCY,
+      leaseTtlMs: env.LEASE_TTL_MS,
+      toolsModule: env.LOOPFLEET_TOOLS,
+      maxInputBytes: env.LOOPFLEET_MAX_INPUT_BYTES,
+    },
+    metrics: { port: env.METRICS_PORT },
+    log: { level: env.LOG_LEVEL, format: env.LOG_FORMAT, content: env.LOG_CONTENT },
+  };
+}
+
+/**
+ * One error for all issues. Only our own messages are used, and the built-in ones zod could add (a
+ * non-string value) state the expected type without the value, so no secret can slip in.
+ */
+function toConfigError(issues: readonly z.core.$ZodIssue[]): ConfigInvalidError {
+  const lines = new Map<string, string>();
+  for (const issue of issues) {
+    const variable = String(issue.path[0] ?? '(environment)');
+    lines.set(`${variable}: ${issue.message}`, variable);
+  }
+  const variables = [...new Set(lines.values())];
+  const message = ['Invalid configuration:', ...[...lines.keys()].map((line) => `  - ${line}`)].join('\n');
+  return new ConfigInvalidError(message, { details: { variables } });
+}

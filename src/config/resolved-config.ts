@@ -1,0 +1,80 @@
+/** The LLM back ends a worker can talk to. `scripted` replays canned replies and needs no network. */
+export const LLM_PROVIDERS = ['openai', 'anthropic', 'scripted'] as const;
+export type LlmProviderName = (typeof LLM_PROVIDERS)[number];
+
+/** pino's built-in levels, most to least severe; `silent` turns logging off. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export const LOG_FORMATS = ['json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+/** Credentials and endpoint of one hosted LLM provider. */
+export interface ProviderEndpointConfig {
+  /** API key (`OPENAI_API_KEY` / `ANTHROPIC_API_KEY`); `null` when unset. A secret: never log it. */
+  apiKey: string | null;
+  /** http(s) base URL overriding the SDK's default (`*_BASE_URL`); `null` = the provider's own. */
+  baseUrl: string | null;
+}
+
+/** Which model answers, and how long a request may take. */
+export interface LlmConfig {
+  /**
+   * `LLM_PROVIDER`. Default: `openai` if `OPENAI_API_KEY` is set, else `anthropic` if
+   * `ANTHROPIC_API_KEY` is set, else `scripted` (works offline).
+   */
+  provider: LlmProviderName;
+  /** `LLM_MODEL`. Default per provider: `gpt-4o-mini`, `claude-sonnet-4-5`, `scripted`. */
+  model: string;
+  /** OpenAI settings; used when `provider` is `openai`. */
+  openai: ProviderEndpointConfig;
+  /** Anthropic settings; used when `provider` is `anthropic`. */
+  anthropic: ProviderEndpointConfig;
+  /** `LLM_REQUEST_TIMEOUT_MS`: limit for one LLM request, in milliseconds. Default 120000. */
+  requestTimeoutMs: number;
+}
+
+/** How a worker process takes and runs jobs. */
+export interface WorkerConfig {
+  /** `WORKER_CONCURRENCY`: jobs one process runs at once, 1–1000. Default 16. */
+  concurrency: number;
+  /** `LEASE_TTL_MS`: how long a session lease lives without renewal, in milliseconds (≥ 1000). Default 30000. */
+  leaseTtlMs: number;
+  /** `LOOPFLEET_TOOLS`: path of the ES module exporting the tool array; `null` = no tools. Default `null`. */
+  toolsModule: string | null;
+  /** `LOOPFLEET_MAX_INPUT_BYTES`: largest accepted input payload, in bytes. Default 1048576 (1 MiB). */
+  maxInputBytes: number;
+}
+
+/** The Prometheus endpoint. */
+export interface MetricsConfig {
+  /** `METRICS_PORT`: TCP port of `/metrics`, 0–65535 (0 lets the OS choose). Default 9464. */
+  port: number;
+}
+
+/** What is logged and how. */
+export interface LogConfig {
+  /** `LOG_LEVEL`: least severe level written. Default `info`. */
+  level: LogLevel;
+  /** `LOG_FORMAT`: `json` lines, or `pretty` for people at a terminal. Default `json`. */
+  format: LogFormat;
+  /** `LOG_CONTENT`: whether message contents (prompts, replies, tool arguments) are logged. Default `false`. */
+  content: boolean;
+}
+
+/**
+ * The whole process configuration, read from the environment and validated once at start-up
+ * (STYLE.md 12). Every field is present; `null` marks a setting whose absence means something.
+ */
+export interface ResolvedConfig {
+  /** `DATABASE_URL`: Postgres connection string (`postgres:` or `postgresql:`). Default `postgres://postgres:postgres@127.0.0.1:5432/loopfleet`. */
+  databaseUrl: string;
+  /** `REDIS_URL`: Redis connection string (`redis:` or `rediss:`). Default `redis://127.0.0.1:6379`. */
+  redisUrl: string;
+  /** `LOOPFLEET_QUEUE`: BullMQ queue name, also a Redis key prefix; 1–64 of `[A-Za-z0-9_-]`. Default `loopfleet`. */
+  queueName: string;
+  llm: LlmConfig;
+  worker: WorkerConfig;
+  metrics: MetricsConfig;
+  log: LogConfig;
+}

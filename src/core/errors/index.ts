@@ -1,0 +1,35 @@
+export * from './loopfleet-error.js';
+export * from './input-errors.js';
+export * from './system-errors.js';
+export * from './llm-errors.js';
+export * from './tool-errors.js';
+export * from './to-loopfleet-error.js';
+
+/** Every stable code, for documentation and the frozen-codes test. */
+export const ERROR_CODES = [
+  'config.invalid',
+  'session.invalid_id',
+  'session.not_found',
+  'session.exists',
+  'input.invalid',
+  'input.too_large',
+  'job.unknown',
+  'lease.lost',
+  'state.corrupt',
+  'state.conflict',
+  'system.infrastructure',
+  'cancelled',
+  'internal',
+  'llm.timeout',
+  'llm.retry_exhausted',
+  'llm.non_retryable',
+  'llm.transient',
+  'output.invalid',
+  'tool.not_found',
+  'tool.invalid_args',
+  'tool.timeout',
+  'tool.failed',
+  'tool.definition_invalid',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];

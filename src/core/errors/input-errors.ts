@@ -1,0 +1,37 @@
+import { LoopfleetError } from './loopfleet-error.js';
+
+/** Bad input from outside: job data, ids, payloads. Never retryable — the same input fails again. */
+abstract class InputFault extends LoopfleetError {
+  readonly retryable = false;
+  readonly fault = 'input' as const;
+}
+
+export class ConfigInvalidError extends LoopfleetError {
+  readonly code = 'config.invalid';
+  readonly retryable = false;
+  readonly fault = 'config' as const;
+}
+
+export class SessionInvalidIdError extends InputFault {
+  readonly code = 'session.invalid_id';
+}
+
+export class SessionNotFoundError extends InputFault {
+  readonly code = 'session.not_found';
+}
+
+export class SessionExistsError extends InputFault {
+  readonly code = 'session.exists';
+}
+
+export class InputInvalidError extends InputFault {
+  readonly code = 'input.invalid';
+}
+
+export class InputTooLargeError extends InputFault {
+  readonly code = 'input.too_large';
+}
+
+export class JobUnknownError extends InputFault {
+  readonly code = 'job.unknown';
+}

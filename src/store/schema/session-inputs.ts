@@ -1,0 +1,50 @@
+import { sql } from 'drizzle-orm';
+import { bigint, check, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { sessions } from './sessions.js';
+
+/**
+ * The inbox (DESIGN.md §2, §4.1): every accepted input, durable before `add` returns, numbered by a
+ * per-session `seq` allocated under the session row lock so that seq order is commit order.
+ */
+export const sessionInputs = pgTable(
+  'session_inputs',
+  {
+    sessionId: text('session_id')
+      .notNull()
+      .references(() => sessions.id, { onDelete: 'cascade' }),
+    seq: bigint('seq', { mode: 'number' }).notNull(),
+    /** Caller-supplied (or derived) idempotency key, unique per session. */
+    inputId: text('input_id').notNull(),
+    /** `send | resume | timer`. */
+    kind: text('kind').notNull(),
+    /** `queue | steer | interrupt` (DESIGN.md §4.4). */
+    mode: text('mode').notNull().default('queue'),
+    payload: jsonb('payload').$type<Record<string, unknown>>().notNull(),
+    /** `pending | running | done | failed | cancelled`. */
+    status: text('status').notNull().default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    result: jsonb('result').$type<Record<string, unknown>>(),
+    errorCode: text('error_code'),
+    errorMessage: text('error_message'),
+    originJobId: text('origin_job_id'),
+    acceptedAt: timestamp('accepted_at', { withTimezone: true }).notNull().defaultNow(),
+    startedAt: timestamp('started_at', { withTimezone: true }),
+    finishedAt: timestamp('finished_at', { withTimezone: true }),
+  },
+  (t) => [
+    primaryKey({ columns: [t.sessionId, t.seq] }),
+    uniqueIndex('session_inputs_input_id_uq').on(t.sessionId, t.inputId),
+    /** Claiming the next input touches only open rows, however long the inbox history. */
+    index('session_inputs_open_idx')
+      .on(t.sessionId, t.seq)
+      .where(sql`${t.status} in ('pending', 'running')`),
+    /** The sweeper's scan: oldest pending inputs fleet-wide. */
+    index('session_inputs_pending_age_idx')
+      .on(t.acceptedAt)
+      .where(sql`${t.status} = 'pending'`),
+    check('session_inputs_kind_valid', sql`${t.kind} in ('send', 'resume', 'timer')`),
+    check('session_inputs_mode_valid', sql`${t.mode} in ('queue', 'steer', 'interrupt')`),
+    check('session_inputs_status_valid', sql`${t.status} in ('pending', 'running', 'done', 'failed', 'cancelled')`),
+    check('session_inputs_seq_positive', sql`${t.seq} > 0`),
+  ],
+);

@@ -1,0 +1,49 @@
+import { sql } from 'drizzle-orm';
+import { bigint, check, index, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+
+/**
+ * One row per session: identity, agent profile, the per-session sequence allocators, the lease with
+ * its fencing token, the pending tool-call state and cumulative stats (DESIGN.md §5).
+ */
+export const sessions = pgTable(
+  'sessions',
+  {
+    id: text('id').primaryKey(),
+    agent: text('agent').notNull().default('default'),
+    systemPrompt: text('system_prompt'),
+    metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
+    config: jsonb('config').$type<Record<string, unknown>>().notNull().default({}),
+    /** `idle | running | waiting_for_input` — derived from the inbox, kept for cheap listing. */
+    status: text('status').notNull().default('idle'),
+    /** Last input seq handed out; the next accepted input gets `next_seq + 1`. */
+    nextSeq: bigint('next_seq', { mode: 'number' }).notNull().default(0),
+    /** Last message seq written; messages are gapless per session. */
+    nextMessageSeq: bigint('next_message_seq', { mode: 'number' }).notNull().default(0),
+    leaseOwner: text('lease_owner'),
+    /** The fencing token: bumped on every acquisition, never reused (DESIGN.md I3). */
+    leaseToken: bigint('lease_token', { mode: 'number' }).notNull().default(0),
+    leaseExpiresAt: timestamp('lease_expires_at', { withTimezone: true }),
+    /** Pending tool-call state (power-loop §3): set when the assistant asks for tools, cleared when all are answered. */
+    pending: jsonb('pending').$type<Record<string, unknown>>(),
+    /** Durable copy of a cancel request; the drain checks it (DESIGN.md §4.4). */
+    cancelRequestedAt: timestamp('cancel_requested_at', { withTimezone: true }),
+    statInputs: bigint('stat_inputs', { mode: 'number' }).notNull().default(0),
+    statRounds: bigint('stat_rounds', { mode: 'number' }).notNull().default(0),
+    statLlmCalls: bigint('stat_llm_calls', { mode: 'number' }).notNull().default(0),
+    statToolCalls: bigint('stat_tool_calls', { mode: 'number' }).notNull().default(0),
+    statPromptTokens: bigint('stat_prompt_tokens', { mode: 'number' }).notNull().default(0),
+    statCompletionTokens: bigint('stat_completion_tokens', { mode: 'number' }).notNull().default(0),
+    statCachedTokens: bigint('stat_cached_tokens', { mode: 'number' }).notNull().default(0),
+    statReasoningTokens: bigint('stat_reasoning_tokens', { mode: 'number' }).notNull().default(0),
+    statTotalTokens: bigint('stat_total_tokens', { mode: 'number' }).notNull().default(0),
+    firstInputAt: timestamp('first_input_at', { withTimezone: true }),
+    lastInputAt: timestamp('last_input_at', { withTimezone: true }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    check('sessions_id_format', sql`${t.id} ~ '^[A-Za-z0-9_.:-]{1,128}$'`),
+    check('sessions_status_valid', sql`${t.status} in ('idle', 'running', 'waiting_for_input')`),
+    index('sessions_lease_expires_idx').on(t.leaseExpiresAt),
+  ],
+);

@@ -1,0 +1,51 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCliProcess } from '../../support/run-cli-process.js';
+import { createTestDatabase, type TestDatabase } from '../../support/test-database.js';
+
+describe('loopfleet migrate (processes)', () => {
+  let db: TestDatabase;
+
+  beforeAll(async () => {
+    db = await createTestDatabase('migrate_procs', { migrate: false });
+  });
+
+  afterAll(async () => {
+    await db.drop();
+  });
+
+  it('three processes migrating at once leave one consistent schema', async () => {
+    const runs = await Promise.all([1, 2, 3].map(() => runCliProcess(['migrate'], { DATABASE_URL: db.url })));
+    for (const run of runs) expect(run.stderr).toBe('');
+    expect(runs.map((run) => run.code)).toEqual([0, 0, 0]);
+    // Exactly one of them applied the migration; the others found the database up to date.
+    expect(runs.filter((run) => run.stdout.includes('applied 0000_init'))).toHaveLength(1);
+    expect(runs.filter((run) => run.stdout.includes('up to date'))).toHaveLength(2);
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      const applied = await client.query('SELECT hash FROM drizzle.__drizzle_migrations');
+      expect(applied.rowCount).toBe(1);
+      const tables = await client.query("SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'");
+      expect(tables.rows[0].n).toBe(7);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('--create-database creates a missing database, then migrates it', async () => {
+    const url = new URL(db.url);
+    url.pathname = `/${db.name}_new`;
+    const run = await runCliProcess(['migrate', '--create-database'], { DATABASE_URL: url.toString() });
+    try {
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain('applied 0000_init');
+    } finally {
+      const admin = new pg.Client({ connectionString: db.url });
+      await admin.connect();
+      await admin.query(`DROP DATABASE IF EXISTS "${db.name}_new" WITH (FORCE)`);
+      await admin.end();
+    }
+  });
+});

@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../../../src/cli/run-cli.js';
+
+function capture(env: NodeJS.ProcessEnv = {}) {
+  const out: string[] = [];
+  const err: string[] = [];
+  return {
+    io: { stdout: (text: string) => void out.push(text), stderr: (text: string) => void err.push(text), env },
+    out: () => out.join(''),
+    err: () => err.join(''),
+  };
+}
+
+describe('loopfleet CLI', () => {
+  it('prints help listing the commands that exist', async () => {
+    const run = capture();
+    expect(await runCli(['help'], run.io)).toBe(0);
+    expect(run.out()).toContain('migrate');
+    expect(await runCli([], capture().io)).toBe(0);
+  });
+
+  it('prints the package version', async () => {
+    const run = capture();
+    expect(await runCli(['--version'], run.io)).toBe(0);
+    expect(run.out()).toMatch(/^\d+\.\d+\.\d+\n$/);
+  });
+
+  it('rejects an unknown command with exit code 2', async () => {
+    const run = capture();
+    expect(await runCli(['frobnicate'], run.io)).toBe(2);
+    expect(run.err()).toContain('unknown command "frobnicate"');
+  });
+
+  it('rejects an unknown flag with exit code 2', async () => {
+    const run = capture();
+    expect(await runCli(['migrate', '--nope'], run.io)).toBe(2);
+    expect(run.err()).toContain('--nope');
+  });
+
+  it('fails with exit code 1 and names the variable when configuration is invalid, before connecting', async () => {
+    // Nothing listens on port 1: if migrate tried to connect, the error would be ECONNREFUSED instead.
+    const run = capture({ DATABASE_URL: 'postgres://x@127.0.0.1:1/db', WORKER_CONCURRENCY: '-1' });
+    expect(await runCli(['migrate'], run.io)).toBe(1);
+    expect(run.err()).toContain('[config.invalid]');
+    expect(run.err()).toContain('WORKER_CONCURRENCY');
+    expect(run.err()).not.toContain('ECONNREFUSED');
+  });
+
+  it('does not echo a database password in configuration errors', async () => {
+    const run = capture({ DATABASE_URL: 'mysql://user:hunter2@host/db' });
+    expect(await runCli(['migrate'], run.io)).toBe(1);
+    expect(run.err()).toContain('DATABASE_URL');
+    expect(run.err()).not.toContain('hunter2');
+  });
+});

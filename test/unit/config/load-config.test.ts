@@ -1,0 +1,255 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigInvalidError } from '../../../src/core/errors/index.js';
+import { configSummary, loadConfig, redactUrl, type ResolvedConfig } from '../../../src/config/index.js';
+
+const OPENAI_KEY = 'sk-test-openai-0123456789abcdef';
+const ANTHROPIC_KEY = 'sk-ant-test-0123456789abcdef';
+
+/** Runs `loadConfig` expecting a failure, and returns the error for inspection. */
+function configError(env: NodeJS.ProcessEnv): ConfigInvalidError {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigInvalidError);
+    return error as ConfigInvalidError;
+  }
+  throw new Error('loadConfig accepted an invalid environment');
+}
+
+describe('loadConfig defaults', () => {
+  it('resolves every field from an empty environment', () => {
+    const expected: ResolvedConfig = {
+      databaseUrl: 'postgres://postgres:postgres@127.0.0.1:5432/loopfleet',
+      redisUrl: 'redis://127.0.0.1:6379',
+      queueName: 'loopfleet',
+      llm: {
+        provider: 'scripted',
+        model: 'scripted',
+        openai: { apiKey: null, baseUrl: null },
+        anthropic: { apiKey: null, baseUrl: null },
+        requestTimeoutMs: 120_000,
+      },
+      worker: { concurrency: 16, leaseTtlMs: 30_000, toolsModule: null, maxInputBytes: 1_048_576 },
+      metrics: { port: 9464 },
+      log: { level: 'info', format: 'json', content: false },
+    };
+    expect(loadConfig({})).toEqual(expected);
+  });
+
+  it('treats empty and blank variables as unset', () => {
+    const config = loadConfig({
+      DATABASE_URL: '',
+      WORKER_CONCURRENCY: '',
+      LLM_PROVIDER: '',
+      OPENAI_API_KEY: '',
+      LOG_LEVEL: '  ',
+      LOOPFLEET_TOOLS: '',
+      METRICS_PORT: '',
+    });
+    expect(config).toEqual(loadConfig({}));
+  });
+
+  it('ignores unrelated variables', () => {
+    expect(loadConfig({ PATH: '/usr/bin', HOME: '/root' })).toEqual(loadConfig({}));
+  });
+});
+
+describe('loadConfig with values set', () => {
+  it('reads every variable', () => {
+    const config = loadConfig({
+      DATABASE_URL: 'postgresql://app:pw@db:5432/app',
+      REDIS_URL: 'rediss://cache:6380/1',
+      LOOPFLEET_QUEUE: 'fleet_A-1',
+      LLM_PROVIDER: 'anthropic',
+      LLM_MODEL: 'claude-opus-4-1',
+      ANTHROPIC_API_KEY: ANTHROPIC_KEY,
+      ANTHROPIC_BASE_URL: 'https://proxy.example/anthropic',
+      OPENAI_BASE_URL: 'http://localhost:8080/v1',
+      LLM_REQUEST_TIMEOUT_MS: '5000',
+      WORKER_CONCURRENCY: '4',
+      METRICS_PORT: '0',
+      LOG_LEVEL: 'debug',
+      LOG_FORMAT: 'pretty',
+      LOG_CONTENT: '1',
+      LOOPFLEET_TOOLS: './tools.js',
+      LOOPFLEET_MAX_INPUT_BYTES: '2048',
+      LEASE_TTL_MS: '1000',
+    });
+    expect(config.databaseUrl).toBe('postgresql://app:pw@db:5432/app');
+    expect(config.redisUrl).toBe('rediss://cache:6380/1');
+    expect(config.queueName).toBe('fleet_A-1');
+    expect(config.llm).toEqual({
+      provider: 'anthropic',
+      model: 'claude-opus-4-1',
+      openai: { apiKey: null, baseUrl: 'http://localhost:8080/v1' },
+      anthropic: { apiKey: ANTHROPIC_KEY, baseUrl: 'https://proxy.example/anthropic' },
+      requestTimeoutMs: 5000,
+    });
+    expect(config.worker).toEqual({ concurrency: 4, leaseTtlMs: 1000, toolsModule: './tools.js', maxInputBytes: 2048 });
+    expect(config.metrics).toEqual({ port: 0 });
+    expect(config.log).toEqual({ level: 'debug', format: 'pretty', content: true });
+  });
+
+  it.each([
+    ['true', true],
+    ['TRUE', true],
+    ['1', true],
+    ['false', false],
+    ['0', false],
+  ])('reads LOG_CONTENT=%s as %s', (raw, expected) => {
+    expect(loadConfig({ LOG_CONTENT: raw }).log.content).toBe(expected);
+  });
+});
+
+describe('LLM provider selection', () => {
+  it('falls back to scripted without any key', () => {
+    expect(loadConfig({}).llm).toMatchObject({ provider: 'scripted', model: 'scripted' });
+  });
+
+  it('infers openai from OPENAI_API_KEY, even when an Anthropic key is also set', () => {
+    const llm = loadConfig({ OPENAI_API_KEY: OPENAI_KEY, ANTHROPIC_API_KEY: ANTHROPIC_KEY }).llm;
+    expect(llm).toMatchObject({ provider: 'openai', model: 'gpt-4o-mini', openai: { apiKey: OPENAI_KEY } });
+  });
+
+  it('infers anthropic from ANTHROPIC_API_KEY alone', () => {
+    const llm = loadConfig({ ANTHROPIC_API_KEY: ANTHROPIC_KEY }).llm;
+    expect(llm).toMatchObject({ provider: 'anthropic', model: 'claude-sonnet-4-5' });
+  });
+
+  it('honours an explicit scripted provider even when keys are set', () => {
+    expect(loadConfig({ LLM_PROVIDER: 'scripted', OPENAI_API_KEY: OPENAI_KEY }).llm.provider).toBe('scripted');
+  });
+
+  it.each([
+    ['openai', 'OPENAI_API_KEY', { ANTHROPIC_API_KEY: ANTHROPIC_KEY }],
+    ['anthropic', 'ANTHROPIC_API_KEY', { OPENAI_API_KEY: OPENAI_KEY }],
+  ])('rejects LLM_PROVIDER=%s without %s', (provider, keyVariable, otherKey) => {
+    const error = configError({ LLM_PROVIDER: provider, ...otherKey });
+    expect(error.code).toBe('config.invalid');
+    expect(error.retryable).toBe(false);
+    expect(error.message).toContain(`${keyVariable}: required when LLM_PROVIDER=${provider}`);
+    expect(error.details).toEqual({ variables: [keyVariable] });
+    expect(error.message).not.toContain(OPENAI_KEY);
+    expect(error.message).not.toContain(ANTHROPIC_KEY);
+  });
+});
+
+describe('invalid variables', () => {
+  it.each([
+    ['DATABASE_URL', 'mysql://u@db/app', 'must be a postgres:// or postgresql:// URL'],
+    ['DATABASE_URL', 'not a url', 'must be a valid postgres:// or postgresql:// URL'],
+    ['REDIS_URL', 'http://cache:6379', 'must be a redis:// or rediss:// URL'],
+    ['OPENAI_BASE_URL', 'ftp://proxy', 'must be a http:// or https:// URL'],
+    ['LLM_PROVIDER', 'mistral', 'must be one of openai, anthropic, scripted (got "mistral")'],
+    ['WORKER_CONCURRENCY', '-1', 'must be a positive integer (got "-1")'],
+    ['WORKER_CONCURRENCY', '0', 'must be a positive integer (got "0")'],
+    ['WORKER_CONCURRENCY', 'abc', 'must be a positive integer (got "abc")'],
+    ['WORKER_CONCURRENCY', '1.5', 'must be a positive integer (got "1.5")'],
+    ['WORKER_CONCURRENCY', '1e2', 'must be a positive integer (got "1e2")'],
+    ['WORKER_CONCURRENCY', '1001', 'must be at most 1000 (got "1001")'],
+    ['METRICS_PORT', '65536', 'must be at most 65535 (got "65536")'],
+    ['METRICS_PORT', '-5', 'must be an integer from 0 to 65535 (got "-5")'],
+    ['METRICS_PORT', 'http', 'must be an integer from 0 to 65535 (got "http")'],
+    ['LOOPFLEET_QUEUE', 'loop:fleet', 'must be 1 to 64 characters of A-Z, a-z, 0-9, "_" or "-" (no ":")'],
+    ['LOOPFLEET_QUEUE', 'x'.repeat(65), 'must be 1 to 64 characters'],
+    ['LOG_LEVEL', 'verbose', 'must be one of fatal, error, warn, info, debug, trace, silent (got "verbose")'],
+    ['LOG_FORMAT', 'xml', 'must be one of json, pretty'],
+    ['LOG_CONTENT', 'yes', 'must be true, false, 1 or 0'],
+    ['LEASE_TTL_MS', '999', 'must be an integer of at least 1000'],
+    ['LLM_REQUEST_TIMEOUT_MS', '3000000000', 'must be at most 2147483647'],
+    ['LOOPFLEET_MAX_INPUT_BYTES', '0', 'must be a positive integer (bytes)'],
+  ])('rejects %s=%j, naming the variable', (variable, value, expected) => {
+    const error = configError({ [variable]: value });
+    expect(error.code).toBe('config.invalid');
+    expect(error.message).toContain(`  - ${variable}: ${expected}`);
+    expect(error.details).toEqual({ variables: [variable] });
+  });
+
+  it('lists every problem in one error', () => {
+    const error = configError({
+      WORKER_CONCURRENCY: '-1',
+      METRICS_PORT: '70000',
+      LOG_LEVEL: 'loud',
+      LOOPFLEET_QUEUE: 'a:b',
+      LLM_PROVIDER: 'openai',
+    });
+    expect(error.message.split('\n')[0]).toBe('Invalid configuration:');
+    expect(error.message).toContain('  - WORKER_CONCURRENCY: must be a positive integer (got "-1")');
+    expect(error.message).toContain('  - OPENAI_API_KEY: required when LLM_PROVIDER=openai');
+    expect(error.details['variables']).toEqual(
+      expect.arrayContaining(['WORKER_CONCURRENCY', 'METRICS_PORT', 'LOG_LEVEL', 'LOOPFLEET_QUEUE', 'OPENAI_API_KEY']),
+    );
+    expect(error.details['variables']).toHaveLength(5);
+    expect(error.message.split('\n')).toHaveLength(6);
+  });
+});
+
+describe('secrets in error messages', () => {
+  it('shows a URL with the wrong protocol with its password masked', () => {
+    const error = configError({ DATABASE_URL: 'mysql://app:hunter2secret@db/app', REDIS_URL: 'http://:redispass99@cache' });
+    expect(error.message).toContain('mysql://app:***@db/app');
+    expect(error.message).not.toContain('hunter2secret');
+    expect(error.message).not.toContain('redispass99');
+  });
+
+  it('does not echo a URL that does not parse', () => {
+    const error = configError({ DATABASE_URL: 'postgres://app:hunter2secret@db host/app' });
+    expect(error.message).toContain('DATABASE_URL');
+    expect(error.message).not.toContain('hunter2secret');
+  });
+
+  it('never includes an API key, whatever else is wrong', () => {
+    const error = configError({
+      OPENAI_API_KEY: OPENAI_KEY,
+      ANTHROPIC_API_KEY: ANTHROPIC_KEY,
+      OPENAI_BASE_URL: 'ftp://u:basepass77@proxy',
+      WORKER_CONCURRENCY: 'many',
+    });
+    expect(error.message).not.toContain(OPENAI_KEY);
+    expect(error.message).not.toContain(ANTHROPIC_KEY);
+    expect(error.message).not.toContain('basepass77');
+    expect(JSON.stringify(error.toJSON())).not.toContain(OPENAI_KEY);
+  });
+});
+
+describe('redactUrl', () => {
+  it('masks the password and keeps the rest', () => {
+    expect(redactUrl('postgres://app:s3cret@db:5432/app')).toBe('postgres://app:***@db:5432/app');
+    expect(redactUrl('redis://:s3cret@cache:6379/0')).toBe('redis://:***@cache:6379/0');
+  });
+
+  it('returns URLs without a password, and unparseable strings, unchanged', () => {
+    expect(redactUrl('redis://127.0.0.1:6379')).toBe('redis://127.0.0.1:6379');
+    expect(redactUrl('postgres://app@db/app')).toBe('postgres://app@db/app');
+    expect(redactUrl('not a url')).toBe('not a url');
+  });
+});
+
+describe('configSummary', () => {
+  it('replaces keys by "set" or null and masks URL passwords', () => {
+    const config = loadConfig({
+      OPENAI_API_KEY: OPENAI_KEY,
+      OPENAI_BASE_URL: 'https://u:basepass77@proxy.example/v1',
+      REDIS_URL: 'redis://:redispass99@cache:6379',
+    });
+    const summary = configSummary(config);
+    const text = JSON.stringify(summary);
+    expect(text).not.toContain(OPENAI_KEY);
+    expect(text).not.toContain('basepass77');
+    expect(text).not.toContain('redispass99');
+    expect(text).not.toContain(':postgres@');
+    expect(summary).toMatchObject({
+      databaseUrl: 'postgres://postgres:***@127.0.0.1:5432/loopfleet',
+      redisUrl: 'redis://:***@cache:6379',
+      queueName: 'loopfleet',
+      llm: {
+        provider: 'openai',
+        openai: { apiKey: 'set', baseUrl: 'https://u:***@proxy.example/v1' },
+        anthropic: { apiKey: null, baseUrl: null },
+      },
+      worker: config.worker,
+      metrics: config.metrics,
+      log: config.log,
+    });
+  });
+});
