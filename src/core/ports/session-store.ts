@@ -1,0 +1,273 @@
+/**
+ * The `SessionStore` port: everything the agent loop and the worker read from or write to the system
+ * of record, in core types only. The Postgres implementation lives in `src/store`; an in-memory fake
+ * implements the same contract for unit tests.
+ *
+ * Every state-changing operation of a run is fenced: it carries the lease token the caller got from
+ * {@link SessionStore.acquireLease}, and when the session's current token differs it throws
+ * `lease.lost` having changed nothing (DESIGN.md I3).
+ */
+import type { Message, MessageKind, StoredMessage } from '../messages.js';
+import type { PendingState } from '../pending-state.js';
+import type {
+  InputKind,
+  InputMode,
+  InputRecord,
+  InputResult,
+  InputStatus,
+  SessionRecord,
+  TerminalInputStatus,
+  ToolCallRecord,
+  ToolCallStatus,
+  Usage,
+  UsageRoundRecord,
+} from '../session-types.js';
+
+/** What {@link SessionStore.createSession} needs; everything but the id has a default. */
+export interface CreateSessionParams {
+  /** 1–128 characters of `[A-Za-z0-9_.:-]`. */
+  id: string;
+  /** Agent profile name. Default `default`. */
+  agent?: string;
+  systemPrompt?: string | null;
+  metadata?: Record<string, unknown>;
+  config?: Record<string, unknown>;
+}
+
+/** An input to make durable (DESIGN.md §4.1). */
+export interface AcceptInputParams {
+  /** Created (with defaults) when it does not exist yet. */
+  sessionId: string;
+  /**
+   * Idempotency key: 1–200 characters of `[A-Za-z0-9_.:@/-]`. A repeated key returns the original
+   * seq instead of accepting again. Default: a random UUID.
+   */
+  inputId?: string;
+  kind: InputKind;
+  /** Default `queue`. */
+  mode?: InputMode;
+  /** A JSON object. */
+  payload: Record<string, unknown>;
+  /** The BullMQ job that delivered the input, for tracing. */
+  originJobId?: string;
+  /** Largest accepted payload, in bytes of its UTF-8 JSON text. */
+  maxBytes: number;
+}
+
+/** Where an accepted input landed in the session's inbox. */
+export interface AcceptedInput {
+  sessionId: string;
+  seq: number;
+  inputId: string;
+  /** True when the input id had been accepted before; `seq` is then the original one. */
+  duplicate: boolean;
+}
+
+/** A request for a session's lease. */
+export interface AcquireLeaseParams {
+  sessionId: string;
+  /** Who is asking (worker id); shown to others as the holder. */
+  owner: string;
+  /** Lease length in milliseconds, measured on the database clock. */
+  ttlMs: number;
+}
+
+/** The lease with its fencing token, or who holds it and when to try again. */
+export type LeaseAcquisition =
+  | { acquired: true; token: number; expiresAt: Date }
+  | {
+      acquired: false;
+      /** The live holder's owner string (null if it released in the meantime). */
+      holder: string | null;
+      /** Milliseconds until the current lease lapses; 0 when it already has. */
+      retryAfterMs: number;
+    };
+
+/** A heartbeat of a held lease. */
+export interface RenewLeaseParams {
+  sessionId: string;
+  token: number;
+  /** New lease length from now, in milliseconds. */
+  ttlMs: number;
+}
+
+/** The lease to give up. */
+export interface ReleaseLeaseParams {
+  sessionId: string;
+  token: number;
+}
+
+/** The session and the lease token a fenced write is made under. */
+export interface FencedParams {
+  sessionId: string;
+  leaseToken: number;
+}
+
+/** The input a drain runs next. */
+export interface ClaimedInput {
+  /** The input, now `running`, with `attempts` already counting this attempt. */
+  input: InputRecord;
+  /** True when it was already `running`: a previous holder died mid-run and this continues it. */
+  resumed: boolean;
+}
+
+/** A message to append; its seq is allocated by the store. */
+export interface StepMessage {
+  inputSeq: number | null;
+  round: number | null;
+  /** Default `message`. */
+  kind?: MessageKind;
+  message: Message;
+}
+
+/** An upsert of one tool-ledger row, keyed by tool call id. */
+export interface ToolCallWrite {
+  toolCallId: string;
+  inputSeq: number;
+  round: number;
+  name: string;
+  args: unknown;
+  /** `started` on an existing row counts another attempt. */
+  status: ToolCallStatus;
+  errorCode?: string | null;
+  durationMs?: number | null;
+}
+
+/** Usage of one round; writing the same (inputSeq, round) again replaces the row. */
+export interface UsageRoundWrite extends Usage {
+  inputSeq: number;
+  round: number;
+  provider: string;
+  model: string;
+}
+
+/** A fold of old messages into a compact note (power-loop §12). */
+export interface CompactionWrite {
+  /** Seqs of the active messages folded away; each must be active, or the step is refused. */
+  foldSeqs: number[];
+  record: {
+    /**
+     * Seq of the compact note. Default: the first message of this step whose kind is
+     * `compact_note`.
+     */
+    noteSeq?: number;
+    inputSeq?: number | null;
+    fromSeq: number;
+    toSeq: number;
+    estimatedTokensBefore: number;
+    estimatedTokensAfter: number;
+    model: string | null;
+  };
+}
+
+/**
+ * Steering (DESIGN.md §4.4): pending inputs whose content this step delivers into the running input,
+ * at a round boundary. They become `done` with no result of their own; their effect is part of the
+ * run they joined. Committed with the messages that carry them, so each is delivered exactly once.
+ */
+export interface SteerDelivery {
+  /** Seqs of the delivered inputs; each must still be `pending`, or the step is refused. */
+  seqs: number[];
+  /** The running input they join. */
+  intoInputSeq: number;
+}
+
+/** Ends a running input. */
+export interface InputTransition {
+  seq: number;
+  status: TerminalInputStatus;
+  result?: InputResult;
+  errorCode?: string;
+  errorMessage?: string;
+}
+
+/**
+ * Everything one step of a run writes, applied in one fenced transaction: all of it or none of it.
+ * Fields left out are not touched.
+ */
+export interface StepCommit extends FencedParams {
+  /** Appended in order, with gapless per-session seqs. */
+  messages?: StepMessage[];
+  /** `undefined`: unchanged; `null`: cleared; an object: replaces it. */
+  pending?: PendingState | null;
+  /** Ledger upserts; at most one per tool call id in a step. */
+  toolCalls?: ToolCallWrite[];
+  /** At most one per (inputSeq, round) in a step. */
+  usageRounds?: UsageRoundWrite[];
+  compaction?: CompactionWrite;
+  /** Pending inputs delivered into the running one by this step. */
+  steer?: SteerDelivery;
+  /**
+   * Finishes the running input and adds its result to the session's cumulative stats. Refused with
+   * `state.conflict` (and the whole step rolled back) unless the input is `running`.
+   */
+  input?: InputTransition;
+}
+
+/** What a committed step was given. */
+export interface StepCommitResult {
+  /** Seqs given to `messages`, in order. */
+  messageSeqs: number[];
+}
+
+/** Filters and paging of {@link SessionStore.listInputs}. */
+export interface ListInputsOptions {
+  status?: InputStatus | InputStatus[];
+  /** Only inputs with a greater seq (paging). */
+  afterSeq?: number;
+  /** Default 100, at most 1000. */
+  limit?: number;
+}
+
+/** What {@link SessionStore.loadHistory} includes. */
+export interface LoadHistoryOptions {
+  /** Include messages folded away by compaction. Default false. */
+  includeCompacted?: boolean;
+}
+
+/** The system of record, as the loop and the worker see it. Every method may also throw `session.invalid_id`. */
+export interface SessionStore {
+  /** Throws `session.invalid_id`, `session.exists`, or `input.invalid` for bad fields. */
+  createSession(params: CreateSessionParams): Promise<SessionRecord>;
+  getSession(sessionId: string): Promise<SessionRecord | null>;
+  /** Deletes the session and everything it owns. False when there was none. */
+  deleteSession(sessionId: string): Promise<boolean>;
+
+  /**
+   * Makes an input durable: creates the session if needed and gives the input the next seq, in
+   * acceptance order. Throws `input.invalid` / `input.too_large` before writing anything.
+   */
+  acceptInput(params: AcceptInputParams): Promise<AcceptedInput>;
+
+  /** Takes the lease if it is free or lapsed, bumping the fencing token. `session.not_found` if none. */
+  acquireLease(params: AcquireLeaseParams): Promise<LeaseAcquisition>;
+  /** Extends the lease; returns the new expiry. `lease.lost` if the token is no longer current. */
+  renewLease(params: RenewLeaseParams): Promise<Date>;
+  /** Gives the lease up. False (never an error) when the token is stale or already released. */
+  releaseLease(params: ReleaseLeaseParams): Promise<boolean>;
+
+  /** Fenced. Marks the lowest open input `running` and returns it, or null when none is open. */
+  claimNextInput(params: FencedParams): Promise<ClaimedInput | null>;
+  /** Fenced. Applies one step's writes atomically. */
+  commitStep(step: StepCommit): Promise<StepCommitResult>;
+
+  /** The active messages, in seq order: what the next LLM call is built from. */
+  loadWindow(sessionId: string): Promise<StoredMessage[]>;
+  /** Messages for inspection, in seq order. */
+  loadHistory(sessionId: string, options?: LoadHistoryOptions): Promise<StoredMessage[]>;
+
+  getInput(sessionId: string, seq: number): Promise<InputRecord | null>;
+  getInputById(sessionId: string, inputId: string): Promise<InputRecord | null>;
+  /** Inputs in seq order. */
+  listInputs(sessionId: string, options?: ListInputsOptions): Promise<InputRecord[]>;
+
+  /** Ledger rows still `started` or `in_doubt`, in start order. */
+  loadOpenToolCalls(sessionId: string): Promise<ToolCallRecord[]>;
+  /** Usage rows, by input then round; only those of `inputSeq` when given. */
+  getUsageRounds(sessionId: string, inputSeq?: number): Promise<UsageRoundRecord[]>;
+
+  /** Sets the durable cancel flag (keeping an earlier request's time); returns that time. `session.not_found` if none. */
+  requestCancel(sessionId: string): Promise<Date>;
+  /** Fenced. Clears the cancel flag once the holder has acted on it. */
+  clearCancel(params: FencedParams): Promise<void>;
+}

@@ -1,0 +1,190 @@
+/**
+ * The records a {@link SessionStore} hands to the loop: sessions, inbox inputs, tool-ledger rows and
+ * usage rows, in core types only (no database types). See `messages.ts` for the glossary.
+ */
+import type { PendingState } from './pending-state.js';
+
+/** What the session is doing, kept on the session row for cheap listing. */
+export type SessionStatus = 'idle' | 'running' | 'waiting_for_input';
+
+/** `send`: a user turn. `resume`: continue after a crash or a pending tool. `timer`: a timer fired. */
+export type InputKind = 'send' | 'resume' | 'timer';
+
+/** How an input that arrives mid-run is applied (DESIGN.md §4.4). */
+export type InputMode = 'queue' | 'steer' | 'interrupt';
+
+/** Lifecycle of an inbox row: `pending → running → done | failed | cancelled`. */
+export type InputStatus = 'pending' | 'running' | 'done' | 'failed' | 'cancelled';
+
+/** The statuses an input can end in. */
+export type TerminalInputStatus = 'done' | 'failed' | 'cancelled';
+
+/** Every {@link InputKind}, for validation. */
+export const INPUT_KINDS = ['send', 'resume', 'timer'] as const satisfies readonly InputKind[];
+/** Every {@link InputMode}, for validation. */
+export const INPUT_MODES = ['queue', 'steer', 'interrupt'] as const satisfies readonly InputMode[];
+/** Every {@link InputStatus}, for validation. */
+export const INPUT_STATUSES = ['pending', 'running', 'done', 'failed', 'cancelled'] as const satisfies readonly InputStatus[];
+/** Every {@link TerminalInputStatus}, for validation. */
+export const TERMINAL_INPUT_STATUSES = ['done', 'failed', 'cancelled'] as const satisfies readonly TerminalInputStatus[];
+
+/** The outcome of one run as the loop reports it (DESIGN.md I6). */
+export type RunOutcome =
+  | 'completed'
+  | 'waiting_for_input'
+  | 'cancelled'
+  | 'hit_round_limit'
+  | 'budget_exceeded'
+  | 'degraded'
+  | 'failed';
+
+/** Every {@link RunOutcome}, for validation. */
+export const RUN_OUTCOMES = [
+  'completed',
+  'waiting_for_input',
+  'cancelled',
+  'hit_round_limit',
+  'budget_exceeded',
+  'degraded',
+  'failed',
+] as const satisfies readonly RunOutcome[];
+
+/** Token usage summed over some LLM calls (one round, one input, or a whole session). */
+export interface Usage {
+  promptTokens: number;
+  /** Output tokens, reasoning included. */
+  completionTokens: number;
+  /** Prompt tokens served from the provider's cache (a subset of `promptTokens`). */
+  cachedTokens: number;
+  /** Reasoning tokens (a subset of `completionTokens`). */
+  reasoningTokens: number;
+  totalTokens: number;
+  /** LLM requests made, retries included. */
+  llmCalls: number;
+}
+
+/** What an input's run produced, stored on the inbox row when it finishes. */
+export interface InputResult {
+  status: RunOutcome;
+  /** Text of the last assistant message ('' when there was none). */
+  finalText: string;
+  rounds: number;
+  /** Real, validated tool dispatches during this run. */
+  toolCalls: number;
+  /** Usage of this run only, not cumulative. */
+  usage: Usage;
+  /** Parsed structured output, when the input asked for a response format. */
+  output?: unknown;
+}
+
+/** The session's lease: who may run its inputs, and the fencing token every write must carry. */
+export interface LeaseState {
+  owner: string | null;
+  /** Bumped on every acquisition and never reused; 0 before the first one. */
+  token: number;
+  /** Database time at which the lease lapses; null when released or never taken. */
+  expiresAt: Date | null;
+}
+
+/** Cumulative counters over every finished input of a session. */
+export interface SessionStats {
+  inputs: number;
+  rounds: number;
+  llmCalls: number;
+  toolCalls: number;
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+  reasoningTokens: number;
+  totalTokens: number;
+  /** When the first input finished. */
+  firstInputAt: Date | null;
+  /** When the latest input finished. */
+  lastInputAt: Date | null;
+}
+
+/** A session as stored: identity, profile, allocators, lease, pending state and stats. */
+export interface SessionRecord {
+  id: string;
+  /** Agent profile name. */
+  agent: string;
+  systemPrompt: string | null;
+  metadata: Record<string, unknown>;
+  config: Record<string, unknown>;
+  status: SessionStatus;
+  /** Last input seq handed out (0 before the first input). */
+  nextSeq: number;
+  /** Last message seq written (0 before the first message). */
+  nextMessageSeq: number;
+  lease: LeaseState;
+  pending: PendingState | null;
+  /** Set by a cancel request, cleared by the lease holder once acted on. */
+  cancelRequestedAt: Date | null;
+  stats: SessionStats;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** One inbox row. */
+export interface InputRecord {
+  sessionId: string;
+  /** Per-session, gapless, in acceptance (commit) order, starting at 1. */
+  seq: number;
+  /** Idempotency key, unique per session. */
+  inputId: string;
+  kind: InputKind;
+  mode: InputMode;
+  payload: Record<string, unknown>;
+  status: InputStatus;
+  /** How many times a worker has started running it. */
+  attempts: number;
+  result: InputResult | null;
+  errorCode: string | null;
+  errorMessage: string | null;
+  /** The BullMQ job that delivered it, when it came through the raw path. */
+  originJobId: string | null;
+  acceptedAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+}
+
+/** Tool-ledger status (DESIGN.md I5). `started` found after a takeover means the outcome is unknown. */
+export type ToolCallStatus = 'started' | 'completed' | 'failed' | 'in_doubt' | 'aborted';
+
+/** Every {@link ToolCallStatus}, for validation. */
+export const TOOL_CALL_STATUSES = [
+  'started',
+  'completed',
+  'failed',
+  'in_doubt',
+  'aborted',
+] as const satisfies readonly ToolCallStatus[];
+
+/** One tool-ledger row. */
+export interface ToolCallRecord {
+  sessionId: string;
+  toolCallId: string;
+  inputSeq: number;
+  round: number;
+  name: string;
+  args: unknown;
+  status: ToolCallStatus;
+  /** Times the call was started; above 1 means it was re-run after a crash. */
+  attempts: number;
+  /** `<sessionId>:<toolCallId>`, handed to the tool so its side effects can be deduplicated. */
+  idempotencyKey: string;
+  errorCode: string | null;
+  startedAt: Date;
+  finishedAt: Date | null;
+  durationMs: number | null;
+}
+
+/** Usage of one round of one input. */
+export interface UsageRoundRecord extends Usage {
+  sessionId: string;
+  inputSeq: number;
+  round: number;
+  provider: string;
+  model: string;
+  createdAt: Date;
+}

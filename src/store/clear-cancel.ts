@@ -1,0 +1,14 @@
+import type { FencedParams } from '../core/ports/session-store.js';
+import { assertSessionId } from '../core/session-id.js';
+import { assertLeaseToken } from './arguments.js';
+import { leaseLost } from './fence.js';
+import type { Queryable } from './queryable.js';
+import { CLEAR_CANCEL_SQL } from './sql/clear-cancel.js';
+
+/** Fenced. Clears the durable cancel flag; `lease.lost` (and nothing cleared) for a stale token. */
+export async function clearCancel(db: Queryable, params: FencedParams): Promise<void> {
+  const sessionId = assertSessionId(params.sessionId);
+  const leaseToken = assertLeaseToken(params.leaseToken);
+  const result = await db.query(CLEAR_CANCEL_SQL, [sessionId, leaseToken]);
+  if (result.rowCount !== 1) throw leaseLost(sessionId, leaseToken, 'clearCancel');
+}

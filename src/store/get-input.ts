@@ -1,0 +1,14 @@
+import type { InputRecord } from '../core/session-types.js';
+import { assertSessionId } from '../core/session-id.js';
+import { assertSeq } from './arguments.js';
+import type { Queryable } from './queryable.js';
+import { decodeInput } from './rows/input-row.js';
+import { SELECT_INPUT_BY_SEQ_SQL } from './sql/select-inputs.js';
+
+/** One input by seq, validated, or null. */
+export async function getInput(db: Queryable, sessionId: string, seq: number): Promise<InputRecord | null> {
+  const id = assertSessionId(sessionId);
+  const result = await db.query(SELECT_INPUT_BY_SEQ_SQL, [id, assertSeq(seq)]);
+  const row: unknown = result.rows[0];
+  return row === undefined ? null : decodeInput(row);
+}

@@ -1,0 +1,13 @@
+import type { SessionRecord } from '../core/session-types.js';
+import { assertSessionId } from '../core/session-id.js';
+import type { Queryable } from './queryable.js';
+import { decodeSession } from './rows/session-row.js';
+import { SELECT_SESSION_SQL } from './sql/select-session.js';
+
+/** The session, validated, or null when there is none. Throws `session.invalid_id` for a bad id. */
+export async function getSession(db: Queryable, sessionId: string): Promise<SessionRecord | null> {
+  const id = assertSessionId(sessionId);
+  const result = await db.query(SELECT_SESSION_SQL, [id]);
+  const row: unknown = result.rows[0];
+  return row === undefined ? null : decodeSession(row);
+}

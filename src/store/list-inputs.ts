@@ -1,0 +1,35 @@
+import { InputInvalidError } from '../core/errors/index.js';
+import type { ListInputsOptions } from '../core/ports/session-store.js';
+import { INPUT_STATUSES, type InputRecord, type InputStatus } from '../core/session-types.js';
+import { assertSessionId } from '../core/session-id.js';
+import type { Queryable } from './queryable.js';
+import { decodeInput } from './rows/input-row.js';
+import { LIST_INPUTS_SQL } from './sql/select-inputs.js';
+
+const DEFAULT_LIMIT = 100;
+const MAX_LIMIT = 1000;
+
+/** A page of a session's inputs in seq order, optionally only some statuses, each validated. */
+export async function listInputs(db: Queryable, sessionId: string, options: ListInputsOptions = {}): Promise<InputRecord[]> {
+  const id = assertSessionId(sessionId);
+  const statuses = statusFilter(options.status);
+  const afterSeq = options.afterSeq ?? 0;
+  if (!Number.isSafeInteger(afterSeq) || afterSeq < 0) throw new InputInvalidError('afterSeq must be a non-negative integer');
+  const limit = options.limit ?? DEFAULT_LIMIT;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
+    throw new InputInvalidError(`limit must be an integer from 1 to ${MAX_LIMIT}`);
+  }
+  const result = await db.query(LIST_INPUTS_SQL, [id, statuses, afterSeq, limit]);
+  return result.rows.map((row: unknown) => decodeInput(row));
+}
+
+function statusFilter(status: ListInputsOptions['status']): InputStatus[] | null {
+  if (status === undefined) return null;
+  const list = Array.isArray(status) ? status : [status];
+  for (const value of list) {
+    if (!(INPUT_STATUSES as readonly string[]).includes(value)) {
+      throw new InputInvalidError(`status must be one of ${INPUT_STATUSES.join(', ')}`, { details: { received: String(value) } });
+    }
+  }
+  return list;
+}

@@ -1,0 +1,123 @@
+import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
+import type pg from 'pg';
+import type { StoredMessage } from '../core/messages.js';
+import type {
+  AcceptedInput,
+  AcceptInputParams,
+  AcquireLeaseParams,
+  ClaimedInput,
+  CreateSessionParams,
+  FencedParams,
+  LeaseAcquisition,
+  ListInputsOptions,
+  LoadHistoryOptions,
+  ReleaseLeaseParams,
+  RenewLeaseParams,
+  SessionStore,
+  StepCommit,
+  StepCommitResult,
+} from '../core/ports/session-store.js';
+import type { InputRecord, SessionRecord, ToolCallRecord, UsageRoundRecord } from '../core/session-types.js';
+import { acceptInput } from './accept-input.js';
+import { acquireLease } from './acquire-lease.js';
+import { claimNextInput } from './claim-next-input.js';
+import { clearCancel } from './clear-cancel.js';
+import { commitStep } from './commit-step.js';
+import { createSession } from './create-session.js';
+import { deleteSession } from './delete-session.js';
+import { getInputById } from './get-input-by-id.js';
+import { getInput } from './get-input.js';
+import { getSession } from './get-session.js';
+import { getUsageRounds } from './get-usage-rounds.js';
+import { listInputs } from './list-inputs.js';
+import { loadHistory } from './load-history.js';
+import { loadOpenToolCalls } from './load-open-tool-calls.js';
+import { loadWindow } from './load-window.js';
+import { releaseLease } from './release-lease.js';
+import { renewLease } from './renew-lease.js';
+import { requestCancel } from './request-cancel.js';
+
+/**
+ * The system of record (DESIGN.md §5) behind the {@link SessionStore} port. Each operation lives in
+ * its own module; this class only binds them to a pool. The pool belongs to the caller (create it
+ * with `createPgPool`), who also ends it.
+ */
+export class PostgresSessionStore implements SessionStore {
+  private readonly db: NodePgDatabase;
+
+  constructor(private readonly pool: pg.Pool) {
+    this.db = drizzle({ client: pool });
+  }
+
+  createSession(params: CreateSessionParams): Promise<SessionRecord> {
+    return createSession(this.db, params);
+  }
+
+  getSession(sessionId: string): Promise<SessionRecord | null> {
+    return getSession(this.pool, sessionId);
+  }
+
+  deleteSession(sessionId: string): Promise<boolean> {
+    return deleteSession(this.db, sessionId);
+  }
+
+  acceptInput(params: AcceptInputParams): Promise<AcceptedInput> {
+    return acceptInput(this.pool, params);
+  }
+
+  acquireLease(params: AcquireLeaseParams): Promise<LeaseAcquisition> {
+    return acquireLease(this.pool, params);
+  }
+
+  renewLease(params: RenewLeaseParams): Promise<Date> {
+    return renewLease(this.pool, params);
+  }
+
+  releaseLease(params: ReleaseLeaseParams): Promise<boolean> {
+    return releaseLease(this.pool, params);
+  }
+
+  claimNextInput(params: FencedParams): Promise<ClaimedInput | null> {
+    return claimNextInput(this.pool, params);
+  }
+
+  commitStep(step: StepCommit): Promise<StepCommitResult> {
+    return commitStep(this.pool, step);
+  }
+
+  loadWindow(sessionId: string): Promise<StoredMessage[]> {
+    return loadWindow(this.pool, sessionId);
+  }
+
+  loadHistory(sessionId: string, options?: LoadHistoryOptions): Promise<StoredMessage[]> {
+    return loadHistory(this.pool, sessionId, options);
+  }
+
+  getInput(sessionId: string, seq: number): Promise<InputRecord | null> {
+    return getInput(this.pool, sessionId, seq);
+  }
+
+  getInputById(sessionId: string, inputId: string): Promise<InputRecord | null> {
+    return getInputById(this.pool, sessionId, inputId);
+  }
+
+  listInputs(sessionId: string, options?: ListInputsOptions): Promise<InputRecord[]> {
+    return listInputs(this.pool, sessionId, options);
+  }
+
+  loadOpenToolCalls(sessionId: string): Promise<ToolCallRecord[]> {
+    return loadOpenToolCalls(this.pool, sessionId);
+  }
+
+  getUsageRounds(sessionId: string, inputSeq?: number): Promise<UsageRoundRecord[]> {
+    return getUsageRounds(this.db, sessionId, inputSeq);
+  }
+
+  requestCancel(sessionId: string): Promise<Date> {
+    return requestCancel(this.db, sessionId);
+  }
+
+  clearCancel(params: FencedParams): Promise<void> {
+    return clearCancel(this.pool, params);
+  }
+}

@@ -1,0 +1,61 @@
+import { z } from 'zod';
+import {
+  INPUT_KINDS,
+  INPUT_MODES,
+  INPUT_STATUSES,
+  RUN_OUTCOMES,
+  type InputRecord,
+  type InputResult,
+} from '../../core/session-types.js';
+import { parseRow } from './parse-row.js';
+
+/** The `session_inputs` columns, named as {@link InputRecord} fields. */
+export const INPUT_COLUMNS = `session_id AS "sessionId", seq, input_id AS "inputId", kind, mode, payload,
+  status, attempts, result, error_code AS "errorCode", error_message AS "errorMessage",
+  origin_job_id AS "originJobId", accepted_at AS "acceptedAt", started_at AS "startedAt",
+  finished_at AS "finishedAt"`;
+
+const count = z.number().int().nonnegative();
+
+const usageSchema = z.object({
+  promptTokens: count,
+  completionTokens: count,
+  cachedTokens: count,
+  reasoningTokens: count,
+  totalTokens: count,
+  llmCalls: count,
+});
+
+/** A stored run result. Also used to check a result before it is written. */
+export const inputResultSchema: z.ZodType<InputResult> = z.object({
+  status: z.enum(RUN_OUTCOMES),
+  finalText: z.string(),
+  rounds: count,
+  toolCalls: count,
+  usage: usageSchema,
+  output: z.unknown().optional(),
+});
+
+const inputRowSchema: z.ZodType<InputRecord> = z.object({
+  sessionId: z.string().min(1),
+  seq: z.number().int().positive(),
+  inputId: z.string().min(1),
+  kind: z.enum(INPUT_KINDS),
+  mode: z.enum(INPUT_MODES),
+  payload: z.record(z.string(), z.unknown()),
+  status: z.enum(INPUT_STATUSES),
+  attempts: count,
+  result: inputResultSchema.nullable(),
+  errorCode: z.string().nullable(),
+  errorMessage: z.string().nullable(),
+  originJobId: z.string().nullable(),
+  acceptedAt: z.date(),
+  startedAt: z.date().nullable(),
+  finishedAt: z.date().nullable(),
+});
+
+/** Validates a `session_inputs` row; `state.corrupt` if it does not fit. */
+export function decodeInput(row: unknown): InputRecord {
+  const key = row as { sessionId?: unknown; seq?: unknown } | null;
+  return parseRow(inputRowSchema, row, `input ${String(key?.sessionId)}#${String(key?.seq)}`);
+}

@@ -1,0 +1,84 @@
+import { z } from 'zod';
+import { pendingStateSchema } from '../../core/pending-state.js';
+import type { SessionRecord } from '../../core/session-types.js';
+import { parseRow } from './parse-row.js';
+
+/**
+ * The `sessions` columns under the property names drizzle uses for the same table, so a row read by
+ * raw SQL and one returned by drizzle decode alike.
+ */
+export const SESSION_COLUMNS = `id, agent, system_prompt AS "systemPrompt", metadata, config, status,
+  next_seq AS "nextSeq", next_message_seq AS "nextMessageSeq",
+  lease_owner AS "leaseOwner", lease_token AS "leaseToken", lease_expires_at AS "leaseExpiresAt",
+  pending, cancel_requested_at AS "cancelRequestedAt",
+  stat_inputs AS "statInputs", stat_rounds AS "statRounds", stat_llm_calls AS "statLlmCalls",
+  stat_tool_calls AS "statToolCalls", stat_prompt_tokens AS "statPromptTokens",
+  stat_completion_tokens AS "statCompletionTokens", stat_cached_tokens AS "statCachedTokens",
+  stat_reasoning_tokens AS "statReasoningTokens", stat_total_tokens AS "statTotalTokens",
+  first_input_at AS "firstInputAt", last_input_at AS "lastInputAt",
+  created_at AS "createdAt", updated_at AS "updatedAt"`;
+
+const count = z.number().int().nonnegative();
+
+const sessionRowSchema = z.object({
+  id: z.string().min(1),
+  agent: z.string(),
+  systemPrompt: z.string().nullable(),
+  metadata: z.record(z.string(), z.unknown()),
+  config: z.record(z.string(), z.unknown()),
+  status: z.enum(['idle', 'running', 'waiting_for_input']),
+  nextSeq: count,
+  nextMessageSeq: count,
+  leaseOwner: z.string().nullable(),
+  leaseToken: count,
+  leaseExpiresAt: z.date().nullable(),
+  pending: pendingStateSchema.nullable(),
+  cancelRequestedAt: z.date().nullable(),
+  statInputs: count,
+  statRounds: count,
+  statLlmCalls: count,
+  statToolCalls: count,
+  statPromptTokens: count,
+  statCompletionTokens: count,
+  statCachedTokens: count,
+  statReasoningTokens: count,
+  statTotalTokens: count,
+  firstInputAt: z.date().nullable(),
+  lastInputAt: z.date().nullable(),
+  createdAt: z.date(),
+  updatedAt: z.date(),
+});
+
+/** Validates a `sessions` row and shapes it as a {@link SessionRecord}; `state.corrupt` if it does not fit. */
+export function decodeSession(row: unknown): SessionRecord {
+  const id = (row as { id?: unknown } | null)?.id;
+  const r = parseRow(sessionRowSchema, row, `session ${String(id)}`);
+  return {
+    id: r.id,
+    agent: r.agent,
+    systemPrompt: r.systemPrompt,
+    metadata: r.metadata,
+    config: r.config,
+    status: r.status,
+    nextSeq: r.nextSeq,
+    nextMessageSeq: r.nextMessageSeq,
+    lease: { owner: r.leaseOwner, token: r.leaseToken, expiresAt: r.leaseExpiresAt },
+    pending: r.pending,
+    cancelRequestedAt: r.cancelRequestedAt,
+    stats: {
+      inputs: r.statInputs,
+      rounds: r.statRounds,
+      llmCalls: r.statLlmCalls,
+      toolCalls: r.statToolCalls,
+      promptTokens: r.statPromptTokens,
+      completionTokens: r.statCompletionTokens,
+      cachedTokens: r.statCachedTokens,
+      reasoningTokens: r.statReasoningTokens,
+      totalTokens: r.statTotalTokens,
+      firstInputAt: r.firstInputAt,
+      lastInputAt: r.lastInputAt,
+    },
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+  };
+}

@@ -1,0 +1,210 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Message } from '../../../src/core/messages.js';
+import type { PendingState } from '../../../src/core/pending-state.js';
+import type { InputResult } from '../../../src/core/session-types.js';
+import { assistant, countRows, leasedSession, openStoreFixture, sessionCounters, sessionId, user, type StoreFixture } from './store-fixture.js';
+
+const pending: PendingState = {
+  assistantSeq: 2,
+  round: 0,
+  inputSeq: 1,
+  toolCalls: [
+    { id: 'call_1', name: 'lookup', arguments: '{"q":"x"}' },
+    { id: 'call_2', name: 'ask', arguments: '{}' },
+  ],
+  unresolvedIds: ['call_1', 'call_2'],
+  interactions: [
+    { interactionId: 'input_1', toolCallId: 'call_2', toolName: 'ask', prompt: 'Which one?', options: ['a', 'b'], metadata: { k: 1 } },
+  ],
+};
+
+function result(overrides: Partial<InputResult> = {}): InputResult {
+  return {
+    status: 'completed',
+    finalText: 'done',
+    rounds: 2,
+    toolCalls: 3,
+    usage: { promptTokens: 100, completionTokens: 20, cachedTokens: 10, reasoningTokens: 5, totalTokens: 120, llmCalls: 2 },
+    ...overrides,
+  };
+}
+
+describe('commitStep', () => {
+  let fx: StoreFixture;
+
+  beforeAll(async () => {
+    fx = await openStoreFixture('commit_step');
+  });
+
+  afterAll(async () => {
+    await fx.close();
+  });
+
+  /** A leased session whose first input is claimed (running). */
+  async function running(label: string): Promise<{ id: string; token: number }> {
+    const id = sessionId(label);
+    const token = await leasedSession(fx.store, id);
+    await fx.store.acceptInput({ sessionId: id, kind: 'send', payload: { text: 'hi' }, maxBytes: 10_000 });
+    const claimed = await fx.store.claimNextInput({ sessionId: id, leaseToken: token });
+    expect(claimed?.input.seq).toBe(1);
+    return { id, token };
+  }
+
+  it('gives messages gapless seqs across steps and round-trips every message shape', async () => {
+    const { id, token } = await running('messages');
+    const shapes: Message[] = [
+      { role: 'system', content: 'You are terse.' },
+      { role: 'user', content: '42', name: 'ann' },
+      { role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image', url: 'https://x/y.png', mediaType: 'image/png' }] },
+      { role: 'assistant', content: '', toolCalls: [{ id: 'call_1', name: 'lookup', arguments: '{"q":"x"}' }] },
+      { role: 'tool', content: '{"ok":true}', toolCallId: 'call_1', name: 'lookup', isError: true },
+      { role: 'assistant', content: 'null' },
+    ];
+    const first = await fx.store.commitStep({
+      sessionId: id,
+      leaseToken: token,
+      messages: shapes.slice(0, 2).map((message) => ({ inputSeq: 1, round: 0, message })),
+    });
+    const second = await fx.store.commitStep({
+      sessionId: id,
+      leaseToken: token,
+      messages: shapes.slice(2).map((message, i) => ({ inputSeq: 1, round: 1, kind: i === 3 ? 'notice' : 'message', message })),
+    });
+    expect(first.messageSeqs).toEqual([1, 2]);
+    expect(second.messageSeqs).toEqual([3, 4, 5, 6]);
+
+    const window = await fx.store.loadWindow(id);
+    expect(window.map((m) => m.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+    // "42" and "null" stay strings: content is never re-parsed as JSON.
+    expect(window.map((m) => m.message)).toEqual(shapes);
+    expect(window[5]).toMatchObject({ inputSeq: 1, round: 1, kind: 'notice', state: 'active' });
+    expect((await sessionCounters(fx.pool, id))?.nextMessageSeq).toBe(6);
+  });
+
+  it('sets, keeps and clears the pending state', async () => {
+    const { id, token } = await running('pending');
+    await fx.store.commitStep({ sessionId: id, leaseToken: token, pending });
+    expect((await fx.store.getSession(id))?.pending).toEqual(pending);
+    await fx.store.commitStep({ sessionId: id, leaseToken: token, messages: [{ inputSeq: 1, round: 0, message: user('x') }] });
+    expect((await fx.store.getSession(id))?.pending).toEqual(pending);
+    await fx.store.commitStep({ sessionId: id, leaseToken: token, pending: null });
+    expect((await fx.store.getSession(id))?.pending).toBeNull();
+  });
+
+  it('refuses an inconsistent pending state with input.invalid and writes nothing', async () => {
+    const { id, token } = await running('bad-pending');
+    const bad = { ...pending, unresolvedIds: ['call_9'] };
+    await expect(
+      fx.store.commitStep({ sessionId: id, leaseToken: token, pending: bad, messages: [{ inputSeq: 1, round: 0, message: user('x') }] }),
+    ).rejects.toMatchObject({ code: 'input.invalid' });
+    expect(await countRows(fx.pool, 'messages', id)).toBe(0);
+    expect((await fx.store.getSession(id))?.pending).toBeNull();
+  });
+
+  it('finishes a running input once: stats bump once, a second finish is state.conflict and writes nothing', async () => {
+    const { id, token } = await running('finish');
+    const done = await fx.store.commitStep({
+      sessionId: id,
+      leaseToken: token,
+      messages: [{ inputSeq: 1, round: 1, message: assistant('done') }],
+      input: { seq: 1, status: 'done', result: result() },
+    });
+    expect(done.messageSeqs).toEqual([1]);
+    const input = await fx.store.getInput(id, 1);
+    expect(input).toMatchObject({ status: 'done', result: result(), errorCode: null });
+    expect(input?.finishedAt).toBeInstanceOf(Date);
+    const session = await fx.store.getSession(id);
+    expect(session?.status).toBe('idle');
+    expect(session?.stats).toMatchObject({
+      inputs: 1,
+      rounds: 2,
+      llmCalls: 2,
+      toolCalls: 3,
+      promptTokens: 100,
+      completionTokens: 20,
+      cachedTokens: 10,
+      reasoningTokens: 5,
+      totalTokens: 120,
+    });
+    expect(session?.stats.firstInputAt).toBeInstanceOf(Date);
+
+    await expect(
+      fx.store.commitStep({
+        sessionId: id,
+        leaseToken: token,
+        messages: [{ inputSeq: 1, round: 2, message: assistant('again') }],
+        pending,
+        input: { seq: 1, status: 'failed', errorCode: 'internal', errorMessage: 'boom' },
+      }),
+    ).rejects.toMatchObject({ code: 'state.conflict' });
+    const after = await fx.store.getSession(id);
+    expect(after?.stats).toEqual(session?.stats);
+    expect(after?.pending).toBeNull();
+    expect(after?.nextMessageSeq).toBe(1);
+    expect(await countRows(fx.pool, 'messages', id)).toBe(1);
+    expect((await fx.store.getInput(id, 1))?.status).toBe('done');
+  });
+
+  it('refuses to finish an input that is still pending', async () => {
+    const id = sessionId('unclaimed');
+    const token = await leasedSession(fx.store, id);
+    await fx.store.acceptInput({ sessionId: id, kind: 'send', payload: {}, maxBytes: 100 });
+    await expect(fx.store.commitStep({ sessionId: id, leaseToken: token, input: { seq: 1, status: 'done', result: result() } })).rejects.toMatchObject({
+      code: 'state.conflict',
+    });
+    expect((await fx.store.getSession(id))?.stats.inputs).toBe(0);
+  });
+
+  it('keeps first_input_at and moves last_input_at; a waiting result leaves the session waiting_for_input', async () => {
+    const { id, token } = await running('waiting');
+    await fx.store.commitStep({ sessionId: id, leaseToken: token, input: { seq: 1, status: 'done', result: result({ status: 'waiting_for_input' }) } });
+    const first = await fx.store.getSession(id);
+    expect(first?.status).toBe('waiting_for_input');
+    await fx.store.acceptInput({ sessionId: id, kind: 'resume', payload: {}, maxBytes: 100 });
+    await fx.store.claimNextInput({ sessionId: id, leaseToken: token });
+    await fx.store.commitStep({ sessionId: id, leaseToken: token, input: { seq: 2, status: 'failed', errorCode: 'llm.timeout', errorMessage: 'slow' } });
+    const second = await fx.store.getSession(id);
+    expect(second?.status).toBe('idle');
+    expect(second?.stats.inputs).toBe(2);
+    expect(second?.stats.rounds).toBe(2);
+    expect(second?.stats.firstInputAt?.getTime()).toBe(first?.stats.firstInputAt?.getTime());
+    expect(second?.stats.lastInputAt?.getTime()).toBeGreaterThanOrEqual(first?.stats.lastInputAt?.getTime() ?? Infinity);
+    expect(await fx.store.getInput(id, 2)).toMatchObject({ status: 'failed', result: null, errorCode: 'llm.timeout', errorMessage: 'slow' });
+  });
+
+  it('writes nothing at all under a stale token', async () => {
+    const { id, token } = await running('stale');
+    expect(await fx.store.releaseLease({ sessionId: id, token })).toBe(true);
+    const next = await fx.store.acquireLease({ sessionId: id, owner: 'worker-b', ttlMs: 60_000 });
+    expect(next).toMatchObject({ acquired: true, token: token + 1 });
+    await expect(
+      fx.store.commitStep({
+        sessionId: id,
+        leaseToken: token,
+        messages: [{ inputSeq: 1, round: 0, message: user('x') }],
+        pending,
+        toolCalls: [{ toolCallId: 'call_1', inputSeq: 1, round: 0, name: 'lookup', args: {}, status: 'started' }],
+        usageRounds: [{ inputSeq: 1, round: 0, provider: 'p', model: 'm', llmCalls: 1, promptTokens: 1, completionTokens: 1, cachedTokens: 0, reasoningTokens: 0, totalTokens: 2 }],
+        input: { seq: 1, status: 'done', result: result() },
+      }),
+    ).rejects.toMatchObject({ code: 'lease.lost' });
+    for (const table of ['messages', 'tool_calls', 'usage_rounds']) expect(await countRows(fx.pool, table, id)).toBe(0);
+    const session = await fx.store.getSession(id);
+    expect(session).toMatchObject({ pending: null, nextMessageSeq: 0, stats: { inputs: 0 } });
+    expect((await fx.store.getInput(id, 1))?.status).toBe('running');
+  });
+
+  it('refuses malformed steps with input.invalid before touching the database', async () => {
+    const { id, token } = await running('malformed');
+    const call = { toolCallId: 'c', inputSeq: 1, round: 0, name: 't', args: {}, status: 'started' as const };
+    await expect(fx.store.commitStep({ sessionId: id, leaseToken: token, toolCalls: [call, call] })).rejects.toMatchObject({ code: 'input.invalid' });
+    const weird = { role: 'robot', content: 'x' } as unknown as Message;
+    await expect(fx.store.commitStep({ sessionId: id, leaseToken: token, messages: [{ inputSeq: 1, round: 0, message: weird }] })).rejects.toMatchObject({
+      code: 'input.invalid',
+    });
+    await expect(
+      fx.store.commitStep({ sessionId: id, leaseToken: token, messages: [{ inputSeq: 1, round: 0, message: user('a\u0000b') }] }),
+    ).rejects.toMatchObject({ code: 'input.invalid' });
+    expect(await countRows(fx.pool, 'messages', id)).toBe(0);
+  });
+});

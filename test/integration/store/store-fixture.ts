@@ -1,0 +1,80 @@
+import type pg from 'pg';
+import type { Message } from '../../../src/core/messages.js';
+import { createPgPool, type PgPoolOptions } from '../../../src/store/pool.js';
+import { PostgresSessionStore } from '../../../src/store/postgres-session-store.js';
+import { createTestDatabase, type TestDatabase } from '../../support/test-database.js';
+
+/** One test file's private database, a pool on it and the store under test. */
+export interface StoreFixture {
+  db: TestDatabase;
+  pool: pg.Pool;
+  store: PostgresSessionStore;
+  /** Ends the pool, then drops the database. Call from afterAll. */
+  close(): Promise<void>;
+}
+
+export async function openStoreFixture(label: string, options: PgPoolOptions = {}): Promise<StoreFixture> {
+  const db = await createTestDatabase(label);
+  const pool = createPgPool(db.url, { applicationName: `loopfleet-test-${label}`, ...options });
+  return {
+    db,
+    pool,
+    store: new PostgresSessionStore(pool),
+    close: async () => {
+      await pool.end();
+      await db.drop();
+    },
+  };
+}
+
+/** Rows of `table` belonging to a session (`sessions` is keyed by `id`, the rest by `session_id`). */
+export async function countRows(pool: pg.Pool, table: string, sessionId: string): Promise<number> {
+  const column = table === 'sessions' ? 'id' : 'session_id';
+  const result = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE ${column} = $1`, [sessionId]);
+  return result.rows[0]?.n ?? 0;
+}
+
+/** The raw session row columns the fence tests look at. */
+export async function sessionCounters(
+  pool: pg.Pool,
+  sessionId: string,
+): Promise<{ nextSeq: number; nextMessageSeq: number; leaseToken: number; leaseOwner: string | null } | undefined> {
+  const result = await pool.query<{ nextSeq: number; nextMessageSeq: number; leaseToken: number; leaseOwner: string | null }>(
+    `SELECT next_seq AS "nextSeq", next_message_seq AS "nextMessageSeq", lease_token AS "leaseToken",
+            lease_owner AS "leaseOwner" FROM sessions WHERE id = $1`,
+    [sessionId],
+  );
+  return result.rows[0];
+}
+
+/** Polls `attempt` until it returns a value other than undefined, or fails after `timeoutMs`. */
+export async function pollUntil<T>(attempt: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await attempt();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** A unique session id for one test. */
+export function sessionId(label: string): string {
+  return `${label}-${Math.random().toString(36).slice(2, 10)}`;
+}
+
+export function user(text: string): Message {
+  return { role: 'user', content: text };
+}
+
+export function assistant(text: string): Message {
+  return { role: 'assistant', content: text };
+}
+
+/** Creates a session and takes its lease; returns the token. */
+export async function leasedSession(store: PostgresSessionStore, id: string, owner = 'worker-a'): Promise<number> {
+  await store.createSession({ id });
+  const lease = await store.acquireLease({ sessionId: id, owner, ttlMs: 60_000 });
+  if (!lease.acquired) throw new Error(`could not lease ${id}`);
+  return lease.token;
+}
