@@ -45,3 +45,47 @@ export interface ToolSpec {
   description: string;
   parameters: JsonSchema;
 }
+
+/**
+ * Any tool definition, whatever its argument type: what registries accept. `never` as the argument
+ * type makes every `ToolDefinition<Args>` assignable without `any`; the registry validates the
+ * arguments against the JSON Schema before calling `execute`.
+ */
+export type AnyToolDefinition = ToolDefinition<never>;
+
+/** The result of checking arguments against a tool's JSON Schema. */
+export type ArgumentsCheck = { ok: true } | { ok: false; message: string };
+
+/**
+ * A definition after validation at load: defaults resolved (no optional fields), the schema cloned and
+ * frozen, and its argument validator compiled once.
+ */
+export interface RegisteredTool {
+  readonly name: string;
+  readonly spec: Readonly<ToolSpec>;
+  readonly policy: InDoubtPolicy;
+  readonly concurrencySafe: boolean;
+  /** Per-call limit in milliseconds. */
+  readonly timeoutMs: number;
+  /** Calls the user's `execute` with its definition as `this`. */
+  execute(args: Record<string, unknown>, ctx: ToolContext): unknown;
+  /** Full JSON Schema validation of parsed arguments. */
+  checkArguments(args: Record<string, unknown>): ArgumentsCheck;
+}
+
+/** Why a call failed, as a stable error code (DESIGN.md §4.8: a failed tool is data). */
+export type ToolOutcomeErrorCode = 'tool.not_found' | 'tool.invalid_args' | 'tool.timeout' | 'tool.failed';
+
+/** What one tool call produced: the tool result the model sees, plus what the ledger and metrics need. */
+export interface ToolOutcome {
+  toolCallId: string;
+  name: string;
+  /** The tool result text, already serialised and truncated. Starts with `Error: ` when `failed`. */
+  content: string;
+  failed: boolean;
+  errorCode: ToolOutcomeErrorCode | null;
+  /** Measured with the Clock port, in milliseconds. */
+  durationMs: number;
+  /** The parsed arguments, or null when there were none to parse (unknown tool, invalid JSON). */
+  args: Record<string, unknown> | null;
+}

@@ -1,0 +1,88 @@
+import { ToolFailedError, ToolInvalidArgsError, ToolNotFoundError, type LoopfleetError } from '../errors/index.js';
+import { abortReason, type Clock } from '../ports/clock.js';
+import type { ToolCall } from '../messages.js';
+import { invokeToolHandler } from './invoke-tool-handler.js';
+import { parseToolArguments } from './parse-tool-arguments.js';
+import { serialiseToolResult } from './serialise-tool-result.js';
+import type { ToolRegistry } from './tool-registry.js';
+import type { ToolOutcome, ToolOutcomeErrorCode } from './tool-types.js';
+import { DEFAULT_MAX_RESULT_CHARS, truncateToolResult } from './truncate-tool-result.js';
+
+export interface ExecuteToolCallOptions {
+  /** Session the call belongs to; part of the handler's idempotency key. */
+  sessionId: string;
+  /** Cancellation from outside (user cancel, lease loss, shutdown). */
+  signal: AbortSignal;
+  /** Measures durations and drives tool timeouts. */
+  clock: Clock;
+  /** Cap on the tool result, in characters. Default 50,000. */
+  maxResultChars?: number;
+}
+
+interface CallResult {
+  args: Record<string, unknown> | null;
+  content: string;
+  error: (LoopfleetError & { code: ToolOutcomeErrorCode }) | null;
+}
+
+/**
+ * Runs one tool call the model asked for and returns its outcome. Every tool-level failure is data
+ * (STYLE.md 16): an unknown tool, arguments that are not JSON or break the schema, a handler that
+ * throws or times out, or a result that cannot be serialised all become a failed outcome whose
+ * content (`Error: …`) the model sees as the tool result. The content is truncated to
+ * `maxResultChars`.
+ *
+ * Only cancellation escapes: an outer signal that is already aborted, or aborts while the handler
+ * runs, rejects with `CancelledError`.
+ */
+export async function executeToolCall(registry: ToolRegistry, call: ToolCall, options: ExecuteToolCallOptions): Promise<ToolOutcome> {
+  if (options.signal.aborted) throw abortReason(options.signal);
+  const startedAt = options.clock.now();
+  const result = await runCall(registry, call, options);
+  return {
+    toolCallId: call.id,
+    name: call.name,
+    content: truncateToolResult(result.content, options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS),
+    failed: result.error !== null,
+    errorCode: result.error?.code ?? null,
+    durationMs: options.clock.now() - startedAt,
+    args: result.args,
+  };
+}
+
+async function runCall(registry: ToolRegistry, call: ToolCall, options: ExecuteToolCallOptions): Promise<CallResult> {
+  const tool = registry.get(call.name);
+  if (tool === undefined) {
+    const available = registry.names().join(', ') || '(none)';
+    return failure(null, new ToolNotFoundError(`unknown tool "${call.name}". Available tools: ${available}`));
+  }
+  const parsed = parseToolArguments(call.arguments);
+  if (!parsed.ok) return failure(null, new ToolInvalidArgsError(parsed.reason));
+  const { args } = parsed;
+  const check = tool.checkArguments(args);
+  if (!check.ok) return failure(args, new ToolInvalidArgsError(check.message));
+
+  const ended = await invokeToolHandler(tool, args, { ...options, toolCallId: call.id });
+  if (ended.kind === 'timed_out') return failure(args, ended.error);
+  if (ended.kind === 'threw') return failure(args, new ToolFailedError(describeThrown(ended.error), { cause: ended.error }));
+  const serialised = serialiseToolResult(ended.value);
+  if (!serialised.ok) {
+    return failure(args, new ToolFailedError(`tool "${tool.name}" returned a result that cannot be serialised to JSON: ${serialised.reason}`));
+  }
+  return { args, content: serialised.content, error: null };
+}
+
+function failure(args: Record<string, unknown> | null, error: LoopfleetError & { code: ToolOutcomeErrorCode }): CallResult {
+  return { args, content: `Error: ${error.message}`, error };
+}
+
+function describeThrown(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  if (typeof error === 'string') return error;
+  try {
+    return String(error);
+  } catch {
+    // An object without a prototype cannot even be converted to a string.
+    return 'the tool threw a value that is not an Error';
+  }
+}

@@ -1,0 +1,64 @@
+/** Parsed tool arguments, or why they could not be used. */
+export type ParsedToolArguments = { ok: true; args: Record<string, unknown> } | { ok: false; reason: string };
+
+const CONTROL_ESCAPES: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/**
+ * Turns the raw `arguments` text a model produced into an arguments object (power-loop §9 "Arg
+ * parsing"). Empty or blank text means no arguments (`{}`). If `JSON.parse` fails, it is retried once
+ * with raw newlines, carriage returns and tabs inside string literals escaped — models often emit
+ * them in long string values. That is the only repair: truncated JSON (unbalanced braces or quotes,
+ * typically from a `max_tokens` cut) stays an error, because completing it would let a tool act on
+ * half its input, such as writing half a file (power-loop edge case 24). A value that is not a JSON
+ * object (array, string, number, null) is an error too.
+ */
+export function parseToolArguments(raw: string): ParsedToolArguments {
+  if (raw.trim() === '') return { ok: true, args: {} };
+  const first = parseJson(raw);
+  if (first.ok) return asArgumentsObject(first.value);
+  const repaired = parseJson(escapeControlCharactersInStrings(raw));
+  if (repaired.ok) return asArgumentsObject(repaired.value);
+  // Report the error in the text the model sent, not in the escaped copy.
+  return { ok: false, reason: `arguments are not valid JSON (${first.error}); send the complete arguments object again` };
+}
+
+function asArgumentsObject(value: unknown): ParsedToolArguments {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { ok: false, reason: `arguments must be a JSON object, got ${describeJson(value)}` };
+  }
+  return { ok: true, args: value as Record<string, unknown> };
+}
+
+/**
+ * Escapes raw `\n`, `\r` and `\t` that appear inside JSON string literals; whitespace between tokens
+ * is left alone (it is valid JSON). Tracks quotes and backslash escapes, nothing else.
+ */
+export function escapeControlCharactersInStrings(text: string): string {
+  let out = '';
+  let inString = false;
+  let escaped = false;
+  for (const char of text) {
+    if (inString && !escaped && CONTROL_ESCAPES[char] !== undefined) {
+      out += CONTROL_ESCAPES[char];
+      continue;
+    }
+    out += char;
+    if (escaped) escaped = false;
+    else if (inString && char === '\\') escaped = true;
+    else if (char === '"') inString = !inString;
+  }
+  return out;
+}
+
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false; error: string } {
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch (error) {
+    return { ok: false, error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+function describeJson(value: unknown): string {
+  if (value === null) return 'null';
+  return Array.isArray(value) ? 'an array' : `a ${typeof value}`;
+}
