@@ -11,6 +11,7 @@ export const ERROR_CODES = [
   'session.invalid_id',
   'session.not_found',
   'session.exists',
+  'session.pending',
   'input.invalid',
   'input.too_large',
   'job.unknown',

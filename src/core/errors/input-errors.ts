@@ -35,3 +35,11 @@ export class InputTooLargeError extends InputFault {
 export class JobUnknownError extends InputFault {
   readonly code = 'job.unknown';
 }
+
+/**
+ * The session is waiting for a human answer (`request_user_input`) and a new `send` arrived. Recover
+ * with `submitInput`, `abortPending`, or send with `options.healPending`.
+ */
+export class SessionPendingError extends InputFault {
+  readonly code = 'session.pending';
+}

@@ -30,7 +30,7 @@ export const systemClock: Clock = {
 };
 
 /** The error a cancelled wait rejects with: the signal's reason when it is already typed. */
-export function abortReason(signal: AbortSignal): Error {
+export function abortReason(signal: AbortSignal): CancelledError {
   const reason: unknown = signal.reason;
   if (reason instanceof CancelledError) return reason;
   return new CancelledError(typeof reason === 'string' ? reason : reason instanceof Error ? reason.message : 'cancelled', {

@@ -1,0 +1,69 @@
+import type { ResponseFormatSpec } from './ports/llm.js';
+
+/**
+ * How an agent runs: resolved once (defaults filled), then per-input overrides are applied to a copy
+ * — shared configuration is never mutated (power-loop §5).
+ */
+export interface AgentProfile {
+  /** Default system prompt; a session's own prompt and a per-input prompt take precedence. */
+  systemPrompt: string | null;
+  /** Model override passed to the LLM port; `null` = the adapter's default. */
+  model: string | null;
+  /** Rounds per input before the wrap-up call (`hit_round_limit`). Default 20. */
+  maxRounds: number;
+  /** Output cap per LLM call, in tokens. Default 4096. */
+  maxOutputTokens: number;
+  temperature: number | null;
+  /** Per-input token budget (prompt + completion over the input's calls); `null` = unlimited. */
+  maxTokensPerInput: number | null;
+  /** The context window budget compaction aims under, in estimated tokens. Default 100000. */
+  contextBudgetTokens: number;
+  /** Compaction triggers at `contextBudgetTokens × compactTriggerRatio`. Default 0.75. */
+  compactTriggerRatio: number;
+  /** The most recent inputs never folded by compaction. Default 4. */
+  compactKeepLastInputs: number;
+  /** Model for the compaction summary call; `null` = the agent's model. */
+  compactModel: string | null;
+  /** Empty replies retried before completing with empty text. Default 3. */
+  emptyResponseRetries: number;
+  /** Consecutive truncated replies answered with a notice before accepting them. Default 2. */
+  truncationNotices: number;
+  /** Structured output for every input of this agent; `null` = free text. */
+  responseFormat: ResponseFormatSpec | null;
+  /** Concurrency-safe tool calls of one round run at most this many at once. Default 4. */
+  toolConcurrency: number;
+  /** Tool results longer than this are truncated with a notice. Default 50000. */
+  maxToolResultChars: number;
+}
+
+export const DEFAULT_AGENT_PROFILE: AgentProfile = Object.freeze({
+  systemPrompt: null,
+  model: null,
+  maxRounds: 20,
+  maxOutputTokens: 4096,
+  temperature: null,
+  maxTokensPerInput: null,
+  contextBudgetTokens: 100_000,
+  compactTriggerRatio: 0.75,
+  compactKeepLastInputs: 4,
+  compactModel: null,
+  emptyResponseRetries: 3,
+  truncationNotices: 2,
+  responseFormat: null,
+  toolConcurrency: 4,
+  maxToolResultChars: 50_000,
+});
+
+/** Per-input overrides carried in the input's payload (`options`). */
+export interface InputOverrides {
+  /** The model only sees these tools. */
+  tools?: string[];
+  systemPrompt?: string;
+  maxRounds?: number;
+  responseFormat?: ResponseFormatSpec;
+  maxTokensPerInput?: number;
+}
+
+export function resolveAgentProfile(partial: Partial<AgentProfile> = {}): AgentProfile {
+  return { ...DEFAULT_AGENT_PROFILE, ...partial };
+}

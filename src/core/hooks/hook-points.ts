@@ -1,0 +1,77 @@
+import type { Message, ToolCall } from '../messages.js';
+import type { LlmRequest, LlmResponse } from '../ports/llm.js';
+import type { TerminalStatus } from '../events/loop-events.js';
+
+/**
+ * What a hook tells the loop (power-loop §7). `continue` is the default; the first handler returning
+ * anything else stops the chain. A directive a point does not honour is treated as `continue`.
+ */
+export type HookDirective = 'continue' | 'skip' | 'break' | 'short_circuit';
+
+/** The typed context of each hook point. Fields documented as mutable may be changed by handlers. */
+export interface HookContexts {
+  /** Before the first round of a run. */
+  'session.start': { sessionId: string; inputSeq: number; resumed: boolean };
+  /** Exactly once per run, after the terminal status is decided. Read-only. */
+  'session.end': { sessionId: string; inputSeq: number; status: TerminalStatus; reason: string; finalText: string };
+  /** After steering is drained. `break` → completed (reason = `reason` or `hook_break`); `skip` → skip this round. */
+  'round.start': { roundIndex: number; steeredInputs: number; reason: string | null };
+  /** End of every round. Read-only. */
+  'round.end': { roundIndex: number; hasTools: boolean; responseText: string };
+  /**
+   * Before the LLM call. `request` is a per-call copy (mutable, never persisted); `persistMessages`
+   * are appended durably and sent. `short_circuit` uses `output` instead of calling the model;
+   * `break` → completed.
+   */
+  'llm.before': { roundIndex: number; request: LlmRequest; output: LlmResponse | null; persistMessages: Message[] };
+  /** After the LLM call. `response` may be replaced; `break` persists the text and completes. */
+  'llm.after': { roundIndex: number; response: LlmResponse };
+  /** Tool calls present. `skip` → every call gets `output` as its result; `break` → completed. */
+  'round.decide': { roundIndex: number; toolCalls: ToolCall[]; assistantText: string; output: string };
+  /** Before a batch of tool calls. `skip` → every call gets `output`. */
+  'tools.batch.before': { roundIndex: number; toolCalls: ToolCall[]; output: string };
+  /** After a batch. Read-only. */
+  'tools.batch.after': { roundIndex: number; toolCalls: ToolCall[] };
+  /** Before one call. `toolArgs` may be rewritten; `skip` → the result is `output`, the tool does not run. */
+  'tool.before': { roundIndex: number; toolCall: ToolCall; toolArgs: Record<string, unknown> | null; output: string };
+  /** After one call. `output`/`failed` may be replaced; `break` stops the remaining calls of the batch. */
+  'tool.after': { roundIndex: number; toolCall: ToolCall; output: string; failed: boolean };
+  /** Before compaction. `skip` → no compaction this round. */
+  'compact.before': { roundIndex: number; estimatedTokens: number };
+  /** After compaction. Read-only. */
+  'compact.after': { roundIndex: number; foldedMessages: number; beforeTokens: number; afterTokens: number };
+  /** Before every appended message; `message` may be mutated (persisted and sent as mutated). */
+  'message.append': { message: Message };
+  /**
+   * At a terminal boundary (completed, hit_round_limit, budget_exceeded). `short_circuit` with a
+   * non-empty `inject` appends it as a user message and grants `extraRounds` (≥ 1) more rounds.
+   */
+  'complete.decide': { reason: 'completed' | 'hit_round_limit' | 'budget_exceeded'; finalText: string; fireCount: number; inject: string | null; extraRounds: number };
+}
+
+export type HookPoint = keyof HookContexts;
+
+export const HOOK_POINTS = [
+  'session.start',
+  'session.end',
+  'round.start',
+  'round.end',
+  'llm.before',
+  'llm.after',
+  'round.decide',
+  'tools.batch.before',
+  'tools.batch.after',
+  'tool.before',
+  'tool.after',
+  'compact.before',
+  'compact.after',
+  'message.append',
+  'complete.decide',
+] as const satisfies readonly HookPoint[];
+
+/** A handler may return a directive or set `ctx.directive`. */
+export type HookContext<P extends HookPoint> = HookContexts[P] & { directive?: HookDirective };
+
+export type HookHandler<P extends HookPoint> = (
+  ctx: HookContext<P>,
+) => HookDirective | void | Promise<HookDirective | void>;

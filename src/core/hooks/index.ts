@@ -1,0 +1,2 @@
+export * from './hook-points.js';
+export * from './hook-registry.js';

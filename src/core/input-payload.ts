@@ -1,0 +1,97 @@
+import { z } from 'zod';
+import { InputInvalidError } from './errors/index.js';
+import { messageContentSchema, type MessageContent } from './messages.js';
+import type { InputOverrides } from './agent-profile.js';
+
+/**
+ * The payloads of the three input kinds, as stored in `session_inputs.payload`. Validated when an
+ * input is accepted (bad input never reaches the inbox) and again when a run loads it (persisted
+ * state is untrusted, STYLE.md 10).
+ */
+const responseFormatSchema = z.object({
+  name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
+  schema: z.record(z.string(), z.unknown()),
+  strict: z.boolean().optional(),
+  description: z.string().optional(),
+});
+
+export const inputOverridesSchema = z
+  .object({
+    tools: z.array(z.string().min(1).max(64)).max(256).optional(),
+    systemPrompt: z.string().max(200_000).optional(),
+    maxRounds: z.number().int().min(1).max(1000).optional(),
+    responseFormat: responseFormatSchema.optional(),
+    maxTokensPerInput: z.number().int().positive().optional(),
+  })
+  .strict();
+
+/** `send`: a user message. `input` is text, content parts, or a user message object. */
+export const sendPayloadSchema = z
+  .object({
+    input: z.union([
+      messageContentSchema,
+      z.object({ role: z.literal('user'), content: messageContentSchema, name: z.string().max(64).optional() }).strict(),
+    ]),
+    options: inputOverridesSchema.optional(),
+  })
+  .strict();
+
+/**
+ * `resume`: continue a session without new user text — finish open tool calls and run another
+ * round; or answer a `request_user_input` question (`submit`); or close every open tool call with an
+ * `<aborted: reason>` result and stop (`abortPending`).
+ */
+export const resumePayloadSchema = z
+  .object({
+    submit: z.object({ interactionId: z.string().min(1).max(200), value: z.unknown() }).strict().optional(),
+    abortPending: z.object({ reason: z.string().max(500) }).strict().optional(),
+    options: inputOverridesSchema.optional(),
+  })
+  .strict()
+  .refine((payload) => payload.submit === undefined || payload.abortPending === undefined, {
+    message: 'submit and abortPending cannot be combined',
+  });
+
+/** `timer`: a wake-up delivered by a timer firing. */
+export const timerPayloadSchema = z
+  .object({
+    timerId: z.string().min(1).max(200),
+    note: z.string().max(10_000),
+    fireCount: z.number().int().positive(),
+  })
+  .strict();
+
+export type SendPayload = z.infer<typeof sendPayloadSchema>;
+export type ResumePayload = z.infer<typeof resumePayloadSchema>;
+export type TimerPayload = z.infer<typeof timerPayloadSchema>;
+
+export type ParsedInput =
+  | { kind: 'send'; payload: SendPayload }
+  | { kind: 'resume'; payload: ResumePayload }
+  | { kind: 'timer'; payload: TimerPayload };
+
+/** Validates a payload for its kind; throws `input.invalid` naming the first problem. */
+export function parseInputPayload(kind: string, payload: unknown): ParsedInput {
+  const schema = kind === 'send' ? sendPayloadSchema : kind === 'resume' ? resumePayloadSchema : kind === 'timer' ? timerPayloadSchema : null;
+  if (schema === null) throw new InputInvalidError(`unknown input kind "${kind}" (expected send, resume or timer)`);
+  const parsed = schema.safeParse(payload);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue === undefined || issue.path.length === 0 ? 'payload' : issue.path.join('.');
+    throw new InputInvalidError(`invalid ${kind} input: ${where}: ${issue?.message ?? 'invalid'}`, {
+      details: { issues: parsed.error.issues.slice(0, 10).map((entry) => ({ path: entry.path.join('.'), message: entry.message })) },
+    });
+  }
+  return { kind, payload: parsed.data } as ParsedInput;
+}
+
+/** The user-message content of a send payload. */
+export function sendContent(payload: SendPayload): { content: MessageContent; name?: string } {
+  const input = payload.input;
+  if (typeof input === 'string' || Array.isArray(input)) return { content: input };
+  return input.name === undefined ? { content: input.content } : { content: input.content, name: input.name };
+}
+
+export function overridesOf(parsed: ParsedInput): InputOverrides {
+  return parsed.kind === 'timer' ? {} : (parsed.payload.options ?? {});
+}

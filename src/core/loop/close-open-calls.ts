@@ -1,0 +1,24 @@
+import type { ToolCall } from '../messages.js';
+import { commitStep, type StepInput } from './commit-step.js';
+import { ledgerWrite, narrowPending, toolResultMessage } from './pending-results.js';
+import type { RunContext } from './run-context.js';
+
+/**
+ * Gives each of `calls` a synthetic result (`[skipped: …]`, `<aborted: …>`) in one step, so no early
+ * exit ever leaves a tool call without a result (power-loop edge case 2).
+ */
+export async function closeOpenCalls(
+  ctx: RunContext,
+  calls: readonly ToolCall[],
+  content: string,
+  round: number,
+  extra: Omit<StepInput, 'messages' | 'toolCalls' | 'pending'> = {},
+): Promise<void> {
+  if (calls.length === 0 && Object.keys(extra).length === 0) return;
+  await commitStep(ctx, {
+    ...extra,
+    messages: calls.map((call) => ({ round, kind: 'synthetic_tool_result' as const, message: toolResultMessage(call, content, false) })),
+    toolCalls: calls.map((call) => ledgerWrite(ctx, call, round, 'aborted')),
+    pending: narrowPending(ctx.pending, calls.map((call) => call.id)),
+  });
+}

@@ -1,0 +1,70 @@
+import { buildSummaryRequest, compactNoteMessage, planFold } from '../compaction/index.js';
+import { estimateMessagesTokens } from '../budget/index.js';
+import { CancelledError } from '../errors/index.js';
+import { commitStep } from './commit-step.js';
+import { emit } from './emit.js';
+import type { RunContext } from './run-context.js';
+
+/**
+ * Folds the oldest whole inputs into one compact note when the window crosses its budget (power-loop
+ * §12). The summary call is soft-failing: an error leaves the window as it was and the run goes on.
+ * The fold and the note are one step, so a crash never leaves half a compaction.
+ */
+export async function maybeCompact(ctx: RunContext): Promise<void> {
+  const { profile, deps } = ctx;
+  const plan = planFold(ctx.window, {
+    contextBudgetTokens: profile.contextBudgetTokens,
+    triggerRatio: profile.compactTriggerRatio,
+    keepLastInputs: profile.compactKeepLastInputs,
+  });
+  if (plan === null) return;
+  if (deps.hooks.handles('compact.before')) {
+    const directive = await deps.hooks.run('compact.before', { roundIndex: ctx.round, estimatedTokens: plan.estimatedTokensBefore });
+    if (directive === 'skip') return;
+  }
+  emit(ctx, { type: 'status_changed', kind: 'auto_compact', phase: 'started', beforeTokens: plan.estimatedTokensBefore, afterTokens: null });
+  const summaryRequest = buildSummaryRequest(plan.messagesToSummarize);
+  let summary: string;
+  try {
+    const response = await deps.llm.complete(
+      {
+        model: profile.compactModel ?? profile.model,
+        systemPrompt: summaryRequest.systemPrompt,
+        messages: summaryRequest.messages,
+        tools: [],
+        toolChoice: null,
+        maxTokens: profile.maxOutputTokens,
+        temperature: null,
+        responseFormat: null,
+      },
+      { signal: ctx.params.signal },
+    );
+    summary = response.text.trim();
+    if (summary === '') throw new Error('the summary call returned no text');
+  } catch (error) {
+    if (error instanceof CancelledError || ctx.params.signal.aborted) throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    emit(ctx, { type: 'status_changed', kind: 'auto_compact', phase: 'failed', beforeTokens: plan.estimatedTokensBefore, afterTokens: null, error: message });
+    return;
+  }
+  const note = compactNoteMessage(summary);
+  const afterTokens = plan.estimatedTokensAfterWithoutNote + estimateMessagesTokens([note]);
+  await commitStep(ctx, {
+    messages: [{ round: ctx.round, kind: 'compact_note', message: note }],
+    compaction: {
+      foldSeqs: plan.foldSeqs,
+      record: {
+        inputSeq: ctx.params.input.seq,
+        fromSeq: plan.fromSeq,
+        toSeq: plan.toSeq,
+        estimatedTokensBefore: plan.estimatedTokensBefore,
+        estimatedTokensAfter: afterTokens,
+        model: profile.compactModel ?? profile.model,
+      },
+    },
+  });
+  emit(ctx, { type: 'status_changed', kind: 'auto_compact', phase: 'completed', beforeTokens: plan.estimatedTokensBefore, afterTokens });
+  if (deps.hooks.handles('compact.after')) {
+    await deps.hooks.run('compact.after', { roundIndex: ctx.round, foldedMessages: plan.foldSeqs.length, beforeTokens: plan.estimatedTokensBefore, afterTokens });
+  }
+}

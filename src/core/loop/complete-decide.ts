@@ -1,0 +1,30 @@
+import { commitStep, type StepMessageInput } from './commit-step.js';
+import type { RunContext } from './run-context.js';
+
+/**
+ * The `complete.decide` hook at a terminal boundary. A `short_circuit` with a non-empty `inject`
+ * keeps the run going: the injected text is appended as a user message (with `extra` messages such as
+ * the reply that would have ended the run, in the same step) and the run gets `extraRounds` (≥ 1)
+ * more rounds, not inheriting unused ones (power-loop edge case 28). Returns true when extended.
+ */
+export async function completeDecide(
+  ctx: RunContext,
+  reason: 'completed' | 'hit_round_limit' | 'budget_exceeded',
+  finalText: string,
+  extra: { messages?: StepMessageInput[]; usageRounds?: Parameters<typeof commitStep>[1]['usageRounds'] } = {},
+): Promise<boolean> {
+  if (!ctx.deps.hooks.handles('complete.decide')) return false;
+  const decide = { reason, finalText, fireCount: ctx.completeDecideFires, inject: null as string | null, extraRounds: 1 };
+  const directive = await ctx.deps.hooks.run('complete.decide', decide);
+  if (directive !== 'short_circuit' || decide.inject === null || decide.inject.trim() === '') return false;
+  ctx.completeDecideFires += 1;
+  await commitStep(ctx, {
+    messages: [...(extra.messages ?? []), { round: ctx.round, kind: 'notice', message: { role: 'user', content: decide.inject } }],
+    ...(extra.usageRounds !== undefined ? { usageRounds: extra.usageRounds } : {}),
+  });
+  const nextRound = reason === 'completed' ? ctx.round + 1 : ctx.round;
+  ctx.roundLimit = nextRound + Math.max(1, Math.floor(decide.extraRounds));
+  ctx.budgetGraceUntil = ctx.roundLimit;
+  if (reason === 'completed') ctx.round = nextRound;
+  return true;
+}

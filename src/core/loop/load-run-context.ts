@@ -1,0 +1,102 @@
+import { resolveAgentProfile } from '../agent-profile.js';
+import { InputInvalidError, SessionNotFoundError } from '../errors/index.js';
+import { overridesOf, parseInputPayload, type ParsedInput } from '../input-payload.js';
+import type { ToolCallRecord } from '../session-types.js';
+import { compileResponseFormat } from '../structured-output/index.js';
+import type { LoopDeps, RunContext, RunParams } from './run-context.js';
+
+/**
+ * Rebuilds a run's state from the store, so a fresh worker continues a run exactly where the last
+ * committed step left it: the active window, the pending calls, the usage already spent (from the
+ * per-round rows), the next round index, and the ledger's in-doubt calls.
+ */
+export async function loadRunContext(deps: LoopDeps, params: RunParams): Promise<RunContext> {
+  const { store } = deps;
+  const [session, window, usageRows, openCalls] = await Promise.all([
+    store.getSession(params.sessionId),
+    store.loadWindow(params.sessionId),
+    store.getUsageRounds(params.sessionId, params.input.seq),
+    store.loadOpenToolCalls(params.sessionId),
+  ]);
+  if (session === null) throw new SessionNotFoundError(`session ${params.sessionId} does not exist`);
+  const parsed = parseInputPayloadSafely(params);
+  const overrides = parsed === null ? {} : overridesOf(parsed);
+  const profile = resolveAgentProfile({
+    ...deps.profile,
+    ...(overrides.maxRounds !== undefined ? { maxRounds: overrides.maxRounds } : {}),
+    ...(overrides.responseFormat !== undefined ? { responseFormat: overrides.responseFormat } : {}),
+    ...(overrides.maxTokensPerInput !== undefined ? { maxTokensPerInput: overrides.maxTokensPerInput } : {}),
+  });
+  const usage = { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 0 };
+  let roundsRecorded = 0;
+  for (const row of usageRows) {
+    usage.promptTokens += row.promptTokens;
+    usage.completionTokens += row.completionTokens;
+    usage.cachedTokens += row.cachedTokens;
+    usage.reasoningTokens += row.reasoningTokens;
+    usage.totalTokens += row.totalTokens;
+    usage.llmCalls += row.llmCalls;
+    roundsRecorded = Math.max(roundsRecorded, row.round + 1);
+  }
+  const ctx: RunContext = {
+    deps,
+    params,
+    session,
+    parsed: parsed ?? { kind: 'resume', payload: {} },
+    profile,
+    tools: overrides.tools === undefined ? deps.tools : deps.tools.subset(overrides.tools),
+    systemPrompt: overrides.systemPrompt ?? session.systemPrompt ?? profile.systemPrompt,
+    window,
+    pending: session.pending,
+    round: roundsRecorded,
+    roundLimit: profile.maxRounds,
+    usage,
+    toolCalls: countToolCalls(window, params.input.seq),
+    emptyStreak: 0,
+    truncationStreak: 0,
+    structuredRetries: 0,
+    completeDecideFires: 0,
+    budgetGraceUntil: 0,
+    lastMessageSeq: session.nextMessageSeq,
+    inDoubt: new Map(openCalls.filter((call) => call.status === 'started').map((call): [string, ToolCallRecord] => [call.toolCallId, call])),
+    roundsRecorded,
+  };
+  ctx.payloadError = checkPayload(ctx, parsed, overrides.tools);
+  return ctx;
+}
+
+/** Problems with what the caller asked for: the run fails the input with them, before any round. */
+function checkPayload(ctx: RunContext, parsed: ParsedInput | null, tools: string[] | undefined): Error | undefined {
+  if (parsed === null) return payloadError(ctx.params);
+  const unknown = tools === undefined ? [] : ctx.deps.tools.unknownNames(tools);
+  if (unknown.length > 0) return new InputInvalidError(`unknown tools in options.tools: ${unknown.join(', ')}`);
+  if (ctx.profile.responseFormat === null) return undefined;
+  try {
+    ctx.structuredValidator = compileResponseFormat(ctx.profile.responseFormat);
+    return undefined;
+  } catch (error) {
+    return error as Error;
+  }
+}
+
+function parseInputPayloadSafely(params: RunParams): ParsedInput | null {
+  try {
+    return parseInputPayload(params.input.kind, params.input.payload);
+  } catch {
+    return null;
+  }
+}
+
+function payloadError(params: RunParams): Error {
+  try {
+    parseInputPayload(params.input.kind, params.input.payload);
+    return new InputInvalidError('invalid input');
+  } catch (error) {
+    return error as Error;
+  }
+}
+
+/** Tool results this input already has (a resumed run keeps counting from there). */
+function countToolCalls(window: RunContext['window'], inputSeq: number): number {
+  return window.filter((row) => row.inputSeq === inputSeq && row.kind === 'message' && row.message.role === 'tool' && row.message.isError !== true).length;
+}

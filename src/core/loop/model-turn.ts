@@ -1,0 +1,50 @@
+import type { LlmResponse } from '../ports/llm.js';
+import type { InputResult } from '../session-types.js';
+import { buildRequest } from './build-request.js';
+import { callModel } from './call-model.js';
+import { commitStep } from './commit-step.js';
+import { finishRun } from './finish-run.js';
+import { cancelledResult, degradedResult } from './run-outcomes.js';
+import type { RunContext } from './run-context.js';
+
+export type ModelTurn =
+  | { kind: 'response'; response: LlmResponse; attempts: number }
+  | { kind: 'finished'; result: InputResult };
+
+/**
+ * Asks the model for this round's reply, with the `llm.before`/`llm.after` hooks around the call:
+ * `llm.before` may persist messages, edit the request copy, answer instead of the model
+ * (`short_circuit`) or stop (`break`); `llm.after` may replace the reply or stop after persisting it.
+ */
+export async function modelTurn(ctx: RunContext): Promise<ModelTurn> {
+  const round = ctx.round;
+  let request = buildRequest(ctx);
+  if (ctx.deps.hooks.handles('llm.before')) {
+    const before = { roundIndex: round, request, output: null as LlmResponse | null, persistMessages: [] as typeof request.messages };
+    const directive = await ctx.deps.hooks.run('llm.before', before);
+    if (before.persistMessages.length > 0) {
+      await commitStep(ctx, { messages: before.persistMessages.map((message) => ({ round, message })) });
+      before.request.messages = [...before.request.messages, ...before.persistMessages];
+    }
+    request = before.request;
+    if (directive === 'break') return { kind: 'finished', result: await finishRun(ctx, 'completed', '', { reason: 'hook_break' }) };
+    if (directive === 'short_circuit') {
+      if (before.output === null) throw new TypeError('an llm.before hook returned short_circuit without setting ctx.output');
+      return { kind: 'response', response: before.output, attempts: 0 };
+    }
+  }
+  const outcome = await callModel(ctx, request, round);
+  if (outcome.kind === 'cancelled') return { kind: 'finished', result: await cancelledResult(ctx, outcome.error, outcome.partialText) };
+  if (outcome.kind === 'degraded') return { kind: 'finished', result: await degradedResult(ctx, outcome) };
+  let response = outcome.response;
+  if (ctx.deps.hooks.handles('llm.after')) {
+    const after = { roundIndex: round, response };
+    const directive = await ctx.deps.hooks.run('llm.after', after);
+    response = after.response;
+    if (directive === 'break') {
+      const messages = response.text === '' ? [] : [{ round, message: { role: 'assistant' as const, content: response.text } }];
+      return { kind: 'finished', result: await finishRun(ctx, 'completed', response.text, { messages, reason: 'hook_break' }) };
+    }
+  }
+  return { kind: 'response', response, attempts: outcome.attempts };
+}

@@ -1,0 +1,56 @@
+import type { ToolCall, ToolMessage } from '../messages.js';
+import type { PendingState } from '../pending-state.js';
+import type { ToolCallStatus } from '../session-types.js';
+import type { ToolCallWrite } from '../ports/session-store.js';
+import type { RunContext } from './run-context.js';
+
+/** The pending state after `ids` got their results: narrowed, or cleared when nothing is left. */
+export function narrowPending(pending: PendingState | null, ids: Iterable<string>): PendingState | null {
+  if (pending === null) return null;
+  const resolved = new Set(ids);
+  const unresolvedIds = pending.unresolvedIds.filter((id) => !resolved.has(id));
+  if (unresolvedIds.length === 0) return null;
+  return {
+    ...pending,
+    unresolvedIds,
+    interactions: pending.interactions.filter((interaction) => !resolved.has(interaction.toolCallId)),
+  };
+}
+
+export function toolResultMessage(call: ToolCall, content: string, isError: boolean): ToolMessage {
+  return isError ? { role: 'tool', toolCallId: call.id, name: call.name, content, isError: true } : { role: 'tool', toolCallId: call.id, name: call.name, content };
+}
+
+export function ledgerWrite(
+  ctx: RunContext,
+  call: ToolCall,
+  round: number,
+  status: ToolCallStatus,
+  extra: { args?: unknown; errorCode?: string | null; durationMs?: number | null } = {},
+): ToolCallWrite {
+  return {
+    toolCallId: call.id,
+    inputSeq: ctx.params.input.seq,
+    round,
+    name: call.name,
+    args: extra.args ?? safeArgs(call.arguments),
+    status,
+    errorCode: extra.errorCode ?? null,
+    durationMs: extra.durationMs ?? null,
+  };
+}
+
+/** The unresolved calls of the pending state, in model order. */
+export function unresolvedCalls(pending: PendingState): ToolCall[] {
+  const open = new Set(pending.unresolvedIds);
+  return pending.toolCalls.filter((call) => open.has(call.id));
+}
+
+/** Ledger args: the parsed JSON when it parses, else the raw text (never lost, never repaired). */
+function safeArgs(raw: string): unknown {
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return { raw };
+  }
+}

@@ -1,0 +1,83 @@
+import type { InputResult } from '../session-types.js';
+import { abortReason } from '../ports/clock.js';
+import { emit } from './emit.js';
+import { finishRun } from './finish-run.js';
+import { budgetExceeded, budgetStop, roundLimitReached, wrapUp } from './limits.js';
+import { loadRunContext } from './load-run-context.js';
+import { maybeCompact } from './compaction-phase.js';
+import { unresolvedCalls } from './pending-results.js';
+import { endRound, runRound } from './run-round.js';
+import { cancelledResult, failedResult, finishingCancel } from './run-outcomes.js';
+import type { LoopDeps, RunContext, RunParams } from './run-context.js';
+import { startInput } from './start-input.js';
+import { applySteering, checkSteering } from './steering.js';
+import { runToolPhase } from './tool-phase.js';
+
+/**
+ * Runs one input of a session to its terminal status (DESIGN.md §4.8, power-loop §6), persisting
+ * every step through the store, so that a worker that dies at any point leaves a state another worker
+ * continues from with the same outcome (I3–I6).
+ *
+ * Returns the result, committed with the input's terminal status. Throws only when the run must stop
+ * without finishing the input: the lease was lost, or the signal was aborted for a reason that is
+ * not a user cancel (shutdown) — the next lease holder then continues it.
+ */
+export async function runInput(deps: LoopDeps, params: RunParams): Promise<InputResult> {
+  const ctx = await loadRunContext(deps, params);
+  try {
+    emit(ctx, { type: 'session_started', resumed: params.resumed });
+    if (deps.hooks.handles('session.start')) {
+      await deps.hooks.run('session.start', { sessionId: params.sessionId, inputSeq: params.input.seq, resumed: params.resumed });
+    }
+    return (await startInput(ctx)) ?? (await recoverPending(ctx)) ?? (await roundLoop(ctx));
+  } catch (error) {
+    return failedResult(ctx, error);
+  }
+}
+
+/** Open tool calls left by a previous holder (or a previous input) are answered before any new round. */
+async function recoverPending(ctx: RunContext): Promise<InputResult | null> {
+  const pending = ctx.pending;
+  if (pending === null) return null;
+  if (pending.interactions.length > 0) return finishRun(ctx, 'waiting_for_input', '', { reason: 'waiting_for_input' });
+  const own = pending.inputSeq === ctx.params.input.seq;
+  const phase = await runToolPhase(ctx, unresolvedCalls(pending), pending.round);
+  if (phase.kind === 'waiting') return finishRun(ctx, 'waiting_for_input', '', { reason: 'waiting_for_input' });
+  if (phase.kind === 'break') return finishRun(ctx, 'completed', '', { reason: phase.reason });
+  if (own && ctx.round <= pending.round) {
+    ctx.round = pending.round;
+    await endRound(ctx, true, '');
+  }
+  return null;
+}
+
+async function roundLoop(ctx: RunContext): Promise<InputResult> {
+  for (;;) {
+    if (roundLimitReached(ctx)) {
+      const result = await wrapUp(ctx);
+      if (result !== null) return result;
+      continue;
+    }
+    if (ctx.params.signal.aborted) return cancelledResult(ctx, abortReason(ctx.params.signal));
+    if (budgetExceeded(ctx)) {
+      const result = await budgetStop(ctx);
+      if (result !== null) return result;
+      continue;
+    }
+    const steering = await checkSteering(ctx);
+    if (steering.interrupt) return cancelledResult(ctx, finishingCancel('interrupted by a newer input'));
+    const steered = await applySteering(ctx, steering.steerable, ctx.round);
+    if (ctx.deps.hooks.handles('round.start')) {
+      const start = { roundIndex: ctx.round, steeredInputs: steered, reason: null as string | null };
+      const directive = await ctx.deps.hooks.run('round.start', start);
+      if (directive === 'break') return finishRun(ctx, 'completed', '', { reason: start.reason ?? 'hook_break' });
+      if (directive === 'skip') {
+        await endRound(ctx, false, '');
+        continue;
+      }
+    }
+    await maybeCompact(ctx);
+    const result = await runRound(ctx);
+    if (result !== null) return result;
+  }
+}

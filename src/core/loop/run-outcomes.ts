@@ -1,0 +1,65 @@
+import { CancelledError, LeaseLostError, toLoopfleetError, type LoopfleetError } from '../errors/index.js';
+import type { InputResult } from '../session-types.js';
+import type { StepMessageInput } from './commit-step.js';
+import { emit } from './emit.js';
+import { finishRun, type FinishOptions } from './finish-run.js';
+import { ledgerWrite, toolResultMessage, unresolvedCalls } from './pending-results.js';
+import type { ModelCallOutcome } from './call-model.js';
+import type { RunContext } from './run-context.js';
+
+/**
+ * A cancellation the run should end as `cancelled` (user cancel, interrupt) — as opposed to one that
+ * only stops this worker (shutdown, lease loss), after which the next holder continues the input.
+ */
+export function finishingCancel(reason: string): CancelledError {
+  return new CancelledError(reason, { details: { finish: true } });
+}
+
+export function isFinishingCancel(error: CancelledError): boolean {
+  return error.details.finish === true;
+}
+
+/** Synthetic results (and ledger rows) closing every open call, for a terminal step. */
+function closingStep(ctx: RunContext, content: string): Pick<FinishOptions, 'messages' | 'toolCalls' | 'pending'> {
+  const pending = ctx.pending;
+  if (pending === null) return { messages: [] };
+  const calls = unresolvedCalls(pending);
+  return {
+    messages: calls.map((call) => ({ round: pending.round, kind: 'synthetic_tool_result' as const, message: toolResultMessage(call, content, false) })),
+    toolCalls: calls.map((call) => ledgerWrite(ctx, call, pending.round, 'aborted')),
+    pending: null,
+  };
+}
+
+export async function cancelledResult(ctx: RunContext, error: CancelledError, partialText = ''): Promise<InputResult> {
+  if (!isFinishingCancel(error)) throw error;
+  emit(ctx, { type: 'loop_cancelled', reason: error.message, roundIndex: ctx.round });
+  const closing = closingStep(ctx, `[skipped: cancelled — ${error.message}]`);
+  const messages: StepMessageInput[] = [...(closing.messages ?? [])];
+  // What the model had streamed before the cancel is kept, as power-loop keeps produced work.
+  if (partialText.trim() !== '') messages.push({ round: ctx.round, message: { role: 'assistant', content: partialText } });
+  return finishRun(ctx, 'cancelled', `[cancelled: ${error.message}]`, { ...closing, messages, reason: 'cancelled' });
+}
+
+export async function degradedResult(ctx: RunContext, outcome: Extract<ModelCallOutcome, { kind: 'degraded' }>): Promise<InputResult> {
+  const cause = outcome.error.cause instanceof Error ? outcome.error.cause : outcome.error;
+  const text = `[degraded: LLM ${outcome.reason} — ${cause.name}: ${cause.message.slice(0, 200)}]`;
+  return finishRun(ctx, 'degraded', text, {
+    messages: [{ round: ctx.round, kind: 'degraded', message: { role: 'assistant', content: text } }],
+    error: toLoopfleetError(outcome.error),
+    reason: 'degraded',
+  });
+}
+
+/**
+ * Any other failure (a hook threw, persisted state was corrupt …): `agent_error`, open calls closed so
+ * the history stays valid (I4), input `failed` with the error's code. Lease loss is not a failure of
+ * the input: it propagates so the worker stops touching the session.
+ */
+export async function failedResult(ctx: RunContext, thrown: unknown): Promise<InputResult> {
+  if (thrown instanceof LeaseLostError) throw thrown;
+  if (thrown instanceof CancelledError) return cancelledResult(ctx, thrown);
+  const error: LoopfleetError = toLoopfleetError(thrown);
+  emit(ctx, { type: 'agent_error', errorCode: error.code, errorType: thrown instanceof Error ? thrown.name : typeof thrown, message: error.message });
+  return finishRun(ctx, 'failed', '', { ...closingStep(ctx, '[skipped: the run failed]'), error, reason: 'error' });
+}

@@ -1,0 +1,81 @@
+import type { ToolCall } from '../messages.js';
+import type { LlmResponse } from '../ports/llm.js';
+import type { InputResult } from '../session-types.js';
+import { parseToolArguments } from '../tools/index.js';
+import { commitStep } from './commit-step.js';
+import { emit } from './emit.js';
+import { finishRun } from './finish-run.js';
+import { modelTurn } from './model-turn.js';
+import { replyTurn } from './reply-turn.js';
+import type { RunContext } from './run-context.js';
+import { runToolPhase } from './tool-phase.js';
+import { addUsage, usageRow } from './usage.js';
+
+export const TRUNCATION_NOTICE =
+  '[notice] Your previous output was truncated because it hit the output token limit. Split the work into smaller steps or shorter tool arguments.';
+
+/**
+ * One round: the model's reply, then either its tool calls (answered through the ledger) or the end
+ * of the run. Returns the result when the run ended, or null to go on with the next round.
+ */
+export async function runRound(ctx: RunContext): Promise<InputResult | null> {
+  emit(ctx, { type: 'round_started', roundIndex: ctx.round });
+  const turn = await modelTurn(ctx);
+  if (turn.kind === 'finished') return turn.result;
+  const { response, attempts } = turn;
+  addUsage(ctx, response.usage, attempts);
+  const calls = normaliseToolCalls(response.toolCalls, ctx);
+  emit(ctx, { type: 'round_tools_present', roundIndex: ctx.round, hasTools: calls.length > 0 });
+  if (calls.length === 0) return replyTurn(ctx, response, attempts);
+  return toolTurn(ctx, response, calls, attempts);
+}
+
+async function toolTurn(ctx: RunContext, response: LlmResponse, calls: ToolCall[], attempts: number): Promise<InputResult | null> {
+  const round = ctx.round;
+  await commitStep(ctx, {
+    messages: [{ round, message: { role: 'assistant', content: response.text, toolCalls: calls } }],
+    usageRounds: [usageRow(ctx, round, response, attempts)],
+    pending: {
+      assistantSeq: ctx.lastMessageSeq + 1,
+      round,
+      inputSeq: ctx.params.input.seq,
+      toolCalls: calls,
+      unresolvedIds: calls.map((call) => call.id),
+      interactions: [],
+    },
+  });
+  ctx.emptyStreak = 0;
+  const phase = await runToolPhase(ctx, calls, round);
+  if (phase.kind === 'waiting') return finishRun(ctx, 'waiting_for_input', response.text, { reason: 'waiting_for_input', rounds: round + 1 });
+  if (phase.kind === 'break') return finishRun(ctx, 'completed', response.text, { reason: phase.reason, rounds: round + 1 });
+  // Truncated arguments are never repaired (they would write half files); the model is told instead,
+  // after ALL the round's tool results so no message sits between a call and its result.
+  const truncated = response.finishReason === 'length' && calls.some((call) => !parseToolArguments(call.arguments).ok);
+  if (truncated) await commitStep(ctx, { messages: [{ round, kind: 'notice', message: { role: 'user', content: TRUNCATION_NOTICE } }] });
+  await endRound(ctx, true, response.text);
+  return null;
+}
+
+/** Closes a round: `round.end` hook, `round_completed`, next index. */
+export async function endRound(ctx: RunContext, hasTools: boolean, responseText: string): Promise<void> {
+  if (ctx.deps.hooks.handles('round.end')) await ctx.deps.hooks.run('round.end', { roundIndex: ctx.round, hasTools, responseText });
+  emit(ctx, { type: 'round_completed', roundIndex: ctx.round, hasTools });
+  ctx.round += 1;
+}
+
+/**
+ * Every call gets a non-empty id unique within the session's window (some endpoints omit ids or
+ * reuse `call_0` every turn; the ledger and the tool-result pairing both key on it).
+ */
+function normaliseToolCalls(calls: readonly ToolCall[], ctx: RunContext): ToolCall[] {
+  const seen = new Set<string>();
+  for (const row of ctx.window) {
+    if (row.message.role === 'assistant') for (const call of row.message.toolCalls ?? []) seen.add(call.id);
+  }
+  return calls.map((call, index) => {
+    let id = call.id.trim() === '' ? `call_${ctx.params.input.seq}_${ctx.round}_${index}` : call.id;
+    if (seen.has(id)) id = `${id}_${ctx.params.input.seq}_${ctx.round}_${index}`;
+    seen.add(id);
+    return { ...call, id };
+  });
+}

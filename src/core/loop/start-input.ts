@@ -1,0 +1,61 @@
+import { InputInvalidError, SessionPendingError } from '../errors/index.js';
+import { sendContent } from '../input-payload.js';
+import type { UserMessage } from '../messages.js';
+import type { InputResult } from '../session-types.js';
+import { closeOpenCalls } from './close-open-calls.js';
+import { commitStep } from './commit-step.js';
+import { finishRun } from './finish-run.js';
+import { narrowPending, toolResultMessage, unresolvedCalls } from './pending-results.js';
+import { failedResult } from './run-outcomes.js';
+import type { RunContext } from './run-context.js';
+
+/**
+ * Makes the input part of the conversation, once: a `send` or `timer` appends its user message; a
+ * `resume` answers a question (`submit`) or closes every open call (`abortPending`). Idempotent
+ * across a takeover: a step this input already committed is found in the window and not repeated.
+ * Returns a result when the input ends here.
+ */
+export async function startInput(ctx: RunContext): Promise<InputResult | null> {
+  if (ctx.payloadError !== undefined) return failedResult(ctx, ctx.payloadError);
+  const seq = ctx.params.input.seq;
+  const started = ctx.window.some((row) => row.inputSeq === seq);
+  const parsed = ctx.parsed;
+  if (parsed.kind === 'resume') return startResume(ctx, started);
+  if (ctx.pending !== null && ctx.pending.inputSeq !== seq && ctx.pending.interactions.length > 0) {
+    const waiting = ctx.pending.interactions.map((entry) => entry.interactionId).join(', ');
+    return failedResult(
+      ctx,
+      new SessionPendingError(`the session is waiting for an answer to ${waiting}; answer it with submitInput, or close it with abortPending, before sending`),
+    );
+  }
+  if (started) return null;
+  const message: UserMessage =
+    parsed.kind === 'send'
+      ? { role: 'user', ...sendContent(parsed.payload) }
+      : { role: 'user', content: `<timer id="${parsed.payload.timerId}" firing="${parsed.payload.fireCount}">\n${parsed.payload.note}\n</timer>` };
+  await commitStep(ctx, { messages: [{ round: null, message }] });
+  return null;
+}
+
+async function startResume(ctx: RunContext, started: boolean): Promise<InputResult | null> {
+  if (ctx.parsed.kind !== 'resume') return null;
+  const { submit, abortPending } = ctx.parsed.payload;
+  if (abortPending !== undefined) {
+    const pending = ctx.pending;
+    if (pending !== null) await closeOpenCalls(ctx, unresolvedCalls(pending), `<aborted: ${abortPending.reason}>`, pending.round);
+    return finishRun(ctx, 'completed', '', { reason: 'aborted_pending', rounds: 0 });
+  }
+  if (submit === undefined || started) return null;
+  const interaction = ctx.pending?.interactions.find((entry) => entry.interactionId === submit.interactionId);
+  if (interaction === undefined || ctx.pending === null) {
+    return failedResult(ctx, new InputInvalidError(`no question with interaction id ${submit.interactionId} is waiting for an answer`));
+  }
+  const call = ctx.pending.toolCalls.find((entry) => entry.id === interaction.toolCallId)!;
+  const content = typeof submit.value === 'string' ? submit.value : JSON.stringify(submit.value ?? null);
+  await commitStep(ctx, {
+    messages: [{ round: ctx.pending.round, message: toolResultMessage(call, content, false) }],
+    pending: narrowPending(ctx.pending, [call.id]),
+  });
+  if (ctx.pending !== null && ctx.pending.interactions.length > 0) return finishRun(ctx, 'waiting_for_input', '', { reason: 'waiting_for_input', rounds: 0 });
+  return null;
+}

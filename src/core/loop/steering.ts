@@ -1,0 +1,44 @@
+import { contentText } from '../messages.js';
+import { parseInputPayload, sendContent } from '../input-payload.js';
+import type { InputRecord } from '../session-types.js';
+import { commitStep, type StepMessageInput } from './commit-step.js';
+import { emit } from './emit.js';
+import type { RunContext } from './run-context.js';
+
+export interface SteeringCheck {
+  /** Inputs that arrived in `steer` mode (or timer firings) and wait to join this run. */
+  steerable: InputRecord[];
+  /** An `interrupt` input is waiting: the run stops at this safe point. */
+  interrupt: boolean;
+}
+
+/** Inputs accepted after the running one that affect it now (DESIGN.md §4.4, §4.6). */
+export async function checkSteering(ctx: RunContext): Promise<SteeringCheck> {
+  const later = await ctx.deps.store.listInputs(ctx.params.sessionId, { status: 'pending', afterSeq: ctx.params.input.seq, limit: 100 });
+  return {
+    steerable: later.filter((input) => input.mode === 'steer' || input.kind === 'timer'),
+    interrupt: later.some((input) => input.mode === 'interrupt'),
+  };
+}
+
+/**
+ * Appends the steerable inputs to this run's conversation (power-loop follow-up semantics) and hands
+ * them to this run in the same step, so they are delivered exactly once. Returns how many joined.
+ */
+export async function applySteering(ctx: RunContext, steerable: InputRecord[], round: number): Promise<number> {
+  if (steerable.length === 0) return 0;
+  const messages: StepMessageInput[] = steerable.map((input) => ({ round, message: { role: 'user', content: renderSteer(input) } }));
+  await commitStep(ctx, { messages, steer: { seqs: steerable.map((input) => input.seq) } });
+  emit(ctx, { type: 'steer_applied', inputSeqs: steerable.map((input) => input.seq), roundIndex: round });
+  return steerable.length;
+}
+
+/** Steering text is wrapped so the model can tell it arrived mid-task; a timer says it is one. */
+function renderSteer(input: InputRecord): string {
+  const parsed = parseInputPayload(input.kind, input.payload);
+  if (parsed.kind === 'timer') {
+    return `<timer id="${parsed.payload.timerId}" firing="${parsed.payload.fireCount}">\n${parsed.payload.note}\n</timer>`;
+  }
+  if (parsed.kind === 'send') return `<follow_up>\n${contentText(sendContent(parsed.payload).content)}\n</follow_up>`;
+  return '<follow_up>\n(resume)\n</follow_up>';
+}

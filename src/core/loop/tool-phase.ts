@@ -1,0 +1,172 @@
+import { CancelledError } from '../errors/index.js';
+import type { ToolCall } from '../messages.js';
+import { parseToolArguments, REQUEST_USER_INPUT, runToolBatch, type ToolOutcome } from '../tools/index.js';
+import { closeOpenCalls } from './close-open-calls.js';
+import { commitStep } from './commit-step.js';
+import { emit } from './emit.js';
+import { ledgerWrite, narrowPending, toolResultMessage } from './pending-results.js';
+import type { RunContext } from './run-context.js';
+import { askUser } from './ask-user.js';
+
+export type ToolPhaseResult = { kind: 'done' } | { kind: 'waiting' } | { kind: 'break'; reason: string };
+
+const IN_DOUBT_FAIL =
+  'Error: this tool call was interrupted by a worker failure and its outcome is unknown. It may or may not have taken effect; check before repeating it.';
+
+/**
+ * Answers the open tool calls of a round, in model order, through the ledger: each call is recorded
+ * `started` before it runs and its result is committed with the ledger's end status and the narrowed
+ * pending state in one step. Hooks may skip calls or stop the batch; whatever is left unanswered is
+ * closed with a synthetic result before returning.
+ */
+export async function runToolPhase(ctx: RunContext, calls: ToolCall[], round: number): Promise<ToolPhaseResult> {
+  const { hooks } = ctx.deps;
+  if (hooks.handles('round.decide')) {
+    const decide = { roundIndex: round, toolCalls: calls, assistantText: '', output: '[skipped by round_decide hook]' };
+    const directive = await hooks.run('round.decide', decide);
+    if (directive === 'skip') return closeAll(ctx, calls, decide.output, round, { kind: 'done' });
+    if (directive === 'break') return closeAll(ctx, calls, '[skipped: round_decide hook stopped the run]', round, { kind: 'break', reason: 'hook_break' });
+  }
+  const ask = calls.find((call) => call.name === REQUEST_USER_INPUT && ctx.tools.has(REQUEST_USER_INPUT));
+  if (ask !== undefined) {
+    if (await askUser(ctx, calls, ask, round)) return { kind: 'waiting' };
+    calls = calls.filter((call) => call !== ask);
+  }
+  if (hooks.handles('tools.batch.before')) {
+    const batch = { roundIndex: round, toolCalls: calls, output: '[skipped by batch hook]' };
+    if ((await hooks.run('tools.batch.before', batch)) === 'skip') return closeAll(ctx, calls, batch.output, round, { kind: 'done' });
+  }
+  const result = await executeCalls(ctx, calls, round);
+  if (hooks.handles('tools.batch.after')) await hooks.run('tools.batch.after', { roundIndex: round, toolCalls: calls });
+  return result;
+}
+
+async function closeAll(ctx: RunContext, calls: ToolCall[], content: string, round: number, result: ToolPhaseResult): Promise<ToolPhaseResult> {
+  await closeOpenCalls(ctx, calls, content, round);
+  return result;
+}
+
+/** tool.before for every call first (in order), in-doubt resolution, then the batch itself. */
+async function executeCalls(ctx: RunContext, calls: ToolCall[], round: number): Promise<ToolPhaseResult> {
+  const runnable: ToolCall[] = [];
+  for (const call of calls) {
+    const prepared = await beforeCall(ctx, call, round);
+    if (prepared !== null) runnable.push(prepared);
+  }
+  const flusher = new ResultFlusher(ctx, runnable, round);
+  try {
+    await runToolBatch(ctx.tools, runnable, {
+      sessionId: ctx.params.sessionId,
+      signal: ctx.params.signal,
+      clock: ctx.deps.clock,
+      maxResultChars: ctx.profile.maxToolResultChars,
+      concurrency: ctx.profile.toolConcurrency,
+      onStart: (call) => startCall(ctx, call, round),
+      onFinish: (outcome) => flusher.finished(outcome),
+    });
+  } catch (error) {
+    if (!(error instanceof BatchStopped)) throw error;
+    const open = runnable.filter((call) => ctx.pending?.unresolvedIds.includes(call.id) === true);
+    await closeOpenCalls(ctx, open, '[skipped: tool.after hook stopped the batch]', round);
+  }
+  return { kind: 'done' };
+}
+
+/** Returns the call to run (arguments possibly rewritten), or null when it was answered here. */
+async function beforeCall(ctx: RunContext, call: ToolCall, round: number): Promise<ToolCall | null> {
+  const doubt = ctx.inDoubt.get(call.id);
+  if (doubt !== undefined) {
+    const policy = ctx.tools.get(call.name)?.policy ?? 'fail';
+    emit(ctx, { type: 'tool_call_in_doubt', name: call.name, toolCallId: call.id, policy });
+    ctx.inDoubt.delete(call.id);
+    if (policy === 'fail') {
+      await commitResult(ctx, call, round, IN_DOUBT_FAIL, true, ledgerWrite(ctx, call, round, 'in_doubt'));
+      return null;
+    }
+  }
+  if (!ctx.deps.hooks.handles('tool.before')) return call;
+  const parsed = parseToolArguments(call.arguments);
+  const before = { roundIndex: round, toolCall: call, toolArgs: parsed.ok ? parsed.args : null, output: '[skipped by hook]' };
+  if ((await ctx.deps.hooks.run('tool.before', before)) === 'skip') {
+    await commitResult(ctx, call, round, before.output, false, ledgerWrite(ctx, call, round, 'aborted'));
+    return null;
+  }
+  // Handlers may replace or edit the arguments object; what they leave is what runs.
+  return before.toolArgs === null ? call : { ...call, arguments: JSON.stringify(before.toolArgs) };
+}
+
+async function startCall(ctx: RunContext, call: ToolCall, round: number): Promise<void> {
+  await commitStep(ctx, { toolCalls: [ledgerWrite(ctx, call, round, 'started')] });
+  emit(ctx, { type: 'tool_call_started', name: call.name, toolCallId: call.id, toolInput: parsedOrRaw(call), attempt: 1 });
+}
+
+export async function commitResult(
+  ctx: RunContext,
+  call: ToolCall,
+  round: number,
+  content: string,
+  failed: boolean,
+  ledger: ReturnType<typeof ledgerWrite>,
+): Promise<void> {
+  await commitStep(ctx, {
+    messages: [{ round, message: toolResultMessage(call, content, failed) }],
+    toolCalls: [ledger],
+    pending: narrowPending(ctx.pending, [call.id]),
+  });
+}
+
+class BatchStopped extends CancelledError {}
+
+/**
+ * Tool results reach the history in model order even when parallel calls finish out of order: each
+ * outcome waits until every earlier call's result is committed.
+ */
+class ResultFlusher {
+  readonly #outcomes = new Map<string, ToolOutcome>();
+  #next = 0;
+  #stopped = false;
+
+  constructor(
+    private readonly ctx: RunContext,
+    private readonly calls: ToolCall[],
+    private readonly round: number,
+  ) {}
+
+  async finished(outcome: ToolOutcome): Promise<void> {
+    if (this.#stopped) return;
+    this.#outcomes.set(outcome.toolCallId, outcome);
+    while (this.#next < this.calls.length) {
+      const call = this.calls[this.#next]!;
+      const ready = this.#outcomes.get(call.id);
+      if (ready === undefined) return;
+      this.#next += 1;
+      if (await this.#record(call, ready)) {
+        this.#stopped = true;
+        throw new BatchStopped('tool.after hook stopped the batch');
+      }
+    }
+  }
+
+  /** Commits one result; true when a tool.after hook asked to stop the batch. */
+  async #record(call: ToolCall, outcome: ToolOutcome): Promise<boolean> {
+    const { ctx, round } = this;
+    const after = { roundIndex: round, toolCall: call, output: outcome.content, failed: outcome.failed };
+    const directive = ctx.deps.hooks.handles('tool.after') ? await ctx.deps.hooks.run('tool.after', after) : 'continue';
+    const status = after.failed ? 'failed' : 'completed';
+    await commitResult(ctx, call, round, after.output, after.failed, ledgerWrite(ctx, call, round, status, {
+      args: outcome.args ?? undefined,
+      errorCode: outcome.errorCode,
+      durationMs: outcome.durationMs,
+    }));
+    // Rejected calls (unknown tool, invalid arguments) are not dispatches (power-loop §1).
+    if (outcome.errorCode !== 'tool.not_found' && outcome.errorCode !== 'tool.invalid_args') ctx.toolCalls += 1;
+    if (after.failed) emit(ctx, { type: 'tool_call_failed', name: call.name, toolCallId: call.id, toolInput: outcome.args, output: after.output, errorCode: outcome.errorCode });
+    emit(ctx, { type: 'tool_call_completed', name: call.name, toolCallId: call.id, toolInput: outcome.args, output: after.output, failed: after.failed, durationMs: outcome.durationMs });
+    return directive === 'break';
+  }
+}
+
+function parsedOrRaw(call: ToolCall): unknown {
+  const parsed = parseToolArguments(call.arguments);
+  return parsed.ok ? parsed.args : call.arguments;
+}

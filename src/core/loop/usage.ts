@@ -1,0 +1,31 @@
+import type { LlmResponse, LlmUsage } from '../ports/llm.js';
+import type { UsageRoundWrite } from '../ports/session-store.js';
+import { emit } from './emit.js';
+import type { RunContext } from './run-context.js';
+
+/** Adds one call's usage to the input's total (`llmCalls` counts every attempt, retries included). */
+export function addUsage(ctx: RunContext, usage: LlmUsage, attempts: number): void {
+  ctx.usage.promptTokens += usage.promptTokens;
+  ctx.usage.completionTokens += usage.completionTokens;
+  ctx.usage.cachedTokens += usage.cachedTokens;
+  ctx.usage.reasoningTokens += usage.reasoningTokens;
+  ctx.usage.totalTokens += usage.totalTokens;
+  ctx.usage.llmCalls += attempts;
+  emit(ctx, { type: 'usage_updated', roundIndex: ctx.round, usage });
+}
+
+/** The usage row of one round; rewriting the same round after a takeover replaces it. */
+export function usageRow(ctx: RunContext, round: number, response: LlmResponse, attempts: number): UsageRoundWrite {
+  return {
+    inputSeq: ctx.params.input.seq,
+    round,
+    provider: response.provider,
+    model: response.model,
+    llmCalls: attempts,
+    promptTokens: response.usage.promptTokens,
+    completionTokens: response.usage.completionTokens,
+    cachedTokens: response.usage.cachedTokens,
+    reasoningTokens: response.usage.reasoningTokens,
+    totalTokens: response.usage.totalTokens,
+  };
+}

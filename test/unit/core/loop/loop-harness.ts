@@ -1,0 +1,83 @@
+import { resolveAgentProfile, type AgentProfile } from '../../../../src/core/agent-profile.js';
+import { HookRegistry } from '../../../../src/core/hooks/index.js';
+import { runInput } from '../../../../src/core/loop/run-input.js';
+import type { LoopDeps } from '../../../../src/core/loop/run-context.js';
+import type { Message } from '../../../../src/core/messages.js';
+import type { Clock } from '../../../../src/core/ports/clock.js';
+import type { Llm } from '../../../../src/core/ports/llm.js';
+import type { SessionStore } from '../../../../src/core/ports/session-store.js';
+import { resolveRetryPolicy } from '../../../../src/core/retry/index.js';
+import type { InputKind, InputMode, InputResult } from '../../../../src/core/session-types.js';
+import { ToolRegistry, type AnyToolDefinition } from '../../../../src/core/tools/index.js';
+import { CollectingSink } from '../../../support/fakes/collecting-sink.js';
+import { InMemorySessionStore } from '../../../support/fakes/in-memory-session-store.js';
+
+/** A clock whose sleeps resolve at once (retry backoff in unit tests costs nothing). */
+export const instantClock: Clock = {
+  now: () => Date.now(),
+  sleep: async (_ms, signal) => {
+    if (signal?.aborted === true) throw signal.reason;
+  },
+};
+
+export interface HarnessOptions {
+  llm: Llm;
+  tools?: AnyToolDefinition[];
+  profile?: Partial<AgentProfile>;
+  store?: SessionStore;
+  sessionId?: string;
+  clock?: Clock;
+}
+
+/** Everything a loop test needs: ports wired to fakes, and helpers to add and run inputs. */
+export class LoopHarness {
+  readonly store: SessionStore;
+  readonly sink = new CollectingSink();
+  readonly hooks = new HookRegistry();
+  readonly sessionId: string;
+  readonly deps: LoopDeps;
+  readonly observerErrors: unknown[] = [];
+
+  constructor(options: HarnessOptions) {
+    this.store = options.store ?? new InMemorySessionStore();
+    this.sessionId = options.sessionId ?? 's1';
+    this.deps = {
+      store: this.store,
+      llm: options.llm,
+      tools: ToolRegistry.from(options.tools ?? []),
+      hooks: this.hooks,
+      sink: this.sink,
+      clock: options.clock ?? instantClock,
+      profile: resolveAgentProfile(options.profile),
+      retryPolicy: resolveRetryPolicy({ maxAttempts: 3, initialDelayMs: 1, maxDelayMs: 2, totalTimeoutMs: null }),
+      onObserverError: (error) => this.observerErrors.push(error),
+      random: () => 0.5,
+    };
+  }
+
+  async add(kind: InputKind, payload: Record<string, unknown>, mode: InputMode = 'queue', inputId?: string): Promise<number> {
+    const accepted = await this.store.acceptInput({ sessionId: this.sessionId, kind, mode, payload, maxBytes: 1 << 20, ...(inputId ? { inputId } : {}) });
+    return accepted.seq;
+  }
+
+  send(text: string, options?: Record<string, unknown>, mode: InputMode = 'queue'): Promise<number> {
+    return this.add('send', options === undefined ? { input: text } : { input: text, options }, mode);
+  }
+
+  /** Takes the lease, claims the next input and runs it; returns null when nothing is pending. */
+  async runNext(signal: AbortSignal = new AbortController().signal): Promise<InputResult | null> {
+    const lease = await this.store.acquireLease({ sessionId: this.sessionId, owner: 'test', ttlMs: 60_000 });
+    if (!lease.acquired) throw new Error('lease busy');
+    try {
+      const claimed = await this.store.claimNextInput({ sessionId: this.sessionId, leaseToken: lease.token });
+      if (claimed === null) return null;
+      return await runInput(this.deps, { sessionId: this.sessionId, leaseToken: lease.token, input: claimed.input, resumed: claimed.resumed, signal });
+    } finally {
+      await this.store.releaseLease({ sessionId: this.sessionId, token: lease.token });
+    }
+  }
+
+  async history(includeCompacted = false): Promise<Message[]> {
+    return (await this.store.loadHistory(this.sessionId, { includeCompacted })).map((row) => row.message);
+  }
+}
