@@ -16,6 +16,7 @@ export function configSummary(config: ResolvedConfig): Record<string, unknown> {
       openai: endpointSummary(config.llm.openai),
       anthropic: endpointSummary(config.llm.anthropic),
       requestTimeoutMs: config.llm.requestTimeoutMs,
+      fallback: config.llm.fallback.map((pair) => `${pair.provider}:${pair.model}`),
     },
     worker: { ...config.worker },
     metrics: { ...config.metrics },

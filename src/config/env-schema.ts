@@ -60,6 +60,7 @@ const providerSchema = z
     LLM_PROVIDER: envVariable<LlmProviderName | null>(null, oneOf(LLM_PROVIDERS)),
     OPENAI_API_KEY: secret,
     ANTHROPIC_API_KEY: secret,
+    LLM_FALLBACK: envVariable<string | null>(null, text),
   })
   .transform((env, ctx) => {
     const provider = env.LLM_PROVIDER ?? inferProvider(env.OPENAI_API_KEY, env.ANTHROPIC_API_KEY);
@@ -72,8 +73,38 @@ const providerSchema = z
       });
       return z.NEVER;
     }
-    return { ...env, LLM_PROVIDER: provider };
+    const fallback = parseFallback(env.LLM_FALLBACK, env, ctx);
+    return { ...env, LLM_PROVIDER: provider, LLM_FALLBACK: fallback };
   });
+
+/**
+ * `LLM_FALLBACK`: comma-separated `provider:model` pairs tried after the primary, in order, e.g.
+ * `anthropic:claude-sonnet-4-5,openai:gpt-4o-mini`. Each hosted provider needs its key.
+ */
+function parseFallback(
+  value: string | null,
+  keys: { OPENAI_API_KEY: string | null; ANTHROPIC_API_KEY: string | null },
+  ctx: z.RefinementCtx,
+): { provider: LlmProviderName; model: string }[] {
+  if (value === null) return [];
+  const pairs: { provider: LlmProviderName; model: string }[] = [];
+  for (const entry of value.split(',').map((part) => part.trim()).filter((part) => part !== '')) {
+    const separator = entry.indexOf(':');
+    const provider = entry.slice(0, separator) as LlmProviderName;
+    const model = entry.slice(separator + 1);
+    if (separator <= 0 || model === '' || !LLM_PROVIDERS.includes(provider)) {
+      ctx.addIssue({ code: 'custom', path: ['LLM_FALLBACK'], message: `"${entry}" is not provider:model with provider one of ${LLM_PROVIDERS.join(', ')}` });
+      continue;
+    }
+    const keyVariable = API_KEY_VARIABLE[provider];
+    if (keyVariable !== null && keys[keyVariable] === null) {
+      ctx.addIssue({ code: 'custom', path: ['LLM_FALLBACK'], message: `"${entry}" needs ${keyVariable}` });
+      continue;
+    }
+    pairs.push({ provider, model });
+  }
+  return pairs;
+}
 
 function inferProvider(openaiKey: string | null, anthropicKey: string | null): LlmProviderName {
   if (openaiKey !== null) return 'openai';

@@ -34,6 +34,7 @@ function toResolvedConfig(env: ParsedEnv): ResolvedConfig {
       openai: { apiKey: env.OPENAI_API_KEY, baseUrl: env.OPENAI_BASE_URL },
       anthropic: { apiKey: env.ANTHROPIC_API_KEY, baseUrl: env.ANTHROPIC_BASE_URL },
       requestTimeoutMs: env.LLM_REQUEST_TIMEOUT_MS,
+      fallback: env.LLM_FALLBACK,
     },
     worker: {
       concurrency: env.WORKER_CONCURRENCY,

@@ -30,8 +30,17 @@ export interface LlmConfig {
   openai: ProviderEndpointConfig;
   /** Anthropic settings; used when `provider` is `anthropic`. */
   anthropic: ProviderEndpointConfig;
-  /** `LLM_REQUEST_TIMEOUT_MS`: limit for one LLM request, in milliseconds. Default 120000. */
+  /**
+   * `LLM_REQUEST_TIMEOUT_MS`: how long one LLM call may wait for the response to begin, and the longest
+   * pause between two streamed chunks (a stalled stream fails as retryable), in milliseconds. The
+   * whole call is bounded by the retry policy's total deadline. Default 120000.
+   */
   requestTimeoutMs: number;
+  /**
+   * `LLM_FALLBACK`: `provider:model` pairs that serve calls when the primary is unavailable, in order
+   * (comma-separated). Default: none.
+   */
+  fallback: { provider: LlmProviderName; model: string }[];
 }
 
 /** How a worker process takes and runs jobs. */

@@ -31,6 +31,8 @@ export interface ScriptedLlmOptions {
   /** What to do when the script runs out: `error` (tests) or `echo` the last user message (offline demo). */
   whenExhausted?: 'error' | 'echo';
   clock?: Clock;
+  /** Keep every request in `requests` (tests). Default true; a long-running worker turns it off. */
+  recordRequests?: boolean;
 }
 
 /**
@@ -45,12 +47,15 @@ export class ScriptedLlm implements Llm {
   readonly #script: ScriptStep[];
   readonly #whenExhausted: 'error' | 'echo';
   readonly #clock: Clock;
+  readonly #record: boolean;
+  #calls = 0;
 
   constructor(script: ScriptStep[] = [], options: ScriptedLlmOptions = {}) {
     this.#script = [...script];
     this.model = options.model ?? 'scripted';
     this.#whenExhausted = options.whenExhausted ?? 'error';
     this.#clock = options.clock ?? systemClock;
+    this.#record = options.recordRequests ?? true;
   }
 
   /** Appends more steps (e.g. after inspecting what the loop did so far). */
@@ -63,8 +68,8 @@ export class ScriptedLlm implements Llm {
   }
 
   async complete(request: LlmRequest, options: LlmCallOptions): Promise<LlmResponse> {
-    const call = this.requests.length;
-    this.requests.push(structuredClone(request));
+    const call = this.#calls++;
+    if (this.#record) this.requests.push(structuredClone(request));
     const step = this.#next(request, call);
     if ('error' in step) {
       for (const chunk of step.chunksBefore ?? []) options.handlers?.onTextDelta?.(chunk);

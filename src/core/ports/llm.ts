@@ -54,10 +54,23 @@ export interface LlmResponse {
   provider: string;
 }
 
+/** A fallback provider took over a call (see `FallbackLlm`). */
+export interface LlmFallbackInfo {
+  /** `provider:model` that failed. */
+  from: string;
+  /** `provider:model` that serves the call now. */
+  to: string;
+  /** Why: `non_retryable` (e.g. 401, 404) or `unavailable` (repeated 429/5xx/connection errors). */
+  reason: 'non_retryable' | 'unavailable';
+  errorMessage: string;
+}
+
 /** Callbacks for streamed output; called in order, before `complete` resolves. */
 export interface LlmStreamHandlers {
   onTextDelta?(text: string): void;
   onThinkingDelta?(text: string): void;
+  /** Called when a fallback provider takes over; text streamed before it must be dropped. */
+  onFallback?(info: LlmFallbackInfo): void;
 }
 
 export interface LlmCallOptions {

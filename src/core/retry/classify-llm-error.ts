@@ -88,9 +88,16 @@ function isConnectionError(error: unknown): boolean {
     seen.add(current);
     if (typeof current.code === 'string' && CONNECTION_CODES.has(current.code)) return true;
     if (typeof current.name === 'string' && CONNECTION_NAMES.has(current.name)) return true;
+    // The OpenAI and Anthropic SDKs leave `name` as 'Error'; their classes are told apart by constructor.
+    if (CONNECTION_NAMES.has(constructorName(current))) return true;
     current = current.cause;
   }
   return false;
+}
+
+function constructorName(value: object): string {
+  const ctor = (value as { constructor?: { name?: unknown } }).constructor;
+  return typeof ctor?.name === 'string' ? ctor.name : '';
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -28,6 +28,7 @@ describe('loadConfig defaults', () => {
         openai: { apiKey: null, baseUrl: null },
         anthropic: { apiKey: null, baseUrl: null },
         requestTimeoutMs: 120_000,
+        fallback: [],
       },
       worker: { concurrency: 16, leaseTtlMs: 30_000, toolsModule: null, maxInputBytes: 1_048_576 },
       metrics: { port: 9464 },
@@ -84,6 +85,7 @@ describe('loadConfig with values set', () => {
       openai: { apiKey: null, baseUrl: 'http://localhost:8080/v1' },
       anthropic: { apiKey: ANTHROPIC_KEY, baseUrl: 'https://proxy.example/anthropic' },
       requestTimeoutMs: 5000,
+      fallback: [],
     });
     expect(config.worker).toEqual({ concurrency: 4, leaseTtlMs: 1000, toolsModule: './tools.js', maxInputBytes: 2048 });
     expect(config.metrics).toEqual({ port: 0 });
@@ -251,5 +253,20 @@ describe('configSummary', () => {
       metrics: config.metrics,
       log: config.log,
     });
+  });
+});
+
+describe('LLM_FALLBACK', () => {
+  it('parses provider:model pairs in order', () => {
+    const config = loadConfig({ OPENAI_API_KEY: 'sk-a', ANTHROPIC_API_KEY: 'sk-b', LLM_FALLBACK: 'anthropic:claude-x, openai:gpt-y' });
+    expect(config.llm.fallback).toEqual([
+      { provider: 'anthropic', model: 'claude-x' },
+      { provider: 'openai', model: 'gpt-y' },
+    ]);
+  });
+
+  it('rejects a malformed pair and a provider without its key, naming the variable', () => {
+    expect(() => loadConfig({ LLM_FALLBACK: 'nonsense' })).toThrowError(/LLM_FALLBACK: "nonsense" is not provider:model/);
+    expect(() => loadConfig({ LLM_FALLBACK: 'openai:gpt-4o-mini' })).toThrowError(/LLM_FALLBACK: "openai:gpt-4o-mini" needs OPENAI_API_KEY/);
   });
 });

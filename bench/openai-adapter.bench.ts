@@ -1,0 +1,98 @@
+/**
+ * What the OpenAI adapter costs on top of the SDK. The fake server streams one response of CHUNKS
+ * text deltas; each run times (a) the raw SDK iterating the stream and concatenating the deltas and
+ * (b) `OpenAiLlm.complete` with stream handlers over the same stream. After a warm-up of each, the
+ * two are timed in pairs, alternating which goes first; the medians are reported.
+ *
+ * Run: `npx tsx bench/openai-adapter.bench.ts` — prints the JSON and writes bench/results/openai-adapter.json.
+ */
+import { writeFile } from 'node:fs/promises';
+import OpenAI from 'openai';
+import { OpenAiLlm } from '../src/llm/openai/index.js';
+import { FakeOpenAiServer, textStream } from '../test/support/fake-openai-server.js';
+import { llmRequest } from '../test/support/fake-openai/llm-request.js';
+
+const CHUNKS = 2000;
+const RUNS = 7;
+const MODEL = 'gpt-4o-mini';
+
+/** Deltas of a few characters, like real token-sized chunks. */
+const parts = Array.from({ length: CHUNKS }, (_, index) => `tok${index % 10} `);
+const expectedText = parts.join('');
+
+async function rawSdkRun(client: OpenAI): Promise<number> {
+  const started = performance.now();
+  const stream = await client.chat.completions.create({
+    model: MODEL,
+    messages: [{ role: 'user', content: 'hi' }],
+    stream: true,
+    stream_options: { include_usage: true },
+  });
+  let text = '';
+  for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+  const elapsed = performance.now() - started;
+  if (text !== expectedText) throw new Error('raw SDK run: wrong text');
+  return elapsed;
+}
+
+async function adapterRun(llm: OpenAiLlm): Promise<number> {
+  let deltas = 0;
+  const started = performance.now();
+  const response = await llm.complete(llmRequest({ systemPrompt: null }), {
+    signal: new AbortController().signal,
+    handlers: { onTextDelta: () => (deltas += 1) },
+  });
+  const elapsed = performance.now() - started;
+  if (response.text !== expectedText || deltas !== CHUNKS) throw new Error('adapter run: wrong text');
+  return elapsed;
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+const round = (value: number, digits: number) => Number(value.toFixed(digits));
+
+async function main(): Promise<void> {
+  const server = new FakeOpenAiServer();
+  const { url, close } = await server.start();
+  try {
+    const client = new OpenAI({ apiKey: 'sk-bench', baseURL: url, maxRetries: 0, logLevel: 'off' });
+    const llm = new OpenAiLlm({ apiKey: 'sk-bench', baseUrl: url, model: MODEL, timeoutMs: 60_000 });
+    const raw: number[] = [];
+    const adapter: number[] = [];
+    for (let run = -1; run < RUNS; run += 1) {
+      server.enqueue(textStream(parts), textStream(parts));
+      // Alternate which goes first, so neither always pays for the other's garbage.
+      const rawFirst = run % 2 === 0;
+      const first = rawFirst ? await rawSdkRun(client) : await adapterRun(llm);
+      const second = rawFirst ? await adapterRun(llm) : await rawSdkRun(client);
+      const [rawMs, adapterMs] = rawFirst ? [first, second] : [second, first];
+      if (run >= 0) {
+        raw.push(rawMs);
+        adapter.push(adapterMs);
+      }
+    }
+    const rawMsMedian = median(raw);
+    const adapterMsMedian = median(adapter);
+    const result = {
+      name: 'openai-adapter',
+      chunks: CHUNKS,
+      runs: RUNS,
+      rawMsMedian: round(rawMsMedian, 2),
+      adapterMsMedian: round(adapterMsMedian, 2),
+      overheadPerChunkUs: round(((adapterMsMedian - rawMsMedian) * 1000) / CHUNKS, 3),
+      ratio: round(adapterMsMedian / rawMsMedian, 3),
+      node: process.version,
+      date: new Date().toISOString(),
+    };
+    const json = JSON.stringify(result, null, 2);
+    console.log(json);
+    await writeFile(new URL('./results/openai-adapter.json', import.meta.url), `${json}\n`);
+  } finally {
+    await close();
+  }
+}
+
+await main();

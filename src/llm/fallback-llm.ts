@@ -1,0 +1,106 @@
+import { CancelledError } from '../core/errors/index.js';
+import { systemClock, type Clock } from '../core/ports/clock.js';
+import type { Llm, LlmCallOptions, LlmFallbackInfo, LlmRequest, LlmResponse } from '../core/ports/llm.js';
+import { classifyLlmError } from '../core/retry/index.js';
+
+export interface FallbackOptions {
+  /** Consecutive retryable failures (429, 5xx, connection) after which a provider is skipped. Default 2. */
+  switchAfterFailures?: number;
+  /** How long a provider that failed is skipped before it is tried first again, in ms. Default 60000. */
+  cooldownMs?: number;
+  clock?: Clock;
+}
+
+interface TargetState {
+  llm: Llm;
+  label: string;
+  failures: number;
+  /** Skipped until this time (epoch ms); 0 = healthy. */
+  downUntil: number;
+}
+
+/**
+ * An ordered list of provider/model pairs that serves each call from the first healthy one (DESIGN.md
+ * §4.9, issue 4). A non-retryable failure (an expired key's 401, a 404 model) moves the call to the
+ * next provider at once; retryable failures (a 429 storm, 5xx) are left to the loop's retry policy
+ * until `switchAfterFailures` in a row, then the next provider serves. A provider that failed is
+ * skipped for `cooldownMs`, then tried first again. Every switch is reported through
+ * `handlers.onFallback`, so the loop can emit an event and drop partial text.
+ */
+export class FallbackLlm implements Llm {
+  readonly #targets: TargetState[];
+  readonly #switchAfter: number;
+  readonly #cooldownMs: number;
+  readonly #clock: Clock;
+
+  constructor(targets: readonly Llm[], options: FallbackOptions = {}) {
+    if (targets.length === 0) throw new TypeError('FallbackLlm needs at least one provider');
+    this.#targets = targets.map((llm) => ({ llm, label: `${llm.provider}:${llm.model}`, failures: 0, downUntil: 0 }));
+    this.#switchAfter = Math.max(1, options.switchAfterFailures ?? 2);
+    this.#cooldownMs = Math.max(0, options.cooldownMs ?? 60_000);
+    this.#clock = options.clock ?? systemClock;
+  }
+
+  get provider(): string {
+    return this.#current().llm.provider;
+  }
+
+  get model(): string {
+    return this.#current().llm.model;
+  }
+
+  /** The `provider:model` labels, in preference order. */
+  get labels(): string[] {
+    return this.#targets.map((target) => target.label);
+  }
+
+  async complete(request: LlmRequest, options: LlmCallOptions): Promise<LlmResponse> {
+    const order = this.#order();
+    let lastError: unknown;
+    for (let index = 0; index < order.length; index += 1) {
+      const target = order[index]!;
+      try {
+        // Each pair names its own model: an agent-level model override would be wrong for the others.
+        const response = await target.llm.complete({ ...request, model: target.llm.model }, options);
+        target.failures = 0;
+        target.downUntil = 0;
+        return response;
+      } catch (error) {
+        if (error instanceof CancelledError || options.signal.aborted) throw error;
+        lastError = error;
+        const reason = this.#recordFailure(target, error);
+        const next = order[index + 1];
+        if (reason === null || next === undefined) throw error;
+        const info: LlmFallbackInfo = { from: target.label, to: next.label, reason, errorMessage: errorMessage(error) };
+        options.handlers?.onFallback?.(info);
+      }
+    }
+    throw lastError;
+  }
+
+  /** Null when the loop's retry policy should retry this provider; otherwise why it is skipped. */
+  #recordFailure(target: TargetState, error: unknown): LlmFallbackInfo['reason'] | null {
+    const classification = classifyLlmError(error);
+    target.failures += 1;
+    if (classification.retryable && target.failures < this.#switchAfter) return null;
+    target.downUntil = this.#clock.now() + this.#cooldownMs;
+    target.failures = 0;
+    return classification.retryable ? 'unavailable' : 'non_retryable';
+  }
+
+  /** Healthy providers first, in configured order; then the ones cooling down, soonest back first. */
+  #order(): TargetState[] {
+    const now = this.#clock.now();
+    const healthy = this.#targets.filter((target) => target.downUntil <= now);
+    const down = this.#targets.filter((target) => target.downUntil > now).sort((a, b) => a.downUntil - b.downUntil);
+    return [...healthy, ...down];
+  }
+
+  #current(): TargetState {
+    return this.#order()[0]!;
+  }
+}
+
+function errorMessage(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).slice(0, 500);
+}

@@ -1,0 +1,151 @@
+/**
+ * The `Llm` port over OpenAI Chat Completions (DESIGN.md §4.9), streaming, through the official SDK.
+ * Works with any OpenAI-compatible endpoint given its base URL.
+ *
+ * One attempt per call: the SDK's retries are off (`maxRetries: 0`) because the loop's retry policy is
+ * the only one (STYLE.md 8); errors leave here classified for it (see `to-llm-error.ts`).
+ */
+import OpenAI from 'openai';
+import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
+import { ConfigInvalidError } from '../../core/errors/index.js';
+import { abortReason } from '../../core/ports/clock.js';
+import type { Llm, LlmCallOptions, LlmRequest, LlmResponse, LlmStreamHandlers } from '../../core/ports/llm.js';
+import { mapFinishReason } from './map-finish-reason.js';
+import { StreamAccumulator, type AccumulatedResponse } from './stream-accumulator.js';
+import { StreamGuard } from './stream-guard.js';
+import { toLlmError } from './to-llm-error.js';
+import { toOpenAiRequest, type MaxTokensParam } from './to-openai-request.js';
+
+/** OpenAI's own endpoint, used when no base URL is configured. */
+export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+
+/** Options of {@link OpenAiLlm}. */
+export interface OpenAiLlmOptions {
+  /** Sent as `Authorization: Bearer <apiKey>`. Required, non-empty. */
+  apiKey: string;
+  /**
+   * The API root including its version path (`https://api.openai.com/v1`, `http://localhost:8000/v1`);
+   * requests go to `<baseUrl>/chat/completions`. `null` for OpenAI's own endpoint.
+   */
+  baseUrl: string | null;
+  /** The model used when a request names none (`LlmRequest.model` is null). */
+  model: string;
+  /**
+   * Milliseconds. Limits the wait for the response to begin (the SDK's timeout) and each pause between
+   * two streamed chunks (a stalled stream). A positive integer.
+   */
+  timeoutMs: number;
+  /** The `fetch` the SDK uses; default the global one. For proxies and instrumentation. */
+  fetch?: typeof fetch;
+  /** Which field carries `LlmRequest.maxTokens`; default `max_tokens` (see {@link MaxTokensParam}). */
+  maxTokensParam?: MaxTokensParam;
+}
+
+/** An `Llm` backed by the OpenAI Chat Completions API. */
+export class OpenAiLlm implements Llm {
+  readonly provider = 'openai';
+  readonly model: string;
+  readonly #client: OpenAI;
+  readonly #timeoutMs: number;
+  readonly #maxTokensParam: MaxTokensParam;
+
+  constructor(options: OpenAiLlmOptions) {
+    checkOptions(options);
+    this.model = options.model;
+    this.#timeoutMs = options.timeoutMs;
+    this.#maxTokensParam = options.maxTokensParam ?? 'max_tokens';
+    this.#client = new OpenAI({
+      apiKey: options.apiKey,
+      // Everything explicit: the SDK would otherwise read OPENAI_BASE_URL, OPENAI_ORG_ID,
+      // OPENAI_PROJECT and OPENAI_LOG from the environment behind the resolved config's back.
+      baseURL: options.baseUrl ?? OPENAI_DEFAULT_BASE_URL,
+      organization: null,
+      project: null,
+      maxRetries: 0,
+      timeout: options.timeoutMs,
+      // Failures are thrown, not logged: the SDK logs to the console, past pino and its redaction of
+      // message contents (it prints an unparseable chunk verbatim).
+      logLevel: 'off',
+      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+    });
+  }
+
+  /**
+   * Streams one completion. Handlers are called in order as deltas arrive, before this resolves.
+   * Rejects with the caller's `CancelledError` when `signal` aborts, and otherwise with an error the
+   * retry policy can classify — also when text was already streamed (the loop discards it).
+   */
+  async complete(request: LlmRequest, options: LlmCallOptions): Promise<LlmResponse> {
+    const { signal } = options;
+    if (signal.aborted) throw abortReason(signal);
+    const params = toOpenAiRequest(request, { defaultModel: this.model, maxTokensParam: this.#maxTokensParam });
+    const guard = new StreamGuard(signal, this.#timeoutMs);
+    let completed = false;
+    try {
+      const result = await this.#stream(params, guard, signal, options.handlers);
+      completed = true;
+      return {
+        text: result.text,
+        thinking: result.thinking,
+        toolCalls: result.toolCalls,
+        finishReason: mapFinishReason(result.rawFinishReason),
+        rawFinishReason: result.rawFinishReason,
+        usage: result.usage,
+        model: result.model ?? params.model,
+        provider: this.provider,
+      };
+    } finally {
+      guard.dispose(completed);
+    }
+  }
+
+  async #stream(
+    params: ChatCompletionCreateParamsStreaming,
+    guard: StreamGuard,
+    signal: AbortSignal,
+    handlers: LlmStreamHandlers | undefined,
+  ): Promise<AccumulatedResponse> {
+    const failed = (error: unknown) => toLlmError(error, { signal, stalled: guard.stalled, idleTimeoutMs: this.#timeoutMs });
+    let stream: AsyncIterable<ChatCompletionChunk>;
+    try {
+      stream = await this.#client.chat.completions.create(params, { signal: guard.signal });
+    } catch (error) {
+      throw failed(error);
+    }
+    guard.watchIdle();
+    const accumulator = new StreamAccumulator(handlers);
+    const iterator = stream[Symbol.asyncIterator]();
+    let done = false;
+    try {
+      while (!done) {
+        let next: IteratorResult<ChatCompletionChunk>;
+        try {
+          next = await iterator.next();
+        } catch (error) {
+          throw failed(error);
+        }
+        done = next.done === true;
+        if (done) break;
+        guard.touch();
+        accumulator.push(next.value);
+        // A handler may have aborted the call (cancel on the first delta): stop reading at once.
+        if (signal.aborted) throw abortReason(signal);
+      }
+    } finally {
+      // Leaving early (an error, a throwing handler): let the SDK close the response body.
+      if (!done) void iterator.return?.().catch(() => undefined);
+    }
+    // The SDK ends the iteration quietly, without an error, when its request is aborted.
+    if (signal.aborted || guard.stalled) throw failed(new Error('the stream was aborted'));
+    return accumulator.finish();
+  }
+}
+
+function checkOptions(options: OpenAiLlmOptions): void {
+  const problems: string[] = [];
+  if (typeof options.apiKey !== 'string' || options.apiKey === '') problems.push('apiKey must be a non-empty string');
+  if (typeof options.model !== 'string' || options.model === '') problems.push('model must be a non-empty string');
+  if (!Number.isSafeInteger(options.timeoutMs) || options.timeoutMs <= 0) problems.push(`timeoutMs must be a positive integer (got ${String(options.timeoutMs)})`);
+  if (options.baseUrl !== null && !URL.canParse(options.baseUrl)) problems.push('baseUrl must be an absolute URL or null');
+  if (problems.length > 0) throw new ConfigInvalidError(`invalid OpenAI adapter options: ${problems.join('; ')}`, { details: { problems } });
+}

@@ -1,0 +1,47 @@
+/**
+ * What a failed OpenAI call throws, decided once at the adapter's catch (STYLE.md 6). The loop's retry
+ * policy (`classifyLlmError`, `retryAfterMs`) reads the result:
+ * - the caller aborted → the caller's `CancelledError` (`abortReason`), never the SDK's abort error;
+ * - an HTTP error status → the SDK's `APIError` itself, so `status` and `headers` (`retry-after`,
+ *   `retry-after-ms`, `x-request-id`) stay where the policy looks for them;
+ * - a chunk that is not JSON → `LlmBadResponseError` (retryable);
+ * - no connection, a timeout, a stalled or broken stream, an error event inside the stream →
+ *   `LlmTransientError` (retryable). The SDK's connection errors are all named `Error`, so wrapping
+ *   them is what makes them classify as retryable by type rather than by the "unknown" fallback.
+ * The original error is always the `cause`.
+ */
+import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
+import { LlmBadResponseError, LlmTransientError, LoopfleetError } from '../../core/errors/index.js';
+import { abortReason } from '../../core/ports/clock.js';
+
+/** What {@link toLlmError} needs to know about the call that failed. */
+export interface FailedCall {
+  /** The caller's signal. */
+  signal: AbortSignal;
+  /** Whether the stream guard aborted the request because no chunk came for `idleTimeoutMs`. */
+  stalled: boolean;
+  idleTimeoutMs: number;
+}
+
+/** Converts what the SDK or the stream threw. */
+export function toLlmError(error: unknown, call: FailedCall): unknown {
+  if (call.signal.aborted) return abortReason(call.signal);
+  if (error instanceof LoopfleetError) return error;
+  if (call.stalled) return transient(`no data from the OpenAI stream for ${call.idleTimeoutMs} ms`, 'stalled', error);
+  if (error instanceof APIConnectionTimeoutError) return transient('the OpenAI request timed out before the response began', 'timeout', error);
+  if (error instanceof APIConnectionError) return transient(`could not reach the OpenAI endpoint: ${error.message}`, 'connection', error);
+  if (error instanceof APIError) {
+    if (typeof error.status === 'number') return error;
+    // `{"error": …}` inside a 200 stream: the provider failed after it started answering.
+    return transient(`the OpenAI stream reported an error: ${error.message}`, 'stream_error', error, { type: error.type ?? null, errorCode: error.code ?? null });
+  }
+  if (error instanceof SyntaxError) {
+    return new LlmBadResponseError('the OpenAI stream sent a chunk that is not JSON', { cause: error, details: { provider: 'openai' } });
+  }
+  // The body broke off mid-stream (undici's `TypeError: terminated`, a reset socket).
+  return transient(`the OpenAI stream broke off: ${error instanceof Error ? error.message : String(error)}`, 'connection', error);
+}
+
+function transient(message: string, reason: string, cause: unknown, extra: Record<string, unknown> = {}): LlmTransientError {
+  return new LlmTransientError(message, { cause, details: { provider: 'openai', reason, ...extra } });
+}
