@@ -12,7 +12,7 @@ import { abortReason } from '../../core/ports/clock.js';
 import type { Llm, LlmCallOptions, LlmRequest, LlmResponse, LlmStreamHandlers } from '../../core/ports/llm.js';
 import { mapFinishReason } from './map-finish-reason.js';
 import { StreamAccumulator, type AccumulatedResponse } from './stream-accumulator.js';
-import { StreamGuard } from './stream-guard.js';
+import { StreamGuard } from '../stream-guard.js';
 import { toLlmError } from './to-llm-error.js';
 import { toOpenAiRequest, type MaxTokensParam } from './to-openai-request.js';
 

@@ -1,10 +1,14 @@
+/** setTimeout fires at once for delays past 2^31 - 1 ms; a longer limit just waits that long. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /**
- * The abort signal handed to the SDK for one call: it follows the caller's signal, and also fires when
- * the stream stalls — no chunk for `idleTimeoutMs`.
+ * The abort signal handed to an SDK for one streaming call (both adapters use it): it follows the
+ * caller's signal, and also fires when the stream stalls — no activity for `idleTimeoutMs`.
  *
- * The SDK's own `timeout` only covers the wait for the response headers; once a stream has started,
+ * The SDKs' own `timeout` only covers the wait for the response headers; once a stream has started,
  * a server that stops sending would hold the call (and the session's lease) until the loop's total
- * deadline, or forever when there is none.
+ * deadline, or forever when there is none. One timer per call, re-armed only when it fires: a chunk
+ * costs a `Date.now()`, not a timer.
  */
 export class StreamGuard {
   readonly #controller = new AbortController();
@@ -52,7 +56,7 @@ export class StreamGuard {
   }
 
   #schedule(delayMs: number): void {
-    this.#timer = setTimeout(() => this.#check(), delayMs);
+    this.#timer = setTimeout(() => this.#check(), Math.min(delayMs, MAX_TIMER_MS));
   }
 
   #check(): void {

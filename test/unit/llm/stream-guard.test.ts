@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { StreamGuard } from '../../../../src/llm/openai/stream-guard.js';
+import { StreamGuard } from '../../../src/llm/stream-guard.js';
 
 describe('StreamGuard', () => {
   beforeEach(() => {

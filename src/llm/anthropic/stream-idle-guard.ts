@@ -1,0 +1,65 @@
+/**
+ * Aborts a streaming call whose response stops arriving: no bytes for `idleTimeoutMs`.
+ *
+ * The SDK's `timeout` only covers the wait for the response headers. Once a stream has started, a
+ * server or proxy that goes silent would hold the call — and the session's lease — until the
+ * loop's total deadline, or forever when there is none. Silence is measured on the response body's
+ * bytes, not on the events the SDK yields: Anthropic keeps a quiet stream alive with `ping` events,
+ * which the SDK drops before yielding, so a stream that only pings (a long pause before a tool's
+ * input, say) is alive and must not be cut.
+ */
+import type { Middleware } from '@anthropic-ai/sdk';
+import { LlmTransientError } from '../../core/errors/index.js';
+import { StreamGuard } from '../stream-guard.js';
+
+/** One call's guard: pass {@link signal} and {@link middleware} to the SDK request, then {@link dispose}. */
+export class StreamIdleGuard {
+  readonly #guard: StreamGuard;
+  readonly #idleTimeoutMs: number;
+  #disposed = false;
+
+  constructor(caller: AbortSignal, idleTimeoutMs: number) {
+    this.#guard = new StreamGuard(caller, idleTimeoutMs);
+    this.#idleTimeoutMs = idleTimeoutMs;
+  }
+
+  /** The signal for the SDK request: aborted by the caller's signal or by a stall. */
+  get signal(): AbortSignal {
+    return this.#guard.signal;
+  }
+
+  /** True once the stream was aborted for silence (as opposed to the caller aborting). */
+  get stalled(): boolean {
+    return this.#guard.stalled;
+  }
+
+  /**
+   * SDK middleware that starts the watch when the response headers arrive and counts every body
+   * chunk as activity. Error responses pass untouched: their body is read at once.
+   */
+  readonly middleware: Middleware = async (request, next) => {
+    const response = await next(request);
+    if (!response.ok || response.body === null || this.#disposed) return response;
+    this.#guard.watchIdle();
+    const touch = new TransformStream<Uint8Array, Uint8Array>({
+      transform: (chunk, controller) => {
+        this.#guard.touch();
+        controller.enqueue(chunk);
+      },
+    });
+    return new Response(response.body.pipeThrough(touch), response);
+  };
+
+  /** The error for a stalled stream: retryable, since a new attempt usually gets a live server. */
+  stalledError(): LlmTransientError {
+    return new LlmTransientError(`Anthropic stream stalled: no data for ${this.#idleTimeoutMs} ms`, {
+      details: { provider: 'anthropic', reason: 'stalled', idleTimeoutMs: this.#idleTimeoutMs },
+    });
+  }
+
+  /** Stops watching. The SDK closes the response itself when its iteration ends early. */
+  dispose(): void {
+    this.#disposed = true;
+    this.#guard.dispose(true);
+  }
+}

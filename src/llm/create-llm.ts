@@ -1,0 +1,34 @@
+import type { LlmConfig, LlmProviderName } from '../config/index.js';
+import type { Llm } from '../core/ports/llm.js';
+import { AnthropicLlm } from './anthropic/anthropic-llm.js';
+import { FallbackLlm } from './fallback-llm.js';
+import { OpenAiLlm } from './openai/openai-llm.js';
+import { ScriptedLlm } from './scripted-llm.js';
+
+/**
+ * The `Llm` a worker uses, from the validated configuration (DESIGN.md §4.9, §6): the primary
+ * provider, wrapped in a `FallbackLlm` when `LLM_FALLBACK` names more pairs. `scripted` is the offline
+ * provider: it echoes the last user message, so the fleet runs end to end with no key.
+ */
+export function createLlm(config: LlmConfig): Llm {
+  const primary = providerLlm(config, config.provider, config.model);
+  if (config.fallback.length === 0) return primary;
+  return new FallbackLlm([primary, ...config.fallback.map((pair) => providerLlm(config, pair.provider, pair.model))]);
+}
+
+function providerLlm(config: LlmConfig, provider: LlmProviderName, model: string): Llm {
+  switch (provider) {
+    case 'openai':
+      return new OpenAiLlm({ apiKey: requireKey(config.openai.apiKey, 'OPENAI_API_KEY'), baseUrl: config.openai.baseUrl, model, timeoutMs: config.requestTimeoutMs });
+    case 'anthropic':
+      return new AnthropicLlm({ apiKey: requireKey(config.anthropic.apiKey, 'ANTHROPIC_API_KEY'), baseUrl: config.anthropic.baseUrl, model, timeoutMs: config.requestTimeoutMs });
+    case 'scripted':
+      return new ScriptedLlm([], { model, whenExhausted: 'echo', recordRequests: false });
+  }
+}
+
+/** The configuration loader already refuses a provider without its key; this keeps the types honest. */
+function requireKey(key: string | null, variable: string): string {
+  if (key === null) throw new Error(`${variable} is required`);
+  return key;
+}
