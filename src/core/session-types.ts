@@ -75,12 +75,21 @@ export interface InputResult {
   usage: Usage;
   /** Parsed structured output, when the input asked for a response format. */
   output?: unknown;
+  /**
+   * Set only on the result of a steered input (DESIGN.md §4.4, I6): the seq of the running input it
+   * was delivered into. Its result is that run's result, copied when the run finished.
+   */
+  steeredInto?: number;
 }
 
 /** The session's lease: who may run its inputs, and the fencing token every write must carry. */
 export interface LeaseState {
   owner: string | null;
-  /** Bumped on every acquisition and never reused; 0 before the first one. */
+  /**
+   * Changed on every acquisition and never reused for the session id, even after the session is
+   * deleted and created again: each acquisition's token is greater than every token issued before it
+   * (tokens are not consecutive). 0 before the first one.
+   */
   token: number;
   /** Database time at which the lease lapses; null when released or never taken. */
   expiresAt: Date | null;
@@ -138,6 +147,13 @@ export interface InputRecord {
   status: InputStatus;
   /** How many times a worker has started running it. */
   attempts: number;
+  /**
+   * A steered input's host: the seq of the running input it was delivered into (DESIGN.md §4.4).
+   * Null for every other input. A steered input is `done` from delivery on; its `result`, error code
+   * and message stay null until the host finishes, then they are the host's (the result with
+   * `steeredInto` added).
+   */
+  steeredInto: number | null;
   result: InputResult | null;
   errorCode: string | null;
   errorMessage: string | null;

@@ -25,6 +25,7 @@ export const ERROR_CODES = [
   'llm.retry_exhausted',
   'llm.non_retryable',
   'llm.transient',
+  'llm.bad_response',
   'output.invalid',
   'tool.not_found',
   'tool.invalid_args',

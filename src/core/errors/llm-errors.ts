@@ -32,3 +32,10 @@ export class OutputInvalidError extends LoopfleetError {
   readonly retryable = false;
   readonly fault = 'model' as const;
 }
+
+/** The provider answered with something that is not its protocol (malformed SSE chunk, bad JSON). */
+export class LlmBadResponseError extends LoopfleetError {
+  readonly code = 'llm.bad_response';
+  readonly retryable = true;
+  readonly fault = 'system' as const;
+}

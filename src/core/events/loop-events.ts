@@ -43,6 +43,8 @@ export type LoopEvent =
       errorMessage: string;
       nextDelayMs: number;
     }
+  /** A fallback provider took over the call (`FallbackLlm`); metrics count switches by reason. */
+  | { type: 'llm_fallback'; from: string; to: string; reason: 'non_retryable' | 'unavailable'; errorMessage: string }
   | { type: 'llm_degraded'; reason: 'retry_exhausted' | 'timeout' | 'non_retryable'; attempts: number; errorType: string; errorMessage: string }
   | { type: 'usage_updated'; roundIndex: number; usage: LlmUsage }
   | { type: 'tool_call_started'; name: string; toolCallId: string; toolInput: unknown; attempt: number }

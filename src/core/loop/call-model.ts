@@ -18,14 +18,14 @@ const STREAM_ID = 'main';
  */
 export async function callModel(ctx: RunContext, request: LlmRequest, round: number): Promise<ModelCallOutcome> {
   const { deps } = ctx;
-  let partialText = '';
+  const partial = { text: '' };
   let attempts = 0;
   try {
     const response = await runWithRetry(
       async (attempt, signal) => {
         attempts = attempt;
-        partialText = '';
-        return attemptCall(ctx, request, round, attempt, signal, (text) => (partialText += text));
+        partial.text = '';
+        return attemptCall(ctx, request, round, attempt, signal, partial);
       },
       {
         policy: deps.retryPolicy,
@@ -48,7 +48,7 @@ export async function callModel(ctx: RunContext, request: LlmRequest, round: num
     );
     return { kind: 'ok', response, attempts };
   } catch (error) {
-    if (error instanceof CancelledError) return { kind: 'cancelled', error, partialText };
+    if (error instanceof CancelledError) return { kind: 'cancelled', error, partialText: partial.text };
     const reason =
       error instanceof LlmTimeoutError ? 'timeout' : error instanceof LlmNonRetryableError ? 'non_retryable' : error instanceof LlmRetryExhaustedError ? 'retry_exhausted' : null;
     if (reason === null) throw error;
@@ -63,7 +63,7 @@ async function attemptCall(
   round: number,
   attempt: number,
   signal: AbortSignal,
-  onText: (text: string) => void,
+  partial: { text: string },
 ): Promise<LlmResponse> {
   const { deps } = ctx;
   const callId = `r${round}.a${attempt}`;
@@ -96,8 +96,15 @@ async function attemptCall(
         onTextDelta: (text) => {
           firstTokenAt ??= deps.clock.now();
           streamed = true;
-          onText(text);
+          partial.text += text;
           emit(ctx, { type: 'stream_delta', streamId: STREAM_ID, text });
+        },
+        onFallback: (info) => {
+          emit(ctx, { type: 'llm_fallback', ...info });
+          // The failed provider's text is not part of the reply: the next provider starts over.
+          if (streamed) emit(ctx, { type: 'stream_discarded', streamId: STREAM_ID, attempt, reason: `fallback ${info.from} -> ${info.to}` });
+          streamed = false;
+          partial.text = '';
         },
         onThinkingDelta: (text) => {
           firstTokenAt ??= deps.clock.now();

@@ -20,6 +20,8 @@ export interface StepInput {
   input?: InputTransition;
   /** Pending steer inputs delivered into this run by this step. */
   steer?: { seqs: number[] };
+  /** False to skip the `message.append` hooks: for the synthetic results that record a failed run. */
+  appendHooks?: boolean;
 }
 
 /**
@@ -29,9 +31,14 @@ export interface StepInput {
  */
 export async function commitStep(ctx: RunContext, step: StepInput): Promise<number[]> {
   const { deps, params } = ctx;
-  const messages = step.messages ?? [];
-  if (deps.hooks.handles('message.append')) {
-    for (const entry of messages) await deps.hooks.run('message.append', { message: entry.message });
+  const messages = [...(step.messages ?? [])];
+  if (step.appendHooks !== false && deps.hooks.handles('message.append')) {
+    for (const [index, entry] of messages.entries()) {
+      const append = { message: entry.message };
+      await deps.hooks.run('message.append', append);
+      // Handlers may edit the message in place or replace it; what they leave is what is persisted.
+      messages[index] = { ...entry, message: append.message };
+    }
   }
   const result = await deps.store.commitStep({
     sessionId: params.sessionId,

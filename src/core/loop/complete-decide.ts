@@ -22,9 +22,8 @@ export async function completeDecide(
     messages: [...(extra.messages ?? []), { round: ctx.round, kind: 'notice', message: { role: 'user', content: decide.inject } }],
     ...(extra.usageRounds !== undefined ? { usageRounds: extra.usageRounds } : {}),
   });
-  const nextRound = reason === 'completed' ? ctx.round + 1 : ctx.round;
-  ctx.roundLimit = nextRound + Math.max(1, Math.floor(decide.extraRounds));
+  // Called between rounds: `ctx.round` is the first round of the window.
+  ctx.roundLimit = ctx.round + Math.max(1, Math.floor(decide.extraRounds));
   ctx.budgetGraceUntil = ctx.roundLimit;
-  if (reason === 'completed') ctx.round = nextRound;
   return true;
 }

@@ -19,6 +19,8 @@ export interface FinishOptions {
   reason?: string;
   /** Rounds to report; defaults to the rounds run. */
   rounds?: number;
+  /** False to commit `messages` without running `message.append` hooks (see `StepInput.appendHooks`). */
+  appendHooks?: false;
 }
 
 /**
@@ -40,6 +42,7 @@ export async function finishRun(ctx: RunContext, status: RunOutcome, finalText: 
     ...(options.usageRounds !== undefined ? { usageRounds: options.usageRounds } : {}),
     ...(options.pending !== undefined ? { pending: options.pending } : {}),
     ...(options.toolCalls !== undefined ? { toolCalls: options.toolCalls } : {}),
+    ...(options.appendHooks === false ? { appendHooks: false } : {}),
     input: {
       seq: ctx.params.input.seq,
       status: rowStatus(status),

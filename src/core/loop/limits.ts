@@ -31,13 +31,14 @@ export function budgetExceeded(ctx: RunContext): boolean {
  */
 export async function wrapUp(ctx: RunContext): Promise<InputResult | null> {
   if (await completeDecide(ctx, 'hit_round_limit', '')) return null;
-  const prompt = WRAP_UP_PROMPT(ctx.profile.maxRounds);
+  // The limit in force: the profile's, or a finalize window `complete.decide` granted.
+  const prompt = WRAP_UP_PROMPT(ctx.roundLimit);
   const last = ctx.window.at(-1);
   // Idempotent across a crash: the prompt may already be the last thing this input wrote.
   if (!(last?.inputSeq === ctx.params.input.seq && last.kind === 'notice' && last.message.content === prompt)) {
     await commitStep(ctx, { messages: [{ round: ctx.round, kind: 'notice', message: { role: 'user', content: prompt } }] });
   }
-  emit(ctx, { type: 'status_changed', kind: 'hit_round_limit', maxRounds: ctx.profile.maxRounds });
+  emit(ctx, { type: 'status_changed', kind: 'hit_round_limit', maxRounds: ctx.roundLimit });
   if (ctx.params.signal.aborted) throw abortReason(ctx.params.signal);
   const request = buildRequest(ctx);
   if (request.tools.length > 0) request.toolChoice = 'none';
@@ -47,7 +48,7 @@ export async function wrapUp(ctx: RunContext): Promise<InputResult | null> {
   addUsage(ctx, outcome.response.usage, outcome.attempts);
   const summary = outcome.response.text;
   return finishRun(ctx, 'hit_round_limit', `[hit_round_limit]\n${summary}`, {
-    rounds: ctx.profile.maxRounds,
+    rounds: ctx.round,
     usageRounds: [usageRow(ctx, ctx.round, outcome.response, outcome.attempts)],
     ...(summary.trim() === '' ? {} : { messages: [{ round: ctx.round, message: { role: 'assistant', content: summary } }] }),
   });

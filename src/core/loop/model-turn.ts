@@ -6,6 +6,7 @@ import { commitStep } from './commit-step.js';
 import { finishRun } from './finish-run.js';
 import { cancelledResult, degradedResult } from './run-outcomes.js';
 import type { RunContext } from './run-context.js';
+import { addUsage, usageRow } from './usage.js';
 
 export type ModelTurn =
   | { kind: 'response'; response: LlmResponse; attempts: number }
@@ -42,8 +43,11 @@ export async function modelTurn(ctx: RunContext): Promise<ModelTurn> {
     const directive = await ctx.deps.hooks.run('llm.after', after);
     response = after.response;
     if (directive === 'break') {
+      // The call was made: its usage counts like any other round's.
+      addUsage(ctx, response.usage, outcome.attempts);
       const messages = response.text === '' ? [] : [{ round, message: { role: 'assistant' as const, content: response.text } }];
-      return { kind: 'finished', result: await finishRun(ctx, 'completed', response.text, { messages, reason: 'hook_break' }) };
+      const usageRounds = [usageRow(ctx, round, response, outcome.attempts)];
+      return { kind: 'finished', result: await finishRun(ctx, 'completed', response.text, { messages, usageRounds, reason: 'hook_break', rounds: round + 1 }) };
     }
   }
   return { kind: 'response', response, attempts: outcome.attempts };

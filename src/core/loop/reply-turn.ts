@@ -40,12 +40,15 @@ export async function replyTurn(ctx: RunContext, response: LlmResponse, attempts
         return continueWith(ctx, [...assistant, notice(round, fix)], usageRounds, text);
       }
       const error = new OutputInvalidError(`structured output invalid: ${parsed.message}`, { details: { reason: parsed.reason } });
+      await endRound(ctx, false, text);
       return finishRun(ctx, 'failed', text, { messages: assistant, usageRounds, error, reason: 'error', rounds: round + 1 });
     }
     output = parsed.value;
   }
   const steering = await checkSteering(ctx);
   if (steering.steerable.length > 0 || steering.interrupt) return continueWith(ctx, assistant, usageRounds, text);
+  // The terminal round ends like any other (round.end, round_completed) before complete.decide (power-loop §6.15).
+  await endRound(ctx, false, text);
   if (await completeDecide(ctx, 'completed', text, { messages: assistant, usageRounds })) return null;
   return finishRun(ctx, 'completed', text, { messages: assistant, usageRounds, output, rounds: round + 1 });
 }

@@ -9,7 +9,7 @@ import { unresolvedCalls } from './pending-results.js';
 import { endRound, runRound } from './run-round.js';
 import { cancelledResult, failedResult, finishingCancel } from './run-outcomes.js';
 import type { LoopDeps, RunContext, RunParams } from './run-context.js';
-import { startInput } from './start-input.js';
+import { appendInputMessage, startInput } from './start-input.js';
 import { applySteering, checkSteering } from './steering.js';
 import { runToolPhase } from './tool-phase.js';
 
@@ -29,7 +29,10 @@ export async function runInput(deps: LoopDeps, params: RunParams): Promise<Input
     if (deps.hooks.handles('session.start')) {
       await deps.hooks.run('session.start', { sessionId: params.sessionId, inputSeq: params.input.seq, resumed: params.resumed });
     }
-    return (await startInput(ctx)) ?? (await recoverPending(ctx)) ?? (await roundLoop(ctx));
+    const ended = (await startInput(ctx)) ?? (await recoverPending(ctx));
+    if (ended !== null) return ended;
+    await appendInputMessage(ctx);
+    return await roundLoop(ctx);
   } catch (error) {
     return failedResult(ctx, error);
   }

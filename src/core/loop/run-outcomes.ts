@@ -44,6 +44,8 @@ export async function cancelledResult(ctx: RunContext, error: CancelledError, pa
 export async function degradedResult(ctx: RunContext, outcome: Extract<ModelCallOutcome, { kind: 'degraded' }>): Promise<InputResult> {
   const cause = outcome.error.cause instanceof Error ? outcome.error.cause : outcome.error;
   const text = `[degraded: LLM ${outcome.reason} — ${cause.name}: ${cause.message.slice(0, 200)}]`;
+  // The failed attempts were requests made: they count, as a retried call's attempts do.
+  ctx.usage.llmCalls += outcome.attempts;
   return finishRun(ctx, 'degraded', text, {
     messages: [{ round: ctx.round, kind: 'degraded', message: { role: 'assistant', content: text } }],
     error: toLoopfleetError(outcome.error),
@@ -61,5 +63,16 @@ export async function failedResult(ctx: RunContext, thrown: unknown): Promise<In
   if (thrown instanceof CancelledError) return cancelledResult(ctx, thrown);
   const error: LoopfleetError = toLoopfleetError(thrown);
   emit(ctx, { type: 'agent_error', errorCode: error.code, errorType: thrown instanceof Error ? thrown.name : typeof thrown, message: error.message });
-  return finishRun(ctx, 'failed', '', { ...closingStep(ctx, '[skipped: the run failed]'), error, reason: 'error' });
+  // The failure may come from a `message.append` hook: the closing results bypass it, or the failure
+  // could never be recorded and the input would stay running forever.
+  return finishRun(ctx, 'failed', '', { ...closingStep(ctx, '[skipped: the run failed]'), error, reason: 'error', appendHooks: false });
+}
+
+/**
+ * The input is refused before it joins the conversation (invalid payload or overrides, a send while a
+ * question waits, an answer to no waiting question): `failed` with the error's code and nothing else
+ * written. Open calls and waiting questions belong to the session, not to this input (I8).
+ */
+export async function rejectedResult(ctx: RunContext, error: Error): Promise<InputResult> {
+  return finishRun(ctx, 'failed', '', { error: toLoopfleetError(error), reason: 'error', rounds: 0 });
 }

@@ -45,7 +45,7 @@ async function toolTurn(ctx: RunContext, response: LlmResponse, calls: ToolCall[
     },
   });
   ctx.emptyStreak = 0;
-  const phase = await runToolPhase(ctx, calls, round);
+  const phase = await runToolPhase(ctx, calls, round, response.text);
   if (phase.kind === 'waiting') return finishRun(ctx, 'waiting_for_input', response.text, { reason: 'waiting_for_input', rounds: round + 1 });
   if (phase.kind === 'break') return finishRun(ctx, 'completed', response.text, { reason: phase.reason, rounds: round + 1 });
   // Truncated arguments are never repaired (they would write half files); the model is told instead,

@@ -6,35 +6,43 @@ import { closeOpenCalls } from './close-open-calls.js';
 import { commitStep } from './commit-step.js';
 import { finishRun } from './finish-run.js';
 import { narrowPending, toolResultMessage, unresolvedCalls } from './pending-results.js';
-import { failedResult } from './run-outcomes.js';
+import { rejectedResult } from './run-outcomes.js';
 import type { RunContext } from './run-context.js';
 
 /**
- * Makes the input part of the conversation, once: a `send` or `timer` appends its user message; a
- * `resume` answers a question (`submit`) or closes every open call (`abortPending`). Idempotent
- * across a takeover: a step this input already committed is found in the window and not repeated.
- * Returns a result when the input ends here.
+ * Checks the input and, for a `resume`, applies it: it answers a question (`submit`) or closes every
+ * open call (`abortPending`). Idempotent across a takeover: a step this input already committed is
+ * found in the window and not repeated. Returns a result when the input ends here.
  */
 export async function startInput(ctx: RunContext): Promise<InputResult | null> {
-  if (ctx.payloadError !== undefined) return failedResult(ctx, ctx.payloadError);
+  if (ctx.payloadError !== undefined) return rejectedResult(ctx, ctx.payloadError);
   const seq = ctx.params.input.seq;
-  const started = ctx.window.some((row) => row.inputSeq === seq);
-  const parsed = ctx.parsed;
-  if (parsed.kind === 'resume') return startResume(ctx, started);
+  if (ctx.parsed.kind === 'resume') return startResume(ctx, ctx.window.some((row) => row.inputSeq === seq));
   if (ctx.pending !== null && ctx.pending.inputSeq !== seq && ctx.pending.interactions.length > 0) {
     const waiting = ctx.pending.interactions.map((entry) => entry.interactionId).join(', ');
-    return failedResult(
+    return rejectedResult(
       ctx,
       new SessionPendingError(`the session is waiting for an answer to ${waiting}; answer it with submitInput, or close it with abortPending, before sending`),
     );
   }
-  if (started) return null;
+  return null;
+}
+
+/**
+ * Makes a `send` or `timer` part of the conversation, once. Called after open calls were answered:
+ * a user message between an assistant's tool calls and their results is refused by both providers
+ * (power-loop edge case 3). Its own message is the one row of the input written outside a round.
+ */
+export async function appendInputMessage(ctx: RunContext): Promise<void> {
+  const parsed = ctx.parsed;
+  if (parsed.kind === 'resume') return;
+  const seq = ctx.params.input.seq;
+  if (ctx.window.some((row) => row.inputSeq === seq && row.round === null)) return;
   const message: UserMessage =
     parsed.kind === 'send'
       ? { role: 'user', ...sendContent(parsed.payload) }
       : { role: 'user', content: `<timer id="${parsed.payload.timerId}" firing="${parsed.payload.fireCount}">\n${parsed.payload.note}\n</timer>` };
   await commitStep(ctx, { messages: [{ round: null, message }] });
-  return null;
 }
 
 async function startResume(ctx: RunContext, started: boolean): Promise<InputResult | null> {
@@ -48,7 +56,7 @@ async function startResume(ctx: RunContext, started: boolean): Promise<InputResu
   if (submit === undefined || started) return null;
   const interaction = ctx.pending?.interactions.find((entry) => entry.interactionId === submit.interactionId);
   if (interaction === undefined || ctx.pending === null) {
-    return failedResult(ctx, new InputInvalidError(`no question with interaction id ${submit.interactionId} is waiting for an answer`));
+    return rejectedResult(ctx, new InputInvalidError(`no question with interaction id ${submit.interactionId} is waiting for an answer`));
   }
   const call = ctx.pending.toolCalls.find((entry) => entry.id === interaction.toolCallId)!;
   const content = typeof submit.value === 'string' ? submit.value : JSON.stringify(submit.value ?? null);

@@ -19,10 +19,10 @@ const IN_DOUBT_FAIL =
  * pending state in one step. Hooks may skip calls or stop the batch; whatever is left unanswered is
  * closed with a synthetic result before returning.
  */
-export async function runToolPhase(ctx: RunContext, calls: ToolCall[], round: number): Promise<ToolPhaseResult> {
+export async function runToolPhase(ctx: RunContext, calls: ToolCall[], round: number, assistantText = ''): Promise<ToolPhaseResult> {
   const { hooks } = ctx.deps;
   if (hooks.handles('round.decide')) {
-    const decide = { roundIndex: round, toolCalls: calls, assistantText: '', output: '[skipped by round_decide hook]' };
+    const decide = { roundIndex: round, toolCalls: calls, assistantText, output: '[skipped by round_decide hook]' };
     const directive = await hooks.run('round.decide', decide);
     if (directive === 'skip') return closeAll(ctx, calls, decide.output, round, { kind: 'done' });
     if (directive === 'break') return closeAll(ctx, calls, '[skipped: round_decide hook stopped the run]', round, { kind: 'break', reason: 'hook_break' });
@@ -80,7 +80,8 @@ async function beforeCall(ctx: RunContext, call: ToolCall, round: number): Promi
     emit(ctx, { type: 'tool_call_in_doubt', name: call.name, toolCallId: call.id, policy });
     ctx.inDoubt.delete(call.id);
     if (policy === 'fail') {
-      await commitResult(ctx, call, round, IN_DOUBT_FAIL, true, ledgerWrite(ctx, call, round, 'in_doubt'));
+      // Resolved: the model was told the outcome is unknown, so the ledger row is closed, not left open.
+      await commitResult(ctx, call, round, IN_DOUBT_FAIL, true, ledgerWrite(ctx, call, round, 'failed', { errorCode: 'tool.in_doubt' }));
       return null;
     }
   }

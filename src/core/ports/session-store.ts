@@ -162,8 +162,10 @@ export interface CompactionWrite {
 
 /**
  * Steering (DESIGN.md §4.4): pending inputs whose content this step delivers into the running input,
- * at a round boundary. They become `done` with no result of their own; their effect is part of the
- * run they joined. Committed with the messages that carry them, so each is delivered exactly once.
+ * at a round boundary. They become `done` with `steeredInto` naming the run they joined, and no result
+ * yet; when that run finishes ({@link InputTransition}) they get its result (with `steeredInto` added)
+ * and its error code and message, in the same transaction (I6). Committed with the messages that
+ * carry them, so each is delivered exactly once; claims never pick them.
  */
 export interface SteerDelivery {
   /** Seqs of the delivered inputs; each must still be `pending`, or the step is refused. */
@@ -172,7 +174,11 @@ export interface SteerDelivery {
   intoInputSeq: number;
 }
 
-/** Ends a running input. */
+/**
+ * Ends a running input. The inputs steered into it end with it: they stay `done` and get `result`
+ * (plus `steeredInto`), `errorCode`, `errorMessage` and the finish time; only this input counts in
+ * the session's stats.
+ */
 export interface InputTransition {
   seq: number;
   status: TerminalInputStatus;
@@ -239,7 +245,11 @@ export interface SessionStore {
    */
   acceptInput(params: AcceptInputParams): Promise<AcceptedInput>;
 
-  /** Takes the lease if it is free or lapsed, bumping the fencing token. `session.not_found` if none. */
+  /**
+   * Takes the lease if it is free or lapsed, with a new fencing token: positive, greater than every
+   * token the session id had before, and never reused for it, even after the session is deleted and
+   * created again (tokens are not consecutive). `session.not_found` if none.
+   */
   acquireLease(params: AcquireLeaseParams): Promise<LeaseAcquisition>;
   /** Extends the lease; returns the new expiry. `lease.lost` if the token is no longer current. */
   renewLease(params: RenewLeaseParams): Promise<Date>;

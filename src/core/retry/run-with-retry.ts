@@ -200,6 +200,15 @@ function timeoutError(run: RetryRun, attempts: number, cause: unknown): LlmTimeo
 }
 
 function describe(error: unknown): string {
-  const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  const text = error instanceof Error ? `${error.name}: ${error.message}` : typeof error === 'object' && error !== null ? safeJson(error) : String(error);
   return text.length > 300 ? `${text.slice(0, 300)}…` : text;
+}
+
+/** A thrown plain object (some clients throw `{ status, message }`) described by its fields. */
+function safeJson(value: object): string {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
 }

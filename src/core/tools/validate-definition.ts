@@ -29,7 +29,8 @@ export function validateToolDefinition(value: unknown, options: ValidateToolDefi
     throw definitionError(label, [`a tool definition must be an object, got ${kindOf(value)}`]);
   }
   const problems = fieldProblems(value);
-  const compiled = compileParameters(options.ajv ?? createSchemaCompiler(), String(value['name']), value['parameters']);
+  const name = typeof value['name'] === 'string' ? value['name'] : '(unnamed)';
+  const compiled = compileParameters(options.ajv ?? createSchemaCompiler(), name, value['parameters']);
   if (typeof compiled === 'string') problems.push(compiled);
   if (problems.length > 0 || typeof compiled === 'string') throw definitionError(label, problems);
   return resolve(value as unknown as AnyToolDefinition, compiled.schema, compiled.checkArguments);

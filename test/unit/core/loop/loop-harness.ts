@@ -1,11 +1,13 @@
+import { expect } from 'vitest';
 import { resolveAgentProfile, type AgentProfile } from '../../../../src/core/agent-profile.js';
+import { protocolViolations } from '../../../../src/core/history/index.js';
 import { HookRegistry } from '../../../../src/core/hooks/index.js';
 import { runInput } from '../../../../src/core/loop/run-input.js';
 import type { LoopDeps } from '../../../../src/core/loop/run-context.js';
 import type { Message } from '../../../../src/core/messages.js';
 import type { Clock } from '../../../../src/core/ports/clock.js';
 import type { Llm } from '../../../../src/core/ports/llm.js';
-import type { SessionStore } from '../../../../src/core/ports/session-store.js';
+import type { SessionStore, StepCommit, StepCommitResult } from '../../../../src/core/ports/session-store.js';
 import { resolveRetryPolicy } from '../../../../src/core/retry/index.js';
 import type { InputKind, InputMode, InputResult } from '../../../../src/core/session-types.js';
 import { ToolRegistry, type AnyToolDefinition } from '../../../../src/core/tools/index.js';
@@ -80,4 +82,76 @@ export class LoopHarness {
   async history(includeCompacted = false): Promise<Message[]> {
     return (await this.store.loadHistory(this.sessionId, { includeCompacted })).map((row) => row.message);
   }
+}
+
+/**
+ * A clock for runs with asynchronous tools: short sleeps (retry backoff) resolve at once, long ones
+ * (tool timeouts, deadlines) wait until their signal aborts. With `instantClock` every tool timeout
+ * would fire at once, so a tool that awaits anything would time out.
+ */
+export const patientClock: Clock = {
+  now: () => Date.now(),
+  sleep: (ms, signal) =>
+    new Promise<void>((resolve, reject) => {
+      if (signal?.aborted === true) return reject(signal.reason);
+      if (ms < 1000) return resolve();
+      signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+    }),
+};
+
+/** A promise with its resolver, for holding a call until a test releases it. */
+export interface Deferred<T = void> {
+  promise: Promise<T>;
+  resolve(value: T): void;
+}
+
+export function deferred<T = void>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((done) => (resolve = done));
+  return { promise, resolve };
+}
+
+/** What a "crashed" store throws: the process is gone, nothing more is written. */
+export class StoreCrashed extends Error {
+  constructor() {
+    super('store crashed');
+    this.name = 'StoreCrashed';
+  }
+}
+
+/** A store whose step commits can be made to fail from a chosen point on, as if the worker died there. */
+export interface CrashableStore extends SessionStore {
+  /** Every commit after the next `commits` successful ones throws. */
+  crashAfter(commits: number): void;
+}
+
+export function crashable(inner: SessionStore): CrashableStore {
+  let budget = Number.POSITIVE_INFINITY;
+  const commitStep = async (step: StepCommit): Promise<StepCommitResult> => {
+    if (budget <= 0) throw new StoreCrashed();
+    budget -= 1;
+    return inner.commitStep(step);
+  };
+  return new Proxy(inner, {
+    get(target, property) {
+      if (property === 'crashAfter') return (commits: number) => (budget = commits);
+      if (property === 'commitStep') return commitStep;
+      const value = Reflect.get(target, property, target) as unknown;
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  }) as CrashableStore;
+}
+
+/**
+ * Runs the next input and checks what must hold after every finished run: exactly one new
+ * `session_ended` (none when nothing ran) and a protocol-valid history (I4) — with the open question
+ * of a `waiting_for_input` run allowed at its end.
+ */
+export async function runChecked(harness: LoopHarness, signal?: AbortSignal): Promise<InputResult | null> {
+  const endedBefore = harness.sink.ofType('session_ended').length;
+  const result = await harness.runNext(signal);
+  expect(harness.sink.ofType('session_ended').length - endedBefore, 'session_ended events of this run').toBe(result === null ? 0 : 1);
+  const allowTrailingPending = (await harness.store.getSession(harness.sessionId))?.pending != null;
+  expect(protocolViolations(await harness.history(), { allowTrailingPending })).toEqual([]);
+  return result;
 }

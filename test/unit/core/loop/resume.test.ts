@@ -1,0 +1,193 @@
+import { describe, expect, it } from 'vitest';
+import { protocolViolations } from '../../../../src/core/history/index.js';
+import { requestUserInputTool } from '../../../../src/core/tools/index.js';
+import { ScriptedLlm } from '../../../../src/llm/scripted-llm.js';
+import { InMemorySessionStore } from '../../../support/fakes/in-memory-session-store.js';
+import { crashable, LoopHarness, runChecked, StoreCrashed } from './loop-harness.js';
+
+const runs: string[] = [];
+const lookupTool = {
+  name: 'lookup',
+  description: 'Look a word up',
+  parameters: { type: 'object', properties: { word: { type: 'string' } }, required: ['word'] },
+  execute: (args: { word: string }) => {
+    runs.push(args.word);
+    return `meaning of ${args.word}`;
+  },
+};
+
+const twoLookups = { toolCalls: [{ id: 'l1', name: 'lookup', arguments: { word: 'a' } }, { id: 'l2', name: 'lookup', arguments: { word: 'b' } }] };
+
+/**
+ * A session whose first input asked for two tools and whose worker died right after persisting that
+ * request (commit 1: the user message, commit 2: the assistant's tool calls and the pending state).
+ */
+async function crashedAfterToolRequest(): Promise<InMemorySessionStore> {
+  runs.length = 0;
+  const store = new InMemorySessionStore();
+  const worker = crashable(store);
+  worker.crashAfter(2);
+  const harness = new LoopHarness({ llm: new ScriptedLlm([twoLookups]), tools: [lookupTool], store: worker });
+  await harness.send('define a and b');
+  await expect(harness.runNext()).rejects.toBeInstanceOf(StoreCrashed);
+  expect(runs).toEqual([]);
+  expect((await store.getSession('s1'))!.pending).toMatchObject({ inputSeq: 1, unresolvedIds: ['l1', 'l2'] });
+  expect(await store.loadOpenToolCalls('s1')).toEqual([]);
+  return store;
+}
+
+/** The drain gives up on the crashed input (as after too many attempts): it ends, its calls stay open. */
+async function giveUpInput(store: InMemorySessionStore, seq: number): Promise<void> {
+  const lease = await store.acquireLease({ sessionId: 's1', owner: 'operator', ttlMs: 1000 });
+  if (!lease.acquired) throw new Error('lease busy');
+  await store.commitStep({ sessionId: 's1', leaseToken: lease.token, input: { seq, status: 'failed', errorCode: 'system.infrastructure', errorMessage: 'gave up' } });
+  await store.releaseLease({ sessionId: 's1', token: lease.token });
+}
+
+async function expectValid(harness: LoopHarness): Promise<void> {
+  expect(protocolViolations(await harness.history())).toEqual([]);
+}
+
+describe('pending tool calls: takeover, resume and abortPending', () => {
+  it('a takeover of the running input answers its open calls and continues (§4.5)', async () => {
+    const store = await crashedAfterToolRequest();
+    const llm = new ScriptedLlm([{ text: 'a and b defined' }]);
+    const harness = new LoopHarness({ llm, tools: [lookupTool], store });
+    const result = await runChecked(harness);
+    expect(result).toMatchObject({ status: 'completed', finalText: 'a and b defined', rounds: 2, toolCalls: 2 });
+    expect(runs).toEqual(['a', 'b']);
+    expect(harness.sink.ofType('session_started')).toEqual([{ type: 'session_started', resumed: true }]);
+    await expectValid(harness);
+    expect(llm.requests).toHaveLength(1);
+    expect(llm.requests[0]!.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'tool', 'tool']);
+  });
+
+  it('a resume input finishes the open calls of an input that was given up, then runs a round', async () => {
+    const store = await crashedAfterToolRequest();
+    await giveUpInput(store, 1);
+    const llm = new ScriptedLlm([{ text: 'recovered' }]);
+    const harness = new LoopHarness({ llm, tools: [lookupTool], store });
+    await harness.add('resume', {});
+    const result = await runChecked(harness);
+    expect(result).toMatchObject({ status: 'completed', finalText: 'recovered', toolCalls: 2 });
+    expect(runs).toEqual(['a', 'b']);
+    const rows = await store.loadHistory('s1');
+    // Out-of-band results carry the input that wrote them (power-loop edge case 5).
+    expect(rows.slice(2, 4).map((row) => [row.message.role, row.inputSeq])).toEqual([
+      ['tool', 2],
+      ['tool', 2],
+    ]);
+    expect((await store.getSession('s1'))!.pending).toBeNull();
+    await expectValid(harness);
+  });
+
+  it('a send into a session with open calls answers them before its own message (edge case 3)', async () => {
+    const store = await crashedAfterToolRequest();
+    await giveUpInput(store, 1);
+    const llm = new ScriptedLlm([{ text: 'hello again' }]);
+    const harness = new LoopHarness({ llm, tools: [lookupTool], store });
+    await harness.send('next question');
+    expect(await runChecked(harness)).toMatchObject({ status: 'completed', finalText: 'hello again' });
+    const history = await harness.history();
+    expect(history.map((message) => message.role)).toEqual(['user', 'assistant', 'tool', 'tool', 'user', 'assistant']);
+    expect(history[4]).toEqual({ role: 'user', content: 'next question' });
+    await expectValid(harness);
+    expect(protocolViolations(llm.requests[0]!.messages)).toEqual([]);
+  });
+
+  it('a send that crashed after answering the open calls appends its message once on takeover', async () => {
+    const store = await crashedAfterToolRequest();
+    await giveUpInput(store, 1);
+    const worker = crashable(store);
+    // Two commits: one per tool result; the user message's commit is the one that fails.
+    worker.crashAfter(2);
+    const first = new LoopHarness({ llm: new ScriptedLlm([]), tools: [lookupTool], store: worker });
+    await first.send('next question');
+    await expect(first.runNext()).rejects.toBeInstanceOf(StoreCrashed);
+    const harness = new LoopHarness({ llm: new ScriptedLlm([{ text: 'answer' }]), tools: [lookupTool], store });
+    expect(await runChecked(harness)).toMatchObject({ status: 'completed', finalText: 'answer' });
+    const history = await harness.history();
+    expect(history.filter((message) => message.content === 'next question')).toHaveLength(1);
+    expect(runs).toEqual(['a', 'b']);
+    await expectValid(harness);
+  });
+
+  it('a takeover during the wrap-up call does not repeat the wrap-up prompt', async () => {
+    runs.length = 0;
+    const store = new InMemorySessionStore();
+    const worker = crashable(store);
+    // Commits: user message, tool request, ledger start, tool result, wrap-up prompt; the finish fails.
+    worker.crashAfter(5);
+    const lookupA = { toolCalls: [{ id: 'l1', name: 'lookup', arguments: { word: 'a' } }] };
+    const first = new LoopHarness({ llm: new ScriptedLlm([lookupA, { text: 'lost summary' }]), tools: [lookupTool], store: worker, profile: { maxRounds: 1 } });
+    await first.send('define a');
+    await expect(first.runNext()).rejects.toBeInstanceOf(StoreCrashed);
+    const llm = new ScriptedLlm([{ text: 'summary' }]);
+    const harness = new LoopHarness({ llm, tools: [lookupTool], store, profile: { maxRounds: 1 } });
+    expect(await runChecked(harness)).toMatchObject({ status: 'hit_round_limit', finalText: '[hit_round_limit]\nsummary', rounds: 1 });
+    const history = await harness.history();
+    expect(history.map((message) => message.role)).toEqual(['user', 'assistant', 'tool', 'user', 'assistant']);
+    expect(llm.requests[0]!.toolChoice).toBe('none');
+    expect(runs).toEqual(['a']);
+  });
+
+  it('abortPending closes every open call with <aborted: reason> and completes without calling the model', async () => {
+    const store = await crashedAfterToolRequest();
+    await giveUpInput(store, 1);
+    const llm = new ScriptedLlm([]);
+    const harness = new LoopHarness({ llm, tools: [lookupTool], store });
+    await harness.add('resume', { abortPending: { reason: 'operator gave up' } });
+    const result = await runChecked(harness);
+    expect(result).toMatchObject({ status: 'completed', finalText: '', rounds: 0 });
+    expect(llm.requests).toEqual([]);
+    expect(runs).toEqual([]);
+    const history = await harness.history();
+    expect(history.slice(2)).toEqual([
+      { role: 'tool', toolCallId: 'l1', name: 'lookup', content: '<aborted: operator gave up>' },
+      { role: 'tool', toolCallId: 'l2', name: 'lookup', content: '<aborted: operator gave up>' },
+    ]);
+    expect((await store.getSession('s1'))!.pending).toBeNull();
+    expect(harness.sink.ofType('session_ended')).toEqual([{ type: 'session_ended', reason: 'aborted_pending', status: 'completed' }]);
+    await expectValid(harness);
+    // The session is usable again.
+    llm.push({ text: 'fresh start' });
+    await harness.send('hello');
+    expect(await runChecked(harness)).toMatchObject({ status: 'completed', finalText: 'fresh start' });
+    await expectValid(harness);
+  });
+
+  it('abortPending closes a waiting question too', async () => {
+    const llm = new ScriptedLlm([{ toolCalls: [{ id: 'q1', name: 'request_user_input', arguments: { prompt: 'Sure?' } }] }, { text: 'moving on' }]);
+    const harness = new LoopHarness({ llm, tools: [requestUserInputTool] });
+    await harness.send('delete it');
+    expect(await runChecked(harness)).toMatchObject({ status: 'waiting_for_input' });
+    await harness.add('resume', { abortPending: { reason: 'no answer' } });
+    expect(await runChecked(harness)).toMatchObject({ status: 'completed', rounds: 0 });
+    expect((await harness.history()).at(-1)).toEqual({ role: 'tool', toolCallId: 'q1', name: 'request_user_input', content: '<aborted: no answer>' });
+    expect((await harness.store.getSession(harness.sessionId))!.pending).toBeNull();
+    await harness.send('next');
+    expect(await runChecked(harness)).toMatchObject({ status: 'completed', finalText: 'moving on' });
+    await expectValid(harness);
+  });
+
+  it('abortPending with nothing open completes at once', async () => {
+    const llm = new ScriptedLlm([]);
+    const harness = new LoopHarness({ llm });
+    await harness.add('resume', { abortPending: { reason: 'just in case' } });
+    expect(await runChecked(harness)).toMatchObject({ status: 'completed', rounds: 0 });
+    expect(await harness.history()).toEqual([]);
+  });
+
+  it('a resume with nothing open runs one more round without a new user message', async () => {
+    const llm = new ScriptedLlm([{ text: 'first' }, { text: 'continued' }]);
+    const harness = new LoopHarness({ llm });
+    await harness.send('start');
+    await runChecked(harness);
+    await harness.add('resume', {});
+    expect(await runChecked(harness)).toMatchObject({ status: 'completed', finalText: 'continued', rounds: 1 });
+    expect(llm.requests[1]!.messages).toEqual([
+      { role: 'user', content: 'start' },
+      { role: 'assistant', content: 'first' },
+    ]);
+  });
+});

@@ -1,0 +1,157 @@
+import { describe, expect, it } from 'vitest';
+import { protocolViolations } from '../../../../src/core/history/index.js';
+import type { ScriptedReply } from '../../../../src/llm/scripted-llm.js';
+import { ScriptedLlm } from '../../../../src/llm/scripted-llm.js';
+import { deferred, LoopHarness, runChecked } from './loop-harness.js';
+
+const echoTool = {
+  name: 'echo',
+  description: 'Echo the text back',
+  parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+  execute: (args: { text: string }) => `echo: ${args.text}`,
+};
+
+/** A script step that holds its call until `release`, and tells the test when the call is in flight. */
+function held(reply: ScriptedReply) {
+  const entered = deferred();
+  const gate = deferred();
+  const step = () => {
+    entered.resolve();
+    return { ...reply, gate: gate.promise };
+  };
+  return { step, entered: entered.promise, release: () => gate.resolve() };
+}
+
+describe('inputs that arrive mid-run (DESIGN.md §4.4)', () => {
+  it('a steer input joins at the next round boundary, once, and a would-be terminal round runs another (edge case 18)', async () => {
+    const first = held({ text: 'Working on X.' });
+    const llm = new ScriptedLlm([first.step, { text: 'X done, and Y too.' }, { text: 'never asked' }]);
+    const harness = new LoopHarness({ llm });
+    await harness.send('do X');
+    const run = runChecked(harness);
+    await first.entered;
+    const steerSeq = await harness.send('also do Y', undefined, 'steer');
+    expect(await harness.store.getInput(harness.sessionId, steerSeq)).toMatchObject({ status: 'pending' });
+    first.release();
+    const result = await run;
+    expect(result).toMatchObject({ status: 'completed', finalText: 'X done, and Y too.', rounds: 2 });
+    const steer = '<follow_up>\nalso do Y\n</follow_up>';
+    expect(await harness.history()).toEqual([
+      { role: 'user', content: 'do X' },
+      { role: 'assistant', content: 'Working on X.' },
+      { role: 'user', content: steer },
+      { role: 'assistant', content: 'X done, and Y too.' },
+    ]);
+    expect(llm.requests[1]!.messages.at(-1)).toEqual({ role: 'user', content: steer });
+    expect(await harness.store.getInput(harness.sessionId, steerSeq)).toMatchObject({ status: 'done' });
+    expect(harness.sink.ofType('steer_applied')).toEqual([{ type: 'steer_applied', inputSeqs: [steerSeq], roundIndex: 1 }]);
+    // Delivered exactly once: nothing is left to run.
+    expect(await runChecked(harness)).toBeNull();
+    expect(llm.requests).toHaveLength(2);
+    expect(harness.sink.ofType('session_ended')).toHaveLength(1);
+  });
+
+  it('a steer input that arrives during a tool round joins the next round without an extra one', async () => {
+    const first = held({ toolCalls: [{ id: 'e1', name: 'echo', arguments: { text: 'a' } }] });
+    const llm = new ScriptedLlm([first.step, { text: 'done' }]);
+    const harness = new LoopHarness({ llm, tools: [echoTool] });
+    await harness.send('go');
+    const run = runChecked(harness);
+    await first.entered;
+    await harness.send('faster please', undefined, 'steer');
+    first.release();
+    expect(await run).toMatchObject({ status: 'completed', finalText: 'done', rounds: 2 });
+    const history = await harness.history();
+    expect(history.map((message) => message.role)).toEqual(['user', 'assistant', 'tool', 'user', 'assistant']);
+    expect(history[3]).toEqual({ role: 'user', content: '<follow_up>\nfaster please\n</follow_up>' });
+    expect(protocolViolations(history)).toEqual([]);
+  });
+
+  it('steering is drained before round.start hooks, so a hook break cannot strand it', async () => {
+    const first = held({ toolCalls: [{ id: 'e1', name: 'echo', arguments: { text: 'a' } }] });
+    const llm = new ScriptedLlm([first.step]);
+    const harness = new LoopHarness({ llm, tools: [echoTool] });
+    const seen: number[] = [];
+    harness.hooks.register('round.start', (ctx) => {
+      seen.push(ctx.steeredInputs);
+      if (ctx.roundIndex === 1) return 'break';
+    });
+    await harness.send('go');
+    const run = runChecked(harness);
+    await first.entered;
+    const steerSeq = await harness.send('note this', undefined, 'steer');
+    first.release();
+    expect(await run).toMatchObject({ status: 'completed' });
+    expect(seen).toEqual([0, 1]);
+    expect(await harness.store.getInput(harness.sessionId, steerSeq)).toMatchObject({ status: 'done' });
+    expect((await harness.history()).at(-1)).toEqual({ role: 'user', content: '<follow_up>\nnote this\n</follow_up>' });
+  });
+
+  it('a queued input waits for the running one and then runs on its own', async () => {
+    const first = held({ text: 'one' });
+    const llm = new ScriptedLlm([first.step, { text: 'two' }]);
+    const harness = new LoopHarness({ llm });
+    await harness.send('first');
+    const run = runChecked(harness);
+    await first.entered;
+    await harness.send('second');
+    first.release();
+    expect(await run).toMatchObject({ status: 'completed', finalText: 'one', rounds: 1 });
+    expect(await runChecked(harness)).toMatchObject({ status: 'completed', finalText: 'two' });
+    expect((await harness.history()).map((message) => message.content)).toEqual(['first', 'one', 'second', 'two']);
+  });
+
+  it('an interrupt input ends the running input cancelled at the next boundary, then runs normally', async () => {
+    const first = held({ toolCalls: [{ id: 'e1', name: 'echo', arguments: { text: 'a' } }] });
+    const llm = new ScriptedLlm([first.step, { text: 'Switched to the new task.' }]);
+    const harness = new LoopHarness({ llm, tools: [echoTool] });
+    await harness.send('long task');
+    const run = runChecked(harness);
+    await first.entered;
+    const interruptSeq = await harness.send('stop, do this instead', undefined, 'interrupt');
+    first.release();
+    const result = await run;
+    expect(result).toMatchObject({ status: 'cancelled', finalText: '[cancelled: interrupted by a newer input]', rounds: 1, toolCalls: 1 });
+    expect(await harness.store.getInput(harness.sessionId, 1)).toMatchObject({ status: 'cancelled' });
+    // What the interrupted input produced is kept.
+    expect((await harness.history()).map((message) => message.role)).toEqual(['user', 'assistant', 'tool']);
+    expect(llm.requests).toHaveLength(1);
+    expect(harness.sink.ofType('session_ended')).toEqual([{ type: 'session_ended', reason: 'cancelled', status: 'cancelled' }]);
+
+    expect(await runChecked(harness)).toMatchObject({ status: 'completed', finalText: 'Switched to the new task.' });
+    expect(await harness.store.getInput(harness.sessionId, interruptSeq)).toMatchObject({ status: 'done' });
+    const history = await harness.history();
+    expect(history.slice(3)).toEqual([
+      { role: 'user', content: 'stop, do this instead' },
+      { role: 'assistant', content: 'Switched to the new task.' },
+    ]);
+    expect(protocolViolations(history)).toEqual([]);
+  });
+
+  it('an interrupt that arrives during a final reply keeps the reply and still cancels', async () => {
+    const first = held({ text: 'Almost there.' });
+    const llm = new ScriptedLlm([first.step, { text: 'new' }]);
+    const harness = new LoopHarness({ llm });
+    await harness.send('task');
+    const run = runChecked(harness);
+    await first.entered;
+    await harness.send('urgent', undefined, 'interrupt');
+    first.release();
+    expect(await run).toMatchObject({ status: 'cancelled' });
+    expect((await harness.history()).at(-1)).toEqual({ role: 'assistant', content: 'Almost there.' });
+    expect(await runChecked(harness)).toMatchObject({ status: 'completed', finalText: 'new' });
+  });
+
+  it('a timer input that fires mid-run is steered in as a timer message', async () => {
+    const first = held({ text: 'waiting' });
+    const llm = new ScriptedLlm([first.step, { text: 'timer handled' }]);
+    const harness = new LoopHarness({ llm });
+    await harness.send('remind me');
+    const run = runChecked(harness);
+    await first.entered;
+    await harness.add('timer', { timerId: 't1', note: 'check the oven', fireCount: 1 });
+    first.release();
+    expect(await run).toMatchObject({ status: 'completed', finalText: 'timer handled', rounds: 2 });
+    expect((await harness.history())[2]).toEqual({ role: 'user', content: '<timer id="t1" firing="1">\ncheck the oven\n</timer>' });
+  });
+});

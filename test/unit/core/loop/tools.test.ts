@@ -1,0 +1,159 @@
+import { describe, expect, it } from 'vitest';
+import { protocolViolations } from '../../../../src/core/history/index.js';
+import type { ToolContext } from '../../../../src/core/tools/index.js';
+import { ScriptedLlm } from '../../../../src/llm/scripted-llm.js';
+import { deferred, LoopHarness, patientClock, runChecked } from './loop-harness.js';
+
+const echoTool = {
+  name: 'echo',
+  description: 'Echo the text back',
+  parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false },
+  execute: (args: { text: string }) => `echo: ${args.text}`,
+};
+
+const failingTool = {
+  name: 'explode',
+  description: 'Always throws',
+  parameters: { type: 'object', properties: {} },
+  execute: () => {
+    throw new Error('disk on fire');
+  },
+};
+
+async function runOneRound(calls: { id: string; name: string; arguments?: string | Record<string, unknown> }[], tools: object[]) {
+  const llm = new ScriptedLlm([{ toolCalls: calls }, { text: 'after tools' }]);
+  const harness = new LoopHarness({ llm, tools: tools as never[], clock: patientClock });
+  await harness.send('go');
+  const result = await runChecked(harness);
+  const history = await harness.history();
+  expect(protocolViolations(history)).toEqual([]);
+  expect(harness.sink.ofType('session_ended')).toHaveLength(1);
+  return { llm, harness, result: result!, history };
+}
+
+describe('tool calls', () => {
+  it('an unknown tool is answered with an error result and the run goes on', async () => {
+    const { result, history, llm } = await runOneRound([{ id: 'u1', name: 'teleport', arguments: {} }], [echoTool]);
+    expect(result).toMatchObject({ status: 'completed', finalText: 'after tools', toolCalls: 0 });
+    expect(history[2]).toMatchObject({ role: 'tool', toolCallId: 'u1', name: 'teleport', isError: true });
+    expect(String(history[2]!.content)).toMatch(/^Error: unknown tool "teleport"/);
+    expect(String(history[2]!.content)).toContain('echo');
+    expect(llm.requests[1]!.messages.at(-1)).toMatchObject({ role: 'tool', toolCallId: 'u1' });
+  });
+
+  it('arguments that break the schema are an error result, and execute is not called', async () => {
+    let calls = 0;
+    const strict = { ...echoTool, execute: () => `ran ${++calls}` };
+    const { result, history } = await runOneRound([{ id: 'b1', name: 'echo', arguments: { text: 42 } }], [strict]);
+    expect(calls).toBe(0);
+    expect(result).toMatchObject({ status: 'completed', toolCalls: 0 });
+    expect(history[2]).toMatchObject({ role: 'tool', toolCallId: 'b1', isError: true });
+    expect(String(history[2]!.content)).toMatch(/^Error: /);
+  });
+
+  it('a throwing tool is data: an error result the model sees, counted as a dispatch', async () => {
+    const { result, history, harness } = await runOneRound([{ id: 'x1', name: 'explode' }], [failingTool]);
+    expect(result).toMatchObject({ status: 'completed', toolCalls: 1 });
+    expect(history[2]).toEqual({ role: 'tool', toolCallId: 'x1', name: 'explode', content: 'Error: disk on fire', isError: true });
+    expect(harness.sink.ofType('tool_call_failed')).toMatchObject([{ toolCallId: 'x1', errorCode: 'tool.failed', output: 'Error: disk on fire' }]);
+    expect(harness.sink.ofType('tool_call_completed')).toMatchObject([{ toolCallId: 'x1', failed: true }]);
+    const types = harness.sink.types();
+    expect(types.indexOf('tool_call_failed')).toBeLessThan(types.indexOf('tool_call_completed'));
+  });
+
+  it('the tool count excludes rejected calls (unknown tool, invalid arguments)', async () => {
+    const { result, harness } = await runOneRound(
+      [
+        { id: 'c1', name: 'nope' },
+        { id: 'c2', name: 'echo', arguments: '{"text": ' },
+        { id: 'c3', name: 'echo', arguments: { wrong: true } },
+        { id: 'c4', name: 'echo', arguments: { text: 'ok' } },
+        { id: 'c5', name: 'explode' },
+      ],
+      [echoTool, failingTool],
+    );
+    expect(result.toolCalls).toBe(2);
+    expect((await harness.store.getSession(harness.sessionId))!.stats.toolCalls).toBe(2);
+  });
+
+  it('tool results are truncated at 50,000 characters with a notice', async () => {
+    const big = { name: 'dump', description: 'Big output', parameters: { type: 'object', properties: {} }, execute: () => 'x'.repeat(60_000) };
+    const { history, llm } = await runOneRound([{ id: 'd1', name: 'dump' }], [big]);
+    const content = String(history[2]!.content);
+    expect(content).toBe(`${'x'.repeat(49_950)}\n... (truncated, 60000 total chars)`);
+    expect(content.length).toBeLessThanOrEqual(50_000);
+    expect(llm.requests[1]!.messages.at(-1)!.content).toBe(content);
+  });
+
+  it('non-string results are serialised as JSON', async () => {
+    const json = { name: 'info', description: 'Object output', parameters: { type: 'object', properties: {} }, execute: () => ({ a: 1, b: ['x'] }) };
+    const { history } = await runOneRound([{ id: 'i1', name: 'info' }], [json]);
+    expect(JSON.parse(String(history[2]!.content))).toEqual({ a: 1, b: ['x'] });
+  });
+
+  it('concurrency-safe calls run in parallel and their results keep the model order', async () => {
+    const slowGate = deferred();
+    const started: string[] = [];
+    const finished: string[] = [];
+    const fetchTool = {
+      name: 'fetch',
+      description: 'Fetch a URL',
+      parameters: { type: 'object', properties: { url: { type: 'string' } }, required: ['url'] },
+      concurrencySafe: true,
+      execute: async (args: { url: string }) => {
+        started.push(args.url);
+        // The first call waits until the second one has run: it can only finish if they overlap.
+        if (args.url === 'slow') await slowGate.promise;
+        else slowGate.resolve();
+        finished.push(args.url);
+        return `page ${args.url}`;
+      },
+    };
+    const { result, history } = await runOneRound(
+      [
+        { id: 'f1', name: 'fetch', arguments: { url: 'slow' } },
+        { id: 'f2', name: 'fetch', arguments: { url: 'fast' } },
+        { id: 'e3', name: 'echo', arguments: { text: 'serial' } },
+      ],
+      [fetchTool, echoTool],
+    );
+    expect(result).toMatchObject({ status: 'completed', toolCalls: 3 });
+    expect(started).toEqual(['slow', 'fast']);
+    expect(finished).toEqual(['fast', 'slow']);
+    expect(history.slice(2, 5).map((message) => message.role === 'tool' && message.toolCallId)).toEqual(['f1', 'f2', 'e3']);
+    expect(history.slice(2, 5).map((message) => message.content)).toEqual(['page slow', 'page fast', 'echo: serial']);
+  });
+
+  it('every handler gets the stable idempotency key <sessionId>:<toolCallId>', async () => {
+    const seen: ToolContext[] = [];
+    const spy = { ...echoTool, execute: (_args: unknown, ctx: ToolContext) => (seen.push(ctx), 'ok') };
+    await runOneRound([{ id: 'k1', name: 'echo', arguments: { text: 'a' } }], [spy]);
+    expect(seen.map((ctx) => [ctx.sessionId, ctx.toolCallId, ctx.idempotencyKey])).toEqual([['s1', 'k1', 's1:k1']]);
+  });
+
+  it('records every call in the ledger, started then ended, with the same step as its result', async () => {
+    const { harness } = await runOneRound(
+      [
+        { id: 'l1', name: 'echo', arguments: { text: 'a' } },
+        { id: 'l2', name: 'explode' },
+      ],
+      [echoTool, failingTool],
+    );
+    expect(await harness.store.loadOpenToolCalls(harness.sessionId)).toEqual([]);
+    expect(harness.sink.ofType('tool_call_started').map((event) => event.toolCallId)).toEqual(['l1', 'l2']);
+  });
+
+  it('empty or repeated call ids from the model are made unique', async () => {
+    const llm = new ScriptedLlm([
+      { toolCalls: [{ id: 'call_0', name: 'echo', arguments: { text: 'a' } }] },
+      { toolCalls: [{ id: 'call_0', name: 'echo', arguments: { text: 'b' } }, { id: ' ', name: 'echo', arguments: { text: 'c' } }] },
+      { text: 'done' },
+    ]);
+    const harness = new LoopHarness({ llm, tools: [echoTool] });
+    await harness.send('go');
+    expect(await runChecked(harness)).toMatchObject({ status: 'completed', toolCalls: 3 });
+    const history = await harness.history();
+    expect(protocolViolations(history)).toEqual([]);
+    for (const request of llm.requests) expect(protocolViolations(request.messages)).toEqual([]);
+  });
+});
