@@ -1,3 +1,4 @@
+CREATE SEQUENCE "public"."lease_token_seq" INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START WITH 1 CACHE 1;--> statement-breakpoint
 CREATE TABLE "sessions" (
 	"id" text PRIMARY KEY NOT NULL,
 	"agent" text DEFAULT 'default' NOT NULL,
@@ -38,6 +39,7 @@ CREATE TABLE "session_inputs" (
 	"payload" jsonb NOT NULL,
 	"status" text DEFAULT 'pending' NOT NULL,
 	"attempts" integer DEFAULT 0 NOT NULL,
+	"steered_into" bigint,
 	"result" jsonb,
 	"error_code" text,
 	"error_message" text,
@@ -49,7 +51,8 @@ CREATE TABLE "session_inputs" (
 	CONSTRAINT "session_inputs_kind_valid" CHECK ("session_inputs"."kind" in ('send', 'resume', 'timer')),
 	CONSTRAINT "session_inputs_mode_valid" CHECK ("session_inputs"."mode" in ('queue', 'steer', 'interrupt')),
 	CONSTRAINT "session_inputs_status_valid" CHECK ("session_inputs"."status" in ('pending', 'running', 'done', 'failed', 'cancelled')),
-	CONSTRAINT "session_inputs_seq_positive" CHECK ("session_inputs"."seq" > 0)
+	CONSTRAINT "session_inputs_seq_positive" CHECK ("session_inputs"."seq" > 0),
+	CONSTRAINT "session_inputs_steered_done" CHECK ("session_inputs"."steered_into" is null or "session_inputs"."status" = 'done')
 );
 --> statement-breakpoint
 CREATE TABLE "messages" (
@@ -147,6 +150,7 @@ ALTER TABLE "compactions" ADD CONSTRAINT "compactions_session_id_sessions_id_fk"
 CREATE INDEX "sessions_lease_expires_idx" ON "sessions" USING btree ("lease_expires_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "session_inputs_input_id_uq" ON "session_inputs" USING btree ("session_id","input_id");--> statement-breakpoint
 CREATE INDEX "session_inputs_open_idx" ON "session_inputs" USING btree ("session_id","seq") WHERE "session_inputs"."status" in ('pending', 'running');--> statement-breakpoint
+CREATE INDEX "session_inputs_steered_into_idx" ON "session_inputs" USING btree ("session_id","steered_into") WHERE "session_inputs"."steered_into" is not null;--> statement-breakpoint
 CREATE INDEX "session_inputs_pending_age_idx" ON "session_inputs" USING btree ("accepted_at") WHERE "session_inputs"."status" = 'pending';--> statement-breakpoint
 CREATE INDEX "messages_active_idx" ON "messages" USING btree ("session_id","seq") WHERE "messages"."state" = 'active';--> statement-breakpoint
 CREATE INDEX "tool_calls_open_idx" ON "tool_calls" USING btree ("session_id") WHERE "tool_calls"."status" in ('started', 'in_doubt');--> statement-breakpoint

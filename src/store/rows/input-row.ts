@@ -11,7 +11,7 @@ import { parseRow } from './parse-row.js';
 
 /** The `session_inputs` columns, named as {@link InputRecord} fields. */
 export const INPUT_COLUMNS = `session_id AS "sessionId", seq, input_id AS "inputId", kind, mode, payload,
-  status, attempts, result, error_code AS "errorCode", error_message AS "errorMessage",
+  status, attempts, steered_into AS "steeredInto", result, error_code AS "errorCode", error_message AS "errorMessage",
   origin_job_id AS "originJobId", accepted_at AS "acceptedAt", started_at AS "startedAt",
   finished_at AS "finishedAt"`;
 
@@ -34,6 +34,7 @@ export const inputResultSchema: z.ZodType<InputResult> = z.object({
   toolCalls: count,
   usage: usageSchema,
   output: z.unknown().optional(),
+  steeredInto: z.number().int().positive().optional(),
 });
 
 const inputRowSchema: z.ZodType<InputRecord> = z.object({
@@ -45,6 +46,7 @@ const inputRowSchema: z.ZodType<InputRecord> = z.object({
   payload: z.record(z.string(), z.unknown()),
   status: z.enum(INPUT_STATUSES),
   attempts: count,
+  steeredInto: z.number().int().positive().nullable(),
   result: inputResultSchema.nullable(),
   errorCode: z.string().nullable(),
   errorMessage: z.string().nullable(),

@@ -23,6 +23,11 @@ export const sessionInputs = pgTable(
     /** `pending | running | done | failed | cancelled`. */
     status: text('status').notNull().default('pending'),
     attempts: integer('attempts').notNull().default(0),
+    /**
+     * Steering (DESIGN.md §4.4): the seq of the running input this one was delivered into. It is
+     * `done` from delivery on, and gets the host's result and error when the host finishes (I6).
+     */
+    steeredInto: bigint('steered_into', { mode: 'number' }),
     result: jsonb('result').$type<Record<string, unknown>>(),
     errorCode: text('error_code'),
     errorMessage: text('error_message'),
@@ -38,6 +43,10 @@ export const sessionInputs = pgTable(
     index('session_inputs_open_idx')
       .on(t.sessionId, t.seq)
       .where(sql`${t.status} in ('pending', 'running')`),
+    /** Finishing a host input finds the inputs steered into it here, not by scanning the inbox. */
+    index('session_inputs_steered_into_idx')
+      .on(t.sessionId, t.steeredInto)
+      .where(sql`${t.steeredInto} is not null`),
     /** The sweeper's scan: oldest pending inputs fleet-wide. */
     index('session_inputs_pending_age_idx')
       .on(t.acceptedAt)
@@ -46,5 +55,7 @@ export const sessionInputs = pgTable(
     check('session_inputs_mode_valid', sql`${t.mode} in ('queue', 'steer', 'interrupt')`),
     check('session_inputs_status_valid', sql`${t.status} in ('pending', 'running', 'done', 'failed', 'cancelled')`),
     check('session_inputs_seq_positive', sql`${t.seq} > 0`),
+    /** Only a delivered (hence `done`) steering input has a host. */
+    check('session_inputs_steered_done', sql`${t.steeredInto} is null or ${t.status} = 'done'`),
   ],
 );

@@ -1,5 +1,14 @@
 import { sql } from 'drizzle-orm';
-import { bigint, check, index, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, check, index, jsonb, pgSequence, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+
+/**
+ * The source of every fencing token (DESIGN.md I3): each lease acquisition takes `nextval` of this one
+ * database-wide sequence, so a token is never handed out twice — not even to a session id that was
+ * deleted and created again, whose old holder may still be alive and writing. Tokens of a session
+ * strictly increase but are not consecutive. `cache 1` matters: with a larger cache each connection
+ * would draw from its own block and a later acquisition could get a smaller token.
+ */
+export const leaseTokenSeq = pgSequence('lease_token_seq', { startWith: 1, minValue: 1, increment: 1, cache: 1 });
 
 /**
  * One row per session: identity, agent profile, the per-session sequence allocators, the lease with
@@ -20,7 +29,10 @@ export const sessions = pgTable(
     /** Last message seq written; messages are gapless per session. */
     nextMessageSeq: bigint('next_message_seq', { mode: 'number' }).notNull().default(0),
     leaseOwner: text('lease_owner'),
-    /** The fencing token: bumped on every acquisition, never reused (DESIGN.md I3). */
+    /**
+     * The fencing token of the current (or last) lease: `nextval('lease_token_seq')` on every
+     * acquisition, so never reused (DESIGN.md I3); 0 before the first one.
+     */
     leaseToken: bigint('lease_token', { mode: 'number' }).notNull().default(0),
     leaseExpiresAt: timestamp('lease_expires_at', { withTimezone: true }),
     /** Pending tool-call state (power-loop §3): set when the assistant asks for tools, cleared when all are answered. */

@@ -1,12 +1,15 @@
 /**
- * Takes the lease when it is free or lapsed, on the database clock, bumping the fencing token.
- * Concurrent callers serialise on the row lock and re-check the condition, so exactly one wins.
+ * Takes the lease when it is free or lapsed, on the database clock, with a fresh fencing token from
+ * the database-wide `lease_token_seq`: never reused, even by a session id deleted and created again
+ * (DESIGN.md I3). Concurrent callers serialise on the row lock and re-check the condition, so exactly
+ * one wins; the winner's `nextval` is evaluated once it holds the lock (a waiter that re-checks
+ * evaluates it again), so each acquisition's token exceeds every earlier one of the session.
  * Params: $1 session id, $2 owner, $3 ttl in milliseconds.
  */
 export const ACQUIRE_LEASE_SQL = `
 UPDATE sessions
    SET lease_owner = $2,
-       lease_token = lease_token + 1,
+       lease_token = nextval('lease_token_seq'),
        lease_expires_at = now() + $3::bigint * interval '1 millisecond',
        updated_at = now()
  WHERE id = $1

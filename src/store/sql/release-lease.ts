@@ -1,6 +1,6 @@
 /**
- * Frees the lease if this token still holds it. The token is kept, so the next acquisition gets a
- * higher one. Params: $1 session id, $2 token.
+ * Frees the lease if this token still holds it. The token stays on the row (a stale holder still
+ * fails the fence), and the next acquisition draws a higher one. Params: $1 session id, $2 token.
  */
 export const RELEASE_LEASE_SQL = `
 UPDATE sessions

@@ -71,7 +71,7 @@ describe('claimNextInput', () => {
       messages: [{ inputSeq: 1, round: 1, message: { role: 'user', content: 'also consider X' } }],
       steer: { seqs: [2], intoInputSeq: 1 },
     });
-    expect(await fx.store.getInput(id, 2)).toMatchObject({ status: 'done', attempts: 1, result: null });
+    expect(await fx.store.getInput(id, 2)).toMatchObject({ status: 'done', steeredInto: 1, attempts: 1, result: null });
 
     await expect(
       fx.store.commitStep({
@@ -85,6 +85,43 @@ describe('claimNextInput', () => {
 
     await finish(id, token, 1);
     expect((await fx.store.claimNextInput({ sessionId: id, leaseToken: token }))?.input.seq).toBe(3);
+  });
+
+  it('gives steered inputs their host\'s result, error and finish time in the host\'s finishing statement', async () => {
+    const id = sessionId('steer-result');
+    const token = await leasedSession(fx.store, id);
+    for (const text of ['main', 'x', 'y', 'later']) await accept(id, text);
+    await fx.store.claimNextInput({ sessionId: id, leaseToken: token });
+    await fx.store.commitStep({ sessionId: id, leaseToken: token, steer: { seqs: [2, 3], intoInputSeq: 1 } });
+    const result = {
+      status: 'failed' as const,
+      finalText: 'partial',
+      rounds: 1,
+      toolCalls: 0,
+      usage: { promptTokens: 1, completionTokens: 1, cachedTokens: 0, reasoningTokens: 0, totalTokens: 2, llmCalls: 1 },
+    };
+    await fx.store.commitStep({
+      sessionId: id,
+      leaseToken: token,
+      input: { seq: 1, status: 'failed', result, errorCode: 'llm.timeout', errorMessage: 'slow' },
+    });
+    const rows = await fx.pool.query<{ seq: number; status: string; steeredInto: number | null; result: unknown; errorCode: string | null; sameEnd: boolean }>(
+      `SELECT i.seq, i.status, i.steered_into AS "steeredInto", i.result, i.error_code AS "errorCode",
+              i.finished_at IS NOT DISTINCT FROM h.finished_at AS "sameEnd"
+         FROM session_inputs i JOIN session_inputs h ON h.session_id = i.session_id AND h.seq = 1
+        WHERE i.session_id = $1 ORDER BY i.seq`,
+      [id],
+    );
+    expect(rows.rows).toEqual([
+      { seq: 1, status: 'failed', steeredInto: null, result, errorCode: 'llm.timeout', sameEnd: true },
+      { seq: 2, status: 'done', steeredInto: 1, result: { ...result, steeredInto: 1 }, errorCode: 'llm.timeout', sameEnd: true },
+      { seq: 3, status: 'done', steeredInto: 1, result: { ...result, steeredInto: 1 }, errorCode: 'llm.timeout', sameEnd: true },
+      { seq: 4, status: 'pending', steeredInto: null, result: null, errorCode: null, sameEnd: false },
+    ]);
+    // The database refuses a host on an input that is not done.
+    await expect(fx.pool.query('UPDATE session_inputs SET steered_into = 1 WHERE session_id = $1 AND seq = 4', [id])).rejects.toMatchObject({
+      constraint: 'session_inputs_steered_done',
+    });
   });
 
   it('lists inputs by status, in pages', async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assistant, countRows, openStoreFixture, pollUntil, sessionCounters, sessionId, user, type StoreFixture } from './store-fixture.js';
+import { assistant, countRows, leasedSession, openStoreFixture, pollUntil, sessionCounters, sessionId, user, type StoreFixture } from './store-fixture.js';
 
 describe('lease and fence', () => {
   let fx: StoreFixture;
@@ -12,17 +12,18 @@ describe('lease and fence', () => {
     await fx.close();
   });
 
-  it('gives token 1 on a free session, then refuses others while it is live', async () => {
+  it('gives a positive token on a free session, then refuses others while it is live', async () => {
     const id = sessionId('live');
     await fx.store.createSession({ id });
     const first = await fx.store.acquireLease({ sessionId: id, owner: 'worker-a', ttlMs: 30_000 });
-    expect(first).toMatchObject({ acquired: true, token: 1 });
+    if (!first.acquired) throw new Error('expected the lease');
+    expect(first.token).toBeGreaterThan(0);
     const second = await fx.store.acquireLease({ sessionId: id, owner: 'worker-b', ttlMs: 30_000 });
     expect(second).toMatchObject({ acquired: false, holder: 'worker-a' });
     if (second.acquired) throw new Error('unreachable');
     expect(second.retryAfterMs).toBeGreaterThan(0);
     expect(second.retryAfterMs).toBeLessThanOrEqual(30_000);
-    expect(await fx.store.getSession(id)).toMatchObject({ lease: { owner: 'worker-a', token: 1 } });
+    expect(await fx.store.getSession(id)).toMatchObject({ lease: { owner: 'worker-a', token: first.token } });
   });
 
   it('refuses a lease on a session that does not exist with session.not_found', async () => {
@@ -31,7 +32,7 @@ describe('lease and fence', () => {
     });
   });
 
-  it('lets exactly one of 10 racing workers win', async () => {
+  it('lets exactly one of 10 racing workers win, holding the session\'s current token', async () => {
     const id = sessionId('race');
     await fx.store.createSession({ id });
     const results = await Promise.all(
@@ -39,9 +40,9 @@ describe('lease and fence', () => {
     );
     const winners = results.flatMap((result, i) => (result.acquired ? [{ i, token: result.token }] : []));
     expect(winners).toHaveLength(1);
-    expect(winners[0]?.token).toBe(1);
+    expect(winners[0]?.token).toBeGreaterThan(0);
     const counters = await sessionCounters(fx.pool, id);
-    expect(counters).toMatchObject({ leaseToken: 1, leaseOwner: `worker-${winners[0]?.i}` });
+    expect(counters).toMatchObject({ leaseToken: winners[0]?.token, leaseOwner: `worker-${winners[0]?.i}` });
   });
 
   it('extends a live lease on renew', async () => {
@@ -54,7 +55,7 @@ describe('lease and fence', () => {
     expect((await fx.store.getSession(id))?.lease.expiresAt?.getTime()).toBe(renewed.getTime());
   });
 
-  it('hands a lapsed lease to a new holder with token+1 and fences the old one out', async () => {
+  it('hands a lapsed lease to a new holder with a greater token and fences the old one out', async () => {
     const id = sessionId('takeover');
     await fx.store.createSession({ id });
     const old = await fx.store.acquireLease({ sessionId: id, owner: 'zombie', ttlMs: 200 });
@@ -69,7 +70,7 @@ describe('lease and fence', () => {
       10_000,
       'the lease to lapse',
     );
-    expect(taken.token).toBe(old.token + 1);
+    expect(taken.token).toBeGreaterThan(old.token);
 
     const before = await sessionCounters(fx.pool, id);
     await expect(
@@ -129,7 +130,56 @@ describe('lease and fence', () => {
     });
     expect((await fx.store.getSession(id))?.lease).toEqual({ owner: null, token: lease.token, expiresAt: null });
     const next = await fx.store.acquireLease({ sessionId: id, owner: 'b', ttlMs: 60_000 });
-    expect(next).toMatchObject({ acquired: true, token: lease.token + 1 });
+    if (!next.acquired) throw new Error('expected the lease');
+    expect(next.token).toBeGreaterThan(lease.token);
+  });
+
+  it('draws tokens from lease_token_seq: a deleted and re-created session never gets an old token back', async () => {
+    const id = sessionId('reborn');
+    const first = await leasedSession(fx.store, id);
+    expect(await fx.store.deleteSession(id)).toBe(true);
+    await fx.store.acceptInput({ sessionId: id, kind: 'send', payload: { text: 'again' }, maxBytes: 1000 });
+    expect((await sessionCounters(fx.pool, id))?.leaseToken).toBe(0);
+    const second = await fx.store.acquireLease({ sessionId: id, owner: 'worker-b', ttlMs: 60_000 });
+    if (!second.acquired) throw new Error('expected the lease');
+    expect(second.token).toBeGreaterThan(first);
+    // The zombie of the old session is fenced out of the new one.
+    await expect(fx.store.claimNextInput({ sessionId: id, leaseToken: first })).rejects.toMatchObject({ code: 'lease.lost' });
+    expect((await fx.store.getInput(id, 1))?.status).toBe('pending');
+    const seq = await fx.pool.query<{ last: number }>('SELECT last_value AS last FROM lease_token_seq');
+    expect(seq.rows[0]?.last).toBeGreaterThanOrEqual(second.token);
+  });
+
+  it('keeps one session\'s tokens strictly increasing while 8 workers fight over it (acquire, write, release)', async () => {
+    const id = sessionId('contended');
+    await fx.store.createSession({ id });
+    const rounds = 15;
+    // Each worker takes the lease when it can and, while it holds it, appends a message naming its
+    // token (fenced, so only the current holder can). The history is then the order of holders.
+    const worker = async (w: number): Promise<number[]> => {
+      const mine: number[] = [];
+      while (mine.length < rounds) {
+        const lease = await fx.store.acquireLease({ sessionId: id, owner: `worker-${w}`, ttlMs: 30_000 });
+        if (!lease.acquired) {
+          await new Promise((resolve) => setTimeout(resolve, 1));
+          continue;
+        }
+        mine.push(lease.token);
+        await fx.store.commitStep({
+          sessionId: id,
+          leaseToken: lease.token,
+          messages: [{ inputSeq: null, round: null, message: user(String(lease.token)) }],
+        });
+        expect(await fx.store.releaseLease({ sessionId: id, token: lease.token })).toBe(true);
+      }
+      return mine;
+    };
+    const perWorker = await Promise.all(Array.from({ length: 8 }, (_, w) => worker(w)));
+    const inHistoryOrder = (await fx.store.loadHistory(id)).map((m) => Number(m.message.content));
+    expect(inHistoryOrder).toHaveLength(8 * rounds);
+    expect(inHistoryOrder).toEqual([...inHistoryOrder].sort((a, b) => a - b));
+    expect(new Set(inHistoryOrder).size).toBe(inHistoryOrder.length);
+    expect([...inHistoryOrder].sort((a, b) => a - b)).toEqual(perWorker.flat().sort((a, b) => a - b));
   });
 
   it('refuses a nonsensical ttl or token with input.invalid', async () => {

@@ -1,51 +1,66 @@
-import {
-  LeaseLostError,
-  SessionExistsError,
-  SessionNotFoundError,
-  StateConflictError,
-} from '../../../src/core/errors/index.js';
+import { LeaseLostError, SessionExistsError, SessionNotFoundError, StateConflictError } from '../../../src/core/errors/index.js';
 import type { StoredMessage } from '../../../src/core/messages.js';
 import type * as Port from '../../../src/core/ports/session-store.js';
 import { assertSessionId } from '../../../src/core/session-id.js';
-import type {
-  InputRecord,
-  SessionRecord,
-  ToolCallRecord,
-  UsageRoundRecord,
-} from '../../../src/core/session-types.js';
+import type { InputRecord, SessionRecord, ToolCallRecord, UsageRoundRecord } from '../../../src/core/session-types.js';
 import { validateAcceptInput } from '../../../src/store/accept-input-validation.js';
+import { assertLeaseToken, assertSeq, assertText, assertTtlMs } from '../../../src/store/arguments.js';
 import { validateStep } from '../../../src/store/commit-step-validation.js';
+import {
+  assertInputId,
+  compareText,
+  deliverSteered,
+  emptySessionRecord,
+  finishInput,
+  inputFilter,
+  serialiseStep,
+  storedMessage,
+  upsertToolCall,
+  validateCreateSession,
+} from './in-memory-store-rows.js';
+
+interface LedgerEntry {
+  record: ToolCallRecord;
+  /** Commit that last started the call: "start order" even when the clock stands still. */
+  startedInCommit: number;
+}
 
 interface SessionData {
   record: SessionRecord;
   inputs: InputRecord[];
   messages: StoredMessage[];
-  toolCalls: Map<string, ToolCallRecord>;
+  toolCalls: Map<string, LedgerEntry>;
   usage: Map<string, UsageRoundRecord>;
 }
 
 const clone = <T>(value: T): T => structuredClone(value);
 
 /**
- * The `SessionStore` port in memory, for unit tests of the loop. It keeps the same contract as the
- * Postgres store — fencing, gapless seqs, idempotent accepts, atomic steps — and the shared contract
- * suite (test/contract) runs against both so it cannot drift.
+ * The `SessionStore` port in memory, for unit tests of the loop. It keeps the contract of the
+ * Postgres store — argument checks, fencing, gapless seqs, idempotent accepts, all-or-nothing steps,
+ * values read back as `jsonb` returns them — and the shared contract suite (test/contract) runs
+ * against both so it cannot drift. Every operation runs synchronously after its first line, so
+ * concurrent calls never interleave, like transactions serialised on the session row.
  */
 export class InMemorySessionStore implements Port.SessionStore {
   readonly #sessions = new Map<string, SessionData>();
+  /**
+   * The last fencing token handed out, by any session: one counter for the whole store, like the
+   * database-wide `lease_token_seq`, so a token is never reused — not even by a session id deleted and
+   * created again (DESIGN.md I3).
+   */
+  #lastLeaseToken = 0;
   /** Commits applied so far; tests use it to crash after a given step. */
   commits = 0;
 
+  /** @param now Milliseconds since the epoch: the "database clock" of leases and timestamps. */
   constructor(private readonly now: () => number = () => Date.now()) {}
 
   async createSession(params: Port.CreateSessionParams): Promise<SessionRecord> {
-    const id = assertSessionId(params.id);
-    if (this.#sessions.has(id)) throw new SessionExistsError(`session ${id} already exists`);
-    const data = this.#newSession(id);
-    data.record.agent = params.agent ?? 'default';
-    data.record.systemPrompt = params.systemPrompt ?? null;
-    data.record.metadata = clone(params.metadata ?? {});
-    data.record.config = clone(params.config ?? {});
+    const profile = validateCreateSession(params);
+    if (this.#sessions.has(profile.id)) throw new SessionExistsError(`session ${profile.id} already exists`);
+    const data = this.#newSession(profile.id);
+    Object.assign(data.record, profile);
     return clone(data.record);
   }
 
@@ -63,8 +78,10 @@ export class InMemorySessionStore implements Port.SessionStore {
     const data = this.#sessions.get(valid.sessionId) ?? this.#newSession(valid.sessionId);
     const existing = data.inputs.find((input) => input.inputId === valid.inputId);
     if (existing !== undefined) return { sessionId: valid.sessionId, seq: existing.seq, inputId: existing.inputId, duplicate: true };
+    const at = this.#at();
     const seq = data.record.nextSeq + 1;
     data.record.nextSeq = seq;
+    data.record.updatedAt = at;
     data.inputs.push({
       sessionId: valid.sessionId,
       seq,
@@ -74,11 +91,12 @@ export class InMemorySessionStore implements Port.SessionStore {
       payload: JSON.parse(valid.payloadText) as Record<string, unknown>,
       status: 'pending',
       attempts: 0,
+      steeredInto: null,
       result: null,
       errorCode: null,
       errorMessage: null,
       originJobId: valid.originJobId,
-      acceptedAt: new Date(this.now()),
+      acceptedAt: at,
       startedAt: null,
       finishedAt: null,
     });
@@ -86,72 +104,91 @@ export class InMemorySessionStore implements Port.SessionStore {
   }
 
   async acquireLease(params: Port.AcquireLeaseParams): Promise<Port.LeaseAcquisition> {
-    const data = this.#require(params.sessionId);
+    const sessionId = assertSessionId(params.sessionId);
+    const owner = assertText(params.owner, 'owner', 200);
+    const ttlMs = assertTtlMs(params.ttlMs);
+    const data = this.#sessions.get(sessionId);
+    if (data === undefined) throw new SessionNotFoundError(`session ${sessionId} does not exist`);
     const lease = data.record.lease;
     const now = this.now();
     if (lease.expiresAt !== null && lease.expiresAt.getTime() > now) {
-      return { acquired: false, holder: lease.owner, retryAfterMs: lease.expiresAt.getTime() - now };
+      return { acquired: false, holder: lease.owner, retryAfterMs: Math.ceil(lease.expiresAt.getTime() - now) };
     }
-    lease.token += 1;
-    lease.owner = params.owner;
-    lease.expiresAt = new Date(now + params.ttlMs);
+    this.#lastLeaseToken += 1;
+    lease.token = this.#lastLeaseToken;
+    lease.owner = owner;
+    lease.expiresAt = new Date(now + ttlMs);
+    data.record.updatedAt = new Date(now);
     return { acquired: true, token: lease.token, expiresAt: new Date(lease.expiresAt) };
   }
 
   async renewLease(params: Port.RenewLeaseParams): Promise<Date> {
-    const lease = this.#fenced(params.sessionId, params.token).record.lease;
-    lease.expiresAt = new Date(this.now() + params.ttlMs);
+    const sessionId = assertSessionId(params.sessionId);
+    const token = assertLeaseToken(params.token);
+    const ttlMs = assertTtlMs(params.ttlMs);
+    const lease = this.#sessions.get(sessionId)?.record.lease;
+    // A released lease is not revived: a late heartbeat must not take back a session given up.
+    if (lease === undefined || lease.token !== token || lease.expiresAt === null) {
+      throw new LeaseLostError(`lease ${token} of session ${sessionId} is no longer held`);
+    }
+    lease.expiresAt = new Date(this.now() + ttlMs);
     return new Date(lease.expiresAt);
   }
 
   async releaseLease(params: Port.ReleaseLeaseParams): Promise<boolean> {
-    const data = this.#sessions.get(assertSessionId(params.sessionId));
-    if (data === undefined || data.record.lease.token !== params.token || data.record.lease.expiresAt === null) return false;
-    data.record.lease.owner = null;
-    data.record.lease.expiresAt = null;
+    const sessionId = assertSessionId(params.sessionId);
+    const token = assertLeaseToken(params.token);
+    const record = this.#sessions.get(sessionId)?.record;
+    if (record === undefined || record.lease.token !== token || record.lease.expiresAt === null) return false;
+    record.lease.owner = null;
+    record.lease.expiresAt = null;
+    record.updatedAt = this.#at();
     return true;
   }
 
   async claimNextInput(params: Port.FencedParams): Promise<Port.ClaimedInput | null> {
-    const data = this.#fenced(params.sessionId, params.leaseToken);
+    const data = this.#fenced(params, 'claimNextInput');
     const input = data.inputs.find((entry) => entry.status === 'pending' || entry.status === 'running');
     if (input === undefined) return null;
+    const at = this.#at();
     const resumed = input.status === 'running';
     input.status = 'running';
     input.attempts += 1;
-    input.startedAt ??= new Date(this.now());
+    input.startedAt ??= at;
     data.record.status = 'running';
+    data.record.updatedAt = at;
     return { input: clone(input), resumed };
   }
 
   async commitStep(step: Port.StepCommit): Promise<Port.StepCommitResult> {
+    const fence = { sessionId: assertSessionId(step.sessionId), leaseToken: assertLeaseToken(step.leaseToken) };
     const valid = validateStep(step);
-    const data = this.#fenced(step.sessionId, step.leaseToken);
-    this.#checkStep(data, valid);
-    const seqs = valid.messages.map((entry, index) => {
-      const seq = data.record.nextMessageSeq + index + 1;
-      data.messages.push({ seq, inputSeq: entry.inputSeq, round: entry.round, kind: entry.kind, state: 'active', message: clone(entry.message), createdAt: new Date(this.now()) });
-      return seq;
-    });
-    data.record.nextMessageSeq += seqs.length;
-    if (valid.pending !== undefined) data.record.pending = clone(valid.pending);
-    for (const fold of valid.compaction?.foldSeqs ?? []) data.messages.find((row) => row.seq === fold)!.state = 'compacted';
-    for (const write of valid.toolCalls) this.#writeToolCall(data, step.sessionId, write);
-    for (const row of valid.usageRounds) data.usage.set(`${row.inputSeq}:${row.round}`, { ...row, sessionId: step.sessionId, createdAt: new Date(this.now()) });
-    for (const seq of valid.steer?.seqs ?? []) {
-      const input = data.inputs[seq - 1]!;
-      input.status = 'done';
-      input.attempts += 1;
-      input.startedAt ??= new Date(this.now());
-      input.finishedAt = new Date(this.now());
-    }
-    if (valid.input !== undefined) this.#finish(data, valid.input as Port.InputTransition);
+    const json = serialiseStep(valid);
+    const data = this.#fenced(fence, 'commitStep');
+    const at = this.#at();
+    const rows = valid.messages.map((entry, index) => storedMessage(fence.sessionId, data.record.nextMessageSeq + index + 1, entry, at));
+    const seqs = rows.map((row) => row.seq);
+    this.#checkStep(data, valid, seqs);
     this.commits += 1;
+    data.messages.push(...rows);
+    data.record.nextMessageSeq += seqs.length;
+    data.record.updatedAt = at;
+    if (json.pending !== undefined) data.record.pending = json.pending;
+    const folds = new Set(valid.compaction?.foldSeqs ?? []);
+    if (folds.size > 0) for (const row of data.messages) if (folds.has(row.seq)) row.state = 'compacted';
+    for (const write of json.toolCalls) {
+      const previous = data.toolCalls.get(write.toolCallId);
+      const startedInCommit = write.status === 'started' || previous === undefined ? this.commits : previous.startedInCommit;
+      data.toolCalls.set(write.toolCallId, { record: upsertToolCall(fence.sessionId, previous?.record, write, at), startedInCommit });
+    }
+    for (const row of json.usageRounds) data.usage.set(`${row.inputSeq}:${row.round}`, { ...row, sessionId: fence.sessionId, createdAt: at });
+    if (valid.steer !== undefined) for (const seq of valid.steer.seqs) deliverSteered(data.inputs[seq - 1]!, valid.steer.intoInputSeq, at);
+    if (valid.input !== undefined) finishInput(data.record, data.inputs, valid.input, json.result, at);
     return { messageSeqs: seqs };
   }
 
   async loadWindow(sessionId: string): Promise<StoredMessage[]> {
-    return clone((this.#sessions.get(assertSessionId(sessionId))?.messages ?? []).filter((row) => row.state === 'active'));
+    return this.loadHistory(sessionId);
   }
 
   async loadHistory(sessionId: string, options: Port.LoadHistoryOptions = {}): Promise<StoredMessage[]> {
@@ -160,138 +197,98 @@ export class InMemorySessionStore implements Port.SessionStore {
   }
 
   async getInput(sessionId: string, seq: number): Promise<InputRecord | null> {
-    return clone(this.#sessions.get(assertSessionId(sessionId))?.inputs[seq - 1] ?? null);
+    const data = this.#sessions.get(assertSessionId(sessionId));
+    const wanted = assertSeq(seq);
+    return clone(data?.inputs[wanted - 1] ?? null);
   }
 
   async getInputById(sessionId: string, inputId: string): Promise<InputRecord | null> {
-    return clone(this.#sessions.get(assertSessionId(sessionId))?.inputs.find((input) => input.inputId === inputId) ?? null);
+    const data = this.#sessions.get(assertSessionId(sessionId));
+    const wanted = assertInputId(inputId);
+    return clone(data?.inputs.find((input) => input.inputId === wanted) ?? null);
   }
 
   async listInputs(sessionId: string, options: Port.ListInputsOptions = {}): Promise<InputRecord[]> {
-    const statuses = options.status === undefined ? null : Array.isArray(options.status) ? options.status : [options.status];
-    const rows = (this.#sessions.get(assertSessionId(sessionId))?.inputs ?? []).filter(
-      (input) => (statuses === null || statuses.includes(input.status)) && input.seq > (options.afterSeq ?? 0),
-    );
-    return clone(rows.slice(0, Math.min(options.limit ?? 100, 1000)));
+    const data = this.#sessions.get(assertSessionId(sessionId));
+    const { statuses, afterSeq, limit } = inputFilter(options);
+    const rows = (data?.inputs ?? []).filter((input) => (statuses === null || statuses.includes(input.status)) && input.seq > afterSeq);
+    return clone(rows.slice(0, limit));
   }
 
   async loadOpenToolCalls(sessionId: string): Promise<ToolCallRecord[]> {
-    const calls = [...(this.#sessions.get(assertSessionId(sessionId))?.toolCalls.values() ?? [])];
-    return clone(calls.filter((call) => call.status === 'started' || call.status === 'in_doubt'));
+    const entries = [...(this.#sessions.get(assertSessionId(sessionId))?.toolCalls.values() ?? [])];
+    const open = entries.filter((entry) => entry.record.status === 'started' || entry.record.status === 'in_doubt');
+    // Start order; calls started in the same step share a start time (one transaction) and go by id.
+    open.sort((a, b) => a.startedInCommit - b.startedInCommit || compareText(a.record.toolCallId, b.record.toolCallId));
+    return clone(open.map((entry) => entry.record));
   }
 
   async getUsageRounds(sessionId: string, inputSeq?: number): Promise<UsageRoundRecord[]> {
-    const rows = [...(this.#sessions.get(assertSessionId(sessionId))?.usage.values() ?? [])];
-    return clone(rows.filter((row) => inputSeq === undefined || row.inputSeq === inputSeq).sort((a, b) => a.inputSeq - b.inputSeq || a.round - b.round));
+    const data = this.#sessions.get(assertSessionId(sessionId));
+    const only = inputSeq === undefined ? undefined : assertSeq(inputSeq, 'inputSeq');
+    const rows = [...(data?.usage.values() ?? [])].filter((row) => only === undefined || row.inputSeq === only);
+    return clone(rows.sort((a, b) => a.inputSeq - b.inputSeq || a.round - b.round));
   }
 
   async requestCancel(sessionId: string): Promise<Date> {
-    const record = this.#require(sessionId).record;
-    record.cancelRequestedAt ??= new Date(this.now());
+    const id = assertSessionId(sessionId);
+    const record = this.#sessions.get(id)?.record;
+    if (record === undefined) throw new SessionNotFoundError(`session ${id} does not exist`);
+    const at = this.#at();
+    record.cancelRequestedAt ??= at;
+    record.updatedAt = at;
     return new Date(record.cancelRequestedAt);
   }
 
   async clearCancel(params: Port.FencedParams): Promise<void> {
-    this.#fenced(params.sessionId, params.leaseToken).record.cancelRequestedAt = null;
+    const record = this.#fenced(params, 'clearCancel').record;
+    record.cancelRequestedAt = null;
+    record.updatedAt = this.#at();
+  }
+
+  #at(): Date {
+    return new Date(this.now());
   }
 
   #newSession(id: string): SessionData {
-    const now = new Date(this.now());
-    const record: SessionRecord = {
-      id,
-      agent: 'default',
-      systemPrompt: null,
-      metadata: {},
-      config: {},
-      status: 'idle',
-      nextSeq: 0,
-      nextMessageSeq: 0,
-      lease: { owner: null, token: 0, expiresAt: null },
-      pending: null,
-      cancelRequestedAt: null,
-      stats: { inputs: 0, rounds: 0, llmCalls: 0, toolCalls: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0, totalTokens: 0, firstInputAt: null, lastInputAt: null },
-      createdAt: now,
-      updatedAt: now,
-    };
-    const data: SessionData = { record, inputs: [], messages: [], toolCalls: new Map(), usage: new Map() };
+    const data: SessionData = { record: emptySessionRecord(id, this.#at()), inputs: [], messages: [], toolCalls: new Map(), usage: new Map() };
     this.#sessions.set(id, data);
     return data;
   }
 
-  #require(sessionId: string): SessionData {
-    const data = this.#sessions.get(assertSessionId(sessionId));
-    if (data === undefined) throw new SessionNotFoundError(`session ${sessionId} does not exist`);
-    return data;
-  }
-
-  #fenced(sessionId: string, token: number): SessionData {
-    const data = this.#require(sessionId);
-    if (data.record.lease.token !== token) {
-      throw new LeaseLostError(`lease token ${token} of session ${sessionId} is stale (current ${data.record.lease.token})`);
+  /**
+   * The fence: the session exists and the token is its current one. A missing session is
+   * `lease.lost` too (as in Postgres, where the fenced statement simply matches no row): a holder
+   * whose session was deleted under it has lost it.
+   */
+  #fenced(params: Port.FencedParams, operation: string): SessionData {
+    const sessionId = assertSessionId(params.sessionId);
+    const token = assertLeaseToken(params.leaseToken);
+    const data = this.#sessions.get(sessionId);
+    if (data === undefined || data.record.lease.token !== token) {
+      throw new LeaseLostError(`${operation} refused: lease token ${token} of session ${sessionId} is no longer current`);
     }
     return data;
   }
 
-  /** Every refusal is checked before anything is applied: a step is all or nothing. */
-  #checkStep(data: SessionData, step: ReturnType<typeof validateStep>): void {
+  /**
+   * Every refusal is checked before anything is applied: a step is all or nothing. The step's own
+   * messages count as active for its fold, since Postgres appends them before folding.
+   */
+  #checkStep(data: SessionData, step: ReturnType<typeof validateStep>, newSeqs: number[]): void {
     for (const seq of step.compaction?.foldSeqs ?? []) {
-      if (data.messages.find((row) => row.seq === seq)?.state !== 'active') throw new StateConflictError(`message ${seq} is not active`);
+      // Message seqs are gapless from 1, so a message's seq is its place in the array.
+      const active = newSeqs.includes(seq) || data.messages[seq - 1]?.state === 'active';
+      if (!active) throw new StateConflictError(`message ${seq} is not active`);
     }
-    for (const seq of step.steer?.seqs ?? []) {
-      if (data.inputs[seq - 1]?.status !== 'pending') throw new StateConflictError(`input ${seq} is not pending`);
-    }
-    if (step.steer !== undefined && data.inputs[step.steer.intoInputSeq - 1]?.status !== 'running') {
-      throw new StateConflictError(`input ${step.steer.intoInputSeq} is not running`);
+    if (step.steer !== undefined) {
+      const { seqs, intoInputSeq } = step.steer;
+      if (data.inputs[intoInputSeq - 1]?.status !== 'running' || seqs.some((seq) => data.inputs[seq - 1]?.status !== 'pending')) {
+        throw new StateConflictError(`steering into input ${intoInputSeq} needs it running and inputs ${seqs.join(', ')} pending`);
+      }
     }
     if (step.input !== undefined && data.inputs[step.input.seq - 1]?.status !== 'running') {
       throw new StateConflictError(`input ${step.input.seq} is not running`);
     }
-  }
-
-  #writeToolCall(data: SessionData, sessionId: string, write: Port.ToolCallWrite): void {
-    const existing = data.toolCalls.get(write.toolCallId);
-    const now = new Date(this.now());
-    const ended = write.status !== 'started';
-    data.toolCalls.set(write.toolCallId, {
-      sessionId,
-      toolCallId: write.toolCallId,
-      inputSeq: write.inputSeq,
-      round: write.round,
-      name: write.name,
-      args: clone(write.args),
-      status: write.status,
-      attempts: existing === undefined ? 1 : existing.attempts + (write.status === 'started' ? 1 : 0),
-      idempotencyKey: `${sessionId}:${write.toolCallId}`,
-      errorCode: write.errorCode ?? null,
-      startedAt: existing === undefined || write.status === 'started' ? now : existing.startedAt,
-      finishedAt: ended ? now : null,
-      durationMs: write.durationMs ?? null,
-    });
-  }
-
-  #finish(data: SessionData, transition: Port.InputTransition): void {
-    const input = data.inputs[transition.seq - 1]!;
-    input.status = transition.status;
-    input.result = clone(transition.result ?? null);
-    input.errorCode = transition.errorCode ?? null;
-    input.errorMessage = transition.errorMessage ?? null;
-    input.finishedAt = new Date(this.now());
-    const record = data.record;
-    record.status = transition.result?.status === 'waiting_for_input' ? 'waiting_for_input' : 'idle';
-    const stats = record.stats;
-    const result = transition.result;
-    stats.inputs += 1;
-    if (result !== undefined) {
-      stats.rounds += result.rounds;
-      stats.llmCalls += result.usage.llmCalls;
-      stats.toolCalls += result.toolCalls;
-      stats.promptTokens += result.usage.promptTokens;
-      stats.completionTokens += result.usage.completionTokens;
-      stats.cachedTokens += result.usage.cachedTokens;
-      stats.reasoningTokens += result.usage.reasoningTokens;
-      stats.totalTokens += result.usage.totalTokens;
-    }
-    stats.firstInputAt ??= new Date(this.now());
-    stats.lastInputAt = new Date(this.now());
   }
 }

@@ -90,7 +90,9 @@ describe('run statuses', () => {
       expect(await runChecked(harness)).toMatchObject({ status: 'failed' });
       expect(await harness.store.getInput(harness.sessionId, 2)).toMatchObject({ status: 'failed', errorCode: 'input.invalid' });
       // The bad answer wrote nothing: the question still waits and the right answer still works.
-      expect((await harness.store.getSession(harness.sessionId))!.pending).toMatchObject({ interactions: [{ interactionId: 'ask1' }] });
+      const session = await harness.store.getSession(harness.sessionId);
+      expect(session!.pending).toMatchObject({ interactions: [{ interactionId: 'ask1' }] });
+      expect(session!.status).toBe('waiting_for_input');
       expect(await harness.history()).toHaveLength(2);
       // A caller's mistake is not an agent error.
       expect(harness.sink.ofType('agent_error')).toEqual([]);
@@ -108,7 +110,9 @@ describe('run statuses', () => {
       const input = await harness.store.getInput(harness.sessionId, 2);
       expect(input).toMatchObject({ status: 'failed', errorCode: 'session.pending' });
       expect(input!.errorMessage).toContain('ask1');
-      expect((await harness.store.getSession(harness.sessionId))!.pending).toMatchObject({ interactions: [{ interactionId: 'ask1' }] });
+      const session = await harness.store.getSession(harness.sessionId);
+      expect(session!.pending).toMatchObject({ interactions: [{ interactionId: 'ask1' }] });
+      expect(session!.status).toBe('waiting_for_input');
       expect(await harness.history()).toHaveLength(2);
       expect(llm.requests).toHaveLength(1);
       expect(harness.sink.ofType('session_ended')).toHaveLength(2);

@@ -1,0 +1,18 @@
+import type { Queryable } from './queryable.js';
+import { FIND_STRANDED_SESSIONS_SQL } from './sql/find-stranded-sessions.js';
+
+export interface StrandedQuery {
+  /** Inputs younger than this are left alone: their kick is probably on its way. Milliseconds. */
+  graceMs: number;
+  /** Most sessions returned per sweep. */
+  limit: number;
+}
+
+/**
+ * The sweeper's query (DESIGN.md I1): session ids with open inputs and no live lease. It reads only
+ * open inputs (partial index), so its cost follows the backlog, not the history.
+ */
+export async function findStrandedSessions(db: Queryable, query: StrandedQuery): Promise<string[]> {
+  const result = await db.query<{ sessionId: string }>(FIND_STRANDED_SESSIONS_SQL, [query.graceMs, query.limit]);
+  return result.rows.map((row) => row.sessionId);
+}
