@@ -1,0 +1,87 @@
+import type { FleetEvent } from './fleet-events.js';
+
+/** An event waiting to be written, with the input it belongs to. */
+export interface PendingEvent {
+  inputSeq: number | null;
+  event: FleetEvent;
+}
+
+/** An event released by the coalescer: `parts` is how many emitted events it stands for (1 if none merged). */
+export interface ReleasedEvent extends PendingEvent {
+  parts: number;
+}
+
+type DeltaEvent = Extract<FleetEvent, { type: 'stream_delta' | 'stream_think_delta' }>;
+
+interface OpenDelta {
+  inputSeq: number | null;
+  first: DeltaEvent;
+  text: string;
+  parts: number;
+  /** When the window that began with `first` closes (same clock as the `nowMs` arguments). */
+  deadline: number;
+}
+
+/**
+ * Merges streamed text deltas so one chatty session cannot flood Redis (DESIGN.md §4.7).
+ *
+ * Consecutive `stream_delta` events of the same stream (and, separately, consecutive
+ * `stream_think_delta` events) become one event whose `text` is their concatenation, for at most
+ * `windowMs` after the first of them or until the text reaches `maxChars`. Any other event releases
+ * the open delta before itself, so the order subscribers see is the order the loop emitted.
+ *
+ * Pure: time comes in as arguments, and the caller owns the timer that calls {@link release} when
+ * {@link deadline} passes.
+ */
+export class DeltaCoalescer {
+  private open: OpenDelta | null = null;
+
+  /**
+   * @param windowMs how long a delta may wait for followers, in milliseconds; 0 disables merging.
+   * @param maxChars the longest merged text, in UTF-16 code units; a single longer delta passes as is.
+   */
+  constructor(
+    private readonly windowMs: number,
+    private readonly maxChars: number,
+  ) {}
+
+  /** When the open delta must be released, or null when none is open. */
+  get deadline(): number | null {
+    return this.open?.deadline ?? null;
+  }
+
+  /** Takes one emitted event; returns the events that are ready to be written now, in order. */
+  offer(item: PendingEvent, nowMs: number): ReleasedEvent[] {
+    const ready = this.open !== null && nowMs >= this.open.deadline ? this.release() : [];
+    const { event } = item;
+    if (!isDelta(event)) return [...ready, ...this.release(), { ...item, parts: 1 }];
+    const open = this.open;
+    if (open !== null && continues(open, item.inputSeq, event) && open.text.length + event.text.length <= this.maxChars) {
+      open.text += event.text;
+      open.parts += 1;
+      return open.text.length >= this.maxChars ? [...ready, ...this.release()] : ready;
+    }
+    ready.push(...this.release());
+    if (this.windowMs <= 0 || event.text.length >= this.maxChars) return [...ready, { ...item, parts: 1 }];
+    this.open = { inputSeq: item.inputSeq, first: event, text: event.text, parts: 1, deadline: nowMs + this.windowMs };
+    return ready;
+  }
+
+  /** Releases the open delta, if any (its window ended, or the caller is flushing). */
+  release(): ReleasedEvent[] {
+    const open = this.open;
+    if (open === null) return [];
+    this.open = null;
+    const event: DeltaEvent = open.parts === 1 ? open.first : { ...open.first, text: open.text };
+    return [{ inputSeq: open.inputSeq, event, parts: open.parts }];
+  }
+}
+
+/** A delta without string text (a caller bug) is passed through unmerged rather than crashing the merge. */
+function isDelta(event: FleetEvent): event is DeltaEvent {
+  return (event.type === 'stream_delta' || event.type === 'stream_think_delta') && typeof event.text === 'string';
+}
+
+function continues(open: OpenDelta, inputSeq: number | null, event: DeltaEvent): boolean {
+  return open.first.type === event.type && open.first.streamId === event.streamId && open.inputSeq === inputSeq;
+}

@@ -1,0 +1,151 @@
+import type { Redis } from 'ioredis';
+import { StateConflictError } from '../core/errors/index.js';
+import { eventSeqKey, eventStreamKey } from '../producer/fleet-keys.js';
+import {
+  resolveEventPublisherOptions,
+  type EventPublishErrorContext,
+  type EventPublisherConfig,
+  type EventPublisherOptions,
+} from './event-publisher-options.js';
+import type { FleetEvent } from './fleet-events.js';
+import { publishEventsCommand, type PublishEvents } from './publish-events-script.js';
+import { PublisherRunSink, type RunEventSink, type SinkHost } from './run-event-sink.js';
+import { SessionChannel, type PublisherCounters } from './session-channel.js';
+
+/**
+ * Publishes session events to Redis streams (DESIGN.md §4.7, touch point 2).
+ *
+ * Wire format, fixed because other languages read it: one stream per session at
+ * `<queue>:events:<sessionId>`; each entry has exactly two fields, `type` (snake_case) and `data`, a
+ * JSON object carrying `seq` (per session, 1, 2, 3 … gapless, allocated in Redis, in stream order),
+ * `sessionId`, `inputSeq` (number or null) and the event's own camelCase payload fields.
+ *
+ * Each session has a write-behind queue; a batch of its events costs one script call. Retention is
+ * bounded by `maxLen` and `idleExpirySeconds`. A lost event (Redis error, overflow, a payload JSON
+ * cannot carry) leaves the stream incomplete: it is counted in `dropped` and reported to `onError`,
+ * never thrown into the loop; the session's next successful write skips its `seq` numbers, so
+ * subscribers see a hole (a `gap`) and rebuild from Postgres, which holds the truth.
+ */
+export class RedisEventPublisher {
+  private readonly config: EventPublisherConfig;
+  private readonly write: PublishEvents;
+  private readonly channels = new Map<string, SessionChannel>();
+  private readonly counters: PublisherCounters = { published: 0, dropped: 0, coalesced: 0 };
+  private readonly host: SinkHost;
+  private closing: Promise<void> | null = null;
+
+  /** @param redis a connection the publisher writes on; closed by `close()` only with `ownsConnection`. */
+  constructor(
+    private readonly redis: Redis,
+    options: EventPublisherOptions,
+  ) {
+    this.config = resolveEventPublisherOptions(options);
+    this.write = publishEventsCommand(redis);
+    this.host = {
+      enqueue: (sessionId, inputSeq, event) => this.enqueue(sessionId, inputSeq, event),
+      flushSession: (sessionId) => this.flushSession(sessionId),
+      drop: (sessionId, event, stage, error) => this.drop(sessionId, event, stage, error),
+    };
+  }
+
+  /** Stream entries written so far (a merged delta counts once). */
+  get published(): number {
+    return this.counters.published;
+  }
+
+  /** Stream entries lost so far: failed batches, unserialisable payloads, overflow, emits after close. */
+  get dropped(): number {
+    return this.counters.dropped;
+  }
+
+  /** Deltas merged into an earlier one instead of getting their own entry. */
+  get coalesced(): number {
+    return this.counters.coalesced;
+  }
+
+  /** A sink for one run of `sessionId`; every event it emits carries `inputSeq`. */
+  runSink(sessionId: string, inputSeq: number | null): RunEventSink {
+    return new PublisherRunSink(this.host, sessionId, inputSeq);
+  }
+
+  /**
+   * Publishes one event now, after anything already queued for the session, and resolves with its
+   * stream id. Rejects (and reports to `onError`) when the write fails or the publisher is closed.
+   */
+  publish(sessionId: string, inputSeq: number | null, event: FleetEvent): Promise<string> {
+    if (this.closing !== null) {
+      const error = closedError();
+      this.drop(sessionId, event, 'closed', error);
+      return Promise.reject(error);
+    }
+    return this.channel(sessionId).publish(inputSeq, event);
+  }
+
+  /** Resolves once every event queued so far, in every session, is written or dropped. */
+  async flush(): Promise<void> {
+    await Promise.all([...this.channels.values()].map((channel) => channel.flush()));
+  }
+
+  /** Flushes every session, refuses further events, then quits the connection if it owns it. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
+    await this.flush();
+    if (!this.config.ownsConnection) return;
+    await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+
+  private enqueue(sessionId: string, inputSeq: number | null, event: FleetEvent): void {
+    if (this.closing !== null) return this.drop(sessionId, event, 'closed', closedError());
+    this.channel(sessionId).emit(inputSeq, event);
+  }
+
+  private flushSession(sessionId: string): Promise<void> {
+    return this.channels.get(sessionId)?.flush() ?? Promise.resolve();
+  }
+
+  private drop(sessionId: string, event: FleetEvent, stage: 'closed' | 'encode', error: Error): void {
+    this.counters.dropped += 1;
+    this.report(error, { sessionId, stage, events: 1, types: [String(event?.type)] });
+  }
+
+  private channel(sessionId: string): SessionChannel {
+    let channel = this.channels.get(sessionId);
+    if (channel === undefined) {
+      channel = new SessionChannel({
+        sessionId,
+        target: {
+          streamKey: eventStreamKey(this.config.queueName, sessionId),
+          seqKey: eventSeqKey(this.config.queueName, sessionId),
+          maxLen: this.config.maxLen,
+          idleExpirySeconds: this.config.idleExpirySeconds,
+        },
+        config: this.config,
+        write: this.write,
+        counters: this.counters,
+        report: (error, context) => this.report(error, context),
+        onIdle: (idle) => {
+          if (this.channels.get(sessionId) === idle) this.channels.delete(sessionId);
+        },
+      });
+      this.channels.set(sessionId, channel);
+    }
+    return channel;
+  }
+
+  /** Hands a loss to `onError`; a throwing reporter is contained so it cannot reach the loop. */
+  private report(error: Error, context: EventPublishErrorContext): void {
+    try {
+      this.config.onError(error, context);
+    } catch {
+      // The reporter is the last line; there is nowhere safer to send its own failure.
+    }
+  }
+}
+
+function closedError(): StateConflictError {
+  return new StateConflictError('event publisher is closed');
+}

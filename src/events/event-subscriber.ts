@@ -1,0 +1,153 @@
+import type { Redis } from 'ioredis';
+import { InfrastructureError, isLoopfleetError } from '../core/errors/index.js';
+import { eventStreamKey } from '../producer/fleet-keys.js';
+import type { StreamEvent, StreamGap, StreamItem } from './fleet-events.js';
+import { closeConnection, ReadAborted, untilAborted } from './dedicated-connection.js';
+import { parseStreamEntry, type RawStreamEntry, type RawXReadReply } from './stream-entry.js';
+import { detectGap, SeqGapTracker } from './stream-gap.js';
+import { assertCursor, isStreamStart, ONLY_NEW } from './stream-id.js';
+
+/** Options of {@link readSessionEvents}. */
+export interface ReadSessionEventsOptions {
+  /** The queue name (`LOOPFLEET_QUEUE`). */
+  queueName: string;
+  sessionId: string;
+  /**
+   * Read the events after this stream id: a cursor received earlier, `'0'` for everything retained,
+   * or `'$'` for only events published after the call. Default `'$'`.
+   */
+  after?: string;
+  /** How long one `XREAD BLOCK` waits for new events, in milliseconds. Default 5,000. */
+  blockMs?: number;
+  /** Most entries fetched per read, in entries. Default 100. */
+  count?: number;
+  /** Ends the iteration promptly, even during a blocked read (the iterator then just returns). */
+  signal?: AbortSignal;
+}
+
+/** Options of {@link readRange}. */
+export interface ReadRangeOptions {
+  /** Return entries after this stream id; `'0'` (default) for the oldest retained. */
+  after?: string;
+  /** Most entries returned, in entries. Default 100. */
+  count?: number;
+}
+
+/**
+ * Follows one session's event stream (DESIGN.md touch point 2, I7), forever until `signal` aborts
+ * or the caller stops iterating. Uses its own duplicated connection, because `XREAD BLOCK` holds a
+ * connection for the whole wait; it is closed when the iteration ends — `break`/`return()`, abort,
+ * or an error. (An iterator that is merely dropped keeps it: stop it explicitly.) `return()` while a
+ * read is blocked waits for that read; the `signal` ends it at once.
+ *
+ * Yields a `gap` first when a concrete cursor is older than the retained stream or the stream is
+ * gone, and whenever `seq` jumps while reading (a slow reader overtaken by trimming, lost events);
+ * on a gap, rebuild what was missed from Postgres, then carry on with the events that follow.
+ * Redis errors are thrown as `system.infrastructure`; a bad cursor as `input.invalid`.
+ */
+export async function* readSessionEvents(redis: Redis, options: ReadSessionEventsOptions): AsyncGenerator<StreamItem, void, undefined> {
+  const after = options.after ?? ONLY_NEW;
+  assertCursor(after, { allowOnlyNew: true });
+  const { signal } = options;
+  // A function, not a narrowed property read: the signal flips while we await.
+  const aborted = (): boolean => signal?.aborted === true;
+  if (aborted()) return;
+  const streamKey = eventStreamKey(options.queueName, options.sessionId);
+  const connection = redis.duplicate();
+  // Failures surface as rejected commands; without a listener ioredis would also print each one.
+  connection.on('error', () => {});
+  const onAbort = (): void => connection.disconnect();
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    const tracker = new SeqGapTracker();
+    let cursor = await untilAborted(startCursor(connection, streamKey, after, tracker), signal);
+    if (typeof cursor !== 'string') {
+      yield cursor.gap;
+      cursor = cursor.gap.resumeFrom;
+    }
+    const read = { blockMs: options.blockMs ?? 5000, count: options.count ?? 100 };
+    while (!aborted()) {
+      const pending = connection.xread('COUNT', read.count, 'BLOCK', read.blockMs, 'STREAMS', streamKey, cursor);
+      const reply = (await untilAborted(pending, signal)) as RawXReadReply;
+      for (const entry of reply?.[0]?.[1] ?? []) {
+        const event = parseStreamEntry(options.sessionId, entry);
+        const gap = tracker.next(event);
+        if (gap !== null) yield gap;
+        yield event;
+        cursor = event.id;
+      }
+    }
+  } catch (error) {
+    if (error instanceof ReadAborted || aborted()) return;
+    throw readError(error, streamKey);
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+    await closeConnection(connection);
+  }
+}
+
+/**
+ * Where reading starts: `$` becomes the current last id (so events published between two blocked
+ * reads are not skipped); a concrete cursor is checked for a gap. The entry the cursor names primes
+ * the tracker with its `seq`, so a hole right after it is seen too.
+ */
+async function startCursor(
+  redis: Redis,
+  streamKey: string,
+  after: string,
+  tracker: SeqGapTracker,
+): Promise<string | { gap: StreamGap }> {
+  if (after === ONLY_NEW) {
+    const [last] = (await redis.xrevrange(streamKey, '+', '-', 'COUNT', 1)) as RawStreamEntry[];
+    if (last === undefined) return '0-0';
+    tracker.next(parseStreamEntry('', last));
+    return last[0];
+  }
+  if (isStreamStart(after)) return after;
+  const gap = await detectGap(redis, streamKey, after);
+  if (gap !== null) return { gap };
+  const own = (await redis.xrange(streamKey, after, after)) as RawStreamEntry[];
+  if (own[0] !== undefined) tracker.next(parseStreamEntry('', own[0]));
+  return after;
+}
+
+/** The newest event's stream id, or null when the session's stream is empty or gone. */
+export async function lastEventId(redis: Redis, queueName: string, sessionId: string): Promise<string | null> {
+  const streamKey = eventStreamKey(queueName, sessionId);
+  try {
+    const last = (await redis.xrevrange(streamKey, '+', '-', 'COUNT', 1)) as RawStreamEntry[];
+    return last[0]?.[0] ?? null;
+  } catch (error) {
+    throw readError(error, streamKey);
+  }
+}
+
+/**
+ * One page of events after a cursor, without blocking (`XRANGE`), for clients that poll. Pass the
+ * last returned id as the next `after`; an empty page means caught up. Does not check for gaps:
+ * pollers compare `seq` or call {@link detectGap} themselves.
+ */
+export async function readRange(
+  redis: Redis,
+  queueName: string,
+  sessionId: string,
+  options: ReadRangeOptions = {},
+): Promise<StreamEvent[]> {
+  const after = options.after ?? '0';
+  assertCursor(after, { allowOnlyNew: false });
+  const streamKey = eventStreamKey(queueName, sessionId);
+  const start = isStreamStart(after) ? '-' : `(${after}`;
+  try {
+    const entries = (await redis.xrange(streamKey, start, '+', 'COUNT', options.count ?? 100)) as RawStreamEntry[];
+    return entries.map((entry) => parseStreamEntry(sessionId, entry));
+  } catch (error) {
+    throw readError(error, streamKey);
+  }
+}
+
+/** Converts once, at this boundary (STYLE.md 6); our own typed errors pass through. */
+function readError(error: unknown, streamKey: string): Error {
+  if (isLoopfleetError(error)) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new InfrastructureError(`reading event stream ${streamKey} failed: ${message}`, { cause: error, details: { streamKey } });
+}

@@ -1,0 +1,51 @@
+import type { LoopEvent } from '../core/events/loop-events.js';
+import type { InputKind, InputMode, InputResult } from '../core/session-types.js';
+
+/**
+ * Lifecycle events the fleet adds around the loop's own events (DESIGN.md §4.7). Together with
+ * `LoopEvent` they are everything that appears on a session's Redis stream.
+ */
+export type LifecycleEvent =
+  | { type: 'input_accepted'; kind: InputKind; mode: InputMode; inputId: string }
+  | { type: 'input_started'; attempt: number }
+  /** A takeover continues an input a lost worker was running: drop the lost attempt's partial deltas. */
+  | { type: 'input_resumed'; reason: 'worker_lost'; attempt: number }
+  | ({ type: 'input_finished'; error: { code: string; message: string } | null; steeredInto?: number } & InputResult);
+
+export type FleetEvent = LoopEvent | LifecycleEvent;
+
+export type FleetEventType = FleetEvent['type'];
+
+/** What every entry's `data` field carries besides the event's own payload. */
+export interface EventEnvelopeFields {
+  sessionId: string;
+  /** The input the event belongs to; null for session-level events. */
+  inputSeq: number | null;
+  /** Per-session event number, assigned by Redis at publish time: 1, 2, 3 … */
+  seq: number;
+}
+
+/** One entry as a subscriber sees it. `id` is the Redis stream id: a cursor to resume after. */
+export interface StreamEvent {
+  kind: 'event';
+  id: string;
+  type: string;
+  data: EventEnvelopeFields & Record<string, unknown>;
+}
+
+/**
+ * The subscriber's cursor is older than what the stream still holds (trimmed by MAXLEN, expired, or
+ * lost with Redis): events were missed. Rebuild from Postgres (history, input results), then go on
+ * from `resumeFrom`.
+ */
+export interface StreamGap {
+  kind: 'gap';
+  /** The cursor the subscriber asked to read after. */
+  after: string;
+  /** The oldest id the stream still holds, or null when the stream is gone. */
+  firstAvailable: string | null;
+  /** Where reading continues. */
+  resumeFrom: string;
+}
+
+export type StreamItem = StreamEvent | StreamGap;

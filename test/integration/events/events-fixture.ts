@@ -1,0 +1,57 @@
+import { randomBytes } from 'node:crypto';
+import { Redis, type RedisOptions } from 'ioredis';
+import { expect, inject, vi } from 'vitest';
+import { uniqueName } from '../../support/test-database.js';
+
+/** Redis connections and names for one test file; `close()` quits every connection it opened. */
+export interface EventsFixture {
+  url: string;
+  /** This file's queue name: every stream key starts with it. */
+  queue: string;
+  /** A new connection, tracked for `close()`. */
+  connect(options?: RedisOptions): Redis;
+  /** A session id unique within the file. */
+  sessionId(label: string): string;
+  /** Deletes this file's keys and quits every tracked connection. */
+  close(): Promise<void>;
+}
+
+export function openEventsFixture(label: string): EventsFixture {
+  const url = inject('redisUrl');
+  const queue = uniqueName(label);
+  const connections: Redis[] = [];
+  const connect = (options: RedisOptions = {}): Redis => {
+    const redis = new Redis(url, options);
+    connections.push(redis);
+    return redis;
+  };
+  return {
+    url,
+    queue,
+    connect,
+    sessionId: (name) => `${name}-${randomBytes(3).toString('hex')}`,
+    close: async () => {
+      const admin = connect();
+      const keys = await admin.keys(`${queue}:*`);
+      if (keys.length > 0) await admin.del(...keys);
+      await Promise.all(connections.map((redis) => (redis.status === 'end' ? undefined : redis.quit().catch(() => redis.disconnect()))));
+    },
+  };
+}
+
+/** Clients named `name` that are blocked in XREAD right now, from CLIENT LIST. */
+export async function blockedReaders(admin: Redis, name: string): Promise<number> {
+  const list = (await admin.client('LIST')) as string;
+  return list.split('\n').filter((line) => line.includes(` name=${name} `) && line.includes(' cmd=xread') && / flags=\S*b/.test(line)).length;
+}
+
+/** Clients named `name` that are connected at all. */
+export async function namedClients(admin: Redis, name: string): Promise<number> {
+  const list = (await admin.client('LIST')) as string;
+  return list.split('\n').filter((line) => line.includes(` name=${name} `)).length;
+}
+
+/** Polls (with vitest's deadline) until a reader named `name` is parked in XREAD BLOCK. */
+export async function waitUntilBlocked(admin: Redis, name: string): Promise<void> {
+  await vi.waitFor(async () => expect(await blockedReaders(admin, name)).toBe(1), { timeout: 10_000, interval: 10 });
+}

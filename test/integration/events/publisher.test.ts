@@ -1,0 +1,137 @@
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { RedisEventPublisher } from '../../../src/events/event-publisher.js';
+import type { EventPublishErrorContext } from '../../../src/events/event-publisher-options.js';
+import type { FleetEvent } from '../../../src/events/fleet-events.js';
+import { openEventsFixture, type EventsFixture } from './events-fixture.js';
+
+type Entry = [string, string[]];
+const round = (roundIndex: number): FleetEvent => ({ type: 'round_started', roundIndex });
+
+describe('RedisEventPublisher against Redis', () => {
+  let fx: EventsFixture;
+  let redis: Redis;
+
+  beforeAll(() => {
+    fx = openEventsFixture('events_publisher');
+    redis = fx.connect();
+  });
+
+  afterAll(async () => {
+    await fx.close();
+  });
+
+  const entries = async (sessionId: string): Promise<Entry[]> => (await redis.xrange(`${fx.queue}:events:${sessionId}`, '-', '+')) as Entry[];
+
+  it('writes exactly two fields, type and data, with seq, sessionId and inputSeq in data', async () => {
+    const publisher = new RedisEventPublisher(redis, { queueName: fx.queue });
+    const sessionId = fx.sessionId('wire');
+    const sink = publisher.runSink(sessionId, 3);
+    sink.emit({ type: 'steer_applied', inputSeqs: [], roundIndex: 0 });
+    sink.emit({ type: 'tool_call_started', name: 'lookup', toolCallId: 'call_1', toolInput: { tags: [], nested: { a: [1] } }, attempt: 1 });
+    await sink.close();
+    const id = await publisher.publish(sessionId, null, { type: 'input_accepted', kind: 'send', mode: 'queue', inputId: 'in-1' });
+    await publisher.close();
+
+    const stream = await entries(sessionId);
+    expect(stream.map(([, fields]) => [fields[0], fields[2]])).toEqual([
+      ['type', 'data'],
+      ['type', 'data'],
+      ['type', 'data'],
+    ]);
+    expect(stream.every(([, fields]) => fields.length === 4)).toBe(true);
+    expect(stream.map(([, fields]) => fields[3])).toEqual([
+      `{"seq":1,"sessionId":"${sessionId}","inputSeq":3,"inputSeqs":[],"roundIndex":0}`,
+      `{"seq":2,"sessionId":"${sessionId}","inputSeq":3,"name":"lookup","toolCallId":"call_1","toolInput":{"tags":[],"nested":{"a":[1]}},"attempt":1}`,
+      `{"seq":3,"sessionId":"${sessionId}","inputSeq":null,"kind":"send","mode":"queue","inputId":"in-1"}`,
+    ]);
+    expect(stream.map(([, fields]) => fields[1])).toEqual(['steer_applied', 'tool_call_started', 'input_accepted']);
+    expect(stream[2]?.[0]).toBe(id);
+    expect(publisher.published).toBe(3);
+  });
+
+  it('numbers seq 1..N without gaps, in stream order, across two publishers on separate connections', async () => {
+    const sessionId = fx.sessionId('race');
+    const a = new RedisEventPublisher(fx.connect(), { queueName: fx.queue, ownsConnection: true });
+    const b = new RedisEventPublisher(fx.connect(), { queueName: fx.queue, ownsConnection: true });
+    const sinkA = a.runSink(sessionId, 3);
+    const sinkB = b.runSink(sessionId, 4);
+    const publishedA: Promise<string>[] = [];
+    const publishedB: Promise<string>[] = [];
+    for (let i = 0; i < 200; i += 1) {
+      publishedA.push(a.publish(sessionId, 1, round(i)));
+      publishedB.push(b.publish(sessionId, 2, round(i)));
+      sinkA.emit(round(i));
+      sinkB.emit(round(i));
+      if (i % 20 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+    const [idsA, idsB] = await Promise.all([Promise.all(publishedA), Promise.all(publishedB)]);
+    await Promise.all([a.close(), b.close()]);
+
+    const stream = await entries(sessionId);
+    const data = stream.map(([, fields]) => JSON.parse(fields[3] ?? '') as { seq: number; inputSeq: number; roundIndex: number });
+    expect(data.map((d) => d.seq)).toEqual(Array.from({ length: 800 }, (_, i) => i + 1));
+    for (const inputSeq of [1, 2, 3, 4]) {
+      expect(data.filter((d) => d.inputSeq === inputSeq).map((d) => d.roundIndex)).toEqual(Array.from({ length: 200 }, (_, i) => i));
+    }
+    // The two publishers' writes really did interleave on the stream.
+    const owner = data.map((d) => (d.inputSeq % 2 === 1 ? 'a' : 'b'));
+    expect(owner.filter((who, i) => i > 0 && who !== owner[i - 1]).length).toBeGreaterThan(2);
+    expect(new Set([...idsA, ...idsB]).size).toBe(400);
+    const idsOf = (inputSeq: number) => stream.filter((_, i) => data[i]?.inputSeq === inputSeq).map(([id]) => id);
+    expect(idsOf(1)).toEqual(idsA);
+    expect(idsOf(2)).toEqual(idsB);
+    expect(await redis.get(`${fx.queue}:events:${sessionId}:seq`)).toBe('800');
+  });
+
+  it('sets the idle expiry on both the stream and the seq key', async () => {
+    const publisher = new RedisEventPublisher(redis, { queueName: fx.queue, idleExpirySeconds: 300 });
+    const sessionId = fx.sessionId('ttl');
+    await publisher.publish(sessionId, 1, round(0));
+    const ttls = [await redis.ttl(`${fx.queue}:events:${sessionId}`), await redis.ttl(`${fx.queue}:events:${sessionId}:seq`)];
+    for (const ttl of ttls) {
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(300);
+    }
+    await publisher.close();
+  });
+
+  it('keeps the stream near maxLen with approximate trimming while seq keeps counting', async () => {
+    const publisher = new RedisEventPublisher(redis, { queueName: fx.queue, maxLen: 100 });
+    const sessionId = fx.sessionId('trim');
+    const sink = publisher.runSink(sessionId, 1);
+    for (let i = 0; i < 1000; i += 1) {
+      sink.emit(round(i));
+      if (i % 50 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+    await sink.close();
+    const length = await redis.xlen(`${fx.queue}:events:${sessionId}`);
+    expect(length).toBeGreaterThanOrEqual(100);
+    expect(length).toBeLessThanOrEqual(200);
+    const [last] = (await redis.xrevrange(`${fx.queue}:events:${sessionId}`, '+', '-', 'COUNT', 1)) as Entry[];
+    expect(JSON.parse(last?.[1][3] ?? '')).toMatchObject({ seq: 1000, roundIndex: 999 });
+    await publisher.close();
+  });
+
+  it('reports Redis errors through onError, never throws from emit, and counts the loss', async () => {
+    const connection = fx.connect();
+    const errors: EventPublishErrorContext[] = [];
+    const publisher = new RedisEventPublisher(connection, { queueName: fx.queue, onError: (_error, context) => errors.push(context) });
+    const sessionId = fx.sessionId('broken');
+    const sink = publisher.runSink(sessionId, 1);
+    sink.emit(round(0));
+    await sink.flush();
+    await connection.quit();
+    expect(() => {
+      sink.emit(round(1));
+      sink.emit({ type: 'stream_delta', streamId: 's', text: 'lost' });
+    }).not.toThrow();
+    await sink.flush();
+    await vi.waitFor(() => expect(errors.length).toBeGreaterThan(0));
+    expect(errors[0]).toMatchObject({ sessionId, stage: 'write' });
+    expect(publisher.dropped).toBe(2);
+    expect(publisher.published).toBe(1);
+    await expect(publisher.publish(sessionId, 1, round(2))).rejects.toMatchObject({ code: 'system.infrastructure' });
+    await publisher.close();
+  });
+});

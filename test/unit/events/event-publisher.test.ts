@@ -1,0 +1,189 @@
+import { describe, expect, it, vi } from 'vitest';
+import { RedisEventPublisher } from '../../../src/events/event-publisher.js';
+import type { EventPublishErrorContext, EventPublisherOptions } from '../../../src/events/event-publisher-options.js';
+import type { FleetEvent } from '../../../src/events/fleet-events.js';
+import { FakeScriptRedis } from './fake-script-redis.js';
+
+const round = (roundIndex: number): FleetEvent => ({ type: 'round_started', roundIndex });
+const delta = (text: string): FleetEvent => ({ type: 'stream_delta', streamId: 'st', text });
+
+function setup(options: Partial<EventPublisherOptions> = {}) {
+  const redis = new FakeScriptRedis();
+  const errors: { error: Error; context: EventPublishErrorContext }[] = [];
+  const publisher = new RedisEventPublisher(redis.asRedis(), {
+    queueName: 'q',
+    onError: (error, context) => errors.push({ error, context }),
+    ...options,
+  });
+  return { redis, errors, publisher };
+}
+
+const seqs = (redis: FakeScriptRedis, key = 'q:events:s1') =>
+  (redis.streams.get(key) ?? []).map((entry) => (JSON.parse(entry.data) as { seq: number }).seq);
+
+describe('RedisEventPublisher (write-behind, against a fake script)', () => {
+  it('writes everything emitted in one tick as one script call, in order, on the documented keys', async () => {
+    const { redis, publisher } = setup();
+    const sink = publisher.runSink('s1', 3);
+    for (let i = 0; i < 5; i += 1) expect(sink.emit(round(i))).toBeUndefined();
+    expect(redis.calls).toHaveLength(0);
+    await sink.flush();
+    expect(redis.calls).toHaveLength(1);
+    expect(redis.calls[0]).toMatchObject({ streamKey: 'q:events:s1', seqKey: 'q:events:s1:seq', maxLen: 10_000, ttl: 604_800, skip: 0 });
+    expect(redis.calls[0]?.entries.map((e) => JSON.parse(e.data) as unknown)).toEqual(
+      [0, 1, 2, 3, 4].map((i) => ({ seq: i + 1, sessionId: 's1', inputSeq: 3, roundIndex: i })),
+    );
+    expect(publisher.published).toBe(5);
+  });
+
+  it('keeps one call in flight per session; what arrives meanwhile forms the next batch; sessions run in parallel', async () => {
+    const { redis, publisher } = setup();
+    const a = publisher.runSink('s1', 1);
+    const b = publisher.runSink('s2', 1);
+    redis.hold();
+    a.emit(round(0));
+    b.emit(round(0));
+    await vi.waitFor(() => expect(redis.waiting).toBe(2));
+    for (let i = 1; i <= 3; i += 1) a.emit(round(i));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(redis.waiting).toBe(2);
+    redis.release();
+    await Promise.all([a.flush(), b.flush()]);
+    expect(redis.calls.map((c) => [c.streamKey, c.entries.length])).toEqual([
+      ['q:events:s1', 1],
+      ['q:events:s2', 1],
+      ['q:events:s1', 3],
+    ]);
+    expect(seqs(redis)).toEqual([1, 2, 3, 4]);
+  });
+
+  it('splits a burst into calls of at most maxBatchEvents', async () => {
+    const { redis, publisher } = setup({ maxBatchEvents: 4 });
+    const sink = publisher.runSink('s1', 1);
+    for (let i = 0; i < 10; i += 1) sink.emit(round(i));
+    await sink.flush();
+    expect(redis.calls.map((c) => c.entries.length)).toEqual([4, 4, 2]);
+    expect(seqs(redis)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  });
+
+  it('also splits a batch once its bodies reach about a megabyte', async () => {
+    const { redis, publisher } = setup();
+    const sink = publisher.runSink('s1', 1);
+    const big = (i: number): FleetEvent => ({ type: 'tool_call_completed', name: 'n', toolCallId: `c${i}`, toolInput: {}, output: 'x'.repeat(600_000), failed: false, durationMs: 1 });
+    for (let i = 0; i < 3; i += 1) sink.emit(big(i));
+    await sink.flush();
+    expect(redis.calls.map((c) => c.entries.length)).toEqual([2, 1]);
+  });
+
+  it('publish() goes after everything queued, pending deltas included, and resolves with its stream id', async () => {
+    const { redis, publisher } = setup();
+    const sink = publisher.runSink('s1', 1);
+    sink.emit(delta('a'));
+    sink.emit(delta('b'));
+    const id = await publisher.publish('s1', 1, { type: 'input_started', attempt: 1 });
+    const stream = redis.streams.get('q:events:s1') ?? [];
+    expect(stream.map((e) => e.type)).toEqual(['stream_delta', 'input_started']);
+    expect(stream[1]?.id).toBe(id);
+    expect(publisher.coalesced).toBe(1);
+  });
+
+  it('releases a pending delta when its window ends, without any flush', async () => {
+    const { redis, publisher } = setup({ coalesceMs: 5 });
+    const sink = publisher.runSink('s1', 1);
+    sink.emit(delta('x'));
+    sink.emit(delta('y'));
+    await vi.waitFor(() => expect(redis.calls).toHaveLength(1), { timeout: 2000, interval: 5 });
+    expect(JSON.parse(redis.calls[0]?.entries[0]?.data ?? '{}')).toMatchObject({ text: 'xy' });
+  });
+
+  it('reports a failed batch, counts it as dropped, keeps going, and burns its seq numbers in the next write', async () => {
+    const { redis, errors, publisher } = setup();
+    const sink = publisher.runSink('s1', 1);
+    redis.failNext = new Error('READONLY You can not write against a read only replica.');
+    sink.emit(round(0));
+    sink.emit(round(1));
+    await sink.flush();
+    expect(publisher.dropped).toBe(2);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]?.error).toMatchObject({ code: 'system.infrastructure', message: expect.stringContaining('READONLY') });
+    expect(errors[0]?.context).toEqual({ sessionId: 's1', stage: 'write', events: 2, types: ['round_started', 'round_started'] });
+    sink.emit(round(2));
+    await sink.flush();
+    expect(redis.calls[1]?.skip).toBe(2);
+    expect(seqs(redis)).toEqual([3]);
+    expect(publisher.published).toBe(1);
+  });
+
+  it('rejects publish() when its batch fails', async () => {
+    const { redis, publisher } = setup();
+    redis.failNext = new Error('boom');
+    await expect(publisher.publish('s1', null, round(0))).rejects.toMatchObject({ code: 'system.infrastructure' });
+  });
+
+  it('drops an unserialisable or malformed event alone, reports it, and never throws from emit, even with a throwing reporter', async () => {
+    const reported: { code: unknown; context: EventPublishErrorContext }[] = [];
+    const { redis, publisher } = setup({
+      onError: (error, context) => {
+        reported.push({ code: (error as { code?: unknown }).code, context });
+        throw new Error('a broken reporter');
+      },
+    });
+    const sink = publisher.runSink('s1', 1);
+    const bad = { type: 'tool_call_started', name: 'n', toolCallId: 'c', toolInput: 1n, attempt: 1 } as unknown as FleetEvent;
+    expect(() => sink.emit(bad)).not.toThrow();
+    expect(() => sink.emit(null as unknown as FleetEvent)).not.toThrow();
+    sink.emit(round(0));
+    await sink.flush();
+    expect(reported.map((r) => [r.code, r.context.stage, r.context.types])).toEqual([
+      ['internal', 'encode', ['tool_call_started']],
+      ['internal', 'encode', ['undefined']],
+    ]);
+    expect(publisher.dropped).toBe(2);
+    expect(redis.streams.get('q:events:s1')?.map((e) => e.type)).toEqual(['round_started']);
+    // Only the unserialisable one reached the session's queue; its seq number is burned.
+    expect(seqs(redis)).toEqual([2]);
+  });
+
+  it('drops beyond maxQueuedEvents while Redis is slow, reporting once per episode', async () => {
+    const { redis, errors, publisher } = setup({ maxQueuedEvents: 3 });
+    const sink = publisher.runSink('s1', 1);
+    redis.hold();
+    sink.emit(round(0));
+    await vi.waitFor(() => expect(redis.waiting).toBe(1));
+    for (let i = 1; i <= 6; i += 1) sink.emit(round(i));
+    expect(publisher.dropped).toBe(3);
+    expect(errors.map((e) => e.context.stage)).toEqual(['overflow']);
+    redis.release();
+    await sink.flush();
+    expect(publisher.published).toBe(4);
+  });
+
+  it('close() on a sink flushes its pending delta, then refuses events; idempotent', async () => {
+    const { redis, errors, publisher } = setup({ coalesceMs: 60_000 });
+    const sink = publisher.runSink('s1', 1);
+    sink.emit(delta('a'));
+    sink.emit(delta('b'));
+    const closing = sink.close();
+    expect(sink.close()).toBe(closing);
+    await closing;
+    expect(redis.streams.get('q:events:s1')?.map((e) => JSON.parse(e.data) as unknown)).toEqual([
+      { seq: 1, sessionId: 's1', inputSeq: 1, streamId: 'st', text: 'ab' },
+    ]);
+    sink.emit(round(9));
+    expect(errors.map((e) => e.context.stage)).toEqual(['closed']);
+  });
+
+  it('close() on the publisher flushes every session, then refuses; quits the connection only when it owns it', async () => {
+    const { redis, publisher } = setup({ coalesceMs: 60_000, ownsConnection: true });
+    const quit = vi.fn(async () => 'OK');
+    (redis as unknown as { quit: typeof quit }).quit = quit;
+    publisher.runSink('s1', 1).emit(delta('x'));
+    publisher.runSink('s2', 1).emit(round(0));
+    await Promise.all([publisher.close(), publisher.close()]);
+    expect(redis.streams.get('q:events:s1')).toHaveLength(1);
+    expect(redis.streams.get('q:events:s2')).toHaveLength(1);
+    expect(quit).toHaveBeenCalledTimes(1);
+    await expect(publisher.publish('s1', 1, round(1))).rejects.toMatchObject({ code: 'state.conflict' });
+    expect(publisher.dropped).toBe(1);
+  });
+});
