@@ -19,6 +19,7 @@ export function configSummary(config: ResolvedConfig): Record<string, unknown> {
       fallback: config.llm.fallback.map((pair) => `${pair.provider}:${pair.model}`),
     },
     worker: { ...config.worker },
+    events: { ...config.events },
     metrics: { ...config.metrics },
     log: { ...config.log },
   };

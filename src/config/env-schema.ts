@@ -45,6 +45,9 @@ const independentSchema = z.object({
     1_048_576,
     integer({ min: 1, max: Number.MAX_SAFE_INTEGER, expected: 'a positive integer (bytes)' }),
   ),
+  LOOPFLEET_EVENTS_MAXLEN: envVariable(10_000, integer({ min: 10, max: 10_000_000, expected: 'an integer of at least 10 (entries per session stream)' })),
+  LOOPFLEET_EVENTS_TTL_SECONDS: envVariable(604_800, integer({ min: 60, max: 315_360_000, expected: 'an integer of at least 60 (seconds)' })),
+  LOOPFLEET_EVENTS_COALESCE_MS: envVariable(25, integer({ min: 0, max: 10_000, expected: 'an integer from 0 to 10000 (milliseconds)' })),
   LEASE_TTL_MS: envVariable(
     30_000,
     integer({ min: 1000, max: MAX_TIMER_MS, expected: 'an integer of at least 1000 (milliseconds)' }),

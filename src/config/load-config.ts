@@ -42,6 +42,11 @@ function toResolvedConfig(env: ParsedEnv): ResolvedConfig {
       toolsModule: env.LOOPFLEET_TOOLS,
       maxInputBytes: env.LOOPFLEET_MAX_INPUT_BYTES,
     },
+    events: {
+      maxLen: env.LOOPFLEET_EVENTS_MAXLEN,
+      idleExpirySeconds: env.LOOPFLEET_EVENTS_TTL_SECONDS,
+      coalesceMs: env.LOOPFLEET_EVENTS_COALESCE_MS,
+    },
     metrics: { port: env.METRICS_PORT },
     log: { level: env.LOG_LEVEL, format: env.LOG_FORMAT, content: env.LOG_CONTENT },
   };

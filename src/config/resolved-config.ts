@@ -55,6 +55,16 @@ export interface WorkerConfig {
   maxInputBytes: number;
 }
 
+/** Retention and batching of the per-session Redis event streams (DESIGN.md §4.7). */
+export interface EventsConfig {
+  /** `LOOPFLEET_EVENTS_MAXLEN`: entries kept per session stream (approximate `MAXLEN ~`). Default 10000. */
+  maxLen: number;
+  /** `LOOPFLEET_EVENTS_TTL_SECONDS`: a session's stream expires after this long without events. Default 604800 (7 days). */
+  idleExpirySeconds: number;
+  /** `LOOPFLEET_EVENTS_COALESCE_MS`: text deltas within this window become one entry, in milliseconds. Default 25. */
+  coalesceMs: number;
+}
+
 /** The Prometheus endpoint. */
 export interface MetricsConfig {
   /** `METRICS_PORT`: TCP port of `/metrics`, 0–65535 (0 lets the OS choose). Default 9464. */
@@ -84,6 +94,7 @@ export interface ResolvedConfig {
   queueName: string;
   llm: LlmConfig;
   worker: WorkerConfig;
+  events: EventsConfig;
   metrics: MetricsConfig;
   log: LogConfig;
 }

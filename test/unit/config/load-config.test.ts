@@ -31,6 +31,7 @@ describe('loadConfig defaults', () => {
         fallback: [],
       },
       worker: { concurrency: 16, leaseTtlMs: 30_000, toolsModule: null, maxInputBytes: 1_048_576 },
+      events: { maxLen: 10_000, idleExpirySeconds: 604_800, coalesceMs: 25 },
       metrics: { port: 9464 },
       log: { level: 'info', format: 'json', content: false },
     };
@@ -268,5 +269,13 @@ describe('LLM_FALLBACK', () => {
   it('rejects a malformed pair and a provider without its key, naming the variable', () => {
     expect(() => loadConfig({ LLM_FALLBACK: 'nonsense' })).toThrowError(/LLM_FALLBACK: "nonsense" is not provider:model/);
     expect(() => loadConfig({ LLM_FALLBACK: 'openai:gpt-4o-mini' })).toThrowError(/LLM_FALLBACK: "openai:gpt-4o-mini" needs OPENAI_API_KEY/);
+  });
+});
+
+describe('event stream settings', () => {
+  it('reads retention and coalescing, and names a bad value', () => {
+    const config = loadConfig({ LOOPFLEET_EVENTS_MAXLEN: '500', LOOPFLEET_EVENTS_TTL_SECONDS: '3600', LOOPFLEET_EVENTS_COALESCE_MS: '0' });
+    expect(config.events).toEqual({ maxLen: 500, idleExpirySeconds: 3600, coalesceMs: 0 });
+    expect(() => loadConfig({ LOOPFLEET_EVENTS_MAXLEN: '5' })).toThrowError(/LOOPFLEET_EVENTS_MAXLEN/);
   });
 });
