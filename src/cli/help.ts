@@ -4,18 +4,55 @@ export const HELP = `loopfleet — durable AI-agent sessions on a worker fleet
 Usage:
   loopfleet <command> [options]
 
-Commands:
+Fleet:
+  worker [--grace <ms>]         Run a worker until SIGTERM/SIGINT. The first signal stops taking work
+                                and lets running inputs finish for up to --grace ms (default 30000);
+                                a second signal aborts them and hands their sessions to other workers.
   migrate [--create-database]   Apply the committed database migrations to DATABASE_URL.
                                 Idempotent; safe when several processes run it at once.
                                 --create-database creates the database first if it is missing.
+
+Sessions:
+  send <session> <text> [--follow] [--mode queue|steer|interrupt] [--input-id <id>]
+                                Accept a user message; prints "accepted <session> seq <n>".
+                                --follow streams the reply to stdout and exits with its status
+                                (exit codes below). --mode: how it joins a running input (default
+                                queue). --input-id: idempotency key; repeating it returns the same seq.
+  tail <session> [--after <id>] [--json] [--limit <n>]
+                                Print the session's events as they arrive, one a line, until Ctrl-C
+                                (exit 0).
+                                --after: resume after a stream id, 0 = from the oldest retained event
+                                (default: only new ones). Lost events show as a "--- GAP" line.
+                                --json: each event or gap as JSON. --limit: exit after n lines.
+  history <session> [--json] [--all]
+                                Print the session's messages from Postgres. --json: one JSON object a
+                                line. --all: include messages folded away by compaction.
+  cancel <session>              Cancel the running input; it ends "cancelled". Exit 1: no such session.
+  resume <session>              Queue a resume: finish open tool calls and run another round.
+  abort-pending <session> [--reason <text>]
+                                Close every open tool call and question with "<aborted: reason>".
+  submit-input <session> <interaction> <value>
+                                Answer a request_user_input question. The value is parsed as JSON
+                                when it parses (42, true, {"a":1}), else taken as text.
+
   help                          Show this help.
   version                       Print the version.
 
 Environment (validated at start; see README for all of them):
-  DATABASE_URL   Postgres connection string (default postgres://postgres:postgres@127.0.0.1:5432/loopfleet)
-  REDIS_URL      Redis connection string (default redis://127.0.0.1:6379)
-  LOG_LEVEL      fatal|error|warn|info|debug|trace|silent (default info)
-  LOG_FORMAT     json|pretty (default json)
+  DATABASE_URL      Postgres connection string (default postgres://postgres:postgres@127.0.0.1:5432/loopfleet)
+  REDIS_URL         Redis connection string (default redis://127.0.0.1:6379)
+  LOOPFLEET_QUEUE   BullMQ queue name and Redis key prefix (default loopfleet)
+  LOG_LEVEL         fatal|error|warn|info|debug|trace|silent (default info)
+  LOG_FORMAT        json|pretty (default json)
 
-Exit codes: 0 success, 1 failure or invalid configuration, 2 bad command line.
+Exit codes:
+  0   success (send --follow: completed)
+  1   failure or invalid configuration (send --follow: failed)
+  2   bad command line (unknown command or option, missing argument, malformed session id)
+  10  send --follow: waiting_for_input (answer with submit-input)
+  11  send --follow: hit_round_limit
+  12  send --follow: budget_exceeded
+  13  send --follow: degraded (the model provider was unavailable)
+  14  send --follow: cancelled
+  130 send --follow: stopped following with Ctrl-C (the input keeps running)
 `;

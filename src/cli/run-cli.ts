@@ -3,13 +3,29 @@ import { join } from 'node:path';
 import { isLoopfleetError } from '../core/errors/index.js';
 import { packageRoot } from '../store/package-paths.js';
 import { EXIT, type CliIo } from './cli-io.js';
+import { abortPendingCommand } from './commands/abort-pending.js';
+import { cancelCommand } from './commands/cancel.js';
+import { historyCommand } from './commands/history.js';
 import { migrateCommand } from './commands/migrate.js';
+import { resumeCommand } from './commands/resume.js';
+import { sendCommand } from './commands/send.js';
+import { submitInputCommand } from './commands/submit-input.js';
+import { tailCommand } from './commands/tail.js';
+import { workerCommand } from './commands/worker.js';
 import { HELP } from './help.js';
 
 type Command = (args: string[], io: CliIo) => Promise<number>;
 
 const COMMANDS: Record<string, Command> = {
   migrate: migrateCommand,
+  worker: workerCommand,
+  send: sendCommand,
+  tail: tailCommand,
+  history: historyCommand,
+  cancel: cancelCommand,
+  resume: resumeCommand,
+  'abort-pending': abortPendingCommand,
+  'submit-input': submitInputCommand,
   help: async (_args, io) => {
     io.stdout(HELP);
     return EXIT.ok;
@@ -20,9 +36,13 @@ const COMMANDS: Record<string, Command> = {
   },
 };
 
+/** Every command name, as the help must list them. */
+export const COMMAND_NAMES: readonly string[] = Object.freeze(Object.keys(COMMANDS));
+
 /**
  * Runs one CLI invocation and returns its exit code. Errors are reported once, here: a typed error
  * prints its code and message (configuration errors name the variable); anything else its message.
+ * A malformed session id is a bad command line (exit 2): every session id comes from the arguments.
  */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const [name, ...rest] = argv;
@@ -38,7 +58,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   } catch (error) {
     if (isLoopfleetError(error)) {
       io.stderr(`loopfleet ${name}: [${error.code}] ${error.message}\n`);
-      return EXIT.failure;
+      return error.code === 'session.invalid_id' ? EXIT.usage : EXIT.failure;
     }
     if (isUsageError(error)) {
       io.stderr(`loopfleet ${name}: ${(error as Error).message}\n`);

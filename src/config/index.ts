@@ -1,5 +1,5 @@
 export * from './resolved-config.js';
-export { loadConfig } from './load-config.js';
+export { loadClientConfig, loadConfig } from './load-config.js';
 export { configSummary } from './config-summary.js';
 export { redactUrl } from './redact-url.js';
 export { envSchema, type ParsedEnv } from './env-schema.js';

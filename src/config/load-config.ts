@@ -23,6 +23,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ResolvedConfig
   return toResolvedConfig(result.data);
 }
 
+/** The variables only a worker uses: which model it calls and with which keys. */
+const LLM_VARIABLES = ['LLM_PROVIDER', 'LLM_MODEL', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'LLM_FALLBACK'];
+
+/**
+ * The configuration of a process that does not call a model — a producer (`SessionQueue.fromEnv`),
+ * the client commands, `migrate`: everything is validated as in {@link loadConfig} except the LLM
+ * settings, which such a process never uses, so a producer is not refused for a worker's missing key.
+ * Its `llm` section is the offline default and must not be used to build a model.
+ */
+export function loadClientConfig(env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
+  const withoutLlm = Object.fromEntries(Object.entries(env).filter(([name]) => !LLM_VARIABLES.includes(name)));
+  return loadConfig(withoutLlm);
+}
+
 function toResolvedConfig(env: ParsedEnv): ResolvedConfig {
   return {
     databaseUrl: env.DATABASE_URL,

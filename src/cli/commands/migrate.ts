@@ -1,12 +1,12 @@
 import { parseArgs } from 'node:util';
-import { loadConfig, redactUrl } from '../../config/index.js';
+import { loadClientConfig, redactUrl } from '../../config/index.js';
 import { runMigrations } from '../../store/migrate.js';
 import { EXIT, type CliIo } from '../cli-io.js';
 
 /** `loopfleet migrate [--create-database]` */
 export async function migrateCommand(args: string[], io: CliIo): Promise<number> {
   const { values } = parseArgs({ args, options: { 'create-database': { type: 'boolean', default: false } }, strict: true });
-  const config = loadConfig(io.env);
+  const config = loadClientConfig(io.env);
   const report = await runMigrations({ databaseUrl: config.databaseUrl, createDatabase: values['create-database'] });
   const database = redactUrl(config.databaseUrl);
   io.stdout(

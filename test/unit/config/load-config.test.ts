@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigInvalidError } from '../../../src/core/errors/index.js';
-import { configSummary, loadConfig, redactUrl, type ResolvedConfig } from '../../../src/config/index.js';
+import { configSummary, loadClientConfig, loadConfig, redactUrl, type ResolvedConfig } from '../../../src/config/index.js';
 
 const OPENAI_KEY = 'sk-test-openai-0123456789abcdef';
 const ANTHROPIC_KEY = 'sk-ant-test-0123456789abcdef';
@@ -277,5 +277,17 @@ describe('event stream settings', () => {
     const config = loadConfig({ LOOPFLEET_EVENTS_MAXLEN: '500', LOOPFLEET_EVENTS_TTL_SECONDS: '3600', LOOPFLEET_EVENTS_COALESCE_MS: '0' });
     expect(config.events).toEqual({ maxLen: 500, idleExpirySeconds: 3600, coalesceMs: 0 });
     expect(() => loadConfig({ LOOPFLEET_EVENTS_MAXLEN: '5' })).toThrowError(/LOOPFLEET_EVENTS_MAXLEN/);
+  });
+});
+
+describe('loadClientConfig', () => {
+  it('does not refuse a producer for a worker-only LLM setting', () => {
+    expect(() => loadConfig({ LLM_PROVIDER: 'openai' })).toThrowError(/OPENAI_API_KEY/);
+    const config = loadClientConfig({ LLM_PROVIDER: 'openai', LOOPFLEET_QUEUE: 'q1' });
+    expect(config.queueName).toBe('q1');
+  });
+
+  it('still validates everything else', () => {
+    expect(() => loadClientConfig({ REDIS_URL: 'http://nope', LLM_PROVIDER: 'openai' })).toThrowError(/REDIS_URL/);
   });
 });

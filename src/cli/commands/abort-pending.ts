@@ -1,0 +1,24 @@
+import { parseArgs } from 'node:util';
+import { SessionQueue } from '../../producer/session-queue.js';
+import { EXIT, type CliIo } from '../cli-io.js';
+
+/**
+ * `loopfleet abort-pending <session> [--reason <text>]`: closes every open tool call and question of
+ * the session with an `<aborted: reason>` result. Prints `accepted <session> seq <n>`.
+ */
+export async function abortPendingCommand(args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, strict: true, options: { reason: { type: 'string', default: 'aborted' } } });
+  const [sessionId, ...extra] = positionals;
+  if (sessionId === undefined || extra.length > 0) {
+    io.stderr('loopfleet abort-pending: expected one session\nusage: loopfleet abort-pending <session> [--reason <text>]\n');
+    return EXIT.usage;
+  }
+  const queue = SessionQueue.fromEnv(io.env);
+  try {
+    const handle = await queue.abortPending(sessionId, values.reason);
+    io.stdout(`accepted ${handle.sessionId} seq ${handle.seq}\n`);
+    return EXIT.ok;
+  } finally {
+    await queue.close();
+  }
+}

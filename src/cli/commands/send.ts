@@ -1,0 +1,105 @@
+import { parseArgs } from 'node:util';
+import type { RunOutcome } from '../../core/session-types.js';
+import { INPUT_MODES, type InputMode } from '../../core/session-types.js';
+import type { InputHandle } from '../../producer/input-handle.js';
+import { outcomeFromEvent, type InputOutcome } from '../../producer/input-outcome.js';
+import { SessionQueue } from '../../producer/session-queue.js';
+import { INPUT_ID_PATTERN } from '../../store/accept-input-validation.js';
+import { EXIT, type CliIo } from '../cli-io.js';
+
+const USAGE = 'loopfleet send <session> <text> [--follow] [--mode queue|steer|interrupt] [--input-id <id>]';
+
+/**
+ * Exit code of `send --follow` for each terminal status, so scripts can branch on the outcome
+ * without parsing output. `failed` shares the generic failure code.
+ */
+export const FOLLOW_EXIT: Readonly<Record<RunOutcome, number>> = Object.freeze({
+  completed: 0,
+  failed: 1,
+  waiting_for_input: 10,
+  hit_round_limit: 11,
+  budget_exceeded: 12,
+  degraded: 13,
+  cancelled: 14,
+});
+
+/** Exit code when Ctrl-C stops following (128 + SIGINT); the input itself keeps running. */
+const INTERRUPTED = 130;
+
+/**
+ * `loopfleet send <session> <text>`: accepts a user message and prints `accepted <session> seq <n>`.
+ * With `--follow`, streams the reply text to stdout as it arrives and exits with {@link FOLLOW_EXIT}.
+ */
+export async function sendCommand(args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    strict: true,
+    options: { follow: { type: 'boolean', default: false }, mode: { type: 'string' }, 'input-id': { type: 'string' } },
+  });
+  const [sessionId, text, ...extra] = positionals;
+  if (sessionId === undefined || text === undefined || extra.length > 0) return usage(io, 'expected a session and a text');
+  const mode = values.mode;
+  if (mode !== undefined && !(INPUT_MODES as readonly string[]).includes(mode)) return usage(io, `--mode must be one of ${INPUT_MODES.join(', ')}`);
+  const inputId = values['input-id'];
+  if (inputId !== undefined && !INPUT_ID_PATTERN.test(inputId)) return usage(io, '--input-id must be 1 to 200 of A-Z a-z 0-9 _ . : @ / -');
+  const queue = SessionQueue.fromEnv(io.env);
+  try {
+    const handle = await queue.add('send', { sessionId, input: text }, { ...(mode !== undefined ? { mode: mode as InputMode } : {}), ...(inputId !== undefined ? { inputId } : {}) });
+    io.stdout(`accepted ${handle.sessionId} seq ${handle.seq}${handle.duplicate ? ' (duplicate)' : ''}\n`);
+    return values.follow ? await follow(handle, io) : EXIT.ok;
+  } finally {
+    await queue.close();
+  }
+}
+
+/** Prints the input's text deltas as they arrive; notices go to stderr so stdout is the reply alone. */
+async function follow(handle: InputHandle, io: CliIo): Promise<number> {
+  const stop = new AbortController();
+  const onSignal = (): void => stop.abort();
+  process.once('SIGINT', onSignal);
+  let streamed = false;
+  let outcome: InputOutcome | null = null;
+  try {
+    for await (const item of handle.events({ signal: stop.signal })) {
+      if (item.kind === 'gap') {
+        io.stderr('\n[some events were lost from the stream; the outcome is read from Postgres]\n');
+        continue;
+      }
+      const data = item.data;
+      if (item.type === 'stream_delta' && typeof data.text === 'string') {
+        io.stdout(data.text);
+        streamed = true;
+      } else if (item.type === 'stream_discarded') {
+        io.stderr('\n[the model call was retried: the partial text above is void]\n');
+      } else if (item.type === 'input_resumed') {
+        io.stderr('\n[a worker was lost: the input continues on another one]\n');
+      } else if (item.type === 'user_input_requested') {
+        io.stderr(`\n[question ${String(data.interactionId)}: ${String(data.prompt)}]\n[answer with: loopfleet submit-input ${handle.sessionId} ${String(data.interactionId)} <value>]\n`);
+      } else if (item.type === 'input_finished') {
+        outcome = outcomeFromEvent(item);
+      }
+    }
+    if (stop.signal.aborted) {
+      io.stderr(`\n[stopped following; input ${handle.seq} keeps running]\n`);
+      return INTERRUPTED;
+    }
+    outcome ??= await handle.result();
+  } finally {
+    process.removeListener('SIGINT', onSignal);
+  }
+  return report(outcome, streamed, io);
+}
+
+function report(outcome: InputOutcome, streamed: boolean, io: CliIo): number {
+  if (!streamed && outcome.finalText !== '') io.stdout(outcome.finalText);
+  if (streamed || outcome.finalText !== '') io.stdout('\n');
+  if (outcome.error !== null) io.stderr(`[${outcome.error.code}] ${outcome.error.message}\n`);
+  io.stderr(`status ${outcome.status}\n`);
+  return FOLLOW_EXIT[outcome.status];
+}
+
+function usage(io: CliIo, problem: string): number {
+  io.stderr(`loopfleet send: ${problem}\nusage: ${USAGE}\n`);
+  return EXIT.usage;
+}

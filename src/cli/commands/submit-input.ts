@@ -1,0 +1,34 @@
+import { parseArgs } from 'node:util';
+import { SessionQueue } from '../../producer/session-queue.js';
+import { EXIT, type CliIo } from '../cli-io.js';
+
+/**
+ * `loopfleet submit-input <session> <interaction> <value>`: answers a `request_user_input` question.
+ * The value is parsed as JSON when it parses (`42`, `true`, `{"a":1}`), else taken as a string.
+ * Prints `accepted <session> seq <n>`.
+ */
+export async function submitInputCommand(args: string[], io: CliIo): Promise<number> {
+  const { positionals } = parseArgs({ args, allowPositionals: true, strict: true, options: {} });
+  const [sessionId, interactionId, raw, ...extra] = positionals;
+  if (sessionId === undefined || interactionId === undefined || raw === undefined || extra.length > 0) {
+    io.stderr('loopfleet submit-input: expected a session, an interaction id and a value\nusage: loopfleet submit-input <session> <interaction> <value>\n');
+    return EXIT.usage;
+  }
+  const queue = SessionQueue.fromEnv(io.env);
+  try {
+    const handle = await queue.submitInput(sessionId, interactionId, parseValue(raw));
+    io.stdout(`accepted ${handle.sessionId} seq ${handle.seq}\n`);
+    return EXIT.ok;
+  } finally {
+    await queue.close();
+  }
+}
+
+/** JSON when it parses, the text itself otherwise: `yes` stays a string, `42` becomes a number. */
+function parseValue(raw: string): unknown {
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return raw;
+  }
+}

@@ -1,0 +1,61 @@
+import { parseArgs } from 'node:util';
+import type { StreamItem } from '../../events/fleet-events.js';
+import { isStreamId, ONLY_NEW } from '../../events/stream-id.js';
+import { SessionQueue } from '../../producer/session-queue.js';
+import { EXIT, type CliIo } from '../cli-io.js';
+
+const USAGE = 'loopfleet tail <session> [--after <id>] [--json] [--limit <n>]';
+
+/** Fields of every entry's `data` that the line already shows (or that never change within a session). */
+const ENVELOPE = new Set(['sessionId', 'inputSeq', 'seq']);
+
+/**
+ * `loopfleet tail <session>`: prints the session's events as they arrive, one a line, until Ctrl-C.
+ * `--after <id>` resumes after a stream id (`0`: from the oldest retained event; default: only new
+ * ones); `--json` prints each item as JSON; `--limit <n>` exits after n lines (scripts and tests).
+ */
+export async function tailCommand(args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    strict: true,
+    options: { after: { type: 'string', default: ONLY_NEW }, json: { type: 'boolean', default: false }, limit: { type: 'string' } },
+  });
+  const [sessionId, ...extra] = positionals;
+  if (sessionId === undefined || extra.length > 0) return usage(io, 'expected one session');
+  if (values.after !== ONLY_NEW && !isStreamId(values.after)) return usage(io, "--after must be a stream id such as 1700000000000-0, or 0 for the beginning");
+  const limit = values.limit === undefined ? null : Number(values.limit);
+  if (limit !== null && !(Number.isSafeInteger(limit) && limit > 0)) return usage(io, '--limit must be a positive integer');
+  const queue = SessionQueue.fromEnv(io.env);
+  const stop = new AbortController();
+  const onSignal = (): void => stop.abort();
+  process.once('SIGINT', onSignal);
+  try {
+    let lines = 0;
+    for await (const item of queue.subscribe(sessionId, { after: values.after, signal: stop.signal })) {
+      io.stdout(`${values.json ? JSON.stringify(item) : formatItem(item)}\n`);
+      lines += 1;
+      if (limit !== null && lines >= limit) break;
+    }
+    return EXIT.ok;
+  } finally {
+    process.removeListener('SIGINT', onSignal);
+    await queue.close();
+  }
+}
+
+/** `<id>  <type> [#<input seq>]  <payload as JSON>`, or a gap marker that cannot be mistaken for an event. */
+export function formatItem(item: StreamItem): string {
+  if (item.kind === 'gap') {
+    const oldest = item.firstAvailable ?? 'none (the stream is gone)';
+    return `--- GAP: events after ${item.after} are no longer in the stream (oldest retained: ${oldest}); rebuild with \`loopfleet history\` ---`;
+  }
+  const payload = Object.fromEntries(Object.entries(item.data).filter(([key]) => !ENVELOPE.has(key)));
+  const input = item.data.inputSeq === null ? '' : ` #${item.data.inputSeq}`;
+  return `${item.id}  ${item.type}${input}  ${JSON.stringify(payload)}`;
+}
+
+function usage(io: CliIo, problem: string): number {
+  io.stderr(`loopfleet tail: ${problem}\nusage: ${USAGE}\n`);
+  return EXIT.usage;
+}

@@ -1,0 +1,61 @@
+/**
+ * loopfleet's public API: what applications import (`import { SessionQueue } from 'loopfleet'`).
+ *
+ * - {@link SessionQueue}: hand inputs to sessions, follow their events, read outcomes and history.
+ * - Typed errors with stable codes (`ERROR_CODES`), for `catch` blocks that switch on `code`.
+ * - Tool definitions (`defineTool`) for the module named by `LOOPFLEET_TOOLS`.
+ * - The event stream's types and key, and the job names, for code that talks to Redis or BullMQ
+ *   directly (touch points 1 and 2 in docs/client.md).
+ */
+
+export { SessionQueue, type SessionQueueEnvOptions, type SubscribeOptions } from './producer/session-queue.js';
+export { SESSION_QUEUE_DEFAULTS, type SessionQueueOptions } from './producer/session-queue-options.js';
+export type { AddData, AddKind, AddOptions } from './producer/add-request.js';
+export type { InputHandle } from './producer/input-handle.js';
+export type { InputOutcome } from './producer/input-outcome.js';
+export type { InputEventsOptions } from './producer/input-events.js';
+export type { ResultOptions } from './producer/wait-for-result.js';
+export { ResultTimeoutError } from './producer/result-timeout-error.js';
+export type { SessionAdmin } from './producer/session-admin.js';
+export type { InputCounts, SessionStatsReport } from './producer/session-stats.js';
+export { cancelChannel, eventStreamKey, JOB, type JobName } from './producer/fleet-keys.js';
+
+export * from './core/errors/index.js';
+
+export { defineTool } from './core/tools/define-tool.js';
+export type { AnyToolDefinition, InDoubtPolicy, JsonSchema, ToolContext, ToolDefinition } from './core/tools/tool-types.js';
+
+export type {
+  EventEnvelopeFields,
+  FleetEvent,
+  FleetEventType,
+  LifecycleEvent,
+  StreamEvent,
+  StreamGap,
+  StreamItem,
+} from './events/fleet-events.js';
+export type { LoopEvent, LoopEventType } from './core/events/loop-events.js';
+
+export type { InputOverrides } from './core/agent-profile.js';
+export type { CreateSessionParams, LoadHistoryOptions } from './core/ports/session-store.js';
+export type {
+  ContentPart,
+  Message,
+  MessageContent,
+  MessageKind,
+  Role,
+  StoredMessage,
+  ToolCall,
+} from './core/messages.js';
+export type {
+  InputKind,
+  InputMode,
+  InputRecord,
+  InputResult,
+  InputStatus,
+  RunOutcome,
+  SessionRecord,
+  SessionStats,
+  SessionStatus,
+  Usage,
+} from './core/session-types.js';

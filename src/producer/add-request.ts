@@ -1,0 +1,96 @@
+import type { InputOverrides } from '../core/agent-profile.js';
+import { InputInvalidError } from '../core/errors/index.js';
+import type { SendPayload } from '../core/input-payload.js';
+import { assertSessionId } from '../core/session-id.js';
+import { INPUT_MODES, type InputMode } from '../core/session-types.js';
+import type { AcceptRequest } from './accept-input.js';
+
+/** What `SessionQueue.add` accepts as its first argument (the BullMQ job name of the raw path). */
+export type AddKind = 'send' | 'resume';
+
+/**
+ * The data of an input: the same object a raw BullMQ producer puts in its job (DESIGN.md §4.2).
+ * `send` needs `input`; `resume` takes `submit` or `abortPending` (or neither: just continue).
+ */
+export interface AddData {
+  sessionId: string;
+  /** `send`: the user message — text, content parts, or `{ role: 'user', content, name? }`. */
+  input?: SendPayload['input'];
+  /** Idempotency key (1–200 of `[A-Za-z0-9_.:@/-]`); a repeated add returns the original seq. Default: random. */
+  inputId?: string;
+  /** How the input joins a running one (DESIGN.md §4.4). Default `queue`. */
+  mode?: InputMode;
+  /** Per-input overrides: tools allowlist, system prompt, max rounds, response format, token budget. */
+  options?: InputOverrides;
+  /** `resume`: the answer to a `request_user_input` question. */
+  submit?: { interactionId: string; value: unknown };
+  /** `resume`: close every open tool call with `<aborted: reason>` and stop. */
+  abortPending?: { reason: string };
+}
+
+/** The third argument of `add`, like BullMQ's job options; may carry `inputId` and `mode` instead of `data`. */
+export interface AddOptions {
+  inputId?: string;
+  mode?: InputMode;
+}
+
+const DATA_KEYS = new Set(['sessionId', 'input', 'inputId', 'mode', 'options', 'submit', 'abortPending']);
+const OPTION_KEYS = new Set(['inputId', 'mode']);
+const PAYLOAD_KEYS = ['input', 'options', 'submit', 'abortPending'] as const;
+
+/**
+ * Checks an `add` call and turns it into an accept request, before anything is written (I8). Throws
+ * `input.invalid` for a bad kind, shape, mode or conflicting ids and `session.invalid_id` for a bad
+ * session id; the payload itself is checked against its kind's schema by `acceptAndKick`.
+ */
+export function toAcceptRequest(kind: unknown, data: unknown, options: unknown): AcceptRequest {
+  const checkedKind = checkKind(kind);
+  const fields = plainObject(data, 'data', DATA_KEYS);
+  const opts = options === undefined ? {} : plainObject(options, 'options (third argument)', OPTION_KEYS);
+  const sessionId = assertSessionId(fields.sessionId);
+  const inputId = agreeing('inputId', fields.inputId, opts.inputId);
+  const mode = agreeing('mode', fields.mode, opts.mode);
+  if (inputId !== undefined && typeof inputId !== 'string') throw new InputInvalidError('inputId must be a string');
+  if (mode !== undefined && !(INPUT_MODES as readonly unknown[]).includes(mode)) {
+    throw new InputInvalidError(`mode must be one of ${INPUT_MODES.join(', ')}`, { details: { received: String(mode) } });
+  }
+  const payload: Record<string, unknown> = {};
+  for (const key of PAYLOAD_KEYS) if (fields[key] !== undefined) payload[key] = fields[key];
+  return {
+    sessionId,
+    kind: checkedKind,
+    payload,
+    ...(inputId !== undefined ? { inputId } : {}),
+    ...(mode !== undefined ? { mode: mode as InputMode } : {}),
+  };
+}
+
+function checkKind(kind: unknown): AddKind {
+  if (kind === 'send' || kind === 'resume') return kind;
+  if (kind === 'timer') {
+    // Timers need a timers row and a delayed job (DESIGN.md §4.6); accepting a bare inbox row would lose both.
+    throw new InputInvalidError('add("timer", …) is not supported yet: timers arrive with the timers feature; use "send" or "resume"');
+  }
+  throw new InputInvalidError(`unknown input kind ${JSON.stringify(String(kind))} (expected "send" or "resume")`, {
+    details: { received: String(kind).slice(0, 64) },
+  });
+}
+
+function plainObject(value: unknown, what: string, allowed: Set<string>): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InputInvalidError(`${what} must be an object`);
+  const unknown = Object.keys(value).filter((key) => !allowed.has(key));
+  if (unknown.length > 0) {
+    throw new InputInvalidError(`${what} has unknown field(s) ${unknown.join(', ')} (allowed: ${[...allowed].join(', ')})`, {
+      details: { fields: unknown.slice(0, 10) },
+    });
+  }
+  return value as Record<string, unknown>;
+}
+
+/** `inputId`/`mode` may come in `data` or in the options; both is fine only when they agree. */
+function agreeing(name: string, inData: unknown, inOptions: unknown): unknown {
+  if (inData !== undefined && inOptions !== undefined && inData !== inOptions) {
+    throw new InputInvalidError(`${name} is given twice with different values (in data and in options)`);
+  }
+  return inData ?? inOptions;
+}

@@ -1,0 +1,41 @@
+/**
+ * Names shared by producers and workers: what goes on the BullMQ queue and in Redis. Anything that
+ * talks to a loopfleet fleet — this client, the worker, a raw BullMQ producer in another language —
+ * agrees on these (DESIGN.md §4.2, §4.7).
+ */
+
+/** Job names on the queue `LOOPFLEET_QUEUE`. */
+export const JOB = {
+  /** Wake-up for one session: "its inbox may have pending inputs". Carries no input. */
+  drain: 'drain',
+  /** Raw path: an input from any BullMQ client, ingested into the inbox by a worker. */
+  send: 'send',
+  resume: 'resume',
+  /** A due timer (the timers issue). */
+  timer: 'timer',
+  /** The periodic repair job (job scheduler). */
+  sweep: 'sweep',
+} as const;
+
+/** One of the job names in {@link JOB}. */
+export type JobName = (typeof JOB)[keyof typeof JOB];
+
+/** The Redis stream of a session's events: `<queue>:events:<sessionId>`. */
+export function eventStreamKey(queueName: string, sessionId: string): string {
+  return `${queueName}:events:${sessionId}`;
+}
+
+/** Per-session event sequence counter, next to its stream. */
+export function eventSeqKey(queueName: string, sessionId: string): string {
+  return `${queueName}:events:${sessionId}:seq`;
+}
+
+/** Pub/sub channel on which cancel requests reach the lease holder at once. */
+export function cancelChannel(queueName: string): string {
+  return `${queueName}:cancel`;
+}
+
+/** The deduplication id of a session's drain job (one active and one waiting at most). */
+export function drainDedupId(sessionId: string): string {
+  return `drain:${sessionId}`;
+}

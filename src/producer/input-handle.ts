@@ -1,0 +1,45 @@
+import type { AcceptedInput } from '../core/ports/session-store.js';
+import type { StreamItem } from '../events/fleet-events.js';
+import type { InputEventsOptions } from './input-events.js';
+import type { InputOutcome } from './input-outcome.js';
+import type { ResultOptions } from './wait-for-result.js';
+
+/**
+ * What `SessionQueue.add` returns: where the input landed, and ways to follow it. The input is
+ * durable in Postgres before the handle exists.
+ */
+export interface InputHandle {
+  sessionId: string;
+  /** The input's place in the session's inbox: inputs run in `seq` order. */
+  seq: number;
+  /** Its idempotency key: the one given, or a generated UUID. */
+  inputId: string;
+  /** True when `inputId` had been accepted before: `seq` is the original input's, nothing new was queued. */
+  duplicate: boolean;
+  /** The input's terminal outcome: see `SessionQueue.result`. */
+  result(options?: ResultOptions): Promise<InputOutcome>;
+  /**
+   * The input's events (`data.inputSeq === seq`) from its `input_accepted` on, ending after its
+   * `input_finished`. `gap` items mean events were lost: rebuild from `result()` and `history()`.
+   */
+  events(options?: InputEventsOptions): AsyncIterable<StreamItem>;
+}
+
+/** The queue operations a handle delegates to. */
+export interface HandleBackend {
+  result(sessionId: string, seq: number, options?: ResultOptions): Promise<InputOutcome>;
+  inputEvents(sessionId: string, seq: number, acceptedEventId: string | null, options?: InputEventsOptions): AsyncIterable<StreamItem>;
+}
+
+/** Builds the handle of an accepted input; `acceptedEventId` is the stream id of its `input_accepted`, when this add published one. */
+export function createInputHandle(backend: HandleBackend, accepted: AcceptedInput, acceptedEventId: string | null): InputHandle {
+  const { sessionId, seq, inputId, duplicate } = accepted;
+  return {
+    sessionId,
+    seq,
+    inputId,
+    duplicate,
+    result: (options) => backend.result(sessionId, seq, options),
+    events: (options) => backend.inputEvents(sessionId, seq, acceptedEventId, options),
+  };
+}

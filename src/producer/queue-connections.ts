@@ -1,0 +1,63 @@
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import type pg from 'pg';
+import { closeConnection } from '../events/dedicated-connection.js';
+import { RedisEventPublisher } from '../events/event-publisher.js';
+import { createPgPool } from '../store/pool.js';
+import { PostgresSessionStore } from '../store/postgres-session-store.js';
+import type { ResolvedQueueOptions } from './session-queue-options.js';
+import { settleWithin } from './settle-within.js';
+
+/** What a {@link SessionQueue} talks to: the store on Postgres, Redis, the BullMQ queue and an event publisher. */
+export interface QueueConnections {
+  pool: pg.Pool;
+  store: PostgresSessionStore;
+  redis: Redis;
+  queue: Queue;
+  publisher: RedisEventPublisher;
+  /** Closes what was opened here, never what the caller passed in. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens (or adopts) the connections. Connecting happens in the background (Redis) or on first use
+ * (Postgres), so constructing a queue never fails on a network problem — the first call that needs
+ * the unreachable service does.
+ */
+export function openQueueConnections(options: ResolvedQueueOptions): QueueConnections {
+  const log = options.logger;
+  const ownsPool = options.pool === null;
+  const pool =
+    options.pool ??
+    createPgPool(options.databaseUrl, {
+      applicationName: 'loopfleet-client',
+      onIdleClientError: (error) => log?.warn({ err: error }, 'idle postgres connection failed'),
+    });
+  const ownsRedis = options.redis === null;
+  const redis = options.redis ?? new Redis(options.redisUrl);
+  // Without a listener ioredis prints every reconnect failure; commands still reject on their own.
+  if (ownsRedis) redis.on('error', (error: Error) => log?.debug({ err: error }, 'redis connection error'));
+  const queue = new Queue(options.queueName, { connection: redis });
+  queue.on('error', (error: Error) => log?.warn({ err: error }, 'bullmq queue error'));
+  const publisher = new RedisEventPublisher(redis, {
+    queueName: options.queueName,
+    // Producers publish one `input_accepted` at a time: nothing to merge.
+    coalesceMs: 0,
+    onError: (error, context) => log?.warn({ err: error, ...context }, 'event publish failed'),
+  });
+  let closing: Promise<void> | null = null;
+  const close = async (): Promise<void> => {
+    await settleWithin(publisher.close(), options.redisTimeoutMs);
+    await settleWithin(queue.close(), options.redisTimeoutMs);
+    if (ownsRedis) await closeConnection(redis);
+    if (ownsPool) await pool.end();
+  };
+  return {
+    pool,
+    store: new PostgresSessionStore(pool),
+    redis,
+    queue,
+    publisher,
+    close: () => (closing ??= close()),
+  };
+}

@@ -1,0 +1,106 @@
+import type { Redis } from 'ioredis';
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL } from '../config/env-schema.js';
+import { ConfigInvalidError } from '../core/errors/index.js';
+
+/**
+ * Options of {@link SessionQueue}. Connections are either given (`pool`, `redis`: the caller keeps
+ * owning them and closes them) or created from URLs (the queue owns and closes those).
+ */
+export interface SessionQueueOptions {
+  /** Postgres connection string. Ignored when `pool` is given. Default `postgres://postgres:postgres@127.0.0.1:5432/loopfleet`. */
+  databaseUrl?: string;
+  /** A pool to use instead of opening one; never ended by `close()`. */
+  pool?: pg.Pool;
+  /** Redis connection string. Ignored when `redis` is given. Default `redis://127.0.0.1:6379`. */
+  redisUrl?: string;
+  /** A Redis connection to use instead of opening one; never quit by `close()`. */
+  redis?: Redis;
+  /** The BullMQ queue name the workers consume (`LOOPFLEET_QUEUE`). Default `loopfleet`. */
+  queueName?: string;
+  /** Largest accepted input payload, in bytes of its UTF-8 JSON text. Default 1,048,576 (1 MiB). */
+  maxInputBytes?: number;
+  /**
+   * Longest wait for Redis work that must not hold the caller up, in milliseconds: after an `add`
+   * commits, its `input_accepted` event and drain kick (the input is already durable, and the sweeper
+   * kicks it if the kick never lands); the live signal of `cancel`; removing a deleted session's
+   * stream; flushing on `close`. A reconnecting Redis client queues commands instead of failing them,
+   * so without a bound these would hang while Redis is down. Default 2,000.
+   */
+  redisTimeoutMs?: number;
+  /**
+   * While `result()` waits on the event stream, how often it also re-reads the input from Postgres,
+   * in milliseconds (the stream may have lost the event). Default 2,000.
+   */
+  recheckMs?: number;
+  /** pino logger for warnings (a failed kick, a lost stream). Default: none, nothing is logged. */
+  logger?: Logger;
+}
+
+/** {@link SessionQueueOptions} validated, with defaults filled in. */
+export interface ResolvedQueueOptions {
+  databaseUrl: string;
+  pool: pg.Pool | null;
+  redisUrl: string;
+  redis: Redis | null;
+  queueName: string;
+  maxInputBytes: number;
+  redisTimeoutMs: number;
+  recheckMs: number;
+  logger: Logger | null;
+}
+
+/** Defaults of {@link SessionQueueOptions}. */
+export const SESSION_QUEUE_DEFAULTS = {
+  queueName: 'loopfleet',
+  maxInputBytes: 1_048_576,
+  redisTimeoutMs: 2_000,
+  recheckMs: 2_000,
+} as const;
+
+/** BullMQ rejects ":" in queue names, and the name prefixes every Redis key (same rule as `LOOPFLEET_QUEUE`). */
+const QUEUE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** Validates once, at construction (STYLE.md 12); throws `config.invalid` naming the option. */
+export function resolveSessionQueueOptions(options: SessionQueueOptions): ResolvedQueueOptions {
+  if (typeof options !== 'object' || options === null) throw new ConfigInvalidError('SessionQueue: options must be an object');
+  const d = SESSION_QUEUE_DEFAULTS;
+  const queueName = options.queueName ?? d.queueName;
+  if (typeof queueName !== 'string' || !QUEUE_NAME.test(queueName)) {
+    throw invalid('queueName', 'must be 1 to 64 characters of A-Z, a-z, 0-9, "_" or "-" (no ":")');
+  }
+  return {
+    databaseUrl: options.pool === undefined ? url('databaseUrl', options.databaseUrl ?? DEFAULT_DATABASE_URL, ['postgres:', 'postgresql:']) : '',
+    pool: options.pool ?? null,
+    redisUrl: options.redis === undefined ? url('redisUrl', options.redisUrl ?? DEFAULT_REDIS_URL, ['redis:', 'rediss:']) : '',
+    redis: options.redis ?? null,
+    queueName,
+    maxInputBytes: positiveInteger('maxInputBytes', options.maxInputBytes ?? d.maxInputBytes),
+    redisTimeoutMs: positiveInteger('redisTimeoutMs', options.redisTimeoutMs ?? d.redisTimeoutMs),
+    recheckMs: positiveInteger('recheckMs', options.recheckMs ?? d.recheckMs),
+    logger: options.logger ?? null,
+  };
+}
+
+function url(option: string, value: unknown, protocols: string[]): string {
+  if (typeof value !== 'string') throw invalid(option, 'must be a string');
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    // Never echo the value: a connection string may carry a password.
+    throw invalid(option, 'is not a valid URL');
+  }
+  if (!protocols.includes(parsed.protocol)) throw invalid(option, `must use ${protocols.join(' or ')}`);
+  return value;
+}
+
+function positiveInteger(option: string, value: unknown): number {
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value > 0) return value;
+  throw invalid(option, `must be a positive integer, got ${String(value)}`);
+}
+
+function invalid(option: string, problem: string): ConfigInvalidError {
+  return new ConfigInvalidError(`SessionQueue: ${option} ${problem}`, { details: { option } });
+}

@@ -1,0 +1,252 @@
+import { loadClientConfig } from '../config/index.js';
+import { InfrastructureError, InputInvalidError, SessionNotFoundError, StateConflictError } from '../core/errors/index.js';
+import type { StoredMessage } from '../core/messages.js';
+import type { LoadHistoryOptions } from '../core/ports/session-store.js';
+import { assertSessionId } from '../core/session-id.js';
+import { readSessionEvents } from '../events/event-subscriber.js';
+import type { StreamItem } from '../events/fleet-events.js';
+import { assertCursor, ONLY_NEW } from '../events/stream-id.js';
+import { acceptAndKick } from './accept-input.js';
+import { toAcceptRequest, type AddData, type AddKind, type AddOptions } from './add-request.js';
+import { cancelChannel } from './fleet-keys.js';
+import { createInputHandle, type HandleBackend, type InputHandle } from './input-handle.js';
+import { inputEvents, type InputEventsOptions } from './input-events.js';
+import type { InputOutcome } from './input-outcome.js';
+import { openQueueConnections, type QueueConnections } from './queue-connections.js';
+import { SessionAdmin } from './session-admin.js';
+import { resolveSessionQueueOptions, type ResolvedQueueOptions, type SessionQueueOptions } from './session-queue-options.js';
+import { readSessionStats, type SessionStatsReport } from './session-stats.js';
+import { attemptWithin } from './settle-within.js';
+import { waitForResult, type ResultOptions } from './wait-for-result.js';
+
+/** Options of {@link SessionQueue.subscribe}. */
+export interface SubscribeOptions {
+  /** Read after this stream id: a cursor received earlier, `'0'` for everything retained, `'$'` (default) for only new events. */
+  after?: string;
+  /** Ends the iteration promptly, even during a blocked read. */
+  signal?: AbortSignal;
+}
+
+/** Options of {@link SessionQueue.fromEnv}: what the environment does not say. */
+export type SessionQueueEnvOptions = Pick<SessionQueueOptions, 'logger' | 'redisTimeoutMs' | 'recheckMs'>;
+
+/**
+ * The client applications import (DESIGN.md §1 touch points 1–2, §4.1): hands inputs to sessions
+ * with the same call shape as BullMQ's `Queue.add`, follows their events on the session's Redis
+ * stream, and reads outcomes and history from Postgres, the system of record.
+ *
+ * `add` returns once the input is durable in Postgres (I1); the drain kick follows the commit and a
+ * Redis failure does not fail the add. Every argument is validated before anything is written, with
+ * typed errors carrying stable codes (`session.invalid_id`, `input.invalid`, `input.too_large` …).
+ */
+export class SessionQueue {
+  /** The BullMQ queue (and Redis key prefix) this client talks to. */
+  readonly queueName: string;
+  /** Explicit session management: `create`, `get`, `delete`. */
+  readonly sessions: SessionAdmin;
+  readonly #options: ResolvedQueueOptions;
+  readonly #conn: QueueConnections;
+  readonly #closed = new AbortController();
+  readonly #inFlight = new Set<Promise<unknown>>();
+  readonly #backend: HandleBackend;
+  #closing: Promise<void> | null = null;
+
+  constructor(options: SessionQueueOptions = {}) {
+    this.#options = resolveSessionQueueOptions(options);
+    this.queueName = this.#options.queueName;
+    this.#conn = openQueueConnections(this.#options);
+    this.sessions = new SessionAdmin({
+      store: this.#conn.store,
+      redis: this.#conn.redis,
+      queueName: this.queueName,
+      logger: this.#options.logger,
+      redisTimeoutMs: this.#options.redisTimeoutMs,
+      run: async (work) => {
+        this.#assertOpen();
+        return this.#track(work());
+      },
+    });
+    this.#backend = {
+      result: (sessionId, seq, resultOptions) => this.result(sessionId, seq, resultOptions),
+      inputEvents: (sessionId, seq, acceptedEventId, eventOptions) => this.#inputEvents(sessionId, seq, acceptedEventId, eventOptions),
+    };
+  }
+
+  /**
+   * A queue configured like the workers: `DATABASE_URL`, `REDIS_URL`, `LOOPFLEET_QUEUE` and
+   * `LOOPFLEET_MAX_INPUT_BYTES`, validated by the same loader (DESIGN.md §6). Throws `config.invalid`.
+   */
+  static fromEnv(env: NodeJS.ProcessEnv = process.env, options: SessionQueueEnvOptions = {}): SessionQueue {
+    const config = loadClientConfig(env);
+    return new SessionQueue({
+      ...options,
+      databaseUrl: config.databaseUrl,
+      redisUrl: config.redisUrl,
+      queueName: config.queueName,
+      maxInputBytes: config.worker.maxInputBytes,
+    });
+  }
+
+  /**
+   * Accepts an input: `add('send', { sessionId, input })` or `add('resume', { sessionId, submit? ,
+   * abortPending? })`. Durable before it resolves; a repeated `inputId` returns the original seq
+   * (`duplicate: true`) and queues nothing. Throws `input.invalid` for an unknown kind (`timer` is
+   * not supported by this client yet), `session.invalid_id`, `input.too_large`.
+   */
+  async add(kind: AddKind, data: AddData, opts?: AddOptions): Promise<InputHandle> {
+    this.#assertOpen();
+    const request = toAcceptRequest(kind, data, opts);
+    return this.#track(this.#accept(request));
+  }
+
+  /**
+   * The terminal outcome of input `seq` of a session, as soon as it has one: from its
+   * `input_finished` event, or from Postgres when it already finished or the stream lost the event.
+   * Rejects with {@link ResultTimeoutError} after `timeoutMs`, with the signal's reason when
+   * `signal` aborts, `session.not_found` / `input.invalid` when there is no such input.
+   */
+  async result(sessionId: string, seq: number, options?: ResultOptions): Promise<InputOutcome> {
+    this.#assertOpen();
+    const { store, redis } = this.#conn;
+    const { recheckMs, redisTimeoutMs, logger } = this.#options;
+    const deps = { store, redis, queueName: this.queueName, recheckMs, redisTimeoutMs, logger, closed: this.#closed.signal };
+    return this.#track(waitForResult(deps, sessionId, seq, options));
+  }
+
+  /**
+   * Follows a session's event stream (touch point 2): every entry as a `StreamEvent` whose `id` is a
+   * cursor to resume after, and a `gap` whenever events were lost (rebuild from `history()` and
+   * `result()`). Runs until `signal` aborts, the caller stops iterating, or the queue closes.
+   */
+  subscribe(sessionId: string, options: SubscribeOptions = {}): AsyncIterable<StreamItem> {
+    this.#assertOpen();
+    const id = assertSessionId(sessionId);
+    const after = options.after ?? ONLY_NEW;
+    assertCursor(after, { allowOnlyNew: true });
+    const signal = this.#withClose(options.signal);
+    return readSessionEvents(this.#conn.redis, { queueName: this.queueName, sessionId: id, after, signal });
+  }
+
+  /** The session's messages in order; with `includeCompacted`, also those folded away by compaction. Throws `session.not_found`. */
+  async history(sessionId: string, options: LoadHistoryOptions = {}): Promise<StoredMessage[]> {
+    this.#assertOpen();
+    const id = assertSessionId(sessionId);
+    if (options.includeCompacted !== undefined && typeof options.includeCompacted !== 'boolean') {
+      throw new InputInvalidError('includeCompacted must be a boolean');
+    }
+    return this.#track(this.#history(id, options));
+  }
+
+  /** Cumulative stats of the session and its inputs counted by status. Throws `session.not_found`. */
+  async stats(sessionId: string): Promise<SessionStatsReport> {
+    this.#assertOpen();
+    return this.#track(readSessionStats(this.#conn.store, assertSessionId(sessionId)));
+  }
+
+  /**
+   * Cancels the session's running input (DESIGN.md §4.4): sets the durable flag in Postgres, then
+   * tells the lease holder at once over Redis pub/sub; the input ends `cancelled`, keeping what it
+   * produced. Returns false when there is no such session. Throws `system.infrastructure` when the
+   * live signal could not be sent (the flag is set; calling again is safe).
+   */
+  async cancel(sessionId: string): Promise<boolean> {
+    this.#assertOpen();
+    return this.#track(this.#cancel(assertSessionId(sessionId)));
+  }
+
+  /** Answers a `request_user_input` question: `add('resume', { sessionId, submit: { interactionId, value } })`. */
+  async submitInput(sessionId: string, interactionId: string, value: unknown, opts?: AddOptions): Promise<InputHandle> {
+    return this.add('resume', { sessionId, submit: { interactionId, value } }, opts);
+  }
+
+  /** Closes every open tool call with `<aborted: reason>`: `add('resume', { sessionId, abortPending: { reason } })`. */
+  async abortPending(sessionId: string, reason = 'aborted', opts?: AddOptions): Promise<InputHandle> {
+    return this.add('resume', { sessionId, abortPending: { reason } }, opts);
+  }
+
+  /**
+   * Ends every wait and subscription (pending `result()` calls reject with `cancelled`), lets adds in
+   * progress finish, then closes the connections this queue opened — never those passed in.
+   * Idempotent.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#shutdown();
+    return this.#closing;
+  }
+
+  async #shutdown(): Promise<void> {
+    this.#closed.abort();
+    await Promise.allSettled([...this.#inFlight]);
+    await this.#conn.close();
+  }
+
+  async #accept(request: ReturnType<typeof toAcceptRequest>): Promise<InputHandle> {
+    let acceptedEventId: string | null = null;
+    const { store, queue, publisher } = this.#conn;
+    const accepted = await acceptAndKick(
+      {
+        store,
+        queue,
+        maxInputBytes: this.#options.maxInputBytes,
+        kickTimeoutMs: this.#options.redisTimeoutMs,
+        ...(this.#options.logger !== null ? { logger: this.#options.logger } : {}),
+        publish: async (sessionId, inputSeq, event) => {
+          acceptedEventId = await publisher.publish(sessionId, inputSeq, event);
+        },
+      },
+      request,
+    );
+    return createInputHandle(this.#backend, accepted, acceptedEventId);
+  }
+
+  async #history(sessionId: string, options: LoadHistoryOptions): Promise<StoredMessage[]> {
+    const messages = await this.#conn.store.loadHistory(sessionId, options);
+    // An empty history is ambiguous: a new session, or a mistyped id that should not pass silently.
+    if (messages.length === 0 && (await this.#conn.store.getSession(sessionId)) === null) {
+      throw new SessionNotFoundError(`session ${sessionId} does not exist`, { details: { sessionId } });
+    }
+    return messages;
+  }
+
+  #inputEvents(sessionId: string, seq: number, acceptedEventId: string | null, options: InputEventsOptions = {}): AsyncIterable<StreamItem> {
+    this.#assertOpen();
+    if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) throw new InputInvalidError('signal must be an AbortSignal');
+    const { store, redis } = this.#conn;
+    const deps = { store, redis, queueName: this.queueName, closed: this.#closed.signal };
+    return inputEvents(deps, { sessionId, seq, acceptedEventId }, options);
+  }
+
+  async #cancel(sessionId: string): Promise<boolean> {
+    try {
+      await this.#conn.store.requestCancel(sessionId);
+    } catch (error) {
+      if (error instanceof SessionNotFoundError) return false;
+      throw error;
+    }
+    const sent = await attemptWithin(this.#conn.redis.publish(cancelChannel(this.queueName), sessionId), this.#options.redisTimeoutMs);
+    if (!sent.ok) {
+      const message = `cancel of session ${sessionId} is recorded in Postgres, but the live signal could not be sent over Redis`;
+      throw new InfrastructureError(sent.timedOut ? `${message} (timed out)` : message, { cause: sent.error, details: { sessionId } });
+    }
+    return true;
+  }
+
+  #withClose(signal: AbortSignal | undefined): AbortSignal {
+    if (signal === undefined) return this.#closed.signal;
+    if (!(signal instanceof AbortSignal)) throw new InputInvalidError('signal must be an AbortSignal');
+    return AbortSignal.any([this.#closed.signal, signal]);
+  }
+
+  #assertOpen(): void {
+    if (this.#closed.signal.aborted) throw new StateConflictError('SessionQueue is closed');
+  }
+
+  #track<T>(work: Promise<T>): Promise<T> {
+    this.#inFlight.add(work);
+    const forget = (): void => {
+      this.#inFlight.delete(work);
+    };
+    work.then(forget, forget);
+    return work;
+  }
+}

@@ -1,0 +1,100 @@
+import { CancelledError, LeaseLostError, SessionNotFoundError } from '../core/errors/index.js';
+import { kickSession } from '../producer/kick.js';
+import { giveUpInput } from './give-up-input.js';
+import { keepLease } from './lease-keeper.js';
+import { republishLostFinishes } from './lost-finish-events.js';
+import { runClaimedInput } from './run-claimed-input.js';
+import type { WorkerContext } from './worker-context.js';
+
+export type DrainOutcome =
+  /** The inbox is empty: done. */
+  | { kind: 'drained'; processed: number }
+  /** The slice is used up and more is pending: re-kicked so other sessions get a turn (fairness). */
+  | { kind: 'yielded'; processed: number }
+  /** Another live worker holds the lease: check again at `retryAt` — never complete as a no-op (R7). */
+  | { kind: 'busy'; retryAt: number; holder: string | null }
+  /** The lease was lost mid-drain: the new holder drains; nothing more to do here. */
+  | { kind: 'lease_lost'; processed: number }
+  /** Shutdown stopped the drain (after its input in hand, or aborting it): re-kicked so another worker continues. */
+  | { kind: 'handed_back'; processed: number }
+  /** The session no longer exists. */
+  | { kind: 'no_session' };
+
+/**
+ * The drain of one session (DESIGN.md §4.3): take the lease (fencing token, database time), keep it
+ * alive, run pending inputs in seq order, yield after a bounded slice, release. Every write the runs
+ * make is fenced by the token, so a redelivered job or a zombie cannot duplicate anything.
+ */
+export async function drainSession(ctx: WorkerContext, sessionId: string, jobSignal: AbortSignal | undefined): Promise<DrainOutcome> {
+  const { store, settings } = ctx;
+  let lease;
+  try {
+    lease = await store.acquireLease({ sessionId, owner: ctx.workerId, ttlMs: settings.leaseTtlMs });
+  } catch (error) {
+    if (error instanceof SessionNotFoundError) return { kind: 'no_session' };
+    throw error;
+  }
+  if (!lease.acquired) {
+    return { kind: 'busy', retryAt: ctx.clock.now() + Math.min(5_000, Math.max(100, lease.retryAfterMs + 50)), holder: lease.holder };
+  }
+  const log = ctx.logger.child({ sessionId, leaseToken: lease.token });
+  const keeper = keepLease(store, sessionId, lease.token, settings.leaseTtlMs, (error) => log.warn({ err: error }, 'lease renewal failed'));
+  const stop = AbortSignal.any([keeper.signal, ctx.shutdown, ...(jobSignal === undefined ? [] : [jobSignal])]);
+  try {
+    const outcome = await drainWithLease(ctx, sessionId, lease.token, stop);
+    if (outcome.kind === 'lease_lost') log.warn({ processed: outcome.processed }, 'lease lost: another worker took the session over; stopped without writing');
+    if (outcome.kind === 'handed_back') log.info({ processed: outcome.processed }, 'drain stopped early; session handed back to the fleet');
+    return outcome;
+  } finally {
+    keeper.stop();
+    await store.releaseLease({ sessionId, token: lease.token }).catch((error: unknown) => log.warn({ err: error }, 'lease release failed'));
+  }
+}
+
+async function drainWithLease(ctx: WorkerContext, sessionId: string, token: number, stop: AbortSignal): Promise<DrainOutcome> {
+  const started = ctx.clock.now();
+  let processed = 0;
+  let first = true;
+  for (;;) {
+    if (stop.aborted) return stopped(ctx, sessionId, stop, processed);
+    // Shutdown began: the input in hand was finished; the rest goes to workers that stay (STYLE.md 13).
+    if (ctx.stopping.aborted) return (await hasOpenInputs(ctx, sessionId)) ? stopped(ctx, sessionId, ctx.stopping, processed) : { kind: 'drained', processed };
+    try {
+      const claimed = await ctx.store.claimNextInput({ sessionId, leaseToken: token });
+      // A resumed input means its holder died before finishing it, so before publishing anything else.
+      if (first && claimed?.resumed !== true) await repairFinishEvents(ctx, sessionId, claimed?.input.seq ?? null);
+      first = false;
+      if (claimed === null) return { kind: 'drained', processed };
+      if (claimed.input.attempts > ctx.settings.maxInputAttempts) await giveUpInput(ctx, sessionId, token, claimed.input);
+      else await runClaimedInput(ctx, sessionId, token, claimed, stop);
+    } catch (error) {
+      // A fenced write refused (the heartbeat may not have noticed yet): the new holder drains, and a
+      // kick from here would only wake a drain that finds the lease taken.
+      if (error instanceof LeaseLostError) return { kind: 'lease_lost', processed };
+      if (error instanceof CancelledError && stop.aborted) return stopped(ctx, sessionId, stop, processed);
+      throw error;
+    }
+    processed += 1;
+    const sliceUsed = processed >= ctx.settings.sliceInputs || ctx.clock.now() - started >= ctx.settings.sliceMs;
+    if (sliceUsed && (await hasOpenInputs(ctx, sessionId))) {
+      await kickSession(ctx.queue, sessionId);
+      return { kind: 'yielded', processed };
+    }
+  }
+}
+
+async function stopped(ctx: WorkerContext, sessionId: string, stop: AbortSignal, processed: number): Promise<DrainOutcome> {
+  if (stop.reason instanceof LeaseLostError) return { kind: 'lease_lost', processed };
+  // Shutdown or a lost BullMQ lock: hand the session to whoever takes the next kick.
+  await kickSession(ctx.queue, sessionId).catch((error: unknown) => ctx.logger.warn({ err: error, sessionId }, 'hand-back kick failed; the sweeper will repair it'));
+  return { kind: 'handed_back', processed };
+}
+
+/** A dead previous holder may have committed its last input's end without publishing it (I6). */
+async function repairFinishEvents(ctx: WorkerContext, sessionId: string, nextSeq: number | null): Promise<void> {
+  await republishLostFinishes(ctx, sessionId, nextSeq).catch((error: unknown) => ctx.logger.warn({ err: error, sessionId }, 'checking for lost input_finished events failed'));
+}
+
+async function hasOpenInputs(ctx: WorkerContext, sessionId: string): Promise<boolean> {
+  return (await ctx.store.listInputs(sessionId, { status: ['pending', 'running'], limit: 1 })).length > 0;
+}

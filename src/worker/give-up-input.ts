@@ -1,0 +1,28 @@
+import { InfrastructureError } from '../core/errors/index.js';
+import type { InputRecord, InputResult } from '../core/session-types.js';
+import type { WorkerContext } from './worker-context.js';
+
+/**
+ * The poison-input stop (reference/per-session-serialization.md §6.1, R10): an input started more
+ * than `maxInputAttempts` times — every holder before died or was stopped while running it, e.g. a
+ * tool that crashes its worker — is ended `failed` (`system.infrastructure`) instead of being run yet
+ * again, so one input cannot crash-loop the fleet and block its session forever. Its open tool calls
+ * stay open, like a question still waiting: a `resume` input runs them again, `abortPending` closes
+ * them. Fenced like every write; `lease.lost` propagates to the drain.
+ */
+export async function giveUpInput(ctx: WorkerContext, sessionId: string, leaseToken: number, input: InputRecord): Promise<InputResult> {
+  const error = new InfrastructureError(
+    `gave up on input ${input.seq} after ${input.attempts - 1} attempts that did not finish (maxInputAttempts ${ctx.settings.maxInputAttempts}); send a resume input to run its open tool calls again, or abortPending to close them`,
+  );
+  const result: InputResult = {
+    status: 'failed',
+    finalText: '',
+    rounds: 0,
+    toolCalls: 0,
+    usage: { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 0 },
+  };
+  await ctx.store.commitStep({ sessionId, leaseToken, input: { seq: input.seq, status: 'failed', result, errorCode: error.code, errorMessage: error.message } });
+  ctx.logger.error({ sessionId, inputSeq: input.seq, attempts: input.attempts, code: error.code }, 'gave up on an input that never finished');
+  await ctx.publisher.publish(sessionId, input.seq, { type: 'input_finished', ...result, error: { code: error.code, message: error.message } });
+  return result;
+}

@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import { InputInvalidError } from '../core/errors/index.js';
+import { assertSessionId } from '../core/session-id.js';
+import { INPUT_MODES } from '../core/session-types.js';
+import { acceptAndKick } from '../producer/accept-input.js';
+import type { WorkerContext } from './worker-context.js';
+
+/** Raw-path job data (DESIGN.md §4.2), as any BullMQ client in any language sends it. */
+const rawJobSchema = z
+  .object({
+    // Checked by assertSessionId, so a missing id reads "session id must be a string, got undefined".
+    sessionId: z.unknown().optional(),
+    input: z.unknown().optional(),
+    inputId: z.string().optional(),
+    mode: z.enum(INPUT_MODES).optional(),
+    options: z.unknown().optional(),
+    submit: z.unknown().optional(),
+    abortPending: z.unknown().optional(),
+  })
+  .strict();
+
+export interface IngestResult {
+  seq: number;
+  inputId: string;
+  duplicate: boolean;
+}
+
+/**
+ * Ingests a raw `send`/`resume` job into the inbox exactly once and kicks the drain. The input id
+ * defaults to one derived from the job id, so a redelivered job is not ingested twice. Invalid data
+ * throws a typed input error: the job router fails the job without retry and nothing is written.
+ */
+export async function ingestJob(ctx: WorkerContext, kind: 'send' | 'resume', jobId: string | undefined, data: unknown): Promise<IngestResult> {
+  const parsed = rawJobSchema.safeParse(data);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new InputInvalidError(`invalid ${kind} job data: ${issue?.path.join('.') || 'data'}: ${issue?.message ?? 'invalid'}`);
+  }
+  const { sessionId, inputId, mode, ...rest } = parsed.data;
+  const id = assertSessionId(sessionId);
+  const payload = Object.fromEntries(Object.entries(rest).filter(([, value]) => value !== undefined));
+  if (kind === 'send' && payload.input === undefined) throw new InputInvalidError('invalid send job data: input is required');
+  const accepted = await acceptAndKick(
+    { store: ctx.store, queue: ctx.queue, maxInputBytes: ctx.settings.maxInputBytes, publish: (...args) => ctx.publisher.publish(...args), logger: ctx.logger },
+    {
+      sessionId: id,
+      kind,
+      payload,
+      inputId: inputId ?? jobInputId(jobId),
+      ...(mode !== undefined ? { mode } : {}),
+      ...(jobId !== undefined ? { originJobId: jobId } : {}),
+    },
+  );
+  return { seq: accepted.seq, inputId: accepted.inputId, duplicate: accepted.duplicate };
+}
+
+/** `bullmq:<job id>` when the id fits the input-id alphabet, else a stable hex of it. */
+function jobInputId(jobId: string | undefined): string {
+  if (jobId === undefined) throw new InputInvalidError('a raw job without an id needs an explicit inputId');
+  if (/^[A-Za-z0-9_.:@/-]{1,190}$/.test(jobId)) return `bullmq:${jobId}`;
+  return `bullmq:${Buffer.from(jobId).toString('hex').slice(0, 180)}`;
+}

@@ -1,0 +1,75 @@
+import { TERMINAL_INPUT_STATUSES, type InputRecord } from '../core/session-types.js';
+import { parseStreamEntry, type RawStreamEntry } from '../events/stream-entry.js';
+import { eventStreamKey } from '../producer/fleet-keys.js';
+import type { WorkerContext } from './worker-context.js';
+
+/** Stream entries read back, newest first, before giving up on deciding (a trimmed or lost stream). */
+const SCAN_LIMIT = 2_000;
+/** The first page is small: the event looked for is normally among the newest few entries. */
+const FIRST_PAGE = 16;
+const MAX_PAGE = 256;
+
+const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_INPUT_STATUSES);
+
+/**
+ * `input_finished` is published after the input's terminal commit, so a holder that dies between the
+ * two leaves an input finished in Postgres without its event (I6: exactly one per input). The next
+ * drain of the session repairs it before running anything: it looks up the last finished input (and
+ * the inputs steered into it) and publishes the event of each one whose latest entry on the stream is
+ * not its `input_finished`. When the stream cannot tell (trimmed, or Redis lost it) nothing is
+ * published: a client that missed it gets a `gap` and rebuilds from Postgres (I7).
+ *
+ * `nextSeq` is the input this drain is about to start (not resumed), or null when the inbox is empty.
+ * Returns how many events were published.
+ */
+export async function republishLostFinishes(ctx: WorkerContext, sessionId: string, nextSeq: number | null): Promise<number> {
+  const lastSeq = nextSeq === null ? ((await ctx.store.getSession(sessionId))?.nextSeq ?? 0) : nextSeq - 1;
+  if (lastSeq < 1) return 0;
+  const last = await ctx.store.getInput(sessionId, lastSeq);
+  if (last === null || !TERMINAL.has(last.status)) return 0;
+  const host = last.steeredInto === null ? last : await ctx.store.getInput(sessionId, last.steeredInto);
+  // A steered input whose host is still open finishes with it, later.
+  if (host === null || !TERMINAL.has(host.status) || host.result === null) return 0;
+  const steered = lastSeq > host.seq ? (await ctx.store.listInputs(sessionId, { afterSeq: host.seq, limit: lastSeq - host.seq })).filter((input) => input.steeredInto === host.seq) : [];
+  const missing = await unpublished(ctx, sessionId, [host, ...steered].map((input) => input.seq));
+  if (missing.size === 0) return 0;
+  for (const input of [host, ...steered].filter((candidate) => missing.has(candidate.seq))) {
+    await ctx.publisher.publish(sessionId, input.seq, finishedEvent(input, host));
+  }
+  ctx.logger.warn({ sessionId, inputSeqs: [...missing] }, 'published input_finished events a dead worker never sent');
+  return missing.size;
+}
+
+/** The event of a finished input, from its row (a steered input's row carries its host's result). */
+function finishedEvent(input: InputRecord, host: InputRecord) {
+  const result = input.result ?? host.result!;
+  const error = input.errorCode === null ? null : { code: input.errorCode, message: input.errorMessage ?? '' };
+  const { steeredInto: _steered, ...rest } = result;
+  return { type: 'input_finished' as const, ...rest, error, ...(input.steeredInto === null ? {} : { steeredInto: input.steeredInto }) };
+}
+
+/**
+ * Of `seqs`, those whose newest entry on the stream is not their `input_finished`. Entries of other
+ * inputs are skipped; an input with no entry within the scan is undecided and left out.
+ */
+async function unpublished(ctx: WorkerContext, sessionId: string, seqs: number[]): Promise<Set<number>> {
+  const undecided = new Set(seqs);
+  const missing = new Set<number>();
+  const key = eventStreamKey(ctx.queueName, sessionId);
+  let end = '+';
+  let page = FIRST_PAGE;
+  for (let scanned = 0; scanned < SCAN_LIMIT && undecided.size > 0; page = Math.min(MAX_PAGE, page * 2)) {
+    const entries = (await ctx.redis.xrevrange(key, end, '-', 'COUNT', page)) as RawStreamEntry[];
+    for (const entry of entries) {
+      const event = parseStreamEntry(sessionId, entry);
+      const seq = event.data.inputSeq;
+      if (seq === null || !undecided.has(seq)) continue;
+      undecided.delete(seq);
+      if (event.type !== 'input_finished') missing.add(seq);
+    }
+    if (entries.length < page) break;
+    scanned += entries.length;
+    end = `(${entries.at(-1)![0]}`;
+  }
+  return missing;
+}

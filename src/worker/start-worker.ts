@@ -1,0 +1,200 @@
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import type { ResolvedConfig } from '../config/index.js';
+import { resolveAgentProfile, type AgentProfile } from '../core/agent-profile.js';
+import { CancelledError } from '../core/errors/index.js';
+import { HookRegistry } from '../core/hooks/index.js';
+import { systemClock } from '../core/ports/clock.js';
+import type { Llm } from '../core/ports/llm.js';
+import type { SessionStore } from '../core/ports/session-store.js';
+import { resolveRetryPolicy } from '../core/retry/index.js';
+import type { ToolRegistry } from '../core/tools/index.js';
+import { RedisEventPublisher } from '../events/index.js';
+import { createLlm } from '../llm/create-llm.js';
+import { loggerFromConfig } from '../observability/logger.js';
+import { cancelChannel } from '../producer/fleet-keys.js';
+import { createPgPool } from '../store/pool.js';
+import { PostgresSessionStore } from '../store/postgres-session-store.js';
+import { CancelRegistry } from './cancel-registry.js';
+import { startHealthServer } from './health-server.js';
+import { createJobProcessor } from './job-router.js';
+import { loadTools } from './load-tools.js';
+import { keepSweeperScheduled, scheduleSweeper } from './sweep-job.js';
+import type { DrainSettings, WorkerContext } from './worker-context.js';
+import { BULLMQ_WORKER_DEFAULTS, drainSettings } from './worker-settings.js';
+
+export interface StartWorkerOptions {
+  logger?: Logger;
+  llm?: Llm;
+  tools?: ToolRegistry;
+  hooks?: HookRegistry;
+  profile?: Partial<AgentProfile>;
+  settings?: Partial<DrainSettings>;
+  /**
+   * The store the drain and the loop use, built on the worker's own pool (tests wrap it to observe or
+   * hold an operation at an exact point of a drain). Default: the Postgres store.
+   */
+  wrapStore?: (store: SessionStore) => SessionStore;
+  /** Serve /healthz, /readyz on `config.metrics.port`. Default true. */
+  healthServer?: boolean;
+}
+
+export interface RunningWorker {
+  workerId: string;
+  /** The port /healthz listens on (null when disabled). */
+  healthPort: number | null;
+  /**
+   * Stops taking jobs and waits up to `graceMs` (default 30 s) for running inputs; past it, or at once
+   * with `force`, the runs are aborted and their sessions handed back to the fleet. Then closes Redis,
+   * Postgres and the health server. Idempotent; a later call with `force` cuts a graceful close short.
+   */
+  close(options?: { graceMs?: number; force?: boolean }): Promise<void>;
+}
+
+interface Connections {
+  pool: pg.Pool;
+  redis: Redis;
+  subscriber: Redis;
+  workerConnection: Redis;
+  queue: Queue;
+  publisher: RedisEventPublisher;
+}
+
+/**
+ * Starts one worker process's share of the fleet (DESIGN.md §2, §4.3). Tools are loaded and the LLM
+ * built before any connection is opened, so bad configuration fails without side effects (I8).
+ */
+export async function startWorker(config: ResolvedConfig, options: StartWorkerOptions = {}): Promise<RunningWorker> {
+  const logger = options.logger ?? loggerFromConfig(config);
+  const tools = options.tools ?? (await loadTools(config.worker.toolsModule, systemClock));
+  const llm = options.llm ?? createLlm(config.llm);
+  const workerId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  const connections = openConnections(config, logger);
+  const stopping = new AbortController();
+  const shutdown = new AbortController();
+  const ctx = workerContext(config, options, { workerId, logger, llm, tools, connections, stopping: stopping.signal, shutdown: shutdown.signal });
+  connections.subscriber.on('message', (_channel: string, sessionId: string) => ctx.cancels.cancel(sessionId));
+  await connections.subscriber.subscribe(cancelChannel(config.queueName));
+  const worker = new Worker(config.queueName, createJobProcessor(ctx), {
+    connection: connections.workerConnection,
+    concurrency: config.worker.concurrency,
+    autorun: false,
+    ...BULLMQ_WORKER_DEFAULTS,
+  });
+  worker.on('lockRenewalFailed', (jobIds) => jobIds.forEach((id) => worker.cancelJob(id, 'lock renewal failed')));
+  worker.on('failed', (job, error) => logger.warn({ jobId: job?.id, jobName: job?.name, err: error }, 'job failed'));
+  worker.on('error', (error) => logger.error({ err: error }, 'worker error'));
+  await scheduleSweeper(ctx);
+  const stopSweeperWatch = keepSweeperScheduled(ctx);
+  let accepting = true;
+  const health =
+    options.healthServer === false
+      ? null
+      : await startHealthServer(config.metrics.port, { accepting: () => accepting, dependencies: () => checkDependencies(connections) });
+  void worker.run();
+  logger.info({ workerId, queue: config.queueName, concurrency: config.worker.concurrency, provider: llm.provider, model: llm.model }, 'worker started');
+  let closing: Promise<void> | null = null;
+  return {
+    workerId,
+    healthPort: health?.port ?? null,
+    close: (closeOptions = {}) => {
+      accepting = false;
+      stopping.abort();
+      if (closeOptions.force === true) shutdown.abort(new CancelledError('worker shutting down'));
+      stopSweeperWatch();
+      closing ??= closeWorker(worker, connections, shutdown, closeOptions.graceMs ?? 30_000, async () => {
+        await health?.close();
+        logger.info({ workerId }, 'worker stopped');
+      });
+      return closing;
+    },
+  };
+}
+
+function openConnections(config: ResolvedConfig, logger: Logger): Connections {
+  const pool = createPgPool(config.databaseUrl, {
+    maxConnections: Math.min(50, config.worker.concurrency + 4),
+    onIdleClientError: (error: Error) => logger.warn({ err: error }, 'idle postgres connection failed'),
+  });
+  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
+  const subscriber = redis.duplicate();
+  // BullMQ does not close connections it is given: this one is quit in closeWorker.
+  const workerConnection = redis.duplicate({ maxRetriesPerRequest: null });
+  // ioredis reconnects by itself; without a listener each failed attempt is printed as an
+  // "Unhandled error event" instead of being logged.
+  for (const connection of [redis, subscriber, workerConnection]) {
+    connection.on('error', (error: Error) => logger.warn({ err: error }, 'redis connection error'));
+  }
+  return {
+    pool,
+    redis,
+    subscriber,
+    workerConnection,
+    queue: new Queue(config.queueName, { connection: redis }),
+    publisher: new RedisEventPublisher(redis, { queueName: config.queueName, onError: (error: unknown) => logger.warn({ err: error }, 'event publish failed') }),
+  };
+}
+
+interface ContextParts {
+  workerId: string;
+  logger: Logger;
+  llm: Llm;
+  tools: ToolRegistry;
+  connections: Connections;
+  stopping: AbortSignal;
+  shutdown: AbortSignal;
+}
+
+function workerContext(config: ResolvedConfig, options: StartWorkerOptions, parts: ContextParts): WorkerContext {
+  const { connections, logger } = parts;
+  const postgres = new PostgresSessionStore(connections.pool);
+  const store = options.wrapStore?.(postgres) ?? postgres;
+  return {
+    workerId: parts.workerId,
+    queueName: config.queueName,
+    settings: drainSettings(config, options.settings),
+    store,
+    pool: connections.pool,
+    queue: connections.queue,
+    redis: connections.redis,
+    publisher: connections.publisher,
+    loop: {
+      store,
+      llm: parts.llm,
+      tools: parts.tools,
+      hooks: options.hooks ?? new HookRegistry(),
+      clock: systemClock,
+      profile: resolveAgentProfile(options.profile),
+      retryPolicy: resolveRetryPolicy(),
+      onObserverError: (error) => logger.warn({ err: error }, 'event observer failed'),
+    },
+    cancels: new CancelRegistry(),
+    logger: logger.child({ workerId: parts.workerId }),
+    clock: systemClock,
+    stopping: parts.stopping,
+    shutdown: parts.shutdown,
+  };
+}
+
+/** Graceful first, forced after `graceMs`: running inputs are aborted and their sessions re-kicked. */
+async function closeWorker(worker: Worker, connections: Connections, shutdown: AbortController, graceMs: number, after: () => Promise<void>): Promise<void> {
+  const forced = setTimeout(() => shutdown.abort(new CancelledError('worker shutting down')), graceMs);
+  await worker.close();
+  clearTimeout(forced);
+  await connections.publisher.close();
+  await Promise.allSettled([connections.subscriber.quit(), connections.queue.close()]);
+  await Promise.allSettled([connections.redis.quit(), connections.workerConnection.quit(), connections.pool.end()]);
+  await after();
+}
+
+async function checkDependencies(connections: Connections): Promise<{ ok: boolean; detail: Record<string, string> }> {
+  const [pg, rd] = await Promise.allSettled([connections.pool.query('SELECT 1'), connections.redis.ping()]);
+  return {
+    ok: pg.status === 'fulfilled' && rd.status === 'fulfilled',
+    detail: { postgres: pg.status === 'fulfilled' ? 'ok' : String(pg.reason), redis: rd.status === 'fulfilled' ? 'ok' : String(rd.reason) },
+  };
+}

@@ -1,0 +1,87 @@
+import { drainDedupId, JOB } from '../producer/fleet-keys.js';
+import { kickSession } from '../producer/kick.js';
+import { findStrandedSessions } from '../store/find-stranded-sessions.js';
+import type { WorkerContext } from './worker-context.js';
+
+/**
+ * Job states in which a drain job will still run: its deduplication key is legitimate. Not `active`:
+ * the sweeper only looks at sessions with no live lease, and an active drain that does not hold its
+ * session's lease is not draining it — its worker died or froze, and BullMQ would keep the job active
+ * (swallowing every kick, `keepLastIfActive` included) until its lock lapses and a stalled check runs,
+ * up to `lockDuration + stalledInterval` (90 s). A live drain caught between taking the job and the
+ * lease, or between releasing the lease and finishing the job, is harmless to duplicate: the lease
+ * serialises the two.
+ */
+const LIVE_STATES = new Set(['waiting', 'delayed', 'prioritized', 'waiting-children']);
+
+export interface SweepReport {
+  /** Sessions found with open inputs and no live lease. */
+  stranded: number;
+  /** Kicks sent for them (a no-op in BullMQ when a drain is already waiting). */
+  kicked: number;
+  /**
+   * Deduplication keys that pointed at a missing or finished job (R9), or at a drain still active on a
+   * worker that lost the session's lease (a dead or frozen worker, R2), and were removed.
+   */
+  strayKeysRemoved: number;
+}
+
+/**
+ * The sweeper (DESIGN.md I1; races R3, R4, R9): wakes every session that has open inputs and no live
+ * lease — a lost kick, a Redis restart or flush, a failed drain job, a dead worker — and removes
+ * deduplication keys that would otherwise swallow every future kick.
+ */
+export async function sweep(ctx: WorkerContext, limit = 500): Promise<SweepReport> {
+  const sessions = await findStrandedSessions(ctx.pool, { graceMs: ctx.settings.sweepGraceMs, limit });
+  const report: SweepReport = { stranded: sessions.length, kicked: 0, strayKeysRemoved: 0 };
+  for (const sessionId of sessions) {
+    if (await removeStrayDedupKey(ctx, sessionId)) report.strayKeysRemoved += 1;
+    await kickSession(ctx.queue, sessionId);
+    report.kicked += 1;
+  }
+  if (report.stranded > 0) ctx.logger.info({ ...report }, 'sweeper repaired stranded sessions');
+  return report;
+}
+
+async function removeStrayDedupKey(ctx: WorkerContext, sessionId: string): Promise<boolean> {
+  const dedupId = drainDedupId(sessionId);
+  const jobId = await ctx.queue.getDeduplicationJobId(dedupId);
+  if (jobId === null) return false;
+  const job = await ctx.queue.getJob(jobId);
+  const state = job === undefined ? 'missing' : await job.getState();
+  if (LIVE_STATES.has(state)) return false;
+  await ctx.queue.removeDeduplicationKey(dedupId);
+  ctx.logger.warn({ sessionId, jobId, state }, 'removed a stray deduplication key');
+  return true;
+}
+
+/** Registers the sweeper as a BullMQ job scheduler (idempotent: every worker may call it). */
+export async function scheduleSweeper(ctx: WorkerContext): Promise<void> {
+  await ctx.queue.upsertJobScheduler(JOB.sweep, { every: ctx.settings.sweepEveryMs }, { name: JOB.sweep, data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } });
+}
+
+/**
+ * Registers the sweeper again whenever Redis lost it — a flush, or a restart without persistence (R4).
+ * The schedule lives in Redis, so the loss that strands inboxes would otherwise also stop the only
+ * thing that repairs them (I1). Checks every `sweepEveryMs` (at least every second); returns the stop
+ * function.
+ */
+export function keepSweeperScheduled(ctx: WorkerContext): () => void {
+  let checking = false;
+  const check = async () => {
+    if ((await ctx.queue.getJobScheduler(JOB.sweep)) !== undefined) return;
+    await scheduleSweeper(ctx);
+    ctx.logger.warn('the sweeper schedule was missing from Redis; registered it again');
+  };
+  const timer = setInterval(() => {
+    if (checking) return;
+    checking = true;
+    check()
+      .catch((error: unknown) => ctx.logger.warn({ err: error }, 'sweeper schedule check failed'))
+      .finally(() => {
+        checking = false;
+      });
+  }, Math.max(1_000, ctx.settings.sweepEveryMs));
+  timer.unref();
+  return () => clearInterval(timer);
+}

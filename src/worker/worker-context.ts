@@ -1,0 +1,62 @@
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type pg from 'pg';
+import type { LoopDeps } from '../core/loop/run-context.js';
+import type { Clock } from '../core/ports/clock.js';
+import type { EventSink } from '../core/ports/event-sink.js';
+import type { SessionStore } from '../core/ports/session-store.js';
+import type { FleetEvent } from '../events/fleet-events.js';
+import type { CancelRegistry } from './cancel-registry.js';
+
+/** What the worker needs of the event publisher (src/events). */
+export interface EventPublisherPort {
+  publish(sessionId: string, inputSeq: number | null, event: FleetEvent): Promise<string>;
+  runSink(sessionId: string, inputSeq: number): EventSink & { flush(): Promise<void>; close(): Promise<void> };
+}
+
+/** Drain and sweep tuning, resolved once at start-up. */
+export interface DrainSettings {
+  /** Lease lifetime without renewal, ms (`LEASE_TTL_MS`). The heartbeat renews every third of it. */
+  leaseTtlMs: number;
+  /** Inputs one drain runs before yielding the session to others (fairness). Default 10. */
+  sliceInputs: number;
+  /** Time one drain holds a session before yielding when more is pending, ms. Default 30000. */
+  sliceMs: number;
+  /** Largest accepted raw-path input, bytes. */
+  maxInputBytes: number;
+  /** Sweeper period, ms. Default 5000. */
+  sweepEveryMs: number;
+  /** Open inputs younger than this are not considered stranded, ms. Default 2000. */
+  sweepGraceMs: number;
+  /**
+   * Times an input may be started before the drain gives up on it (`failed`, `system.infrastructure`)
+   * instead of starting it again: every earlier holder died or was stopped while running it (a
+   * takeover, a forced shutdown). Default 10.
+   */
+  maxInputAttempts: number;
+}
+
+/** Everything the job processors share inside one worker process. */
+export interface WorkerContext {
+  /** Unique per process: `<hostname>:<pid>:<random>`; shown as the lease owner. */
+  workerId: string;
+  queueName: string;
+  settings: DrainSettings;
+  store: SessionStore;
+  pool: pg.Pool;
+  /** Producer side of the queue, for kicks. */
+  queue: Queue;
+  /** The worker's command connection, for reading a session's event stream back. */
+  redis: Redis;
+  publisher: EventPublisherPort;
+  /** The loop's ports; each run gets its own event sink. */
+  loop: Omit<LoopDeps, 'sink'>;
+  cancels: CancelRegistry;
+  logger: Logger;
+  clock: Clock;
+  /** Aborted when shutdown begins: drains finish the input they run, then hand their session back. */
+  stopping: AbortSignal;
+  /** Aborted when the worker must stop now (second signal or shutdown limit). */
+  shutdown: AbortSignal;
+}

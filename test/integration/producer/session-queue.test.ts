@@ -1,0 +1,202 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StreamEvent, StreamItem } from '../../../src/events/fleet-events.js';
+import { eventStreamKey } from '../../../src/producer/fleet-keys.js';
+import { ResultTimeoutError } from '../../../src/producer/result-timeout-error.js';
+import { SessionQueue } from '../../../src/producer/session-queue.js';
+import { FleetFixture } from '../../support/fleet-fixture.js';
+import { Gates, routingLlm } from './routing-llm.js';
+
+/** Collects items until `stop` says so (inclusive). */
+async function collect(items: AsyncIterable<StreamItem>, stop: (item: StreamItem, all: StreamItem[]) => boolean): Promise<StreamItem[]> {
+  const all: StreamItem[] = [];
+  for await (const item of items) {
+    all.push(item);
+    if (stop(item, all)) break;
+  }
+  return all;
+}
+
+const events = (items: StreamItem[]): StreamEvent[] => items.filter((item): item is StreamEvent => item.kind === 'event');
+
+describe('SessionQueue: add, result, events', () => {
+  let fleet: FleetFixture;
+  let queue: SessionQueue;
+  const gates = new Gates();
+
+  beforeAll(async () => {
+    fleet = await FleetFixture.create('producer');
+    await fleet.startWorker({ llm: routingLlm(gates) });
+    // A long re-check: a result that arrives quickly can only have come from the event stream.
+    queue = new SessionQueue({ databaseUrl: fleet.config.databaseUrl, redisUrl: fleet.config.redisUrl, queueName: fleet.config.queueName, recheckMs: 60_000 });
+  });
+
+  afterAll(async () => {
+    gates.openAll();
+    await queue?.close();
+    await fleet?.close();
+  });
+
+  it('adds an input and resolves its result from the event stream', async () => {
+    const handle = await queue.add('send', { sessionId: 'stream-1', input: 'hold:stream-1' });
+    expect(handle).toMatchObject({ sessionId: 'stream-1', seq: 1, duplicate: false });
+    expect(handle.inputId).toMatch(/^[0-9a-f-]{36}$/);
+    const pending = handle.result({ timeoutMs: 20_000 });
+    await fleet.waitFor('the run to start', async () => ((await fleet.store.getInput('stream-1', 1))?.status === 'running' ? true : undefined));
+    gates.open('stream-1');
+    const outcome = await pending;
+    expect(outcome).toMatchObject({ status: 'completed', finalText: 'held stream-1', rounds: 1, toolCalls: 0, error: null });
+    expect(outcome.usage.llmCalls).toBe(1);
+  });
+
+  it('resolves from Postgres when the input finished before result() was called', async () => {
+    const handle = await queue.add('send', { sessionId: 'done-1', input: 'hello' });
+    await fleet.waitForSessionIdle('done-1', 1);
+    await expect(queue.result('done-1', handle.seq)).resolves.toMatchObject({ status: 'completed', finalText: 'Echo: hello' });
+  });
+
+  it('falls back to Postgres when the stream was deleted', async () => {
+    const handle = await queue.add('send', { sessionId: 'lost-1', input: 'lost' });
+    await fleet.waitForSessionIdle('lost-1', 1);
+    await fleet.redis.del(eventStreamKey(fleet.config.queueName, 'lost-1'));
+    await expect(handle.result({ timeoutMs: 10_000 })).resolves.toMatchObject({ status: 'completed', finalText: 'Echo: lost' });
+  });
+
+  it('re-checks Postgres while waiting when the input_finished event never arrives', async () => {
+    // Same database, another queue name: this client watches a stream the workers never write to.
+    const blind = new SessionQueue({ databaseUrl: fleet.config.databaseUrl, redisUrl: fleet.config.redisUrl, queueName: `${fleet.config.queueName}_x`, recheckMs: 100 });
+    try {
+      const handle = await queue.add('send', { sessionId: 'blind-1', input: 'hold:blind-1' });
+      const pending = blind.result('blind-1', handle.seq, { timeoutMs: 20_000 });
+      gates.open('blind-1');
+      await expect(pending).resolves.toMatchObject({ status: 'completed', finalText: 'held blind-1' });
+    } finally {
+      await blind.close();
+    }
+  });
+
+  it('keeps waiting across a deleted stream while the input runs', async () => {
+    const handle = await queue.add('send', { sessionId: 'lost-2', input: 'hold:lost-2' });
+    const pending = handle.result({ timeoutMs: 20_000 });
+    await fleet.waitFor('the run to start', async () => ((await fleet.store.getInput('lost-2', 1))?.status === 'running' ? true : undefined));
+    await fleet.redis.del(eventStreamKey(fleet.config.queueName, 'lost-2'));
+    gates.open('lost-2');
+    await expect(pending).resolves.toMatchObject({ status: 'completed', finalText: 'held lost-2' });
+  });
+
+  it('times out with a typed error, and stops when the signal aborts', async () => {
+    const handle = await queue.add('send', { sessionId: 'slow-1', input: 'hold:slow-1' });
+    const timedOut = await handle.result({ timeoutMs: 200 }).catch((error: unknown) => error);
+    expect(timedOut).toBeInstanceOf(ResultTimeoutError);
+    expect(timedOut).toMatchObject({ code: 'system.infrastructure', details: { sessionId: 'slow-1', seq: 1, timeoutMs: 200 } });
+    const controller = new AbortController();
+    const aborted = handle.result({ signal: controller.signal }).catch((error: unknown) => error);
+    controller.abort(new Error('caller gave up'));
+    expect(await aborted).toMatchObject({ message: 'caller gave up' });
+    gates.open('slow-1');
+    await expect(handle.result({ timeoutMs: 20_000 })).resolves.toMatchObject({ status: 'completed' });
+  });
+
+  it('makes a repeated inputId idempotent: same seq, one run', async () => {
+    const first = await queue.add('send', { sessionId: 'idem-1', input: 'once' }, { inputId: 'order-42' });
+    const second = await queue.add('send', { sessionId: 'idem-1', input: 'once', inputId: 'order-42' });
+    expect(second).toMatchObject({ seq: first.seq, inputId: 'order-42', duplicate: true });
+    expect(first.duplicate).toBe(false);
+    await expect(second.result({ timeoutMs: 20_000 })).resolves.toMatchObject({ finalText: 'Echo: once' });
+    const inputs = await fleet.store.listInputs('idem-1');
+    expect(inputs).toHaveLength(1);
+    const history = await queue.history('idem-1');
+    expect(history.map((row) => row.message.role)).toEqual(['user', 'assistant']);
+    // The duplicate's handle published nothing of its own, yet still finds the input's events.
+    const replayed = events(await collect(second.events(), () => false)).map((event) => event.type);
+    expect(replayed[0]).toBe('input_accepted');
+    expect(replayed.at(-1)).toBe('input_finished');
+  });
+
+  it('gives a steered input the outcome of the run it joined, with steeredInto', async () => {
+    const host = await queue.add('send', { sessionId: 'steer-1', input: 'hold:steer-1' });
+    await fleet.waitFor('the host to start', async () => ((await fleet.store.getInput('steer-1', host.seq))?.status === 'running' ? true : undefined));
+    const steered = await queue.add('send', { sessionId: 'steer-1', input: 'also this' }, { mode: 'steer' });
+    const steeredEvents = collect(steered.events(), () => false);
+    gates.open('steer-1');
+    const hostOutcome = await host.result({ timeoutMs: 20_000 });
+    expect(hostOutcome.finalText).toBe('Echo: <follow_up>\nalso this\n</follow_up>');
+    await expect(steered.result({ timeoutMs: 20_000 })).resolves.toEqual({ ...hostOutcome, steeredInto: host.seq });
+    const types = events(await steeredEvents).map((event) => [event.type, event.data.steeredInto]);
+    expect(types).toEqual([
+      ['input_accepted', undefined],
+      ['input_finished', host.seq],
+    ]);
+  });
+
+  it('finds the result of an input that came through the raw BullMQ path', async () => {
+    const job = await fleet.queue.add('send', { sessionId: 'raw-1', input: 'from bullmq' }, { jobId: 'raw-job-1' });
+    const ingested = await fleet.waitFor('the raw job to be ingested', async () => {
+      // The return value is read with the job: it is set once the job has completed.
+      const current = await fleet.queue.getJob(job.id!);
+      return (current?.returnvalue as { seq: number; inputId: string } | null | undefined) ?? undefined;
+    });
+    expect(ingested).toMatchObject({ seq: 1, inputId: 'bullmq:raw-job-1' });
+    await expect(queue.result('raw-1', ingested.seq, { timeoutMs: 20_000 })).resolves.toMatchObject({ status: 'completed', finalText: 'Echo: from bullmq' });
+  });
+
+  it('handle.events() yields the input from input_accepted through deltas to input_finished, in order', async () => {
+    await queue.add('send', { sessionId: 'ev-1', input: 'before' });
+    const handle = await queue.add('send', { sessionId: 'ev-1', input: 'hold:ev-1' });
+    const collecting = collect(handle.events(), () => false);
+    gates.open('ev-1');
+    const items = await collecting;
+    const types = events(items).map((event) => event.type);
+    expect(items.every((item) => item.kind === 'event' && item.data.inputSeq === handle.seq)).toBe(true);
+    expect(types[0]).toBe('input_accepted');
+    expect(types[1]).toBe('input_started');
+    expect(types.at(-1)).toBe('input_finished');
+    expect(types.indexOf('stream_delta')).toBeGreaterThan(1);
+    const text = events(items).filter((event) => event.type === 'stream_delta').map((event) => event.data.text).join('');
+    expect(text).toBe('held ev-1');
+    const seqs = events(items).map((event) => event.data.seq);
+    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+  });
+
+  it('handle.events() of a session whose first event is its own input_accepted reports no gap', async () => {
+    const handle = await queue.add('send', { sessionId: 'ev-first', input: 'first' });
+    const items = await collect(handle.events(), () => false);
+    expect(items.map((item) => (item.kind === 'event' ? item.type : 'gap'))[0]).toBe('input_accepted');
+    expect(items.some((item) => item.kind === 'gap')).toBe(false);
+  });
+
+  it('subscribe with after resumes without loss', async () => {
+    const sessionId = 'sub-1';
+    await queue.add('send', { sessionId, input: 'one' });
+    await fleet.waitForSessionIdle(sessionId, 1);
+    const all = await collect(queue.subscribe(sessionId, { after: '0' }), (item) => item.kind === 'event' && item.type === 'input_finished');
+    const cut = events(all)[3]!;
+    await queue.add('send', { sessionId, input: 'two' });
+    const rest = await collect(queue.subscribe(sessionId, { after: cut.id }), (item) => item.kind === 'event' && item.type === 'input_finished' && item.data.inputSeq === 2);
+    expect(rest.some((item) => item.kind === 'gap')).toBe(false);
+    const seqs = [...events(all).slice(0, 4), ...events(rest)].map((event) => event.data.seq);
+    expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
+  });
+
+  it('creates, reads and deletes sessions; reports history and stats', async () => {
+    const created = await queue.sessions.create({ id: 'crud-1', systemPrompt: 'Be brief.', metadata: { team: 'a' }, agent: 'helper' });
+    expect(created).toMatchObject({ id: 'crud-1', systemPrompt: 'Be brief.', metadata: { team: 'a' }, agent: 'helper', nextSeq: 0 });
+    await expect(queue.sessions.create({ id: 'crud-1' })).rejects.toMatchObject({ code: 'session.exists' });
+    await (await queue.add('send', { sessionId: 'crud-1', input: 'hi' })).result({ timeoutMs: 20_000 });
+    expect((await queue.sessions.get('crud-1'))?.systemPrompt).toBe('Be brief.');
+    const history = await queue.history('crud-1');
+    expect(history.map((row) => [row.message.role, row.message.content])).toEqual([
+      ['user', 'hi'],
+      ['assistant', 'Echo: hi'],
+    ]);
+    const stats = await queue.stats('crud-1');
+    expect(stats).toMatchObject({ sessionId: 'crud-1', status: 'idle', inputs: { total: 1, done: 1, pending: 0, running: 0, failed: 0, cancelled: 0 } });
+    expect(stats.totals).toMatchObject({ inputs: 1, rounds: 1, llmCalls: 1 });
+    expect(await queue.sessions.delete('crud-1')).toBe(true);
+    expect(await queue.sessions.get('crud-1')).toBeNull();
+    expect(await fleet.redis.exists(eventStreamKey(fleet.config.queueName, 'crud-1'))).toBe(0);
+    expect(await queue.sessions.delete('crud-1')).toBe(false);
+    await expect(queue.history('crud-1')).rejects.toMatchObject({ code: 'session.not_found' });
+    await expect(queue.stats('crud-1')).rejects.toMatchObject({ code: 'session.not_found' });
+    await expect(queue.result('crud-1', 1)).rejects.toMatchObject({ code: 'session.not_found' });
+  });
+});

@@ -1,0 +1,156 @@
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import type pg from 'pg';
+import { inject } from 'vitest';
+import { loadConfig, type ResolvedConfig } from '../../src/config/index.js';
+import { contentText } from '../../src/core/messages.js';
+import type { SessionStore } from '../../src/core/ports/session-store.js';
+import type { AcceptDeps } from '../../src/producer/accept-input.js';
+import { eventStreamKey } from '../../src/producer/fleet-keys.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { createPgPool } from '../../src/store/pool.js';
+import { PostgresSessionStore } from '../../src/store/postgres-session-store.js';
+import { startWorker, type RunningWorker, type StartWorkerOptions } from '../../src/worker/start-worker.js';
+import { createTestDatabase, uniqueName, type TestDatabase } from './test-database.js';
+import { WorkerProcesses } from './worker-process.js';
+
+/**
+ * One test file's fleet: a private database, a unique queue name (so its Redis keys are its own),
+ * in-process workers, and producer-side handles. `close()` stops everything it started.
+ */
+export class FleetFixture {
+  readonly workers: RunningWorker[] = [];
+  /** Real `loopfleet worker` processes of this fleet (environment: {@link processEnv}); killed by `close()`. */
+  readonly processes = new WorkerProcesses(() => this.processEnv());
+  private constructor(
+    readonly db: TestDatabase,
+    /** The environment the configuration was loaded from: what a worker process needs (`processEnv`). */
+    readonly env: Record<string, string>,
+    readonly config: ResolvedConfig,
+    readonly pool: pg.Pool,
+    readonly store: SessionStore,
+    readonly redis: Redis,
+    readonly queue: Queue,
+  ) {}
+
+  static async create(label: string, env: Record<string, string> = {}): Promise<FleetFixture> {
+    const db = await createTestDatabase(label);
+    const fullEnv = {
+      DATABASE_URL: db.url,
+      REDIS_URL: inject('redisUrl'),
+      LOOPFLEET_QUEUE: uniqueName(label),
+      LLM_PROVIDER: 'scripted',
+      LEASE_TTL_MS: '3000',
+      WORKER_CONCURRENCY: '4',
+      METRICS_PORT: '0',
+      LOG_LEVEL: 'silent',
+      ...env,
+    };
+    const config = loadConfig(fullEnv);
+    const pool = createPgPool(config.databaseUrl);
+    const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
+    // Tests that restart a private Redis see connection errors: ioredis reconnects by itself.
+    redis.on('error', () => undefined);
+    const queue = new Queue(config.queueName, { connection: redis });
+    queue.on('error', () => undefined);
+    return new FleetFixture(db, fullEnv, config, pool, new PostgresSessionStore(pool), redis, queue);
+  }
+
+  /**
+   * The environment of a `loopfleet worker` process of this fleet: the fixture's own (same database,
+   * Redis and queue) with `LOG_LEVEL=info` so the process's log lines can be waited on, plus `extra`.
+   */
+  processEnv(extra: Record<string, string> = {}): Record<string, string> {
+    return { ...this.env, LOG_LEVEL: 'info', ...extra };
+  }
+
+  /** Producer-side dependencies of `acceptAndKick` (the fleet's accept path). */
+  get acceptDeps(): AcceptDeps {
+    return { store: this.store, queue: this.queue, maxInputBytes: this.config.worker.maxInputBytes };
+  }
+
+  /** The texts of a session's history, as `role: text` strings, in seq order. */
+  async transcript(sessionId: string): Promise<string[]> {
+    const rows = await this.store.loadHistory(sessionId);
+    return rows.map((row) => `${row.message.role}: ${contentText(row.message.content)}`);
+  }
+
+  async startWorker(options: StartWorkerOptions = {}): Promise<RunningWorker> {
+    const worker = await startWorker(this.config, {
+      logger: createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent', format: 'json', redactContent: true }),
+      healthServer: false,
+      ...options,
+    });
+    this.workers.push(worker);
+    return worker;
+  }
+
+  /** Deletes this fleet's own keys matching `pattern` (never anything else: Redis is shared). */
+  async deleteKeys(pattern: string): Promise<number> {
+    if (!pattern.startsWith(this.config.queueName) && !pattern.startsWith(`bull:${this.config.queueName}`)) {
+      throw new Error(`refusing to delete keys outside this fleet's queue: ${pattern}`);
+    }
+    let deleted = 0;
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+      cursor = next;
+      if (keys.length > 0) deleted += await this.redis.del(...keys);
+    } while (cursor !== '0');
+    return deleted;
+  }
+
+  /** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
+  async waitFor<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const value = await check();
+      if (value !== undefined) return value;
+      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+
+  /** Waits until every input of `sessionId` has a terminal status. */
+  async waitForSessionIdle(sessionId: string, expectedInputs: number, timeoutMs = 30_000) {
+    return this.waitFor(
+      `${expectedInputs} finished inputs of ${sessionId}`,
+      async () => {
+        const inputs = await this.store.listInputs(sessionId, { limit: 1000 });
+        const done = inputs.filter((input) => input.status === 'done' || input.status === 'failed' || input.status === 'cancelled');
+        return inputs.length >= expectedInputs && done.length === inputs.length ? inputs : undefined;
+      },
+      timeoutMs,
+    );
+  }
+
+  /**
+   * Like {@link waitForSessionIdle}, and also until the session's stream holds an `input_finished` event
+   * for every input: the event is published just after the terminal commit, so a test that reads the
+   * stream must wait for it rather than for Postgres alone.
+   */
+  async waitForSessionFinished(sessionId: string, expectedInputs: number, timeoutMs = 30_000) {
+    const inputs = await this.waitForSessionIdle(sessionId, expectedInputs, timeoutMs);
+    await this.waitFor(
+      `${inputs.length} input_finished events of ${sessionId}`,
+      async () => {
+        const entries = await this.redis.xrange(eventStreamKey(this.config.queueName, sessionId), '-', '+');
+        const finished = entries.filter(([, fields]) => fields[fields.indexOf('type') + 1] === 'input_finished');
+        return finished.length >= inputs.length ? true : undefined;
+      },
+      timeoutMs,
+    );
+    return inputs;
+  }
+
+  async close(): Promise<void> {
+    await this.processes.killAll();
+    await Promise.allSettled(this.workers.map((worker) => worker.close({ graceMs: 2_000 })));
+    await this.queue.obliterate({ force: true }).catch(() => {});
+    await this.deleteKeys(`${this.config.queueName}:*`).catch(() => {});
+    await this.queue.close();
+    await this.redis.quit();
+    await this.pool.end();
+    await this.db.drop();
+  }
+}

@@ -1,0 +1,52 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+
+/**
+ * No Docker engine runs here, so the compose file's structure is checked instead of run: the
+ * properties that make `docker compose up --scale worker=N` work (issue 5, item 10).
+ */
+const root = new URL('../../../', import.meta.url);
+// `merge`: resolve the `<<: *loopfleet-env` merge key as docker compose does.
+const compose = parse(readFileSync(new URL('docker-compose.yml', root), 'utf8'), { merge: true }) as {
+  services: Record<string, Record<string, unknown>>;
+  volumes?: Record<string, unknown>;
+};
+const services = compose.services;
+
+describe('docker-compose.yml', () => {
+  it('has Postgres with a volume, Redis with AOF and noeviction, a one-shot migrate and a worker', () => {
+    expect(Object.keys(services).sort()).toEqual(['migrate', 'postgres', 'redis', 'worker']);
+    expect(services.postgres!.volumes).toEqual(['postgres-data:/var/lib/postgresql/data']);
+    expect(Object.keys(compose.volumes ?? {})).toContain('postgres-data');
+    const redisCommand = (services.redis!.command as string[]).join(' ');
+    expect(redisCommand).toContain('--appendonly yes');
+    expect(redisCommand).toContain('--maxmemory-policy noeviction');
+    expect(services.migrate!.command).toEqual(['migrate']);
+    expect(services.migrate!.restart).toBe('no');
+  });
+
+  it('lets the worker scale: no container name, no host ports', () => {
+    const worker = services.worker!;
+    expect(worker.command).toEqual(['worker']);
+    expect(worker.container_name).toBeUndefined();
+    expect(worker.ports).toBeUndefined();
+    expect(worker.depends_on).toMatchObject({ migrate: { condition: 'service_completed_successfully' } });
+  });
+
+  it('gives the worker the configuration its services need', () => {
+    const env = services.worker!.environment as Record<string, string>;
+    expect(env.DATABASE_URL).toBe('postgres://postgres:postgres@postgres:5432/loopfleet');
+    expect(env.REDIS_URL).toBe('redis://redis:6379');
+    expect(env.METRICS_PORT).toBe('9464');
+  });
+
+  it('builds from a Dockerfile that exists and runs the loopfleet CLI', () => {
+    const build = services.worker!.build as { context: string; dockerfile: string };
+    const dockerfile = readFileSync(fileURLToPath(new URL(build.dockerfile, root)), 'utf8');
+    expect(dockerfile).toContain('npm ci');
+    expect(dockerfile).toMatch(/ENTRYPOINT \["node", "dist\/cli\/main\.js"\]/);
+    expect(dockerfile).toContain('src/store/migrations');
+  });
+});

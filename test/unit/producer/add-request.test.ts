@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { toAcceptRequest } from '../../../src/producer/add-request.js';
+
+describe('toAcceptRequest (SessionQueue.add arguments)', () => {
+  it('builds a send request; inputId and mode may come in data or in the options', () => {
+    expect(toAcceptRequest('send', { sessionId: 's1', input: 'hi', options: { maxRounds: 3 } }, undefined)).toEqual({
+      sessionId: 's1',
+      kind: 'send',
+      payload: { input: 'hi', options: { maxRounds: 3 } },
+    });
+    expect(toAcceptRequest('send', { sessionId: 's1', input: 'hi', inputId: 'a', mode: 'steer' }, {})).toMatchObject({ inputId: 'a', mode: 'steer' });
+    expect(toAcceptRequest('send', { sessionId: 's1', input: 'hi' }, { inputId: 'b', mode: 'interrupt' })).toMatchObject({ inputId: 'b', mode: 'interrupt' });
+    expect(toAcceptRequest('send', { sessionId: 's1', input: 'hi', inputId: 'c' }, { inputId: 'c' })).toMatchObject({ inputId: 'c' });
+  });
+
+  it('builds a resume request from submit or abortPending, leaving out undefined fields', () => {
+    expect(toAcceptRequest('resume', { sessionId: 's1', submit: { interactionId: 'i', value: 1 }, abortPending: undefined }, undefined)).toEqual({
+      sessionId: 's1',
+      kind: 'resume',
+      payload: { submit: { interactionId: 'i', value: 1 } },
+    });
+    expect(toAcceptRequest('resume', { sessionId: 's1' }, undefined).payload).toEqual({});
+  });
+
+  it.each([
+    ['timer', { sessionId: 's1' }, undefined, 'input.invalid', /not supported yet/],
+    ['drain', { sessionId: 's1' }, undefined, 'input.invalid', /unknown input kind "drain"/],
+    [42, { sessionId: 's1' }, undefined, 'input.invalid', /unknown input kind/],
+    ['send', null, undefined, 'input.invalid', /data must be an object/],
+    ['send', ['s1'], undefined, 'input.invalid', /data must be an object/],
+    ['send', { sessionId: 's1', input: 'x', sessionID: 's2' }, undefined, 'input.invalid', /unknown field\(s\) sessionID/],
+    ['send', { sessionId: 's1', input: 'x' }, { delay: 5 }, 'input.invalid', /unknown field\(s\) delay/],
+    ['send', { sessionId: 's1', input: 'x' }, 'fast', 'input.invalid', /options \(third argument\) must be an object/],
+    ['send', { sessionId: 's1', input: 'x', mode: 'later' }, undefined, 'input.invalid', /mode must be one of queue, steer, interrupt/],
+    ['send', { sessionId: 's1', input: 'x', mode: 'queue' }, { mode: 'steer' }, 'input.invalid', /mode is given twice/],
+    ['send', { sessionId: 's1', input: 'x', inputId: 7 }, undefined, 'input.invalid', /inputId must be a string/],
+    ['send', { sessionId: 'a b', input: 'x' }, undefined, 'session.invalid_id', /may contain only/],
+    ['send', { input: 'x' }, undefined, 'session.invalid_id', /must be a string/],
+    ['send', { sessionId: 'x'.repeat(129), input: 'x' }, undefined, 'session.invalid_id', /at most 128/],
+  ])('rejects add(%j, %j, %j) with %s', (kind, data, options, code, message) => {
+    expect(() => toAcceptRequest(kind, data, options)).toThrow(expect.objectContaining({ code, message: expect.stringMatching(message) }));
+  });
+});
