@@ -3,6 +3,7 @@ import { abortReason } from '../ports/clock.js';
 import { emit } from './emit.js';
 import { finishRun } from './finish-run.js';
 import { budgetExceeded, budgetStop, roundLimitReached, wrapUp } from './limits.js';
+import { guardStore } from './guard-store.js';
 import { loadRunContext } from './load-run-context.js';
 import { maybeCompact } from './compaction-phase.js';
 import { unresolvedCalls } from './pending-results.js';
@@ -23,7 +24,7 @@ import { runToolPhase } from './tool-phase.js';
  * not a user cancel (shutdown) — the next lease holder then continues it.
  */
 export async function runInput(deps: LoopDeps, params: RunParams): Promise<InputResult> {
-  const ctx = await loadRunContext(deps, params);
+  const ctx = await loadRunContext({ ...deps, store: guardStore(deps.store) }, params);
   try {
     emit(ctx, { type: 'session_started', resumed: params.resumed });
     if (deps.hooks.handles('session.start')) {

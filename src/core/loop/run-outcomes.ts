@@ -1,4 +1,4 @@
-import { CancelledError, LeaseLostError, toLoopfleetError, type LoopfleetError } from '../errors/index.js';
+import { CancelledError, InfrastructureError, LeaseLostError, toLoopfleetError, type LoopfleetError } from '../errors/index.js';
 import type { InputResult } from '../session-types.js';
 import type { StepMessageInput } from './commit-step.js';
 import { emit } from './emit.js';
@@ -61,6 +61,8 @@ export async function degradedResult(ctx: RunContext, outcome: Extract<ModelCall
 export async function failedResult(ctx: RunContext, thrown: unknown): Promise<InputResult> {
   if (thrown instanceof LeaseLostError) throw thrown;
   if (thrown instanceof CancelledError) return cancelledResult(ctx, thrown);
+  // A store outage is not the input's fault: stop without finishing, the next attempt continues it.
+  if (thrown instanceof InfrastructureError) throw thrown;
   const error: LoopfleetError = toLoopfleetError(thrown);
   emit(ctx, { type: 'agent_error', errorCode: error.code, errorType: thrown instanceof Error ? thrown.name : typeof thrown, message: error.message });
   // The failure may come from a `message.append` hook: the closing results bypass it, or the failure

@@ -1,10 +1,10 @@
+import { InfrastructureError } from '../../../src/core/errors/index.js';
 import type { SessionStore, StepCommit, StepCommitResult } from '../../../src/core/ports/session-store.js';
 
 /** Thrown by a store that has "crashed": the process is gone, nothing more is written. */
-export class SimulatedCrash extends Error {
+export class SimulatedCrash extends InfrastructureError {
   constructor() {
     super('simulated crash');
-    this.name = 'SimulatedCrash';
   }
 }
 

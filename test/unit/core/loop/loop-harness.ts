@@ -1,3 +1,4 @@
+import { InfrastructureError } from '../../../../src/core/errors/index.js';
 import { expect } from 'vitest';
 import { resolveAgentProfile, type AgentProfile } from '../../../../src/core/agent-profile.js';
 import { protocolViolations } from '../../../../src/core/history/index.js';
@@ -112,10 +113,10 @@ export function deferred<T = void>(): Deferred<T> {
 }
 
 /** What a "crashed" store throws: the process is gone, nothing more is written. */
-export class StoreCrashed extends Error {
+/** A dead process's store: an infrastructure failure, so the loop stops without finishing the input. */
+export class StoreCrashed extends InfrastructureError {
   constructor() {
     super('store crashed');
-    this.name = 'StoreCrashed';
   }
 }
 

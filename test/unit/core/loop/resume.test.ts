@@ -191,3 +191,32 @@ describe('pending tool calls: takeover, resume and abortPending', () => {
     ]);
   });
 });
+
+describe('a store outage mid-run', () => {
+  it('stops the run without failing the input; the next attempt completes it', async () => {
+    const store = new InMemorySessionStore();
+    let failures = 1;
+    const flaky = new Proxy(store, {
+      get(target, property, receiver) {
+        if (property === 'commitStep') {
+          return async (step: Parameters<typeof store.commitStep>[0]) => {
+            // The reply's step fails once, as a dropped connection would.
+            if (step.input !== undefined && failures-- > 0) throw new Error('Connection terminated unexpectedly');
+            return target.commitStep(step);
+          };
+        }
+        const value = Reflect.get(target, property, receiver) as unknown;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const llm = new ScriptedLlm([{ text: 'first try' }, { text: 'second try' }]);
+    const first = new LoopHarness({ llm, store: flaky });
+    await first.send('hi');
+    await expect(first.runNext()).rejects.toMatchObject({ code: 'system.infrastructure' });
+    expect(await store.getInput('s1', 1)).toMatchObject({ status: 'running' });
+    expect(first.sink.ofType('agent_error')).toEqual([]);
+    const second = new LoopHarness({ llm, store });
+    expect(await second.runNext()).toMatchObject({ status: 'completed', finalText: 'second try' });
+    expect((await second.history()).map((message) => message.role)).toEqual(['user', 'assistant']);
+  });
+});
