@@ -1,0 +1,118 @@
+/**
+ * Latency of the standard input (scripted provider, zero-latency model), one in-process worker, as a
+ * client sees it on the session streams, at 50 % and 90 % of the saturation rate measured first in
+ * the same run (closed loop, as in the throughput bench). Open-loop arrivals at a fixed rate over
+ * SESSIONS sessions (round robin, so inputs rarely queue behind one of their own session):
+ * - dispatch: `add()` called → `input_started` received;
+ * - fan-out: the model emitted a delta (time stamped in its text) → the subscriber received it; the
+ *   publisher coalesces deltas for up to LOOPFLEET_EVENTS_COALESCE_MS (25 ms), so that is the floor;
+ * - end-to-end: `add()` called → `input_finished` received.
+ * The subscriber is one `XREAD BLOCK` over all session streams, in this process.
+ *
+ * Run alone: `npx tsx bench/latency.bench.ts` (BENCH_LATENCY_SECONDS per load level, default 6; BENCH_SATURATION_INPUTS, default 300).
+ */
+import { Redis } from 'ioredis';
+import { SessionQueue } from '../src/producer/session-queue.js';
+import { benchConfig, cleanupAll, createBenchDatabase, deleteQueueKeys, FinishCounter, REDIS_URL, StandardScriptedLlm, startBenchWorker, uniqueName } from './lib/fleet.js';
+import { standardRun } from './lib/standard-run.js';
+import { deadline, percentile, report, round, sleep } from './lib/stats.js';
+import { StreamWatcher } from './lib/stream-watcher.js';
+
+const SECONDS = Number(process.env.BENCH_LATENCY_SECONDS ?? 6);
+const SATURATION_INPUTS = Number(process.env.BENCH_SATURATION_INPUTS ?? 300);
+const SESSIONS = 200;
+const CONCURRENCY = 128;
+const COALESCE_MS = 25;
+
+interface Level {
+  load: number;
+  rate: number;
+  inputs: number;
+  dispatchMs: { p50: number; p99: number };
+  fanoutMs: { p50: number; p99: number };
+  endToEndMs: { p50: number; p99: number };
+}
+
+async function openLoop(producer: SessionQueue, redis: Redis, queueName: string, counter: FinishCounter, prefix: string, rate: number): Promise<Omit<Level, 'load' | 'rate'>> {
+  const sessionIds = Array.from({ length: SESSIONS }, (_, i) => `${prefix}-${i}`);
+  const watcher = new StreamWatcher(redis, queueName, sessionIds);
+  watcher.start();
+  const total = Math.max(20, Math.round(rate * SECONDS));
+  const before = counter.finished;
+  const addedAt = new Map<string, number>();
+  const adds: Promise<void>[] = [];
+  const started = performance.now();
+  for (let i = 0; i < total; i += 1) {
+    const due = started + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 1) await sleep(wait);
+    const sessionId = sessionIds[i % SESSIONS]!;
+    const t0 = performance.now();
+    adds.push(producer.add('send', { sessionId, input: `latency input ${i}` }).then((handle) => void addedAt.set(`${sessionId}#${handle.seq}`, t0)));
+  }
+  await Promise.all(adds);
+  await counter.waitFor(before + total, 120_000);
+  await sleep(200);
+  await watcher.stop();
+  const dispatch: number[] = [];
+  const fanout: number[] = [];
+  const endToEnd: number[] = [];
+  for (const event of watcher.events) {
+    const key = `${event.sessionId}#${String(event.data['inputSeq'])}`;
+    const t0 = addedAt.get(key);
+    if (event.type === 'input_started' && t0 !== undefined) dispatch.push(event.at - t0);
+    if (event.type === 'input_finished' && t0 !== undefined) endToEnd.push(event.at - t0);
+    if (event.type === 'stream_delta') {
+      for (const match of String(event.data['text']).matchAll(/\[(\d+\.\d+)\]/g)) fanout.push(event.at - Number(match[1]));
+    }
+  }
+  const p = (values: number[]) => ({ p50: round(percentile(values, 50), 2), p99: round(percentile(values, 99), 2) });
+  return { inputs: total, dispatchMs: p(dispatch), fanoutMs: p(fanout), endToEndMs: p(endToEnd) };
+}
+
+async function main(): Promise<void> {
+  const stop = deadline(180_000, 'latency bench');
+  const db = await createBenchDatabase('lat');
+  const queueName = uniqueName('lat');
+  const redis = new Redis(REDIS_URL);
+  const producer = new SessionQueue({ databaseUrl: db.url, redisUrl: REDIS_URL, queueName });
+  const counter = new FinishCounter();
+  const config = benchConfig({ DATABASE_URL: db.url, LOOPFLEET_QUEUE: queueName, WORKER_CONCURRENCY: String(CONCURRENCY), LOOPFLEET_EVENTS_COALESCE_MS: String(COALESCE_MS) });
+  // Each delta carries the time it was emitted, so the subscriber can time the fan-out.
+  const llm = new StandardScriptedLlm({ chunk: () => `[${performance.now().toFixed(3)}]` });
+  const worker = await startBenchWorker(config, { wrapStore: counter.wrapStore, llm });
+  try {
+    await standardRun({ producer, counter, n: 100, sessions: SESSIONS, producerConcurrency: 64, prefix: 'warm', timeoutMs: 60_000 });
+    const saturation = await standardRun({ producer, counter, n: SATURATION_INPUTS, sessions: SESSIONS, producerConcurrency: 64, prefix: 'sat', timeoutMs: 90_000 });
+    const saturationRate = SATURATION_INPUTS / (saturation.ms / 1000);
+    const levels: Level[] = [];
+    for (const load of [0.5, 0.9]) {
+      const rate = saturationRate * load;
+      levels.push({ load, rate: round(rate, 1), ...(await openLoop(producer, redis, queueName, counter, `l${load * 100}`, rate)) });
+    }
+    const half = levels[0]!;
+    stop();
+    await report({
+      name: 'latency',
+      command: 'npx tsx bench/latency.bench.ts',
+      runs: 1,
+      sizes: { secondsPerLevel: SECONDS, saturationInputs: SATURATION_INPUTS, sessions: SESSIONS, workerConcurrency: CONCURRENCY, coalesceMs: COALESCE_MS },
+      figures: { saturationInputsPerSec: round(saturationRate, 1), levels },
+      floor: { coalesceWindowMs: COALESCE_MS },
+      ratio: { fanoutP99MinusCoalesceMsAt50: round(half.fanoutMs.p99 - COALESCE_MS, 2) },
+      targets: [
+        { target: 'dispatch p99 < 10 ms at 50% load', value: half.dispatchMs.p99, met: half.dispatchMs.p99 < 10 },
+        { target: `fan-out p99 < 5 ms + coalescing window (${COALESCE_MS} ms) at 50% load`, value: half.fanoutMs.p99, met: half.fanoutMs.p99 < 5 + COALESCE_MS },
+      ],
+    });
+  } finally {
+    await worker.close({ graceMs: 5_000 });
+    await producer.close();
+    await deleteQueueKeys(redis, queueName);
+    await redis.quit();
+    await db.drop();
+    await cleanupAll();
+  }
+}
+
+await main();

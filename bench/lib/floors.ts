@@ -1,0 +1,97 @@
+/**
+ * The floors every fleet figure is compared against, measured in the same run on the same services:
+ * the cheapest way to do the same amount of queue, Postgres and Redis-stream work.
+ */
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { deleteQueueKeys, uniqueName } from './fleet.js';
+import { pool } from './stats.js';
+
+/**
+ * Raw BullMQ: `n` no-op jobs added (`producerConcurrency` adds in flight) and processed by one
+ * worker at `concurrency`; milliseconds from the first add until the last job completed.
+ */
+export async function bullmqFloor(redisUrl: string, n: number, concurrency: number, producerConcurrency: number): Promise<number> {
+  const name = uniqueName('floor');
+  const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const workerConnection = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const queue = new Queue(name, { connection });
+  let completed = 0;
+  let done: () => void = () => undefined;
+  const allDone = new Promise<void>((resolve) => (done = resolve));
+  const worker = new Worker(name, async () => undefined, { connection: workerConnection, concurrency, autorun: false });
+  worker.on('completed', () => {
+    completed += 1;
+    if (completed === n) done();
+  });
+  void worker.run();
+  await worker.waitUntilReady();
+  try {
+    const started = performance.now();
+    await pool(Array.from({ length: n }, (_, i) => i), producerConcurrency, async (i) => {
+      await queue.add('noop', { i }, { removeOnComplete: true, removeOnFail: true });
+    });
+    await allDone;
+    return performance.now() - started;
+  } finally {
+    await worker.close();
+    await queue.obliterate({ force: true }).catch(() => undefined);
+    await deleteQueueKeys(connection, name).catch(() => undefined);
+    await queue.close();
+    await connection.quit();
+    await workerConnection.quit();
+  }
+}
+
+/**
+ * Raw Postgres: for each of `n` inputs, `txPerInput` transactions of `statementsPerTx` statements
+ * (BEGIN, single-row inserts, COMMIT — the same count the fleet sent per input), `concurrency` in
+ * flight on a pool of `poolSize`; synchronous_commit as configured (on). Milliseconds.
+ */
+export async function postgresFloor(databaseUrl: string, n: number, txPerInput: number, statementsPerTx: number, poolSize: number, concurrency: number): Promise<number> {
+  const db = new pg.Pool({ connectionString: databaseUrl, max: poolSize });
+  try {
+    await db.query('CREATE TABLE IF NOT EXISTS bench_floor (id bigserial PRIMARY KEY, k text NOT NULL, v jsonb NOT NULL)');
+    await db.query('TRUNCATE bench_floor');
+    const inserts = Math.max(1, Math.round(statementsPerTx) - 2);
+    const total = Math.round(n * txPerInput);
+    const started = performance.now();
+    await pool(Array.from({ length: total }, (_, i) => i), concurrency, async (i) => {
+      const client = await db.connect();
+      try {
+        await client.query('BEGIN');
+        for (let s = 0; s < inserts; s += 1) await client.query('INSERT INTO bench_floor (k, v) VALUES ($1, $2)', [`s${i}`, '{"role":"assistant","content":"word"}']);
+        await client.query('COMMIT');
+      } finally {
+        client.release();
+      }
+    });
+    return performance.now() - started;
+  } finally {
+    await db.end();
+  }
+}
+
+/**
+ * Raw Redis streams: `entriesPerInput` `XADD`s per input for `n` inputs across `sessions` stream keys,
+ * each input's entries in one pipeline, `concurrency` pipelines in flight. Milliseconds.
+ */
+export async function xaddFloor(redis: Redis, n: number, entriesPerInput: number, sessions: number, concurrency: number): Promise<number> {
+  const name = uniqueName('xadd');
+  const entries = Math.max(1, Math.round(entriesPerInput));
+  try {
+    const started = performance.now();
+    await pool(Array.from({ length: n }, (_, i) => i), concurrency, async (i) => {
+      const pipeline = redis.pipeline();
+      for (let e = 0; e < entries; e += 1) {
+        pipeline.xadd(`${name}:events:s${i % sessions}`, '*', 'type', 'stream_delta', 'data', `{"seq":${e},"sessionId":"s${i % sessions}","inputSeq":${i},"text":"word${e} "}`);
+      }
+      const results = (await pipeline.exec()) ?? [];
+      if (results.some(([error]) => error !== null)) throw new Error('xadd floor: an XADD failed');
+    });
+    return performance.now() - started;
+  } finally {
+    await deleteQueueKeys(redis, name);
+  }
+}

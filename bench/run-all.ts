@@ -1,0 +1,43 @@
+/**
+ * `npm run bench`: runs every workload, one process each (so none inherits another's heap or JIT
+ * state), one after another, and prints a summary of their targets. Each writes
+ * `bench/results/<name>.json` itself. BENCH_ONLY=a,b runs a subset (file names without `.bench.ts`).
+ * Every bench bounds its own run time and cleans up its database, queue keys and processes.
+ */
+import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+
+const WORKLOADS = ['throughput', 'latency', 'concurrency', 'history', 'scale-out', 'event-publish', 'openai-adapter', 'anthropic-adapter'];
+const only = process.env.BENCH_ONLY?.split(',').map((name) => name.trim());
+const selected = WORKLOADS.filter((name) => only === undefined || only.includes(name));
+
+function run(name: string): Promise<number> {
+  const file = fileURLToPath(new URL(`./${name}.bench.ts`, import.meta.url));
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', file], { stdio: 'inherit' });
+    const timer = setTimeout(() => child.kill('SIGTERM'), 330_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve(code ?? 1);
+    });
+  });
+}
+
+const summary: { name: string; exitCode: number; seconds: number; targets: unknown }[] = [];
+const started = performance.now();
+for (const name of selected) {
+  const t0 = performance.now();
+  console.error(`\n=== ${name} ===`);
+  const exitCode = await run(name);
+  let targets: unknown = null;
+  try {
+    const result = JSON.parse(await readFile(new URL(`./results/${name}.json`, import.meta.url), 'utf8')) as { targets?: unknown };
+    targets = result.targets ?? null;
+  } catch {
+    targets = null;
+  }
+  summary.push({ name, exitCode, seconds: Math.round((performance.now() - t0) / 1000), targets });
+}
+console.log(JSON.stringify({ name: 'run-all', totalSeconds: Math.round((performance.now() - started) / 1000), workloads: summary }, null, 2));
+process.exitCode = summary.some((entry) => entry.exitCode !== 0) ? 1 : 0;

@@ -1,0 +1,161 @@
+/**
+ * Throughput of the standard input (user text → LLM call returning one `noop` tool call → tool →
+ * LLM call streaming the answer in 10 deltas), one in-process worker, zero-latency model:
+ * - `scripted`: the in-process scripted provider;
+ * - `openai`: the real `openai` SDK against a loopback fake server (in this process, so its CPU counts);
+ * with the floors measured in the same run, rounds rotated so none always runs first:
+ * - raw BullMQ no-op jobs (add + process, same producer and worker concurrency);
+ * - raw Postgres transactions, as many per input and with as many statements as the fleet used;
+ * - raw pipelined `XADD`s, as many per input as the fleet wrote stream entries.
+ * Also counts, per input, Postgres commits (`pg_stat_database.xact_commit` of the private database),
+ * statements, and Redis commands sent (client side) — the inputs of the capacity model.
+ *
+ * Run alone: `npx tsx bench/throughput.bench.ts` (sizes: BENCH_INPUTS per run, default 400; BENCH_RUNS, default 3).
+ */
+import { Redis } from 'ioredis';
+import { SessionQueue } from '../src/producer/session-queue.js';
+import {
+  benchConfig,
+  cleanupAll,
+  countPgStatements,
+  countRedisCommands,
+  createBenchDatabase,
+  deleteQueueKeys,
+  FinishCounter,
+  REDIS_URL,
+  StandardScriptedLlm,
+  startBenchWorker,
+  startStandardOpenAiServer,
+  uniqueName,
+} from './lib/fleet.js';
+import { bullmqFloor, postgresFloor, xaddFloor } from './lib/floors.js';
+import { standardRun } from './lib/standard-run.js';
+import { deadline, median, report, round } from './lib/stats.js';
+
+const N = Number(process.env.BENCH_INPUTS ?? 400);
+const WARMUP = Math.max(50, Math.round(N / 4));
+const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+const SESSIONS = 200;
+const CONCURRENCY = 128;
+const PRODUCER_CONCURRENCY = 64;
+
+async function main(): Promise<void> {
+  const stop = deadline(240_000, 'throughput bench');
+  const db = await createBenchDatabase('tput');
+  const queueName = uniqueName('tput');
+  const redis = new Redis(REDIS_URL);
+  const fake = await startStandardOpenAiServer();
+  const producer = new SessionQueue({ databaseUrl: db.url, redisUrl: REDIS_URL, queueName });
+  const env = { DATABASE_URL: db.url, LOOPFLEET_QUEUE: queueName, WORKER_CONCURRENCY: String(CONCURRENCY) };
+  const scriptedConfig = benchConfig(env);
+  const openaiConfig = benchConfig({ ...env, LLM_PROVIDER: 'openai', OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: fake.url, LLM_MODEL: 'gpt-bench' });
+  const times: Record<'scripted' | 'openai' | 'bullmq' | 'postgres' | 'xadd', number[]> = { scripted: [], openai: [], bullmq: [], postgres: [], xadd: [] };
+  const perInput: Record<string, Record<string, number>> = {};
+  const failures: Record<string, number> = {};
+  try {
+    const fleetRun = async (provider: 'scripted' | 'openai', run: number, measure: boolean) => {
+      const counter = new FinishCounter();
+      const worker = await startBenchWorker(provider === 'scripted' ? scriptedConfig : openaiConfig, {
+        wrapStore: counter.wrapStore,
+        ...(provider === 'scripted' ? { llm: new StandardScriptedLlm() } : {}),
+      });
+      const statements = countPgStatements();
+      const commands = countRedisCommands();
+      const commitsBefore = await db.commits();
+      const n = measure ? N : WARMUP;
+      const result = await standardRun({ producer, counter, n, sessions: SESSIONS, producerConcurrency: PRODUCER_CONCURRENCY, prefix: `${provider}-${run}`, timeoutMs: 90_000 });
+      const commits = (await db.commits()) - commitsBefore;
+      statements.restore();
+      commands.restore();
+      await worker.close({ graceMs: 5_000 });
+      const notDone = n - (result.finished['done'] ?? 0);
+      failures[provider] = (failures[provider] ?? 0) + notDone;
+      if (!measure) return;
+      times[provider].push(result.ms);
+      if (perInput[provider] === undefined) {
+        const sent = commands.read();
+        const total = Object.values(sent).reduce((a, b) => a + b, 0);
+        // Entries written to this run's session streams: the fleet's events per input.
+        let entries = 0;
+        for (let s = 0; s < SESSIONS; s += 1) entries += await redis.xlen(`${queueName}:events:${provider}-${run}-${s}`);
+        perInput[provider] = {
+          pgCommits: round(commits / N, 2),
+          pgStatements: round(statements.read().statements / N, 2),
+          pgWriteCommits: round(statements.read().writeCommits / N, 2),
+          pgReadOnlyStatementsOrTx: round(statements.read().readOnly / N, 2),
+          redisCommandsSent: round(total / N, 2),
+          streamEntries: round(entries / N, 2),
+          ...Object.fromEntries(Object.entries(sent).sort((a, b) => b[1] - a[1]).map(([name, count]) => [`redis.${name}`, round(count / N, 2)])),
+        };
+      }
+    };
+    // Warm-up (JIT, connections, the fake server): not measured, establishes the per-input counts.
+    await fleetRun('scripted', -1, false);
+    await fleetRun('openai', -1, false);
+    for (let run = 0; run < RUNS; run += 1) {
+      const order = ['scripted', 'openai', 'bullmq', 'postgres', 'xadd'] as const;
+      const rotated = [...order.slice(run % order.length), ...order.slice(0, run % order.length)];
+      for (const what of rotated) {
+        if (what === 'scripted' || what === 'openai') await fleetRun(what, run, true);
+        else if (what === 'bullmq') times.bullmq.push(await bullmqFloor(REDIS_URL, N, CONCURRENCY, PRODUCER_CONCURRENCY));
+        else if (what === 'postgres') {
+          const counts = perInput['scripted'] ?? { pgCommits: 5, pgStatements: 25 };
+          // The floor does the fleet's durable (writing) commits, with all its statements spread over them.
+          const tx = counts['pgWriteCommits'] ?? counts['pgCommits']!;
+          times.postgres.push(await postgresFloor(db.url, N, tx, counts['pgStatements']! / tx, 50, CONCURRENCY));
+        } else {
+          const entries = perInput['scripted']?.['streamEntries'] ?? 10;
+          times.xadd.push(await xaddFloor(redis, N, entries, SESSIONS, CONCURRENCY));
+        }
+      }
+    }
+    const rate = (ms: number[]) => round(N / (median(ms) / 1000), 0);
+    const scripted = rate(times.scripted);
+    const openai = rate(times.openai);
+    const bullmq = rate(times.bullmq);
+    const postgres = rate(times.postgres);
+    const xadd = rate(times.xadd);
+    stop();
+    await report({
+      name: 'throughput',
+      command: 'npx tsx bench/throughput.bench.ts',
+      runs: RUNS,
+      sizes: { inputsPerRun: N, warmupInputs: WARMUP, sessions: SESSIONS, workerConcurrency: CONCURRENCY, producerConcurrency: PRODUCER_CONCURRENCY, workerProcesses: 1 },
+      figures: {
+        scriptedInputsPerSec: scripted,
+        openaiInputsPerSec: openai,
+        runsMs: Object.fromEntries(Object.entries(times).map(([k, v]) => [k, v.map((ms) => round(ms, 0))])),
+        notCompleted: failures,
+      },
+      floor: {
+        bullmqNoopJobsPerSec: bullmq,
+        postgresInputsPerSec: postgres,
+        postgresWriteCommitsPerSec: round(postgres * (perInput['scripted']?.['pgWriteCommits'] ?? 0), 0),
+        xaddInputsPerSec: xadd,
+        xaddEntriesPerSec: round(xadd * Math.round(perInput['scripted']?.['streamEntries'] ?? 0), 0),
+      },
+      ratio: {
+        scriptedVsBullmq: round(scripted / bullmq, 3),
+        openaiVsBullmq: round(openai / bullmq, 3),
+        scriptedVsPostgres: round(scripted / postgres, 3),
+        scriptedVsXadd: round(scripted / xadd, 3),
+      },
+      perInput,
+      targets: [
+        { target: 'scripted standard inputs >= 1000/s, one worker process', value: scripted, met: scripted >= 1000 },
+        { target: 'openai-SDK standard inputs >= 600/s, one worker process', value: openai, met: openai >= 600 },
+        { target: 'scripted >= 20% of the raw BullMQ floor (same run)', value: round(scripted / bullmq, 3), met: scripted / bullmq >= 0.2 },
+        { target: 'no more than one Postgres commit per loop step: durable commits per input (see RESULTS.md for the breakdown)', value: perInput['scripted']?.['pgWriteCommits'] ?? null, met: null },
+      ],
+    });
+  } finally {
+    await producer.close();
+    await fake.close();
+    await deleteQueueKeys(redis, queueName);
+    await redis.quit();
+    await db.drop();
+    await cleanupAll();
+  }
+}
+
+await main();
