@@ -61,7 +61,7 @@ async function drainWithLease(ctx: WorkerContext, sessionId: string, token: numb
     if (ctx.stopping.aborted) return (await hasOpenInputs(ctx, sessionId)) ? stopped(ctx, sessionId, ctx.stopping, processed) : { kind: 'drained', processed };
     try {
       const claimed = await ctx.store.claimNextInput({ sessionId, leaseToken: token });
-      // A resumed input means its holder died before finishing it, so before publishing anything else.
+      // A resumed input's dead holder had published the end of the input before it; otherwise check.
       if (first && claimed?.resumed !== true) await repairFinishEvents(ctx, sessionId, claimed?.input.seq ?? null);
       first = false;
       if (claimed === null) return { kind: 'drained', processed };

@@ -12,7 +12,7 @@ import type { WorkerContext } from './worker-context.js';
  */
 export async function giveUpInput(ctx: WorkerContext, sessionId: string, leaseToken: number, input: InputRecord): Promise<InputResult> {
   const error = new InfrastructureError(
-    `gave up on input ${input.seq} after ${input.attempts - 1} attempts that did not finish (maxInputAttempts ${ctx.settings.maxInputAttempts}); send a resume input to run its open tool calls again, or abortPending to close them`,
+    `gave up on input ${input.seq}: started ${input.attempts - 1} time(s) without finishing (maxInputAttempts ${ctx.settings.maxInputAttempts}); a resume input runs its open tool calls again, abortPending closes them`,
   );
   const result: InputResult = {
     status: 'failed',

@@ -45,6 +45,8 @@ export async function runClaimedInput(
     const finished = await ctx.store.getInput(sessionId, input.seq);
     const error = finished?.errorCode == null ? null : { code: finished.errorCode, message: finished.errorMessage ?? '' };
     await ctx.publisher.publish(sessionId, input.seq, { type: 'input_finished', ...result, error });
+    // A resumed run did not see the steering its dead predecessor applied: those inputs are in Postgres.
+    if (resumed) steered.unshift(...(await steeredBefore(ctx, sessionId, input.seq, steered)));
     for (const seq of steered) {
       await ctx.publisher.publish(sessionId, seq, { type: 'input_finished', ...result, error, steeredInto: input.seq });
     }
@@ -53,6 +55,12 @@ export async function runClaimedInput(
     unregister();
     await sink.close();
   }
+}
+
+/** Inputs steered into `hostSeq` by an earlier holder of the run (not in `known`), in seq order. */
+async function steeredBefore(ctx: WorkerContext, sessionId: string, hostSeq: number, known: number[]): Promise<number[]> {
+  const later = await ctx.store.listInputs(sessionId, { status: 'done', afterSeq: hostSeq, limit: 1000 });
+  return later.filter((entry) => entry.steeredInto === hostSeq && !known.includes(entry.seq)).map((entry) => entry.seq);
 }
 
 /**

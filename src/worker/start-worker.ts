@@ -48,9 +48,10 @@ export interface RunningWorker {
   /** The port /healthz listens on (null when disabled). */
   healthPort: number | null;
   /**
-   * Stops taking jobs and waits up to `graceMs` (default 30 s) for running inputs; past it, or at once
-   * with `force`, the runs are aborted and their sessions handed back to the fleet. Then closes Redis,
-   * Postgres and the health server. Idempotent; a later call with `force` cuts a graceful close short.
+   * Stops taking jobs; each running drain finishes the input it runs, then hands the rest of its
+   * session back to the fleet. Waits up to `graceMs` (default 30 s); past it, or at once with `force`,
+   * the runs are aborted and their sessions handed back too. Then closes Redis, Postgres and the health
+   * server. Idempotent; a later call with `force` cuts a graceful close short.
    */
   close(options?: { graceMs?: number; force?: boolean }): Promise<void>;
 }

@@ -50,6 +50,9 @@ async function removeStrayDedupKey(ctx: WorkerContext, sessionId: string): Promi
   const job = await ctx.queue.getJob(jobId);
   const state = job === undefined ? 'missing' : await job.getState();
   if (LIVE_STATES.has(state)) return false;
+  // Started less than a lease ago: it may be about to take the lease. A dead holder's job started at
+  // least a lease TTL before its lease lapsed.
+  if (state === 'active' && ctx.clock.now() - (job?.processedOn ?? 0) < ctx.settings.leaseTtlMs) return false;
   await ctx.queue.removeDeduplicationKey(dedupId);
   ctx.logger.warn({ sessionId, jobId, state }, 'removed a stray deduplication key');
   return true;

@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ScriptedLlm } from '../../../src/llm/scripted-llm.js';
+import { acceptAndKick } from '../../../src/producer/accept-input.js';
+import { FleetFixture } from '../../support/fleet-fixture.js';
+import { heldReply, InstrumentedStore, sessionEvents } from './fixtures/fleet-helpers.js';
+
+/**
+ * I6 across a crash: `input_finished` is published after the input's terminal commit, so a holder
+ * that dies between the two leaves the input finished without its event. The next drain of the
+ * session publishes it — once — before running anything else. And a run resumed by another holder
+ * publishes the events of the inputs its predecessor steered into it.
+ */
+describe('exactly one input_finished per input, across a crash', () => {
+  let fleet: FleetFixture;
+
+  beforeAll(async () => {
+    fleet = await FleetFixture.create('finish_events');
+  });
+
+  afterAll(async () => {
+    await fleet?.close();
+  });
+
+  const finishedSeqs = async (sessionId: string) =>
+    (await sessionEvents(fleet.redis, fleet.config.queueName, sessionId)).filter((event) => event.type === 'input_finished').map((event) => event.data.inputSeq);
+
+  it('a holder that died between the terminal commit and the XADD: the next drain publishes the lost event, once, first', async () => {
+    const sessionId = 'lost-finish';
+    const store = new InstrumentedStore();
+    // Read right after the terminal commit, just before input_finished is published: the holder dies there.
+    const dying = store.hold('getInput', { when: (args) => args[0] === sessionId && args[1] === 1 });
+    const holder = await fleet.startWorker({ wrapStore: store.wrap, settings: { sweepEveryMs: 3_600_000 } });
+    let successor: Awaited<ReturnType<FleetFixture['startWorker']>> | undefined;
+    try {
+      await acceptAndKick(fleet.acceptDeps, { sessionId, kind: 'send', payload: { input: 'first' } });
+      await dying.entered;
+      expect(await fleet.store.getInput(sessionId, 1)).toMatchObject({ status: 'done', result: { finalText: 'Echo: first' } });
+      expect(await finishedSeqs(sessionId)).toEqual([]);
+      // As after a crash: the lease lapses and is taken, and the dead holder's drain job stays active.
+      await fleet.pool.query(`UPDATE sessions SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [sessionId]);
+      const taken = await fleet.store.acquireLease({ sessionId, owner: 'test', ttlMs: 60_000 });
+      if (!taken.acquired) throw new Error('lease not taken');
+      await fleet.store.releaseLease({ sessionId, token: taken.token });
+      successor = await fleet.startWorker({ settings: { sweepEveryMs: 300, sweepGraceMs: 200 } });
+      await acceptAndKick(fleet.acceptDeps, { sessionId, kind: 'send', payload: { input: 'second' } });
+      await fleet.waitForSessionIdle(sessionId, 2);
+      await fleet.waitFor('both input_finished events', async () => ((await finishedSeqs(sessionId)).length >= 2 ? true : undefined));
+      const events = await sessionEvents(fleet.redis, fleet.config.queueName, sessionId);
+      const finished = events.filter((event) => event.type === 'input_finished');
+      expect(finished.map((event) => [event.data.inputSeq, event.data.status, event.data.finalText])).toEqual([
+        [1, 'completed', 'Echo: first'],
+        [2, 'completed', 'Echo: second'],
+      ]);
+      // Published before the next input started.
+      const started2 = events.findIndex((event) => event.type === 'input_started' && event.data.inputSeq === 2);
+      expect(events.indexOf(finished[0]!)).toBeLessThan(started2);
+    } finally {
+      dying.fail(new Error('the process died here'));
+      await holder.close({ graceMs: 1_000 });
+      await successor?.close();
+    }
+    expect(await finishedSeqs(sessionId)).toEqual([1, 2]);
+  });
+
+  it('steering applied by a holder that stopped mid-run: the holder that resumes the input publishes the steered input\'s input_finished too', async () => {
+    const sessionId = 'steered-then-lost';
+    const first = heldReply({ text: 'Working on X.' });
+    const second = heldReply({ text: 'never said' });
+    const holder = await fleet.startWorker({ llm: new ScriptedLlm([first.step, second.step]) });
+    await acceptAndKick(fleet.acceptDeps, { sessionId, kind: 'send', payload: { input: 'do X' } });
+    await first.entered;
+    await acceptAndKick(fleet.acceptDeps, { sessionId, kind: 'send', mode: 'steer', payload: { input: 'also Y' } });
+    first.release();
+    // The steer is applied at the round boundary; the holder stops during the next call.
+    await second.entered;
+    expect(await fleet.store.getInput(sessionId, 2)).toMatchObject({ status: 'done', steeredInto: 1, result: null });
+    await holder.close({ force: true });
+    const heir = await fleet.startWorker({ llm: new ScriptedLlm([{ text: 'X and Y done.' }]) });
+    try {
+      const inputs = await fleet.waitForSessionFinished(sessionId, 2);
+      expect(inputs.map((input) => [input.status, input.result?.finalText])).toEqual([
+        ['done', 'X and Y done.'],
+        ['done', 'X and Y done.'],
+      ]);
+      const finished = (await sessionEvents(fleet.redis, fleet.config.queueName, sessionId)).filter((event) => event.type === 'input_finished');
+      expect(finished.map((event) => [event.data.inputSeq, event.data.steeredInto ?? null])).toEqual([
+        [1, null],
+        [2, 1],
+      ]);
+    } finally {
+      await heir.close();
+    }
+  });
+
+  it('a normal drain after a normal finish publishes nothing again', async () => {
+    const sessionId = 'no-repair-needed';
+    const worker = await fleet.startWorker();
+    try {
+      for (const text of ['a', 'b', 'c']) {
+        await acceptAndKick(fleet.acceptDeps, { sessionId, kind: 'send', payload: { input: text } });
+        await fleet.waitForSessionIdle(sessionId, ['a', 'b', 'c'].indexOf(text) + 1);
+      }
+      await fleet.waitFor('three input_finished events', async () => ((await finishedSeqs(sessionId)).length >= 3 ? true : undefined));
+      expect(await finishedSeqs(sessionId)).toEqual([1, 2, 3]);
+    } finally {
+      await worker.close();
+    }
+  });
+});

@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FleetFixture } from '../../support/fleet-fixture.js';
+import { RawProducer, rawFollowUntil } from './fixtures/raw-clients.js';
+
+/**
+ * The raw path (DESIGN.md §4.2, touch points 1 and 2): a plain BullMQ producer and a plain Redis
+ * XREAD subscriber (fixtures/raw-clients.ts: bullmq and ioredis only) drive a session end to end; and
+ * malformed jobs fail at once with a typed code, never retried, never half-written, while the queue
+ * keeps flowing (I8).
+ */
+describe('the raw BullMQ path', () => {
+  let fleet: FleetFixture;
+  let producer: RawProducer;
+
+  beforeAll(async () => {
+    fleet = await FleetFixture.create('raw_path', { LOOPFLEET_MAX_INPUT_BYTES: '2048' });
+    await fleet.startWorker();
+    producer = await RawProducer.open(fleet.config.redisUrl, fleet.config.queueName);
+  });
+
+  afterAll(async () => {
+    await producer?.close();
+    await fleet?.close();
+  });
+
+  async function rowCounts(): Promise<{ sessions: number; inputs: number }> {
+    const result = await fleet.pool.query<{ sessions: string; inputs: string }>(
+      'SELECT (SELECT count(*) FROM sessions) AS sessions, (SELECT count(*) FROM session_inputs) AS inputs',
+    );
+    return { sessions: Number(result.rows[0]!.sessions), inputs: Number(result.rows[0]!.inputs) };
+  }
+
+  it('a plain BullMQ send and a plain XREAD BLOCK subscriber run a session end to end; the job returns { seq, inputId }', async () => {
+    const sessionId = 'raw-e2e';
+    const followed = rawFollowUntil(fleet.config.redisUrl, fleet.config.queueName, sessionId, '0', (event) => event.type === 'input_finished');
+    const outcome = await producer.run('send', { sessionId, input: 'hi' });
+    expect(outcome.state).toBe('completed');
+    expect(outcome.value).toMatchObject({ seq: 1, inputId: `bullmq:${outcome.job.id}` });
+    const events = await followed;
+    const types = events.map((event) => event.type);
+    expect(types[0]).toBe('input_accepted');
+    expect(types).toContain('input_started');
+    expect(events.at(-1)!.data).toMatchObject({ sessionId, inputSeq: 1, status: 'completed', finalText: 'Echo: hi' });
+    // Totally ordered, each id a cursor: resuming after any entry replays exactly the rest.
+    const middle = events[Math.floor(events.length / 2)]!;
+    const resumed = await rawFollowUntil(fleet.config.redisUrl, fleet.config.queueName, sessionId, middle.id, (event) => event.type === 'input_finished');
+    expect(resumed.map((event) => event.id)).toEqual(events.slice(events.indexOf(middle) + 1).map((event) => event.id));
+    expect(events.map((event) => event.data.seq)).toEqual(events.map((_, index) => index + 1));
+  });
+
+  it('a redelivered raw job (same job id) is ingested once; raw inputs are ordered by ingestion', async () => {
+    const sessionId = 'raw-redelivery';
+    const first = await producer.run('send', { sessionId, input: 'once' }, { jobId: 'order-42' });
+    expect(first.value).toMatchObject({ seq: 1, inputId: 'bullmq:order-42', duplicate: false });
+    await producer.remove('order-42');
+    const again = await producer.run('send', { sessionId, input: 'once' }, { jobId: 'order-42' });
+    expect(again.value).toMatchObject({ seq: 1, inputId: 'bullmq:order-42', duplicate: true });
+    const second = await producer.run('send', { sessionId, input: 'then this', inputId: 'client-chosen-id' });
+    expect(second.value).toMatchObject({ seq: 2, inputId: 'client-chosen-id' });
+    await fleet.waitForSessionIdle(sessionId, 2);
+    expect(await fleet.transcript(sessionId)).toEqual(['user: once', 'assistant: Echo: once', 'user: then this', 'assistant: Echo: then this']);
+  });
+
+  it.each([
+    ['send without sessionId', 'session.invalid_id', 'send', { input: 'x' }],
+    ['send with an invalid sessionId', 'session.invalid_id', 'send', { sessionId: 'not valid!', input: 'x' }],
+    ['send whose input is a number', 'input.invalid', 'send', { sessionId: 'bad-input', input: 42 }],
+    ['send whose input is a message of the wrong role', 'input.invalid', 'send', { sessionId: 'bad-message', input: { role: 'assistant', content: 'x' } }],
+    ['send without input', 'input.invalid', 'send', { sessionId: 'no-input' }],
+    ['send with an oversized input', 'input.too_large', 'send', { sessionId: 'too-big', input: 'x'.repeat(5_000) }],
+    ['send with unknown extra fields', 'input.invalid', 'send', { sessionId: 'extra-fields', input: 'x', priority: 'high' }],
+    ['send whose data is not an object', 'input.invalid', 'send', 'just a string'],
+    ['resume combining submit and abortPending', 'input.invalid', 'resume', { sessionId: 'bad-resume', submit: { interactionId: 'a', value: 1 }, abortPending: { reason: 'r' } }],
+    ['an unknown job name', 'job.unknown', 'launch', { sessionId: 'unknown-name', input: 'x' }],
+    ['a drain with an invalid sessionId', 'session.invalid_id', 'drain', { sessionId: '../etc' }],
+  ] as const)('%s fails at once with an UnrecoverableError "%s: …", no retry, nothing written; the next job completes', async (label, code, name, data) => {
+    const before = await rowCounts();
+    const outcome = await producer.run(name, data, { attempts: 5, backoff: { type: 'fixed', delay: 50 } });
+    expect(outcome.state).toBe('failed');
+    expect(outcome.failedReason).toMatch(new RegExp(`^${code.replace('.', '\\.')}: `));
+    expect(outcome.job.attemptsMade).toBe(1);
+    expect((outcome.job.stacktrace ?? []).join('\n')).toContain('UnrecoverableError');
+    expect(await rowCounts()).toEqual(before);
+    // The queue keeps flowing.
+    const next = await producer.run('send', { sessionId: 'after-bad-jobs', input: `after ${label}` });
+    expect(next.state).toBe('completed');
+    expect(next.value).toMatchObject({ seq: expect.any(Number), inputId: expect.any(String) });
+  });
+});
