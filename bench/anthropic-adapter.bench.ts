@@ -8,11 +8,11 @@
  * Run: `npx tsx bench/anthropic-adapter.bench.ts` — prints the JSON and writes
  * bench/results/anthropic-adapter.json.
  */
-import { writeFile } from 'node:fs/promises';
 import Anthropic from '@anthropic-ai/sdk';
 import { AnthropicLlm } from '../src/llm/anthropic/index.js';
 import { llmRequest } from '../test/support/fake-anthropic/llm-request.js';
 import { startFakeAnthropicServer, textStep } from '../test/support/fake-anthropic-server.js';
+import { measureAdapterOverhead } from './lib/adapter-overhead.js';
 
 const CHUNKS = 2000;
 const RUNS = 7;
@@ -49,48 +49,20 @@ async function adapterRun(llm: AnthropicLlm): Promise<number> {
   return elapsed;
 }
 
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
-
-const round = (value: number, digits: number) => Number(value.toFixed(digits));
-
 async function main(): Promise<void> {
   const server = await startFakeAnthropicServer();
   try {
     const client = new Anthropic({ apiKey: API_KEY, baseURL: server.url, maxRetries: 0, logLevel: 'off' });
     const llm = new AnthropicLlm({ apiKey: API_KEY, baseUrl: server.url, model: MODEL, timeoutMs: 60_000 });
-    const raw: number[] = [];
-    const adapter: number[] = [];
-    for (let run = -WARMUP; run < RUNS; run += 1) {
-      server.push(textStep(parts), textStep(parts));
-      // Alternate which goes first, so neither always pays for the other's garbage.
-      const rawFirst = (run + WARMUP) % 2 === 0;
-      const first = rawFirst ? await rawSdkRun(client) : await adapterRun(llm);
-      const second = rawFirst ? await adapterRun(llm) : await rawSdkRun(client);
-      const [rawMs, adapterMs] = rawFirst ? [first, second] : [second, first];
-      if (run >= 0) {
-        raw.push(rawMs);
-        adapter.push(adapterMs);
-      }
-    }
-    const rawMsMedian = median(raw);
-    const adapterMsMedian = median(adapter);
-    const result = {
+    await measureAdapterOverhead({
       name: 'anthropic-adapter',
       chunks: CHUNKS,
       runs: RUNS,
-      rawMsMedian: round(rawMsMedian, 2),
-      adapterMsMedian: round(adapterMsMedian, 2),
-      overheadPerChunkUs: round(((adapterMsMedian - rawMsMedian) * 1000) / CHUNKS, 3),
-      ratio: round(adapterMsMedian / rawMsMedian, 3),
-      node: process.version,
-      date: new Date().toISOString(),
-    };
-    const json = JSON.stringify(result, null, 2);
-    console.log(json);
-    await writeFile(new URL('./results/anthropic-adapter.json', import.meta.url), `${json}\n`);
+      warmup: WARMUP,
+      prepare: () => server.push(textStep(parts), textStep(parts)),
+      raw: () => rawSdkRun(client),
+      adapter: () => adapterRun(llm),
+    });
   } finally {
     await server.close();
   }

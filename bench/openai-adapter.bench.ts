@@ -6,11 +6,11 @@
  *
  * Run: `npx tsx bench/openai-adapter.bench.ts` — prints the JSON and writes bench/results/openai-adapter.json.
  */
-import { writeFile } from 'node:fs/promises';
 import OpenAI from 'openai';
 import { OpenAiLlm } from '../src/llm/openai/index.js';
 import { FakeOpenAiServer, textStream } from '../test/support/fake-openai-server.js';
 import { llmRequest } from '../test/support/fake-openai/llm-request.js';
+import { measureAdapterOverhead } from './lib/adapter-overhead.js';
 
 const CHUNKS = 2000;
 const RUNS = 7;
@@ -47,49 +47,21 @@ async function adapterRun(llm: OpenAiLlm): Promise<number> {
   return elapsed;
 }
 
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
-
-const round = (value: number, digits: number) => Number(value.toFixed(digits));
-
 async function main(): Promise<void> {
   const server = new FakeOpenAiServer();
   const { url, close } = await server.start();
   try {
     const client = new OpenAI({ apiKey: 'sk-bench', baseURL: url, maxRetries: 0, logLevel: 'off' });
     const llm = new OpenAiLlm({ apiKey: 'sk-bench', baseUrl: url, model: MODEL, timeoutMs: 60_000 });
-    const raw: number[] = [];
-    const adapter: number[] = [];
-    for (let run = -1; run < RUNS; run += 1) {
-      server.enqueue(textStream(parts), textStream(parts));
-      // Alternate which goes first, so neither always pays for the other's garbage.
-      const rawFirst = run % 2 === 0;
-      const first = rawFirst ? await rawSdkRun(client) : await adapterRun(llm);
-      const second = rawFirst ? await adapterRun(llm) : await rawSdkRun(client);
-      const [rawMs, adapterMs] = rawFirst ? [first, second] : [second, first];
-      if (run >= 0) {
-        raw.push(rawMs);
-        adapter.push(adapterMs);
-      }
-    }
-    const rawMsMedian = median(raw);
-    const adapterMsMedian = median(adapter);
-    const result = {
+    await measureAdapterOverhead({
       name: 'openai-adapter',
       chunks: CHUNKS,
       runs: RUNS,
-      rawMsMedian: round(rawMsMedian, 2),
-      adapterMsMedian: round(adapterMsMedian, 2),
-      overheadPerChunkUs: round(((adapterMsMedian - rawMsMedian) * 1000) / CHUNKS, 3),
-      ratio: round(adapterMsMedian / rawMsMedian, 3),
-      node: process.version,
-      date: new Date().toISOString(),
-    };
-    const json = JSON.stringify(result, null, 2);
-    console.log(json);
-    await writeFile(new URL('./results/openai-adapter.json', import.meta.url), `${json}\n`);
+      warmup: 1,
+      prepare: () => server.enqueue(textStream(parts), textStream(parts)),
+      raw: () => rawSdkRun(client),
+      adapter: () => adapterRun(llm),
+    });
   } finally {
     await close();
   }
