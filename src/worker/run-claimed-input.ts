@@ -24,11 +24,13 @@ export async function runClaimedInput(
     resumed ? { type: 'input_resumed', reason: 'worker_lost', attempt: input.attempts } : { type: 'input_started', attempt: input.attempts },
   );
   const cancel = new AbortController();
+  let stopWatch = (): void => {};
   const unregister = ctx.cancels.register(sessionId, cancel);
   const sink = ctx.publisher.runSink(sessionId, input.seq);
   const steered: number[] = [];
   try {
     await applyDurableCancel(ctx, sessionId, leaseToken, input.startedAt, cancel);
+    stopWatch = watchDurableCancel(ctx, sessionId, input.startedAt, cancel);
     const result = await runInput(
       {
         ...ctx.loop,
@@ -52,6 +54,7 @@ export async function runClaimedInput(
     }
     return result;
   } finally {
+    stopWatch();
     unregister();
     await sink.close();
   }
@@ -80,4 +83,23 @@ async function applyDurableCancel(
   if (requested === null) return;
   await ctx.store.clearCancel({ sessionId, leaseToken });
   if (startedAt !== null && requested.getTime() >= startedAt.getTime()) cancel.abort(finishingCancel('cancelled by request'));
+}
+
+/**
+ * The durable flag is also re-read while the run goes on (every third of the lease), so a cancel
+ * whose pub/sub message was lost — the subscriber reconnecting, say — still stops the run in seconds.
+ */
+function watchDurableCancel(ctx: WorkerContext, sessionId: string, startedAt: Date | null, cancel: AbortController): () => void {
+  if (startedAt === null) return () => {};
+  const timer = setInterval(() => {
+    ctx.store.getSession(sessionId).then(
+      (session) => {
+        const requested = session?.cancelRequestedAt ?? null;
+        if (requested !== null && requested.getTime() >= startedAt.getTime() && !cancel.signal.aborted) cancel.abort(finishingCancel('cancelled by request'));
+      },
+      (error: unknown) => ctx.logger.warn({ err: error, sessionId }, 'cancel flag check failed'),
+    );
+  }, Math.max(500, Math.floor(ctx.settings.leaseTtlMs / 3)));
+  timer.unref();
+  return () => clearInterval(timer);
 }

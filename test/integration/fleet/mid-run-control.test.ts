@@ -128,6 +128,23 @@ describe('steer, interrupt, cancel and resume through the fleet', () => {
     }
   });
 
+  it('a cancel whose pub/sub message was lost still stops the running input: the holder re-reads the durable flag', async () => {
+    const sessionId = 'cancel-flag-only';
+    const first = heldReply({ text: 'never said' });
+    const worker = await fleet.startWorker({ llm: new ScriptedLlm([first.step]) });
+    try {
+      await send(sessionId, 'long');
+      await first.entered;
+      // Only the durable copy: no PUBLISH reaches the worker, and the same worker keeps the lease.
+      await fleet.store.requestCancel(sessionId);
+      const [input] = await fleet.waitForSessionFinished(sessionId, 1);
+      expect(input).toMatchObject({ status: 'cancelled', attempts: 1 });
+    } finally {
+      first.release();
+      await worker.close();
+    }
+  });
+
   it('request_user_input ends the input waiting_for_input; a resume with submit, taken by another worker, continues the conversation', async () => {
     const sessionId = 'question';
     const asker = new ScriptedLlm([{ toolCalls: [{ id: 'ask1', name: 'request_user_input', arguments: { prompt: 'Which colour?' } }] }]);
