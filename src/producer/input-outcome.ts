@@ -1,27 +1,15 @@
 import { z } from 'zod';
-import { RUN_OUTCOMES, type InputRecord, type InputStatus, type RunOutcome, type Usage } from '../core/session-types.js';
+import type { InputRecord, InputResult, InputStatus, RunOutcome, Usage } from '../core/session-types.js';
+import { inputResultObjectSchema } from '../store/rows/input-row.js';
 import type { StreamEvent } from '../events/fleet-events.js';
 
 /**
  * The terminal outcome of one input (DESIGN.md I6), whether read from its `input_finished` event or
  * from its inbox row in Postgres: both carry the same fields.
  */
-export interface InputOutcome {
-  /** `completed`, `waiting_for_input`, `cancelled`, `hit_round_limit`, `budget_exceeded`, `degraded` or `failed`. */
-  status: RunOutcome;
-  /** Text of the last assistant message ('' when there was none). */
-  finalText: string;
-  rounds: number;
-  /** Tool calls dispatched by the run. */
-  toolCalls: number;
-  /** Usage of this run only. */
-  usage: Usage;
-  /** Parsed structured output, when the input asked for a response format. */
-  output?: unknown;
+export interface InputOutcome extends InputResult {
   /** Why the input failed or was cut short, with a stable code; null when it was not. */
   error: { code: string; message: string } | null;
-  /** Set when the input was steered into a running input: that input's seq. The outcome is that run's. */
-  steeredInto?: number;
 }
 
 const TERMINAL: readonly InputStatus[] = ['done', 'failed', 'cancelled'];
@@ -58,25 +46,9 @@ function statusWithoutResult(status: InputStatus): RunOutcome {
   return 'completed';
 }
 
-const count = z.number().int().nonnegative();
-
 /** `input_finished` as the worker writes it; events are untrusted input, so they are checked. */
-const finishedSchema = z.object({
-  status: z.enum(RUN_OUTCOMES),
-  finalText: z.string(),
-  rounds: count,
-  toolCalls: count,
-  usage: z.object({
-    promptTokens: count,
-    completionTokens: count,
-    cachedTokens: count,
-    reasoningTokens: count,
-    totalTokens: count,
-    llmCalls: count,
-  }),
-  output: z.unknown().optional(),
+const finishedSchema = inputResultObjectSchema.extend({
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
-  steeredInto: z.number().int().positive().optional(),
 });
 
 /** The outcome an `input_finished` event carries, or null when the entry does not have that shape. */

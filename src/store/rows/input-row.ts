@@ -26,8 +26,8 @@ const usageSchema = z.object({
   llmCalls: count,
 });
 
-/** A stored run result. Also used to check a result before it is written. */
-export const inputResultSchema: z.ZodType<InputResult> = z.object({
+/** The shape of a run result; the producer extends it to check `input_finished` events. */
+export const inputResultObjectSchema = z.object({
   status: z.enum(RUN_OUTCOMES),
   finalText: z.string(),
   rounds: count,
@@ -36,6 +36,9 @@ export const inputResultSchema: z.ZodType<InputResult> = z.object({
   output: z.unknown().optional(),
   steeredInto: z.number().int().positive().optional(),
 });
+
+/** A stored run result. Also used to check a result before it is written. */
+export const inputResultSchema: z.ZodType<InputResult> = inputResultObjectSchema;
 
 const inputRowSchema: z.ZodType<InputRecord> = z.object({
   sessionId: z.string().min(1),
