@@ -4,42 +4,65 @@ import { StateConflictError } from '../core/errors/index.js';
 import type { AcceptedInput, AcceptInputParams } from '../core/ports/session-store.js';
 import { validateAcceptInput, type ValidatedAccept } from './accept-input-validation.js';
 import { parseRow } from './rows/parse-row.js';
-import { FIND_ACCEPTED_INPUT_SQL, INSERT_INPUT_SQL, LOCK_SESSION_FOR_ACCEPT_SQL } from './sql/accept-input.js';
-import { withTransaction } from './transaction.js';
+import { withConnection } from './connection.js';
+import { ACCEPT_INPUT_SQL, FIND_ACCEPTED_INPUT_SQL, INPUT_ID_UNIQUE_INDEX } from './sql/accept-input.js';
 
-const lockedRowSchema = z.object({ nextSeq: z.number().int().nonnegative() });
 const seqRowSchema = z.object({ seq: z.number().int().positive() });
 
+/** SQLSTATE `unique_violation`. */
+const UNIQUE_VIOLATION = '23505';
+
 /**
- * Makes an input durable (DESIGN.md §4.1, I1–I2). In one transaction: create-or-lock the session row,
- * return the original seq when the input id was seen before (no seq is used up), otherwise insert the
- * input with the next seq. The session row lock orders concurrent accepts, so seqs are gapless and
- * follow commit order.
+ * Makes an input durable (DESIGN.md §4.1, I1–I2) in one round trip on the hot path: a single
+ * autocommit statement creates-or-locks the session row, advances its seq allocator and inserts the
+ * input with the new seq ({@link ACCEPT_INPUT_SQL}). The row lock is held until that statement
+ * commits, so concurrent accepts of a session run one after another, and seqs are gapless and follow
+ * commit order.
+ *
+ * A repeated input id fails that statement on the unique index, which rolls back the allocator too,
+ * so no seq is used up; a second statement then reads the original seq (`duplicate: true`). The
+ * PostgreSQL server logs each such failure as an ERROR (with the session and input id): expected noise
+ * from producer retries, not a fault.
+ *
+ * It runs on a checked-out connection rather than through `pool.query`, because the pool discards a
+ * connection whose query failed: every duplicate would then cost a reconnect.
  */
 export async function acceptInput(pool: pg.Pool, params: AcceptInputParams): Promise<AcceptedInput> {
   const input = validateAcceptInput(params);
-  return withTransaction(pool, async (client) => {
-    const locked = await client.query(LOCK_SESSION_FOR_ACCEPT_SQL, [input.sessionId]);
-    const { nextSeq } = parseRow(lockedRowSchema, locked.rows[0], `session ${input.sessionId}`);
+  return withConnection(pool, async (client) => {
+    const seq = await insertInput(client, input);
+    if (seq !== null) return accepted(input, seq, false);
     const existing = await findAccepted(client, input);
     if (existing !== null) return accepted(input, existing, true);
-    const inserted = await client.query(INSERT_INPUT_SQL, [
+    // The unique index saw the input committed, yet it is gone: its session was deleted in between.
+    throw new StateConflictError(`input ${input.inputId} of session ${input.sessionId} could not be inserted`);
+  });
+}
+
+/** The seq the input got, or null when its id was already taken in this session. */
+async function insertInput(client: pg.PoolClient, input: ValidatedAccept): Promise<number | null> {
+  let inserted: pg.QueryResult;
+  try {
+    inserted = await client.query(ACCEPT_INPUT_SQL, [
       input.sessionId,
-      nextSeq + 1,
       input.inputId,
       input.kind,
       input.mode,
       input.payloadText,
       input.originJobId,
     ]);
-    if (inserted.rows[0] !== undefined) {
-      return accepted(input, parseRow(seqRowSchema, inserted.rows[0], `input ${input.sessionId}`).seq, false);
-    }
-    // The unique index caught an insert made without the session lock; report what is stored.
-    const raced = await findAccepted(client, input);
-    if (raced !== null) return accepted(input, raced, true);
-    throw new StateConflictError(`input ${input.inputId} of session ${input.sessionId} could not be inserted`);
-  });
+  } catch (error) {
+    if (isInputIdTaken(error)) return null;
+    throw error;
+  }
+  return parseRow(seqRowSchema, inserted.rows[0], `input ${input.sessionId}`).seq;
+}
+
+/** Only this one violation means "duplicate"; any other error, even another unique one, is real. */
+function isInputIdTaken(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, constraint } = error as { code?: unknown; constraint?: unknown };
+  return code === UNIQUE_VIOLATION && constraint === INPUT_ID_UNIQUE_INDEX;
 }
 
 async function findAccepted(client: pg.PoolClient, input: ValidatedAccept): Promise<number | null> {

@@ -1,11 +1,13 @@
 import { z } from 'zod';
 import { SessionNotFoundError } from '../core/errors/index.js';
-import type { AcquireLeaseParams, LeaseAcquisition } from '../core/ports/session-store.js';
+import type { AcquireLeaseParams, LeaseAcquisition, LeaseAndClaim } from '../core/ports/session-store.js';
 import { assertSessionId } from '../core/session-id.js';
 import { assertText, assertTtlMs } from './arguments.js';
+import { decodeClaim } from './claim-next-input.js';
 import type { Queryable } from './queryable.js';
 import { parseRow } from './rows/parse-row.js';
 import { ACQUIRE_LEASE_SQL, LEASE_HOLDER_SQL } from './sql/acquire-lease.js';
+import { ACQUIRE_LEASE_AND_CLAIM_SQL, SESSION_PREFIX } from './sql/claim-next-input.js';
 
 /** Longest owner string; it is a worker id, shown to others and in logs. */
 const MAX_OWNER_LENGTH = 200;
@@ -19,15 +21,40 @@ const holderSchema = z.object({ holder: z.string().nullable(), retryAfterMs: z.n
  * caller can delay and re-check rather than give up.
  */
 export async function acquireLease(db: Queryable, params: AcquireLeaseParams): Promise<LeaseAcquisition> {
-  const sessionId = assertSessionId(params.sessionId);
-  const owner = assertText(params.owner, 'owner', MAX_OWNER_LENGTH);
-  const ttlMs = assertTtlMs(params.ttlMs);
+  const { sessionId, owner, ttlMs } = leaseRequest(params);
   const updated = await db.query(ACQUIRE_LEASE_SQL, [sessionId, owner, ttlMs]);
-  if (updated.rows[0] !== undefined) {
-    const lease = parseRow(acquiredSchema, updated.rows[0], `lease of session ${sessionId}`);
-    return { acquired: true, token: lease.token, expiresAt: lease.expiresAt };
-  }
-  // Read after the failed attempt, in its own snapshot: it sees the holder that beat us.
+  if (updated.rows[0] === undefined) return leaseHeld(db, sessionId);
+  const lease = parseRow(acquiredSchema, updated.rows[0], `lease of session ${sessionId}`);
+  return { acquired: true, token: lease.token, expiresAt: lease.expiresAt };
+}
+
+/**
+ * {@link acquireLease} and, when acquired, the claim of the lowest open input under the new token, in
+ * one statement ({@link ACQUIRE_LEASE_AND_CLAIM_SQL}): the first round trip of every drain.
+ */
+export async function acquireLeaseAndClaim(db: Queryable, params: AcquireLeaseParams): Promise<LeaseAndClaim> {
+  const { sessionId, owner, ttlMs } = leaseRequest(params);
+  const result = await db.query(ACQUIRE_LEASE_AND_CLAIM_SQL, [sessionId, owner, ttlMs]);
+  const row = result.rows[0] as (Record<string, unknown> & { seq: unknown; resumed: unknown; pendingInputs: unknown }) | undefined;
+  if (row === undefined) return leaseHeld(db, sessionId);
+  const lease = parseRow(
+    acquiredSchema,
+    { token: row[`${SESSION_PREFIX}leaseToken`], expiresAt: row[`${SESSION_PREFIX}leaseExpiresAt`] },
+    `lease of session ${sessionId}`,
+  );
+  return { acquired: true, token: lease.token, expiresAt: lease.expiresAt, claimed: row.seq === null ? null : decodeClaim(row) };
+}
+
+function leaseRequest(params: AcquireLeaseParams): AcquireLeaseParams {
+  return {
+    sessionId: assertSessionId(params.sessionId),
+    owner: assertText(params.owner, 'owner', MAX_OWNER_LENGTH),
+    ttlMs: assertTtlMs(params.ttlMs),
+  };
+}
+
+/** After a failed attempt, in its own snapshot: the holder that beat us, or `session.not_found`. */
+async function leaseHeld(db: Queryable, sessionId: string): Promise<Extract<LeaseAcquisition, { acquired: false }>> {
   const current = await db.query(LEASE_HOLDER_SQL, [sessionId]);
   if (current.rows[0] === undefined) {
     throw new SessionNotFoundError(`session ${sessionId} does not exist`, { details: { sessionId } });

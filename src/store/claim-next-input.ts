@@ -2,25 +2,42 @@ import type pg from 'pg';
 import type { ClaimedInput, FencedParams } from '../core/ports/session-store.js';
 import { assertSessionId } from '../core/session-id.js';
 import { assertLeaseToken } from './arguments.js';
-import { lockFencedSession } from './fence.js';
+import { leaseLost } from './fence.js';
 import { decodeInput } from './rows/input-row.js';
-import { CLAIM_NEXT_INPUT_SQL } from './sql/claim-next-input.js';
-import { withTransaction } from './transaction.js';
+import { unprefixed } from './rows/prefixed-row.js';
+import { decodeSession } from './rows/session-row.js';
+import { CLAIM_NEXT_INPUT_SQL, SESSION_PREFIX } from './sql/claim-next-input.js';
+
+interface ClaimRow extends Record<string, unknown> {
+  seq: unknown;
+  resumed: unknown;
+  pendingInputs: unknown;
+}
 
 /**
- * Fenced. Starts (or resumes) the session's lowest open input. The lock is taken in its own
- * statement first, so the claim that follows reads a snapshot that includes every input accepted
- * before the lock was granted.
+ * Fenced. Starts (or resumes) the session's lowest open input, in one statement (see
+ * {@link CLAIM_NEXT_INPUT_SQL}); null when none is open, `lease.lost` when the token is not current.
  */
 export async function claimNextInput(pool: pg.Pool, params: FencedParams): Promise<ClaimedInput | null> {
   const sessionId = assertSessionId(params.sessionId);
   const leaseToken = assertLeaseToken(params.leaseToken);
-  return withTransaction(pool, async (client) => {
-    await lockFencedSession(client, sessionId, leaseToken, 'claimNextInput');
-    const claimed = await client.query<{ resumed: unknown }>(CLAIM_NEXT_INPUT_SQL, [sessionId]);
-    const row = claimed.rows[0];
-    if (row === undefined) return null;
-    const { resumed, ...inputRow } = row;
-    return { input: decodeInput(inputRow), resumed: resumed === true };
-  });
+  const result = await pool.query<ClaimRow & { open: number; token: number | null }>(CLAIM_NEXT_INPUT_SQL, [sessionId, leaseToken]);
+  const row = result.rows[0]!;
+  if (row.seq !== null) return decodeClaim(row);
+  // Nothing claimed: an empty inbox under a current token, or a fence that did not match.
+  if (row.open === 0 && row.token === leaseToken) return null;
+  throw leaseLost(sessionId, leaseToken, 'claimNextInput');
+}
+
+/** A claim's row (input columns, `resumed`, `pendingInputs`, prefixed session columns) as a {@link ClaimedInput}. */
+export function decodeClaim(row: ClaimRow): ClaimedInput {
+  const { resumed, pendingInputs, ...columns } = row;
+  const inputColumns: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(columns)) if (!key.startsWith(SESSION_PREFIX)) inputColumns[key] = value;
+  return {
+    input: decodeInput(inputColumns),
+    resumed: resumed === true,
+    session: decodeSession(unprefixed(columns, SESSION_PREFIX)),
+    pendingInputs: pendingInputs === true,
+  };
 }

@@ -8,16 +8,10 @@ import { validateStep, type ValidatedStep } from './commit-step-validation.js';
 import { leaseLost } from './fence.js';
 import { encodeMessage } from './rows/message-row.js';
 import { parseRow } from './rows/parse-row.js';
-import { APPEND_MESSAGES_SQL } from './sql/append-messages.js';
-import { DELIVER_STEER_SQL } from './sql/deliver-steer.js';
-import { FENCE_STEP_SQL } from './sql/fence-step.js';
-import { FINISH_INPUT_SQL } from './sql/finish-input.js';
-import { FOLD_MESSAGES_SQL } from './sql/fold-messages.js';
-import { UPSERT_TOOL_CALLS_SQL } from './sql/upsert-tool-calls.js';
-import { UPSERT_USAGE_ROUNDS_SQL } from './sql/upsert-usage-rounds.js';
-import { withTransaction } from './transaction.js';
+import { COMMIT_STEP_SQL, STEP_REFUSAL_SQL } from './sql/commit-step.js';
+import { LOCK_FENCED_SESSION_SQL } from './sql/lock-fenced-session.js';
 
-/** A validated step with its JSON parameters already serialised (so that can fail before BEGIN). */
+/** A validated step with its JSON parameters already serialised (so that can fail before any I/O). */
 interface PreparedStep {
   sessionId: string;
   leaseToken: number;
@@ -26,37 +20,55 @@ interface PreparedStep {
   pendingText: string | null;
   toolCallsText: string;
   usageRoundsText: string;
+  compactionText: string | null;
   resultText: string | null;
 }
 
-const baseSeqSchema = z.object({ baseSeq: z.number().int().nonnegative() });
-const foldedSchema = z.object({ foldedMessages: z.number().int().nonnegative() });
-const deliveredSchema = z.object({ delivered: z.number().int().nonnegative() });
+/**
+ * The name the statement is prepared under, once per connection: planning its dozen sub-statements
+ * costs several times executing them, and the text never varies, so later steps reuse the plan.
+ */
+const COMMIT_STEP_STATEMENT = 'loopfleet_commit_step';
+
+const committedSchema = z.object({ baseSeq: z.number().int().nonnegative(), pendingInputs: z.boolean() });
+
+const refusalSchema = z.object({
+  leaseHeld: z.boolean(),
+  activeFolds: z.number().int().nonnegative(),
+  hostRunning: z.boolean(),
+  pendingSteered: z.number().int().nonnegative(),
+  finishRunning: z.boolean(),
+});
 
 /**
- * Applies one step of a run in one fenced transaction (DESIGN.md I3, §9): the fence and message-seq
- * allocation, then messages, compaction, tool ledger, usage, steering and the input's end. Any refusal —
- * `lease.lost`, `state.conflict` — rolls all of it back, so a step is never half-applied.
+ * Applies one step of a run in one fenced statement, one round trip (DESIGN.md I3, §9): the fence and
+ * message-seq allocation, messages, compaction, tool ledger, usage, steering and the input's end.
+ * Any refusal — `lease.lost`, `state.conflict` — writes none of it, so a step is never half-applied.
  */
 export async function commitStep(pool: pg.Pool, step: StepCommit): Promise<StepCommitResult> {
   const prepared = prepare(step);
-  return withTransaction(pool, async (client) => {
-    const baseSeq = await fence(client, prepared);
-    const messageSeqs = prepared.step.messages.map((_, index) => baseSeq + index + 1);
-    if (messageSeqs.length > 0) {
-      await client.query(APPEND_MESSAGES_SQL, [prepared.sessionId, baseSeq, prepared.messagesText]);
-    }
-    if (prepared.step.compaction !== undefined) await fold(client, prepared, messageSeqs);
-    if (prepared.step.toolCalls.length > 0) {
-      await client.query(UPSERT_TOOL_CALLS_SQL, [prepared.sessionId, prepared.toolCallsText]);
-    }
-    if (prepared.step.usageRounds.length > 0) {
-      await client.query(UPSERT_USAGE_ROUNDS_SQL, [prepared.sessionId, prepared.usageRoundsText]);
-    }
-    if (prepared.step.steer !== undefined) await deliverSteer(client, prepared);
-    if (prepared.step.input !== undefined) await finishInput(client, prepared);
-    return { messageSeqs };
-  });
+  const params = stepParams(prepared);
+  const committed = await runStep(pool, prepared, params);
+  if (committed !== undefined) return committed;
+  // Refused, nothing written. The statement checked its preconditions on the snapshot it began with,
+  // and a failed check skips the session row without waiting for its lock: an input accepted after
+  // that snapshot (its accept may still hold the row) is invisible, so a step steering it is refused
+  // although it holds once that accept commits. Wait for the row as a transaction's fence would, then
+  // try once more on a fresh snapshot; only a second refusal is final.
+  const fenced = await pool.query(LOCK_FENCED_SESSION_SQL, [prepared.sessionId, prepared.leaseToken]);
+  if (fenced.rowCount !== 1) throw leaseLost(prepared.sessionId, prepared.leaseToken, 'commitStep');
+  const retried = await runStep(pool, prepared, params);
+  if (retried !== undefined) return retried;
+  throw await refusal(pool, prepared);
+}
+
+/** Runs {@link COMMIT_STEP_SQL}; undefined when it was refused (and wrote nothing). */
+async function runStep(pool: pg.Pool, prepared: PreparedStep, values: unknown[]): Promise<StepCommitResult | undefined> {
+  const result = await pool.query({ name: COMMIT_STEP_STATEMENT, text: COMMIT_STEP_SQL, values });
+  const row = result.rows[0] as unknown;
+  if (row === undefined) return undefined;
+  const { baseSeq, pendingInputs } = parseRow(committedSchema, row, `session ${prepared.sessionId}`);
+  return { messageSeqs: prepared.step.messages.map((_, index) => baseSeq + index + 1), pendingInputs };
 }
 
 function prepare(raw: StepCommit): PreparedStep {
@@ -72,91 +84,88 @@ function prepare(raw: StepCommit): PreparedStep {
     pendingText: step.pending == null ? null : toJsonText(step.pending, 'pending'),
     toolCallsText: toJsonText(step.toolCalls, 'toolCalls'),
     usageRoundsText: toJsonText(step.usageRounds, 'usageRounds'),
+    compactionText: compactionRecord(step),
     resultText: step.input?.result === undefined ? null : toJsonText(step.input.result, 'input.result'),
   };
 }
 
-/** The fence; returns the last message seq before this step. */
-async function fence(client: pg.PoolClient, prepared: PreparedStep): Promise<number> {
-  const setPending = prepared.step.pending !== undefined;
-  const fenced = await client.query(FENCE_STEP_SQL, [
-    prepared.sessionId,
-    prepared.leaseToken,
-    prepared.step.messages.length,
-    setPending,
-    prepared.pendingText,
-  ]);
-  if (fenced.rows[0] === undefined) throw leaseLost(prepared.sessionId, prepared.leaseToken, 'commitStep');
-  return parseRow(baseSeqSchema, fenced.rows[0], `session ${prepared.sessionId}`).baseSeq;
+/**
+ * The compaction record as the statement reads it. Without an explicit note seq, the note is the
+ * step's first `compact_note` message, named by its 1-based place among the step's messages (its seq
+ * is known only once the fence has allocated them).
+ */
+function compactionRecord(step: ValidatedStep): string | null {
+  const compaction = step.compaction;
+  if (compaction === undefined) return null;
+  const { noteSeq, inputSeq, ...rest } = compaction.record;
+  const noteOrdinal = noteSeq === undefined ? step.messages.findIndex((message) => message.kind === 'compact_note') + 1 : null;
+  return toJsonText({ ...rest, noteSeq: noteSeq ?? null, noteOrdinal, inputSeq: inputSeq ?? null }, 'compaction');
 }
 
-async function fold(client: pg.PoolClient, prepared: PreparedStep, messageSeqs: number[]): Promise<void> {
-  const { sessionId, step } = prepared;
-  const compaction = step.compaction;
-  if (compaction === undefined) return;
-  const record = compaction.record;
-  const noteIndex = step.messages.findIndex((message) => message.kind === 'compact_note');
-  const noteSeq = record.noteSeq ?? messageSeqs[noteIndex];
-  const result = await client.query(FOLD_MESSAGES_SQL, [
+/** The parameters of {@link COMMIT_STEP_SQL}; absent parts are nulls or empty arrays. */
+function stepParams(prepared: PreparedStep): unknown[] {
+  const { step } = prepared;
+  const input = step.input;
+  return [
+    prepared.sessionId,
+    prepared.leaseToken,
+    prepared.messagesText,
+    step.pending !== undefined,
+    prepared.pendingText,
+    prepared.toolCallsText,
+    prepared.usageRoundsText,
+    step.compaction?.foldSeqs ?? null,
+    prepared.compactionText,
+    step.steer?.seqs ?? [],
+    step.steer?.intoInputSeq ?? null,
+    input?.seq ?? null,
+    input?.status ?? null,
+    prepared.resultText,
+    input?.errorCode ?? null,
+    input?.errorMessage ?? null,
+  ];
+}
+
+/**
+ * The error of a step refused on a fresh snapshot, told apart by one more read: `lease.lost` unless
+ * the token is still current, else the `state.conflict` of the first precondition that failed, in the
+ * order the parts apply (compaction, steering, finishing).
+ */
+async function refusal(pool: pg.Pool, prepared: PreparedStep): Promise<Error> {
+  const { sessionId, leaseToken, step } = prepared;
+  const read = await pool.query(STEP_REFUSAL_SQL, [
     sessionId,
-    compaction.foldSeqs,
-    noteSeq,
-    record.inputSeq ?? null,
-    record.fromSeq,
-    record.toSeq,
-    record.estimatedTokensBefore,
-    record.estimatedTokensAfter,
-    record.model,
+    leaseToken,
+    step.messages.length,
+    step.compaction?.foldSeqs ?? [],
+    step.steer?.intoInputSeq ?? null,
+    step.steer?.seqs ?? [],
+    step.input?.seq ?? null,
   ]);
-  const { foldedMessages } = parseRow(foldedSchema, result.rows[0], `compaction of session ${sessionId}`);
-  if (foldedMessages !== compaction.foldSeqs.length) {
-    throw new StateConflictError(
-      `compaction of session ${sessionId} names ${compaction.foldSeqs.length} messages but only ${foldedMessages} are active`,
+  const row = read.rows[0] as unknown;
+  if (row === undefined) return leaseLost(sessionId, leaseToken, 'commitStep');
+  const state = parseRow(refusalSchema, row, `session ${sessionId}`);
+  if (!state.leaseHeld) return leaseLost(sessionId, leaseToken, 'commitStep');
+  const { compaction, steer, input } = step;
+  if (compaction !== undefined && state.activeFolds !== compaction.foldSeqs.length) {
+    return new StateConflictError(
+      `compaction of session ${sessionId} names ${compaction.foldSeqs.length} messages but only ${state.activeFolds} are active`,
       { details: { sessionId, foldSeqs: compaction.foldSeqs } },
     );
   }
-}
-
-async function deliverSteer(client: pg.PoolClient, prepared: PreparedStep): Promise<void> {
-  const { sessionId, step } = prepared;
-  const steer = step.steer;
-  if (steer === undefined) return;
-  const result = await client.query(DELIVER_STEER_SQL, [sessionId, steer.seqs, steer.intoInputSeq]);
-  const { delivered } = parseRow(deliveredSchema, result.rows[0], `steering of session ${sessionId}`);
-  if (delivered !== steer.seqs.length) {
-    throw new StateConflictError(
+  if (steer !== undefined && (!state.hostRunning || state.pendingSteered !== steer.seqs.length)) {
+    return new StateConflictError(
       `steering into input ${steer.intoInputSeq} of session ${sessionId} needs it running and inputs ${steer.seqs.join(', ')} pending`,
       { details: { sessionId, seqs: steer.seqs, intoInputSeq: steer.intoInputSeq } },
     );
   }
-}
-
-async function finishInput(client: pg.PoolClient, prepared: PreparedStep): Promise<void> {
-  const { sessionId, step } = prepared;
-  const input = step.input;
-  if (input === undefined) return;
-  const result = input.result;
-  const usage = result?.usage;
-  const finished = await client.query(FINISH_INPUT_SQL, [
-    sessionId,
-    input.seq,
-    input.status,
-    prepared.resultText,
-    input.errorCode ?? null,
-    input.errorMessage ?? null,
-    result?.status === 'waiting_for_input' ? 'waiting_for_input' : 'idle',
-    result?.rounds ?? 0,
-    usage?.llmCalls ?? 0,
-    result?.toolCalls ?? 0,
-    usage?.promptTokens ?? 0,
-    usage?.completionTokens ?? 0,
-    usage?.cachedTokens ?? 0,
-    usage?.reasoningTokens ?? 0,
-    usage?.totalTokens ?? 0,
-  ]);
-  if (finished.rowCount !== 1) {
-    throw new StateConflictError(`input ${input.seq} of session ${sessionId} is not running, so it cannot become ${input.status}`, {
+  if (input !== undefined && !state.finishRunning) {
+    return new StateConflictError(`input ${input.seq} of session ${sessionId} is not running, so it cannot become ${input.status}`, {
       details: { sessionId, seq: input.seq, status: input.status },
     });
   }
+  // Only a concurrent step under the same token (a caller bug) can change what the step checked.
+  return new StateConflictError(`step of session ${sessionId} was refused: the state it checked changed under the same lease`, {
+    details: { sessionId, leaseToken },
+  });
 }

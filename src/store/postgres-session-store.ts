@@ -9,17 +9,19 @@ import type {
   CreateSessionParams,
   FencedParams,
   LeaseAcquisition,
+  LeaseAndClaim,
   ListInputsOptions,
   LoadHistoryOptions,
   ReleaseLeaseParams,
   RenewLeaseParams,
+  RunState,
   SessionStore,
   StepCommit,
   StepCommitResult,
 } from '../core/ports/session-store.js';
 import type { InputRecord, SessionRecord, ToolCallRecord, UsageRoundRecord } from '../core/session-types.js';
 import { acceptInput } from './accept-input.js';
-import { acquireLease } from './acquire-lease.js';
+import { acquireLease, acquireLeaseAndClaim } from './acquire-lease.js';
 import { claimNextInput } from './claim-next-input.js';
 import { clearCancel } from './clear-cancel.js';
 import { commitStep } from './commit-step.js';
@@ -28,6 +30,7 @@ import { deleteSession } from './delete-session.js';
 import { getInputById } from './get-input-by-id.js';
 import { getInput } from './get-input.js';
 import { getSession } from './get-session.js';
+import { loadRunState } from './load-run-state.js';
 import { getUsageRounds } from './get-usage-rounds.js';
 import { listInputs } from './list-inputs.js';
 import { loadHistory } from './load-history.js';
@@ -67,6 +70,10 @@ export class PostgresSessionStore implements SessionStore {
 
   acquireLease(params: AcquireLeaseParams): Promise<LeaseAcquisition> {
     return acquireLease(this.pool, params);
+  }
+
+  acquireLeaseAndClaim(params: AcquireLeaseParams): Promise<LeaseAndClaim> {
+    return acquireLeaseAndClaim(this.pool, params);
   }
 
   renewLease(params: RenewLeaseParams): Promise<Date> {
@@ -111,6 +118,10 @@ export class PostgresSessionStore implements SessionStore {
 
   getUsageRounds(sessionId: string, inputSeq?: number): Promise<UsageRoundRecord[]> {
     return getUsageRounds(this.db, sessionId, inputSeq);
+  }
+
+  loadRunState(sessionId: string, inputSeq: number): Promise<RunState> {
+    return loadRunState(this.pool, sessionId, inputSeq);
   }
 
   requestCancel(sessionId: string): Promise<Date> {

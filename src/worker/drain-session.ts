@@ -1,4 +1,5 @@
 import { CancelledError, LeaseLostError, SessionNotFoundError } from '../core/errors/index.js';
+import type { ClaimedInput } from '../core/ports/session-store.js';
 import { kickSession } from '../producer/kick.js';
 import { giveUpInput } from './give-up-input.js';
 import { keepLease } from './lease-keeper.js';
@@ -21,15 +22,17 @@ export type DrainOutcome =
   | { kind: 'no_session' };
 
 /**
- * The drain of one session (DESIGN.md §4.3): take the lease (fencing token, database time), keep it
- * alive, run pending inputs in seq order, yield after a bounded slice, release. Every write the runs
- * make is fenced by the token, so a redelivered job or a zombie cannot duplicate anything.
+ * The drain of one session (DESIGN.md §4.3): take the lease (fencing token, database time) together
+ * with the first input, keep it alive, run pending inputs in seq order, yield after a bounded slice,
+ * release. Every write the runs make is fenced by the token, so a redelivered job or a zombie cannot
+ * duplicate anything. An input's terminal commit says whether others wait, so a session without
+ * followers is released without another claim.
  */
 export async function drainSession(ctx: WorkerContext, sessionId: string, jobSignal: AbortSignal | undefined): Promise<DrainOutcome> {
   const { store, settings } = ctx;
   let lease;
   try {
-    lease = await store.acquireLease({ sessionId, owner: ctx.workerId, ttlMs: settings.leaseTtlMs });
+    lease = await store.acquireLeaseAndClaim({ sessionId, owner: ctx.workerId, ttlMs: settings.leaseTtlMs });
   } catch (error) {
     if (error instanceof SessionNotFoundError) return { kind: 'no_session' };
     throw error;
@@ -41,7 +44,7 @@ export async function drainSession(ctx: WorkerContext, sessionId: string, jobSig
   const keeper = keepLease(store, sessionId, lease.token, settings.leaseTtlMs, (error) => log.warn({ err: error }, 'lease renewal failed'));
   const stop = AbortSignal.any([keeper.signal, ctx.shutdown, ...(jobSignal === undefined ? [] : [jobSignal])]);
   try {
-    const outcome = await drainWithLease(ctx, sessionId, lease.token, stop);
+    const outcome = await drainWithLease(ctx, sessionId, lease.token, lease.claimed, stop);
     if (outcome.kind === 'lease_lost') log.warn({ processed: outcome.processed }, 'lease lost: another worker took the session over; stopped without writing');
     if (outcome.kind === 'handed_back') log.info({ processed: outcome.processed }, 'drain stopped early; session handed back to the fleet');
     return outcome;
@@ -51,22 +54,28 @@ export async function drainSession(ctx: WorkerContext, sessionId: string, jobSig
   }
 }
 
-async function drainWithLease(ctx: WorkerContext, sessionId: string, token: number, stop: AbortSignal): Promise<DrainOutcome> {
+/**
+ * `firstClaim` is the input claimed with the lease. After each input, `next` is what the drain knows
+ * of the following one: `undefined` claim it, `null` none was pending at the terminal commit.
+ */
+async function drainWithLease(ctx: WorkerContext, sessionId: string, token: number, firstClaim: ClaimedInput | null, stop: AbortSignal): Promise<DrainOutcome> {
   const started = ctx.clock.now();
   let processed = 0;
   let first = true;
+  let next: ClaimedInput | null | undefined = firstClaim;
   for (;;) {
     if (stop.aborted) return stopped(ctx, sessionId, stop, processed);
     // Shutdown began: the input in hand was finished; the rest goes to workers that stay (STYLE.md 13).
     if (ctx.stopping.aborted) return (await hasOpenInputs(ctx, sessionId)) ? stopped(ctx, sessionId, ctx.stopping, processed) : { kind: 'drained', processed };
     try {
-      const claimed = await ctx.store.claimNextInput({ sessionId, leaseToken: token });
+      const claimed = next !== undefined ? next : await ctx.store.claimNextInput({ sessionId, leaseToken: token });
+      next = undefined;
       // A resumed input's dead holder had published the end of the input before it; otherwise check.
       if (first && claimed?.resumed !== true) await repairFinishEvents(ctx, sessionId, claimed?.input.seq ?? null);
       first = false;
       if (claimed === null) return { kind: 'drained', processed };
       if (claimed.input.attempts > ctx.settings.maxInputAttempts) await giveUpInput(ctx, sessionId, token, claimed.input);
-      else await runClaimedInput(ctx, sessionId, token, claimed, stop);
+      else if (!(await runClaimedInput(ctx, sessionId, token, claimed, stop)).pendingInputs) next = null;
     } catch (error) {
       // A fenced write refused (the heartbeat may not have noticed yet): the new holder drains, and a
       // kick from here would only wake a drain that finds the lease taken.
@@ -76,7 +85,7 @@ async function drainWithLease(ctx: WorkerContext, sessionId: string, token: numb
     }
     processed += 1;
     const sliceUsed = processed >= ctx.settings.sliceInputs || ctx.clock.now() - started >= ctx.settings.sliceMs;
-    if (sliceUsed && (await hasOpenInputs(ctx, sessionId))) {
+    if (sliceUsed && next !== null && (await hasOpenInputs(ctx, sessionId))) {
       await kickSession(ctx.queue, sessionId);
       return { kind: 'yielded', processed };
     }

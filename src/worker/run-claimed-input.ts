@@ -1,7 +1,6 @@
 import type { ClaimedInput } from '../core/ports/session-store.js';
-import { runInput } from '../core/loop/run-input.js';
+import { runInputOutcome, type RunOutcome } from '../core/loop/run-input.js';
 import { finishingCancel } from '../core/loop/run-outcomes.js';
-import type { InputResult } from '../core/session-types.js';
 import type { WorkerContext } from './worker-context.js';
 
 /**
@@ -16,22 +15,24 @@ export async function runClaimedInput(
   leaseToken: number,
   claimed: ClaimedInput,
   stop: AbortSignal,
-): Promise<InputResult> {
-  const { input, resumed } = claimed;
-  await ctx.publisher.publish(
-    sessionId,
-    input.seq,
-    resumed ? { type: 'input_resumed', reason: 'worker_lost', attempt: input.attempts } : { type: 'input_started', attempt: input.attempts },
-  );
+): Promise<RunOutcome> {
+  const { input, resumed, session } = claimed;
   const cancel = new AbortController();
   let stopWatch = (): void => {};
+  // Registered first: a pub/sub cancel reaches this run from here on; the durable flag as the claim
+  // read it covers earlier requests, and the periodic re-read the sliver in between.
   const unregister = ctx.cancels.register(sessionId, cancel);
   const sink = ctx.publisher.runSink(sessionId, input.seq);
   const steered: number[] = [];
   try {
-    await applyDurableCancel(ctx, sessionId, leaseToken, input.startedAt, cancel);
+    await ctx.publisher.publish(
+      sessionId,
+      input.seq,
+      resumed ? { type: 'input_resumed', reason: 'worker_lost', attempt: input.attempts } : { type: 'input_started', attempt: input.attempts },
+    );
+    await applyDurableCancel(ctx, sessionId, leaseToken, session.cancelRequestedAt, input.startedAt, cancel);
     stopWatch = watchDurableCancel(ctx, sessionId, input.startedAt, cancel);
-    const result = await runInput(
+    const outcome = await runInputOutcome(
       {
         ...ctx.loop,
         sink: {
@@ -41,18 +42,17 @@ export async function runClaimedInput(
           },
         },
       },
-      { sessionId, leaseToken, input, resumed, signal: AbortSignal.any([stop, cancel.signal]) },
+      { sessionId, leaseToken, input, resumed, session, pendingInputs: claimed.pendingInputs, signal: AbortSignal.any([stop, cancel.signal]) },
     );
+    const { result, error } = outcome;
     await sink.flush();
-    const finished = await ctx.store.getInput(sessionId, input.seq);
-    const error = finished?.errorCode == null ? null : { code: finished.errorCode, message: finished.errorMessage ?? '' };
     await ctx.publisher.publish(sessionId, input.seq, { type: 'input_finished', ...result, error });
     // A resumed run did not see the steering its dead predecessor applied: those inputs are in Postgres.
     if (resumed) steered.unshift(...(await steeredBefore(ctx, sessionId, input.seq, steered)));
     for (const seq of steered) {
       await ctx.publisher.publish(sessionId, seq, { type: 'input_finished', ...result, error, steeredInto: input.seq });
     }
-    return result;
+    return outcome;
   } finally {
     stopWatch();
     unregister();
@@ -69,17 +69,16 @@ async function steeredBefore(ctx: WorkerContext, sessionId: string, hostSeq: num
 /**
  * A cancel requested while this input was running (before a crash, or while no run was registered
  * to hear the pub/sub message) is honoured now; an older request, made while the session was idle or
- * for an earlier input, is cleared without effect.
+ * for an earlier input, is cleared without effect. `requested` is the flag as the claim read it.
  */
 async function applyDurableCancel(
   ctx: WorkerContext,
   sessionId: string,
   leaseToken: number,
+  requested: Date | null,
   startedAt: Date | null,
   cancel: AbortController,
 ): Promise<void> {
-  const session = await ctx.store.getSession(sessionId);
-  const requested = session?.cancelRequestedAt ?? null;
   if (requested === null) return;
   await ctx.store.clearCancel({ sessionId, leaseToken });
   if (startedAt !== null && requested.getTime() >= startedAt.getTime()) cancel.abort(finishingCancel('cancelled by request'));

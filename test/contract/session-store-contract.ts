@@ -14,11 +14,13 @@ import { sessionIds, type ContractContext, type OpenedStore, type StoreFactory }
 import { acceptInputScenarios } from './scenarios/accept-input.js';
 import { claimScenarios } from './scenarios/claim.js';
 import { compactionScenarios } from './scenarios/compaction.js';
+import { drainStartScenarios } from './scenarios/drain-start.js';
 import { fencingScenarios } from './scenarios/fencing.js';
 import { finishScenarios } from './scenarios/finish.js';
 import { leaseScenarios } from './scenarios/lease.js';
 import { ledgerUsageScenarios } from './scenarios/ledger-usage.js';
 import { messageScenarios } from './scenarios/messages.js';
+import { pendingInputScenarios } from './scenarios/pending-inputs.js';
 import { queryScenarios } from './scenarios/queries.js';
 import { sessionScenarios } from './scenarios/sessions.js';
 import { steerScenarios } from './scenarios/steer.js';
@@ -54,11 +56,13 @@ export function sessionStoreContract(name: string, factory: StoreFactory): void 
     leaseScenarios(ctx);
     fencingScenarios(ctx);
     claimScenarios(ctx);
+    drainStartScenarios(ctx);
     messageScenarios(ctx);
     ledgerUsageScenarios(ctx);
     compactionScenarios(ctx);
     steerScenarios(ctx);
     finishScenarios(ctx);
+    pendingInputScenarios(ctx);
     queryScenarios(ctx);
   });
 }

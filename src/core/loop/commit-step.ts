@@ -56,6 +56,10 @@ export async function commitStep(ctx: RunContext, step: StepInput): Promise<numb
     ...(step.input !== undefined ? { input: step.input } : {}),
     ...(step.steer !== undefined ? { steer: { seqs: step.steer.seqs, intoInputSeq: params.input.seq } } : {}),
   });
+  ctx.pendingInputs = result.pendingInputs;
+  if (step.input !== undefined) {
+    ctx.finishedError = step.input.errorCode === undefined ? null : { code: step.input.errorCode, message: step.input.errorMessage ?? '' };
+  }
   applyToWindow(ctx, step, messages, result.messageSeqs);
   if (step.pending !== undefined) ctx.pending = step.pending;
   ctx.lastMessageSeq = result.messageSeqs.at(-1) ?? ctx.lastMessageSeq;

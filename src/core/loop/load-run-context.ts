@@ -12,11 +12,9 @@ import type { LoopDeps, RunContext, RunParams } from './run-context.js';
  */
 export async function loadRunContext(deps: LoopDeps, params: RunParams): Promise<RunContext> {
   const { store } = deps;
-  const [session, window, usageRows, openCalls] = await Promise.all([
-    store.getSession(params.sessionId),
-    store.loadWindow(params.sessionId),
-    store.getUsageRounds(params.sessionId, params.input.seq),
-    store.loadOpenToolCalls(params.sessionId),
+  const [session, { window, usageRounds: usageRows, openToolCalls: openCalls }] = await Promise.all([
+    params.session === undefined ? store.getSession(params.sessionId) : Promise.resolve(params.session),
+    store.loadRunState(params.sessionId, params.input.seq),
   ]);
   if (session === null) throw new SessionNotFoundError(`session ${params.sessionId} does not exist`);
   const parsed = parseInputPayloadSafely(params);
@@ -60,6 +58,7 @@ export async function loadRunContext(deps: LoopDeps, params: RunParams): Promise
     lastMessageSeq: session.nextMessageSeq,
     inDoubt: new Map(openCalls.filter((call) => call.status === 'started').map((call): [string, ToolCallRecord] => [call.toolCallId, call])),
     roundsRecorded,
+    pendingInputs: params.pendingInputs ?? true,
   };
   ctx.payloadError = checkPayload(ctx, parsed, overrides.tools);
   return ctx;

@@ -45,7 +45,7 @@ export async function replyTurn(ctx: RunContext, response: LlmResponse, attempts
     }
     output = parsed.value;
   }
-  const steering = await checkSteering(ctx);
+  const steering = await checkSteering(ctx, { fresh: true });
   if (steering.steerable.length > 0 || steering.interrupt) return continueWith(ctx, assistant, usageRounds, text);
   // The terminal round ends like any other (round.end, round_completed) before complete.decide (power-loop §6.15).
   await endRound(ctx, false, text);

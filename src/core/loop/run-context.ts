@@ -36,6 +36,13 @@ export interface RunParams {
   input: InputRecord;
   /** True when a previous holder died while running this input. */
   resumed: boolean;
+  /** The session as the claim left it; read from the store when absent. */
+  session?: SessionRecord;
+  /**
+   * Whether other inputs were pending at the claim; absent means unknown (the run then looks). Kept
+   * current by every step commit, so a run without followers never queries for steering.
+   */
+  pendingInputs?: boolean;
   /**
    * Aborted to stop the run. The reason decides what happens: a `CancelledError` whose
    * `details.finish` is true (user cancel, interrupt) ends the input `cancelled`; any other reason
@@ -85,6 +92,10 @@ export interface RunContext {
   payloadError?: Error;
   /** Rounds already recorded (usage rows) when this attempt started: resumed rounds are not re-counted. */
   roundsRecorded: number;
+  /** Whether the session had pending inputs as of the last commit (or the claim): steering looks only then. */
+  pendingInputs: boolean;
+  /** The error the input was finished with, once its terminal step committed. */
+  finishedError?: { code: string; message: string } | null;
 }
 
 export function sessionIdOf(ctx: RunContext): string {

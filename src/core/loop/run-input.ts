@@ -24,7 +24,27 @@ import { runToolPhase } from './tool-phase.js';
  * not a user cancel (shutdown) — the next lease holder then continues it.
  */
 export async function runInput(deps: LoopDeps, params: RunParams): Promise<InputResult> {
+  return (await runInputOutcome(deps, params)).result;
+}
+
+/** {@link runInput}'s result with what the terminal commit told the run, so the caller reads nothing back. */
+export interface RunOutcome {
+  result: InputResult;
+  /** The error code and message the input was finished with (null when it has none). */
+  error: { code: string; message: string } | null;
+  /** Whether the session had pending inputs as the input finished: the drain claims again only then. */
+  pendingInputs: boolean;
+}
+
+/** {@link runInput}, returning the {@link RunOutcome}. */
+export async function runInputOutcome(deps: LoopDeps, params: RunParams): Promise<RunOutcome> {
   const ctx = await loadRunContext({ ...deps, store: guardStore(deps.store) }, params);
+  const result = await runLoaded(ctx, params);
+  return { result, error: ctx.finishedError ?? null, pendingInputs: ctx.pendingInputs };
+}
+
+async function runLoaded(ctx: RunContext, params: RunParams): Promise<InputResult> {
+  const { deps } = ctx;
   try {
     emit(ctx, { type: 'session_started', resumed: params.resumed });
     if (deps.hooks.handles('session.start')) {

@@ -109,6 +109,28 @@ export interface ClaimedInput {
   input: InputRecord;
   /** True when it was already `running`: a previous holder died mid-run and this continues it. */
   resumed: boolean;
+  /** The session as the claim left it (`running`), so the run needs no second read of it. */
+  session: SessionRecord;
+  /** Whether other inputs were `pending` as of the claim (see {@link StepCommitResult.pendingInputs}). */
+  pendingInputs: boolean;
+}
+
+/**
+ * {@link SessionStore.acquireLeaseAndClaim}: the lease and the first input of the drain, taken in one
+ * write, or who holds the lease and when to try again.
+ */
+export type LeaseAndClaim =
+  | { acquired: true; token: number; expiresAt: Date; claimed: ClaimedInput | null }
+  | Extract<LeaseAcquisition, { acquired: false }>;
+
+/** What a run is rebuilt from besides the session and the input: {@link SessionStore.loadRunState}. */
+export interface RunState {
+  /** The active messages, in seq order (as {@link SessionStore.loadWindow}). */
+  window: StoredMessage[];
+  /** Usage rows of the input, by round (as {@link SessionStore.getUsageRounds} with its seq). */
+  usageRounds: UsageRoundRecord[];
+  /** Ledger rows still `started` or `in_doubt` (as {@link SessionStore.loadOpenToolCalls}). */
+  openToolCalls: ToolCallRecord[];
 }
 
 /** A message to append; its seq is allocated by the store. */
@@ -214,6 +236,13 @@ export interface StepCommit extends FencedParams {
 export interface StepCommitResult {
   /** Seqs given to `messages`, in order. */
   messageSeqs: number[];
+  /**
+   * True when the session had `pending` inputs (accepted, neither started nor steered) as the step
+   * committed — inputs accepted concurrently may be missed, never invented. The run looks for
+   * steering only then, and the drain claims again only then, so an input without followers costs
+   * no extra reads.
+   */
+  pendingInputs: boolean;
 }
 
 /** Filters and paging of {@link SessionStore.listInputs}. */
@@ -256,7 +285,16 @@ export interface SessionStore {
   /** Gives the lease up. False (never an error) when the token is stale or already released. */
   releaseLease(params: ReleaseLeaseParams): Promise<boolean>;
 
-  /** Fenced. Marks the lowest open input `running` and returns it, or null when none is open. */
+  /**
+   * {@link acquireLease} and, when it is acquired, {@link claimNextInput} under the new token — one
+   * atomic write instead of two round trips at the start of every drain.
+   */
+  acquireLeaseAndClaim(params: AcquireLeaseParams): Promise<LeaseAndClaim>;
+
+  /**
+   * Fenced. Marks the lowest open input `running` and returns it, or null when none is open (an
+   * input accepted while the claim runs may be left for the next one). Writes nothing when none is.
+   */
   claimNextInput(params: FencedParams): Promise<ClaimedInput | null>;
   /** Fenced. Applies one step's writes atomically. */
   commitStep(step: StepCommit): Promise<StepCommitResult>;
@@ -275,6 +313,8 @@ export interface SessionStore {
   loadOpenToolCalls(sessionId: string): Promise<ToolCallRecord[]>;
   /** Usage rows, by input then round; only those of `inputSeq` when given. */
   getUsageRounds(sessionId: string, inputSeq?: number): Promise<UsageRoundRecord[]>;
+  /** The window, the input's usage rows and the open ledger rows, read together (one round trip). */
+  loadRunState(sessionId: string, inputSeq: number): Promise<RunState>;
 
   /** Sets the durable cancel flag (keeping an earlier request's time); returns that time. `session.not_found` if none. */
   requestCancel(sessionId: string): Promise<Date>;

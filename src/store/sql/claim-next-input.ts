@@ -1,33 +1,102 @@
 import { INPUT_COLUMNS } from '../rows/input-row.js';
+import { qualifiedColumns } from '../rows/prefixed-row.js';
+import { SESSION_COLUMNS } from '../rows/session-row.js';
+
+/** Prefix of the session's columns in a claim's row (the input's are unprefixed). */
+export const SESSION_PREFIX = 'session.';
 
 /**
- * Marks the lowest open input `running` (counting the attempt) and the session `running`. Its
- * predicate is exactly that of the partial index `session_inputs_open_idx`, so finished inputs are
- * never read however long the inbox history grows. `resumed` is true when the input was already
- * `running`: its previous holder died mid-run. `started_at` is the statement's clock time, not the
- * transaction's start (`now()`), which may precede the `accepted_at` of an input accepted while this
- * transaction waited for the session lock; the clock time comes after it (DESIGN.md I2).
- * Params: $1 session id. Run only under {@link LOCK_FENCED_SESSION_SQL}.
+ * The lowest open input. Its predicate is exactly that of the partial index
+ * `session_inputs_open_idx`, so finished inputs are never read however long the inbox grows.
  */
-export const CLAIM_NEXT_INPUT_SQL = `
-WITH next AS (
+const NEXT_OPEN_INPUT = `
   SELECT seq, status
     FROM session_inputs
    WHERE session_id = $1 AND status IN ('pending', 'running')
    ORDER BY seq
-   LIMIT 1
-),
-claimed AS (
+   LIMIT 1`;
+
+/**
+ * Marks the claimed input `running`, counting the attempt, once `guard` (the fence) matched.
+ * `started_at` is the statement's clock time, not the transaction start (`now()`), which could
+ * precede the `accepted_at` of an input accepted while the statement waited for the session row
+ * (DESIGN.md I2).
+ */
+const claimInput = (guard: string) => `
   UPDATE session_inputs AS i
      SET status = 'running',
          attempts = i.attempts + 1,
          started_at = coalesce(i.started_at, clock_timestamp())
     FROM next
-   WHERE i.session_id = $1 AND i.seq = next.seq
-  RETURNING i.*, next.status AS previous_status
+   WHERE i.session_id = $1 AND i.seq = next.seq AND EXISTS (SELECT 1 FROM ${guard})
+  RETURNING i.*, next.status AS previous_status`;
+
+/**
+ * A claim's row: the input's columns, `resumed`, whether other inputs wait, and the session's columns,
+ * prefixed. The claimed input is the lowest open one, so the others waiting are the open inputs after
+ * it — a predicate of `session_inputs_open_idx` again (a `status = 'pending'` test would let the
+ * planner scan every session's pending inputs through `session_inputs_pending_age_idx`).
+ */
+const claimedColumns = (session: string) => `${qualifiedColumns(INPUT_COLUMNS, 'c')},
+       c.previous_status = 'running' AS resumed,
+       EXISTS (SELECT 1 FROM session_inputs AS p
+                WHERE p.session_id = $1 AND p.status IN ('pending', 'running') AND p.seq > c.seq) AS "pendingInputs",
+       ${qualifiedColumns(SESSION_COLUMNS, session, SESSION_PREFIX)}`;
+
+/**
+ * Fenced, one statement, one round trip: starts (or resumes) the session's lowest open input under
+ * the caller's lease token and returns it with the session row as the claim left it (`running`).
+ *
+ * The session row UPDATE is the fence: it matches only while the token is current — on the row's
+ * latest version, re-checked after any wait for its lock — and holds the lock until commit, so a
+ * takeover cannot interleave; the input is updated only once the fence matched. The open input is
+ * read in the statement's snapshot: an input accepted while the statement waited for the row lock is
+ * not seen and is left for the next claim, which that input's kick brings (later, never lost).
+ * When no input is open nothing is written (no WAL flush); `open` and the snapshot's `token` then tell
+ * an empty inbox from a lost lease.
+ * Params: $1 session id, $2 lease token.
+ */
+export const CLAIM_NEXT_INPUT_SQL = `
+WITH next AS (${NEXT_OPEN_INPUT}
 ),
 marked AS (
   UPDATE sessions SET status = 'running', updated_at = now()
-   WHERE id = $1 AND EXISTS (SELECT 1 FROM claimed)
+   WHERE id = $1 AND lease_token = $2 AND EXISTS (SELECT 1 FROM next)
+  RETURNING sessions.*
+),
+claimed AS (${claimInput('marked')}
 )
-SELECT ${INPUT_COLUMNS}, previous_status = 'running' AS resumed FROM claimed`;
+SELECT (SELECT count(*) FROM next)::int AS open,
+       (SELECT lease_token FROM sessions WHERE id = $1) AS token,
+       ${claimedColumns('m')}
+  FROM (SELECT 1) AS one
+  LEFT JOIN claimed AS c ON true
+  LEFT JOIN marked AS m ON true`;
+
+/**
+ * One statement, one round trip, at the start of every drain: takes the lease when it is free or
+ * lapsed — database clock, a fresh token from `lease_token_seq`, exactly as `ACQUIRE_LEASE_SQL` —
+ * and, in the same write, claims the lowest open input under the new token as
+ * {@link CLAIM_NEXT_INPUT_SQL} does. The session is marked `running` only when an input is claimed.
+ * No row back: someone else holds the lease (the caller then reads who, and for how long).
+ * Params: $1 session id, $2 owner, $3 ttl in milliseconds.
+ */
+export const ACQUIRE_LEASE_AND_CLAIM_SQL = `
+WITH next AS (${NEXT_OPEN_INPUT}
+),
+leased AS (
+  UPDATE sessions
+     SET lease_owner = $2,
+         lease_token = nextval('lease_token_seq'),
+         lease_expires_at = now() + $3::bigint * interval '1 millisecond',
+         status = CASE WHEN EXISTS (SELECT 1 FROM next) THEN 'running' ELSE status END,
+         updated_at = now()
+   WHERE id = $1
+     AND (lease_expires_at IS NULL OR lease_expires_at <= now())
+  RETURNING sessions.*
+),
+claimed AS (${claimInput('leased')}
+)
+SELECT ${claimedColumns('l')}
+  FROM leased AS l
+  LEFT JOIN claimed AS c ON true`;

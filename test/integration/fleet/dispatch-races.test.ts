@@ -61,7 +61,7 @@ describe('dispatch races (R1, R5–R8, R10)', () => {
         [2, 'done', 'Echo: second'],
       ]);
       // A second drain job ran the second input; nothing else could have (no sweeper).
-      expect(store.calls.get('acquireLease')!.filter((args) => (args[0] as { sessionId: string }).sessionId === sessionId)).toHaveLength(2);
+      expect(store.calls.get('acquireLeaseAndClaim')!.filter((args) => (args[0] as { sessionId: string }).sessionId === sessionId)).toHaveLength(2);
     } finally {
       await worker.close();
     }
@@ -223,19 +223,20 @@ describe('dispatch races (R1, R5–R8, R10)', () => {
     const worker = await fleet.startWorker({ llm, wrapStore: store.wrap, settings: NO_SWEEPER });
     try {
       const sessionId = 'r10-no-reorder';
-      // The drain job's first attempt fails on infrastructure right after it claims input 3.
-      store.failNext('claimNextInput', () => new Error('connection reset (injected)'), { when: forSession(sessionId), after: true });
+      // The drain job's first attempt fails on infrastructure right after it claims input 1 with its lease.
+      store.failNext('acquireLeaseAndClaim', () => new Error('connection reset (injected)'), { when: forSession(sessionId), after: true });
       for (const text of ['first', 'second', 'third', 'fourth']) await send(sessionId, text);
       const inputs = await fleet.waitForSessionIdle(sessionId, 4, 60_000);
       expect(inputs.map((input) => input.status)).toEqual(['done', 'done', 'done', 'done']);
       expect(inputs.map((input) => input.result?.status)).toEqual(['completed', 'degraded', 'completed', 'completed']);
-      // The claim that failed had marked input 1 running: the retry resumed it, still first.
+      // The claim that failed had marked input 1 running (its lease then lapsed: the token never reached
+      // the drain, so it could not be released): the retry resumed it, still first.
       expect(inputs[0]!.attempts).toBe(2);
       for (let i = 1; i < inputs.length; i += 1) expect(inputs[i]!.startedAt!.getTime()).toBeGreaterThanOrEqual(inputs[i - 1]!.finishedAt!.getTime());
       const users = (await fleet.transcript(sessionId)).filter((line) => line.startsWith('user: '));
       expect(users).toEqual(['user: first', 'user: second', 'user: third', 'user: fourth']);
       // Two drains took the lease: the failed attempt and BullMQ's retry of the same job.
-      expect(store.calls.get('acquireLease')!.filter((args) => (args[0] as { sessionId: string }).sessionId === sessionId).length).toBeGreaterThanOrEqual(2);
+      expect(store.calls.get('acquireLeaseAndClaim')!.filter((args) => (args[0] as { sessionId: string }).sessionId === sessionId).length).toBeGreaterThanOrEqual(2);
     } finally {
       await worker.close();
     }

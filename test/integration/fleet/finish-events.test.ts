@@ -3,6 +3,7 @@ import { ScriptedLlm } from '../../../src/llm/scripted-llm.js';
 import { acceptAndKick } from '../../../src/producer/accept-input.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
 import { heldReply, InstrumentedStore, sessionEvents } from './fixtures/fleet-helpers.js';
+import type { StepCommit } from '../../../src/core/ports/session-store.js';
 
 /**
  * I6 across a crash: `input_finished` is published after the input's terminal commit, so a holder
@@ -27,8 +28,11 @@ describe('exactly one input_finished per input, across a crash', () => {
   it('a holder that died between the terminal commit and the XADD: the next drain publishes the lost event, once, first', async () => {
     const sessionId = 'lost-finish';
     const store = new InstrumentedStore();
-    // Read right after the terminal commit, just before input_finished is published: the holder dies there.
-    const dying = store.hold('getInput', { when: (args) => args[0] === sessionId && args[1] === 1 });
+    // Right after the terminal commit of input 1, before input_finished is published: the holder dies there.
+    const dying = store.hold('commitStep', {
+      when: (args) => (args[0] as StepCommit).sessionId === sessionId && (args[0] as StepCommit).input?.seq === 1,
+      after: true,
+    });
     const holder = await fleet.startWorker({ wrapStore: store.wrap, settings: { sweepEveryMs: 3_600_000 } });
     let successor: Awaited<ReturnType<FleetFixture['startWorker']>> | undefined;
     try {

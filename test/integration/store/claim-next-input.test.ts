@@ -151,7 +151,7 @@ describe('claimNextInput', () => {
     const client = await fx.pool.connect();
     try {
       await client.query('BEGIN');
-      const explained = await client.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${CLAIM_NEXT_INPUT_SQL}`, [id]);
+      const explained = await client.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${CLAIM_NEXT_INPUT_SQL}`, [id, token]);
       await client.query('ROLLBACK');
       const plan = flatten((explained.rows[0]?.['QUERY PLAN'] as [{ Plan: PlanNode }])[0].Plan);
       // Only the inbox matters here; how the planner reaches the one sessions row is its business.

@@ -54,8 +54,9 @@ describe('claim timestamps', () => {
         const id = sessionId('forced');
         ids.push(id);
         const token = await leasedSession(fx.store, id);
-        // Hold the session lock, queue an accept behind it, then a claim behind the accept. The claim's
-        // transaction starts now; the accept stamps accepted_at only once it gets the lock.
+        await accept(id, `first ${i}`);
+        // Hold the session lock, queue an accept behind it, then a claim behind the accept. The claim
+        // sees input 1 open, so it waits for the row (its fence) and claims 1 once it has it.
         await blocker.query('BEGIN');
         await blocker.query('SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE', [id]);
         const accepted = accept(id, `forced ${i}`);
@@ -63,14 +64,37 @@ describe('claim timestamps', () => {
         const claimed = fx.store.claimNextInput({ sessionId: id, leaseToken: token });
         await pollUntil(async () => ((await waitingOnLocks()) >= 2 ? true : undefined), 5_000, 'the claim to wait');
         await blocker.query('COMMIT');
-        expect((await accepted).seq).toBe(1);
+        expect((await accepted).seq).toBe(2);
         const claim = await claimed;
-        // Lock waiters are served in arrival order, so the claim sees the accepted input.
         expect(claim?.input.seq).toBe(1);
         const input = claim?.input as InputRecord;
         expect(input.startedAt?.getTime()).toBeGreaterThanOrEqual(input.acceptedAt.getTime());
       }
       expect(await inversions(ids)).toBe(0);
+    } finally {
+      await blocker.query('ROLLBACK').catch(() => {});
+      await blocker.end();
+    }
+  });
+
+  it('leaves an input accepted while a claim runs to the next claim, without waiting for it', async () => {
+    const blocker = new pg.Client({ connectionString: fx.db.url, application_name: 'loopfleet-test-blocker' });
+    await blocker.connect();
+    try {
+      const id = sessionId('empty');
+      const token = await leasedSession(fx.store, id);
+      await blocker.query('BEGIN');
+      await blocker.query('SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE', [id]);
+      const accepted = accept(id, 'while claiming');
+      await pollUntil(async () => ((await waitingOnLocks()) >= 1 ? true : undefined), 5_000, 'the accept to wait');
+      // Nothing is open in the claim's snapshot: it neither waits nor writes, and reports an empty inbox.
+      expect(await fx.store.claimNextInput({ sessionId: id, leaseToken: token })).toBeNull();
+      await blocker.query('COMMIT');
+      expect((await accepted).seq).toBe(1);
+      const claim = await fx.store.claimNextInput({ sessionId: id, leaseToken: token });
+      expect(claim?.input.seq).toBe(1);
+      expect(claim!.input.startedAt!.getTime()).toBeGreaterThanOrEqual(claim!.input.acceptedAt.getTime());
+      expect(await inversions([id])).toBe(0);
     } finally {
       await blocker.query('ROLLBACK').catch(() => {});
       await blocker.end();

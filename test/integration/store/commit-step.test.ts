@@ -1,8 +1,10 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Message } from '../../../src/core/messages.js';
 import type { PendingState } from '../../../src/core/pending-state.js';
+import type { StepCommit } from '../../../src/core/ports/session-store.js';
 import type { InputResult } from '../../../src/core/session-types.js';
-import { assistant, countRows, leasedSession, openStoreFixture, sessionCounters, sessionId, user, type StoreFixture } from './store-fixture.js';
+import { assistant, countRows, leasedSession, openStoreFixture, pollUntil, sessionCounters, sessionId, user, type StoreFixture } from './store-fixture.js';
 
 const pending: PendingState = {
   assistantSeq: 2,
@@ -207,5 +209,122 @@ describe('commitStep', () => {
       fx.store.commitStep({ sessionId: id, leaseToken: token, messages: [{ inputSeq: 1, round: 0, message: user('a\u0000b') }] }),
     ).rejects.toMatchObject({ code: 'input.invalid' });
     expect(await countRows(fx.pool, 'messages', id)).toBe(0);
+  });
+
+  /** A step with every part a finishing step of a run usually has: messages, ledger, usage, the end. */
+  function finishingStep(id: string, token: number): StepCommit {
+    return {
+      sessionId: id,
+      leaseToken: token,
+      messages: [
+        { inputSeq: 1, round: 1, message: { role: 'tool', content: '{"ok":true}', toolCallId: 'call_1', name: 'lookup' } },
+        { inputSeq: 1, round: 2, message: assistant('done') },
+      ],
+      toolCalls: [{ toolCallId: 'call_1', inputSeq: 1, round: 1, name: 'lookup', args: { q: 'x' }, status: 'completed', durationMs: 5 }],
+      usageRounds: [{ inputSeq: 1, round: 2, provider: 'p', model: 'm', llmCalls: 1, promptTokens: 9, completionTokens: 1, cachedTokens: 0, reasoningTokens: 0, totalTokens: 10 }],
+      input: { seq: 1, status: 'done', result: result() },
+    };
+  }
+
+  it('sends a step with messages, tool calls, usage and a finish as exactly one statement', async () => {
+    const { id, token } = await running('one-trip');
+    const sent: unknown[] = [];
+    const query = pg.Client.prototype.query;
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      sent.push(args[0]);
+      return (query as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof query;
+    try {
+      expect(await fx.store.commitStep(finishingStep(id, token))).toEqual({ messageSeqs: [1, 2], pendingInputs: false });
+    } finally {
+      pg.Client.prototype.query = query;
+    }
+    expect(sent).toHaveLength(1);
+    expect(await countRows(fx.pool, 'messages', id)).toBe(2);
+    expect((await fx.store.getInput(id, 1))?.status).toBe('done');
+  });
+
+  it('either applies a step racing a takeover whole or refuses it with lease.lost, writing nothing', async () => {
+    const outcomes = { applied: 0, refused: 0 };
+    for (let i = 0; i < 40; i += 1) {
+      const { id, token } = await running(`race-${i}`);
+      await fx.pool.query(`UPDATE sessions SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [id]);
+      const takeover = () => fx.store.acquireLease({ sessionId: id, owner: 'worker-b', ttlMs: 60_000 });
+      const step = () => fx.store.commitStep(finishingStep(id, token)).then(() => 'applied' as const, (error: unknown) => error);
+      // Alternate which request leaves first, so both orders get their chance.
+      const [committed, lease] = i % 2 === 0 ? await Promise.all([step(), takeover()]) : (await Promise.all([takeover(), step()])).reverse();
+      expect(lease).toMatchObject({ acquired: true });
+
+      const session = await fx.store.getSession(id);
+      const input = await fx.store.getInput(id, 1);
+      if (committed === 'applied') {
+        outcomes.applied += 1;
+        expect(session).toMatchObject({ nextMessageSeq: 2, status: 'idle', stats: { inputs: 1, rounds: 2 } });
+        expect(input).toMatchObject({ status: 'done', result: result() });
+        for (const table of ['messages', 'tool_calls', 'usage_rounds']) expect(await countRows(fx.pool, table, id)).toBeGreaterThan(0);
+      } else {
+        outcomes.refused += 1;
+        expect(committed).toMatchObject({ code: 'lease.lost' });
+        expect(session).toMatchObject({ nextMessageSeq: 0, status: 'running', stats: { inputs: 0, rounds: 0 } });
+        expect(input).toMatchObject({ status: 'running', result: null });
+        for (const table of ['messages', 'tool_calls', 'usage_rounds']) expect(await countRows(fx.pool, table, id)).toBe(0);
+      }
+    }
+    expect(outcomes.applied + outcomes.refused).toBe(40);
+  });
+
+  /** Backends of the store's pool waiting on a lock. */
+  async function waitingOnLocks(): Promise<number> {
+    const result = await fx.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND application_name = 'loopfleet-test-commit_step' AND wait_event_type = 'Lock'`,
+    );
+    return result.rows[0]?.n ?? 0;
+  }
+
+  /** Runs `during` while another connection holds the session row, locked by `lockSql` in an open transaction. */
+  async function whileRowHeld<T>(id: string, lockSql: string, during: () => Promise<T>): Promise<T> {
+    const blocker = new pg.Client({ connectionString: fx.db.url, application_name: 'loopfleet-test-blocker' });
+    await blocker.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query(lockSql, [id]);
+      const outcome = await during();
+      await blocker.query('COMMIT');
+      return outcome;
+    } finally {
+      await blocker.query('ROLLBACK').catch(() => {});
+      await blocker.end();
+    }
+  }
+
+  it('refuses a step that waited for a takeover holding the session row with lease.lost, writing nothing (forced order)', async () => {
+    const { id, token } = await running('forced-takeover');
+    const takeover = `UPDATE sessions SET lease_owner = 'worker-b', lease_token = nextval('lease_token_seq') WHERE id = $1`;
+    // Wrapped, so that returning it does not wait for it (it waits for the blocker's commit).
+    const [step] = await whileRowHeld(id, takeover, async () => {
+      const commit = fx.store.commitStep(finishingStep(id, token)).then(() => 'applied', (error: unknown) => error);
+      await pollUntil(async () => ((await waitingOnLocks()) >= 1 ? true : undefined), 5_000, 'the step to wait');
+      return [commit] as const;
+    });
+    expect(await step).toMatchObject({ code: 'lease.lost' });
+    for (const table of ['messages', 'tool_calls', 'usage_rounds']) expect(await countRows(fx.pool, table, id)).toBe(0);
+    expect(await fx.store.getSession(id)).toMatchObject({ nextMessageSeq: 0, status: 'running', stats: { inputs: 0 } });
+    expect((await fx.store.getInput(id, 1))?.status).toBe('running');
+  });
+
+  it('reports pendingInputs for an input accepted while the step waited for the session row (forced order)', async () => {
+    const { id, token } = await running('forced-accept');
+    const [accepted, step] = await whileRowHeld(id, 'SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE', async () => {
+      const accept = fx.store.acceptInput({ sessionId: id, kind: 'send', payload: { text: 'late' }, maxBytes: 1000 });
+      await pollUntil(async () => ((await waitingOnLocks()) >= 1 ? true : undefined), 5_000, 'the accept to wait');
+      const commit = fx.store.commitStep(finishingStep(id, token));
+      await pollUntil(async () => ((await waitingOnLocks()) >= 2 ? true : undefined), 5_000, 'the step to wait');
+      return [accept, commit] as const;
+    });
+    expect((await accepted).seq).toBe(2);
+    // The step's snapshot predates the accept, yet it reports the input that waits after it.
+    expect(await step).toEqual({ messageSeqs: [1, 2], pendingInputs: true });
+    expect((await fx.store.getInput(id, 2))?.status).toBe('pending');
   });
 });

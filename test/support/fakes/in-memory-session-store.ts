@@ -157,7 +157,14 @@ export class InMemorySessionStore implements Port.SessionStore {
     input.startedAt ??= at;
     data.record.status = 'running';
     data.record.updatedAt = at;
-    return { input: clone(input), resumed };
+    const pendingInputs = data.inputs.some((entry) => entry.status === 'pending');
+    return { input: clone(input), resumed, session: clone(data.record), pendingInputs };
+  }
+
+  async acquireLeaseAndClaim(params: Port.AcquireLeaseParams): Promise<Port.LeaseAndClaim> {
+    const lease = await this.acquireLease(params);
+    if (!lease.acquired) return lease;
+    return { ...lease, claimed: await this.claimNextInput({ sessionId: params.sessionId, leaseToken: lease.token }) };
   }
 
   async commitStep(step: Port.StepCommit): Promise<Port.StepCommitResult> {
@@ -184,7 +191,7 @@ export class InMemorySessionStore implements Port.SessionStore {
     for (const row of json.usageRounds) data.usage.set(`${row.inputSeq}:${row.round}`, { ...row, sessionId: fence.sessionId, createdAt: at });
     if (valid.steer !== undefined) for (const seq of valid.steer.seqs) deliverSteered(data.inputs[seq - 1]!, valid.steer.intoInputSeq, at);
     if (valid.input !== undefined) finishInput(data.record, data.inputs, valid.input, json.result, at);
-    return { messageSeqs: seqs };
+    return { messageSeqs: seqs, pendingInputs: data.inputs.some((input) => input.status === 'pending') };
   }
 
   async loadWindow(sessionId: string): Promise<StoredMessage[]> {
@@ -228,6 +235,15 @@ export class InMemorySessionStore implements Port.SessionStore {
     const only = inputSeq === undefined ? undefined : assertSeq(inputSeq, 'inputSeq');
     const rows = [...(data?.usage.values() ?? [])].filter((row) => only === undefined || row.inputSeq === only);
     return clone(rows.sort((a, b) => a.inputSeq - b.inputSeq || a.round - b.round));
+  }
+
+  async loadRunState(sessionId: string, inputSeq: number): Promise<Port.RunState> {
+    const [window, usageRounds, openToolCalls] = await Promise.all([
+      this.loadWindow(sessionId),
+      this.getUsageRounds(sessionId, assertSeq(inputSeq, 'inputSeq')),
+      this.loadOpenToolCalls(sessionId),
+    ]);
+    return { window, usageRounds, openToolCalls };
   }
 
   async requestCancel(sessionId: string): Promise<Date> {

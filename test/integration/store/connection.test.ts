@@ -1,10 +1,10 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgPool } from '../../../src/store/pool.js';
-import { withTransaction } from '../../../src/store/transaction.js';
+import { withConnection } from '../../../src/store/connection.js';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database.js';
 
-describe('withTransaction and createPgPool', () => {
+describe('withConnection and createPgPool', () => {
   let db: TestDatabase;
   let pool: pg.Pool;
 
@@ -23,45 +23,41 @@ describe('withTransaction and createPgPool', () => {
     return (await pool.query<{ id: number }>('SELECT id FROM probe ORDER BY id')).rows.map((row) => row.id);
   }
 
-  it('commits what the work wrote', async () => {
-    const value = await withTransaction(pool, async (client) => {
+  /** Backends of this pool (by its application name). */
+  async function livePids(): Promise<number[]> {
+    const result = await pool.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE application_name = 'loopfleet-tx-test'");
+    return result.rows.map((row) => row.pid);
+  }
+
+  it('runs the work on one connection, each statement committing on its own, and reuses the connection', async () => {
+    const pids = await withConnection(pool, async (client) => {
       await client.query('INSERT INTO probe VALUES (1)');
-      return 'ok';
+      // Committed already: another connection sees it while this one is still checked out.
+      expect(await probeIds()).toEqual([1]);
+      return (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
     });
-    expect(value).toBe('ok');
-    expect(await probeIds()).toEqual([1]);
+    const again = await withConnection(pool, async (client) => (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid);
+    // Handed back healthy: the next checkout reuses it (the pool takes the most recently released).
+    expect(again).toBe(pids);
   });
 
-  it('rolls back and rethrows when the work throws', async () => {
+  it('rethrows what the work threw and discards its connection (state unknown)', async () => {
     const failure = new Error('work failed');
+    let used = 0;
     await expect(
-      withTransaction(pool, async (client) => {
-        await client.query('INSERT INTO probe VALUES (2)');
+      withConnection(pool, async (client) => {
+        used = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
         throw failure;
       }),
     ).rejects.toBe(failure);
-    expect(await probeIds()).toEqual([1]);
+    expect(await livePids()).not.toContain(used);
   });
 
-  it('surfaces a failed COMMIT as an error, with nothing written', async () => {
-    const error = await withTransaction(pool, async (client) => {
-      // The deferred unique check only runs at COMMIT.
-      await client.query('INSERT INTO probe VALUES (3), (3)');
+  it('survives the connection dying under it: the error reaches the caller, the pool stays usable', async () => {
+    const error = await withConnection(pool, async (client) => {
+      await client.query('SELECT pg_terminate_backend(pg_backend_pid())');
     }).catch((caught: unknown) => caught);
-    expect(error).toMatchObject({ code: '23505' });
-    expect(await probeIds()).toEqual([1]);
-  });
-
-  it('throws the original error when the ROLLBACK fails too, and discards the dead connection', async () => {
-    const failure = new Error('original failure');
-    const error = await withTransaction(pool, async (client) => {
-      await client.query('INSERT INTO probe VALUES (4)');
-      await client.query('SELECT pg_terminate_backend(pg_backend_pid())').catch(() => {});
-      throw failure;
-    }).catch((caught: unknown) => caught);
-    expect(error).toBe(failure);
-    expect(await probeIds()).toEqual([1]);
-    // Both pool slots work: the terminated connection was not handed back for reuse.
+    expect(error).toBeInstanceOf(Error);
     const both = await Promise.all([pool.query('SELECT 1 AS one'), pool.query('SELECT 1 AS one')]);
     expect(both.map((result) => result.rows[0])).toEqual([{ one: 1 }, { one: 1 }]);
   });

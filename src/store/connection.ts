@@ -1,0 +1,25 @@
+import type pg from 'pg';
+
+/**
+ * Runs `work` on one pooled connection with no transaction open, so each statement commits on its own.
+ * The connection goes back to the pool for reuse, unless it reported an error or `work` threw: then its
+ * state is unknown and it is discarded, as `pool.query` does.
+ */
+export async function withConnection<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let discard: Error | undefined;
+  // A checked-out client has no pool listener: a connection error would otherwise crash the process.
+  const onConnectionError = (error: Error): void => {
+    discard = error;
+  };
+  client.on('error', onConnectionError);
+  try {
+    return await work(client);
+  } catch (error) {
+    discard ??= error instanceof Error ? error : new Error(String(error));
+    throw error;
+  } finally {
+    client.removeListener('error', onConnectionError);
+    client.release(discard);
+  }
+}
