@@ -43,14 +43,11 @@ export async function acceptInput(pool: pg.Pool, params: AcceptInputParams): Pro
 async function insertInput(client: pg.PoolClient, input: ValidatedAccept): Promise<number | null> {
   let inserted: pg.QueryResult;
   try {
-    inserted = await client.query(ACCEPT_INPUT_SQL, [
-      input.sessionId,
-      input.inputId,
-      input.kind,
-      input.mode,
-      input.payloadText,
-      input.originJobId,
-    ]);
+    inserted = await client.query({
+      name: 'loopfleet_accept_input',
+      text: ACCEPT_INPUT_SQL,
+      values: [input.sessionId, input.inputId, input.kind, input.mode, input.payloadText, input.originJobId],
+    });
   } catch (error) {
     if (isInputIdTaken(error)) return null;
     throw error;

@@ -34,7 +34,7 @@ export async function acquireLease(db: Queryable, params: AcquireLeaseParams): P
  */
 export async function acquireLeaseAndClaim(db: Queryable, params: AcquireLeaseParams): Promise<LeaseAndClaim> {
   const { sessionId, owner, ttlMs } = leaseRequest(params);
-  const result = await db.query(ACQUIRE_LEASE_AND_CLAIM_SQL, [sessionId, owner, ttlMs]);
+  const result = await db.query({ name: 'loopfleet_acquire_lease_and_claim', text: ACQUIRE_LEASE_AND_CLAIM_SQL, values: [sessionId, owner, ttlMs] });
   const row = result.rows[0] as (Record<string, unknown> & { seq: unknown; resumed: unknown; pendingInputs: unknown }) | undefined;
   if (row === undefined) return leaseHeld(db, sessionId);
   const lease = parseRow(

@@ -21,7 +21,7 @@ interface ClaimRow extends Record<string, unknown> {
 export async function claimNextInput(pool: pg.Pool, params: FencedParams): Promise<ClaimedInput | null> {
   const sessionId = assertSessionId(params.sessionId);
   const leaseToken = assertLeaseToken(params.leaseToken);
-  const result = await pool.query<ClaimRow & { open: number; token: number | null }>(CLAIM_NEXT_INPUT_SQL, [sessionId, leaseToken]);
+  const result = await pool.query<ClaimRow & { open: number; token: number | null }>({ name: 'loopfleet_claim_next_input', text: CLAIM_NEXT_INPUT_SQL, values: [sessionId, leaseToken] });
   const row = result.rows[0]!;
   if (row.seq !== null) return decodeClaim(row);
   // Nothing claimed: an empty inbox under a current token, or a fence that did not match.

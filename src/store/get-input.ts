@@ -8,7 +8,7 @@ import { SELECT_INPUT_BY_SEQ_SQL } from './sql/select-inputs.js';
 /** One input by seq, validated, or null. */
 export async function getInput(db: Queryable, sessionId: string, seq: number): Promise<InputRecord | null> {
   const id = assertSessionId(sessionId);
-  const result = await db.query(SELECT_INPUT_BY_SEQ_SQL, [id, assertSeq(seq)]);
+  const result = await db.query({ name: 'loopfleet_get_input', text: SELECT_INPUT_BY_SEQ_SQL, values: [id, assertSeq(seq)] });
   const row: unknown = result.rows[0];
   return row === undefined ? null : decodeInput(row);
 }

@@ -7,7 +7,7 @@ import { SELECT_SESSION_SQL } from './sql/select-session.js';
 /** The session, validated, or null when there is none. Throws `session.invalid_id` for a bad id. */
 export async function getSession(db: Queryable, sessionId: string): Promise<SessionRecord | null> {
   const id = assertSessionId(sessionId);
-  const result = await db.query(SELECT_SESSION_SQL, [id]);
+  const result = await db.query({ name: 'loopfleet_get_session', text: SELECT_SESSION_SQL, values: [id] });
   const row: unknown = result.rows[0];
   return row === undefined ? null : decodeSession(row);
 }

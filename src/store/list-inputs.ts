@@ -19,7 +19,7 @@ export async function listInputs(db: Queryable, sessionId: string, options: List
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
     throw new InputInvalidError(`limit must be an integer from 1 to ${MAX_LIMIT}`);
   }
-  const result = await db.query(LIST_INPUTS_SQL, [id, statuses, afterSeq, limit]);
+  const result = await db.query({ name: 'loopfleet_list_inputs', text: LIST_INPUTS_SQL, values: [id, statuses, afterSeq, limit] });
   return result.rows.map((row: unknown) => decodeInput(row));
 }
 

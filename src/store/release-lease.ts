@@ -12,6 +12,6 @@ import { RELEASE_LEASE_SQL } from './sql/release-lease.js';
 export async function releaseLease(db: Queryable, params: ReleaseLeaseParams): Promise<boolean> {
   const sessionId = assertSessionId(params.sessionId);
   const token = assertLeaseToken(params.token);
-  const result = await db.query(RELEASE_LEASE_SQL, [sessionId, token]);
+  const result = await db.query({ name: 'loopfleet_release_lease', text: RELEASE_LEASE_SQL, values: [sessionId, token] });
   return result.rowCount === 1;
 }

@@ -18,7 +18,7 @@ export async function renewLease(db: Queryable, params: RenewLeaseParams): Promi
   const sessionId = assertSessionId(params.sessionId);
   const token = assertLeaseToken(params.token);
   const ttlMs = assertTtlMs(params.ttlMs);
-  const result = await db.query(RENEW_LEASE_SQL, [sessionId, token, ttlMs]);
+  const result = await db.query({ name: 'loopfleet_renew_lease', text: RENEW_LEASE_SQL, values: [sessionId, token, ttlMs] });
   if (result.rows[0] === undefined) {
     throw new LeaseLostError(`lease ${token} of session ${sessionId} is no longer held`, { details: { sessionId, token } });
   }
