@@ -29,6 +29,7 @@ import {
   uniqueName,
 } from './lib/fleet.js';
 import { bullmqFloor, postgresFloor, xaddFloor } from './lib/floors.js';
+import { cpuPerItem, cpuSnapshot } from './lib/process-cpu.js';
 import { standardRun } from './lib/standard-run.js';
 import { deadline, median, report, round } from './lib/stats.js';
 
@@ -51,6 +52,7 @@ async function main(): Promise<void> {
   const openaiConfig = benchConfig({ ...env, LLM_PROVIDER: 'openai', OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: fake.url, LLM_MODEL: 'gpt-bench' });
   const times: Record<'scripted' | 'openai' | 'bullmq' | 'postgres' | 'xadd', number[]> = { scripted: [], openai: [], bullmq: [], postgres: [], xadd: [] };
   const perInput: Record<string, Record<string, number>> = {};
+  const cpuPerInput: Record<string, Record<string, number | null>[]> = { scripted: [], openai: [] };
   const failures: Record<string, number> = {};
   try {
     const fleetRun = async (provider: 'scripted' | 'openai', run: number, measure: boolean) => {
@@ -63,7 +65,9 @@ async function main(): Promise<void> {
       const commands = countRedisCommands();
       const commitsBefore = await db.commits();
       const n = measure ? N : WARMUP;
+      const cpuBefore = cpuSnapshot();
       const result = await standardRun({ producer, counter, n, sessions: SESSIONS, producerConcurrency: PRODUCER_CONCURRENCY, prefix: `${provider}-${run}`, timeoutMs: 90_000 });
+      if (measure) cpuPerInput[provider]!.push(cpuPerItem(cpuBefore, cpuSnapshot(), n));
       const commits = (await db.commits()) - commitsBefore;
       statements.restore();
       commands.restore();
@@ -126,6 +130,17 @@ async function main(): Promise<void> {
         openaiInputsPerSec: openai,
         runsMs: Object.fromEntries(Object.entries(times).map(([k, v]) => [k, v.map((ms) => round(ms, 0))])),
         notCompleted: failures,
+        // Milliseconds of CPU per input, by process (Linux /proc; medians over the runs). Node is this
+        // process: producer, worker and — for openai — the fake server.
+        cpuMsPerInput: Object.fromEntries(
+          Object.entries(cpuPerInput).map(([provider, runs]) => [
+            provider,
+            Object.fromEntries((['node', 'postgres', 'redis', 'machine'] as const).map((key) => {
+              const values = runs.map((entry) => entry[key]).filter((value): value is number => value !== null);
+              return [key, values.length === 0 ? null : round(median(values), 2)];
+            })),
+          ]),
+        ),
       },
       floor: {
         bullmqNoopJobsPerSec: bullmq,

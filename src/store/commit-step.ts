@@ -8,7 +8,7 @@ import { validateStep, type ValidatedStep } from './commit-step-validation.js';
 import { leaseLost } from './fence.js';
 import { encodeMessage } from './rows/message-row.js';
 import { parseRow } from './rows/parse-row.js';
-import { COMMIT_STEP_SQL, STEP_REFUSAL_SQL } from './sql/commit-step.js';
+import { commitStepStatement, STEP_REFUSAL_SQL, type CommitStepStatement, type StepParam, type StepParts } from './sql/commit-step.js';
 import { LOCK_FENCED_SESSION_SQL } from './sql/lock-fenced-session.js';
 
 /** A validated step with its JSON parameters already serialised (so that can fail before any I/O). */
@@ -23,12 +23,6 @@ interface PreparedStep {
   compactionText: string | null;
   resultText: string | null;
 }
-
-/**
- * The name the statement is prepared under, once per connection: planning its dozen sub-statements
- * costs several times executing them, and the text never varies, so later steps reuse the plan.
- */
-const COMMIT_STEP_STATEMENT = 'loopfleet_commit_step';
 
 const committedSchema = z.object({ baseSeq: z.number().int().nonnegative(), pendingInputs: z.boolean() });
 
@@ -47,8 +41,12 @@ const refusalSchema = z.object({
  */
 export async function commitStep(pool: pg.Pool, step: StepCommit): Promise<StepCommitResult> {
   const prepared = prepare(step);
-  const params = stepParams(prepared);
-  const committed = await runStep(pool, prepared, params);
+  // Each variant is prepared under its own name, once per connection: planning its sub-statements
+  // costs several times executing them, so later steps with the same parts reuse the plan.
+  const statement = commitStepStatement(stepParts(prepared.step));
+  const values = stepValues(prepared);
+  const params = statement.params.map((param) => values[param]);
+  const committed = await runStep(pool, prepared, statement, params);
   if (committed !== undefined) return committed;
   // Refused, nothing written. The statement checked its preconditions on the snapshot it began with,
   // and a failed check skips the session row without waiting for its lock: an input accepted after
@@ -57,14 +55,19 @@ export async function commitStep(pool: pg.Pool, step: StepCommit): Promise<StepC
   // try once more on a fresh snapshot; only a second refusal is final.
   const fenced = await pool.query(LOCK_FENCED_SESSION_SQL, [prepared.sessionId, prepared.leaseToken]);
   if (fenced.rowCount !== 1) throw leaseLost(prepared.sessionId, prepared.leaseToken, 'commitStep');
-  const retried = await runStep(pool, prepared, params);
+  const retried = await runStep(pool, prepared, statement, params);
   if (retried !== undefined) return retried;
   throw await refusal(pool, prepared);
 }
 
-/** Runs {@link COMMIT_STEP_SQL}; undefined when it was refused (and wrote nothing). */
-async function runStep(pool: pg.Pool, prepared: PreparedStep, values: unknown[]): Promise<StepCommitResult | undefined> {
-  const result = await pool.query({ name: COMMIT_STEP_STATEMENT, text: COMMIT_STEP_SQL, values });
+/** Runs the step's statement; undefined when it was refused (and wrote nothing). */
+async function runStep(
+  pool: pg.Pool,
+  prepared: PreparedStep,
+  statement: CommitStepStatement,
+  values: unknown[],
+): Promise<StepCommitResult | undefined> {
+  const result = await pool.query({ name: statement.name, text: statement.text, values });
   const row = result.rows[0] as unknown;
   if (row === undefined) return undefined;
   const { baseSeq, pendingInputs } = parseRow(committedSchema, row, `session ${prepared.sessionId}`);
@@ -102,28 +105,40 @@ function compactionRecord(step: ValidatedStep): string | null {
   return toJsonText({ ...rest, noteSeq: noteSeq ?? null, noteOrdinal, inputSeq: inputSeq ?? null }, 'compaction');
 }
 
-/** The parameters of {@link COMMIT_STEP_SQL}; absent parts are nulls or empty arrays. */
-function stepParams(prepared: PreparedStep): unknown[] {
+/** The parts the step has; an empty list is no part (it would write nothing). */
+function stepParts(step: ValidatedStep): StepParts {
+  return {
+    messages: step.messages.length > 0,
+    pending: step.pending !== undefined,
+    compaction: step.compaction !== undefined,
+    ledger: step.toolCalls.length > 0,
+    usage: step.usageRounds.length > 0,
+    steer: step.steer !== undefined,
+    finish: step.input !== undefined,
+  };
+}
+
+/** Every value a step statement may take; its variant picks the ones it uses. */
+function stepValues(prepared: PreparedStep): Record<StepParam, unknown> {
   const { step } = prepared;
   const input = step.input;
-  return [
-    prepared.sessionId,
-    prepared.leaseToken,
-    prepared.messagesText,
-    step.pending !== undefined,
-    prepared.pendingText,
-    prepared.toolCallsText,
-    prepared.usageRoundsText,
-    step.compaction?.foldSeqs ?? null,
-    prepared.compactionText,
-    step.steer?.seqs ?? [],
-    step.steer?.intoInputSeq ?? null,
-    input?.seq ?? null,
-    input?.status ?? null,
-    prepared.resultText,
-    input?.errorCode ?? null,
-    input?.errorMessage ?? null,
-  ];
+  return {
+    sessionId: prepared.sessionId,
+    leaseToken: prepared.leaseToken,
+    messages: prepared.messagesText,
+    pending: prepared.pendingText,
+    toolCalls: prepared.toolCallsText,
+    usageRounds: prepared.usageRoundsText,
+    foldSeqs: step.compaction?.foldSeqs ?? null,
+    compaction: prepared.compactionText,
+    steeredSeqs: step.steer?.seqs ?? [],
+    hostSeq: step.steer?.intoInputSeq ?? null,
+    finishSeq: input?.seq ?? null,
+    finishStatus: input?.status ?? null,
+    result: prepared.resultText,
+    errorCode: input?.errorCode ?? null,
+    errorMessage: input?.errorMessage ?? null,
+  };
 }
 
 /**

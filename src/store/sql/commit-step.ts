@@ -3,11 +3,18 @@
  * instead of BEGIN, six statements and COMMIT. A statement is atomic, so the step is all-or-nothing
  * without a transaction block, and it costs one round trip.
  *
+ * **Variants.** The statement is generated from the parts the step has ({@link StepParts}): messages,
+ * pending state, compaction, tool ledger, usage, steering, finishing. An absent part would be a no-op
+ * in the statement with every part (an empty array, a null), but its CTEs would still cost executor
+ * time, so its CTEs, its fence precondition and its fence assignments are left out instead. Each
+ * variant has its own name, so it is prepared (planned) once per connection, and numbers only the
+ * parameters it uses ({@link CommitStepStatement.params}).
+ *
  * **The fence.** `fence` is the only write to the `sessions` row — a statement must not update a row
  * twice (PostgreSQL would silently apply one of the updates) — so it carries the message-seq
  * allocation, the pending state and, when the step finishes an input, the session's end of run
- * (status, stats, first/last input time). It matches only while `$2` is the current token AND every
- * precondition of the step holds:
+ * (status, stats, first/last input time). It matches only while the lease token is the current one
+ * AND every precondition of the step holds:
  * - compaction: every folded seq is an active message, or one this step appends;
  * - steering: the host input is `running` and every steered input `pending`;
  * - finishing: the input is `running`.
@@ -41,119 +48,255 @@
  * `session_inputs_open_idx`, so only open inputs are read) or accepted after it, which moved the
  * locked row's `next_seq` past the snapshot's (an accept bumps it under the same row lock, and
  * nobody but this holder could have claimed the input since).
- *
- * Params: $1 session id, $2 lease token, $3 messages (jsonb array of `MessageColumns`), $4 whether to
- * set the pending state, $5 pending state (jsonb, null clears), $6 tool-call writes (jsonb array, at
- * most one per id), $7 usage rounds (jsonb array, one per key), $8 fold seqs (bigint[], null without
- * compaction), $9 compaction record (jsonb: `noteSeq` or `noteOrdinal` — the 1-based place of the
- * note among $3 — `inputSeq`, `fromSeq`, `toSeq`, `estimatedTokensBefore`, `estimatedTokensAfter`,
- * `model`; null without compaction), $10 steered seqs (bigint[], empty without steering), $11 their
- * host's seq (null without steering), $12 seq of the input the step finishes (null if none), $13 its
- * status, $14 its result (jsonb, null if none — always null when $12 is), $15 error code, $16 error
- * message.
  */
-export const COMMIT_STEP_SQL = `
-WITH step AS (
-  -- The run a finishing step adds to the session's stats: counts from the stored result itself.
-  SELECT clock_timestamp() AS at,
-         jsonb_array_length($3::jsonb) AS message_count,
-         CASE WHEN $12::bigint IS NULL THEN 0 ELSE 1 END AS inputs,
-         coalesce(($14::jsonb ->> 'rounds')::bigint, 0) AS rounds,
-         coalesce(($14::jsonb ->> 'toolCalls')::bigint, 0) AS tool_calls,
-         coalesce(($14::jsonb #>> '{usage,llmCalls}')::bigint, 0) AS llm_calls,
-         coalesce(($14::jsonb #>> '{usage,promptTokens}')::bigint, 0) AS prompt_tokens,
-         coalesce(($14::jsonb #>> '{usage,completionTokens}')::bigint, 0) AS completion_tokens,
-         coalesce(($14::jsonb #>> '{usage,cachedTokens}')::bigint, 0) AS cached_tokens,
-         coalesce(($14::jsonb #>> '{usage,reasoningTokens}')::bigint, 0) AS reasoning_tokens,
-         coalesce(($14::jsonb #>> '{usage,totalTokens}')::bigint, 0) AS total_tokens
-),
-fence AS (
-  UPDATE sessions AS s
-     SET next_message_seq = s.next_message_seq + step.message_count,
-         pending = CASE WHEN $4::boolean THEN $5::jsonb ELSE s.pending END,
-         status = CASE
-                    WHEN $12::bigint IS NULL THEN s.status
+
+/** Which parts a step has: each one's SQL is in the statement only when it is present. */
+export interface StepParts {
+  /** Messages to append (at least one). */
+  messages: boolean;
+  /** A pending state to set, or to clear (null). */
+  pending: boolean;
+  /** Messages to fold, with the compaction's audit record. */
+  compaction: boolean;
+  /** Tool-ledger writes (at least one). */
+  ledger: boolean;
+  /** Usage rounds (at least one). */
+  usage: boolean;
+  /** Pending inputs delivered into the running one. */
+  steer: boolean;
+  /** The input this step ends. */
+  finish: boolean;
+}
+
+/**
+ * The values a step statement may take, by name; a variant numbers those it uses in this order.
+ * `messages` jsonb array of `MessageColumns`; `pending` jsonb (null clears); `toolCalls` jsonb array
+ * (at most one per id); `usageRounds` jsonb array (one per key); `foldSeqs` bigint[]; `compaction`
+ * jsonb (`noteSeq` or `noteOrdinal` — the 1-based place of the note among `messages` — `inputSeq`,
+ * `fromSeq`, `toSeq`, `estimatedTokensBefore`, `estimatedTokensAfter`, `model`); `steeredSeqs`
+ * bigint[] and `hostSeq` their host's seq; `finishSeq` the input the step ends, `finishStatus` its
+ * status, `result` its result (jsonb or null), `errorCode`, `errorMessage`.
+ */
+export const STEP_PARAMS = [
+  'sessionId',
+  'leaseToken',
+  'messages',
+  'pending',
+  'toolCalls',
+  'usageRounds',
+  'foldSeqs',
+  'compaction',
+  'steeredSeqs',
+  'hostSeq',
+  'finishSeq',
+  'finishStatus',
+  'result',
+  'errorCode',
+  'errorMessage',
+] as const;
+
+export type StepParam = (typeof STEP_PARAMS)[number];
+
+/** One variant of the step statement: what to prepare it as, and which value each `$n` is. */
+export interface CommitStepStatement {
+  /** `loopfleet_commit_step_` and a letter per part present (`mpclusf` order), or `none`. */
+  name: string;
+  text: string;
+  /** `params[n - 1]` is the value of `$n`. */
+  params: readonly StepParam[];
+}
+
+const PART_LETTERS: readonly [keyof StepParts, string][] = [
+  ['messages', 'm'],
+  ['pending', 'p'],
+  ['compaction', 'c'],
+  ['ledger', 'l'],
+  ['usage', 'u'],
+  ['steer', 's'],
+  ['finish', 'f'],
+];
+
+/**
+ * Generated texts by part letters. A memo of a pure function, bounded by the 128 combinations of
+ * parts (a run uses about ten), so it holds no state anything depends on.
+ */
+const variants = new Map<string, CommitStepStatement>();
+
+/** The statement for a step with these parts, generated once per process. */
+export function commitStepStatement(parts: StepParts): CommitStepStatement {
+  const letters = PART_LETTERS.filter(([part]) => parts[part])
+    .map(([, letter]) => letter)
+    .join('');
+  let statement = variants.get(letters);
+  if (statement === undefined) {
+    statement = numberParams(`loopfleet_commit_step_${letters || 'none'}`, generate(parts));
+    variants.set(letters, statement);
+  }
+  return statement;
+}
+
+/** Replaces each `$name` with its `$n`, numbering the names used in {@link STEP_PARAMS} order. */
+function numberParams(name: string, named: string): CommitStepStatement {
+  const used = new Set<string>();
+  for (const match of named.matchAll(/\$([A-Za-z]+)/g)) used.add(match[1]!);
+  const unknown = [...used].filter((param) => !(STEP_PARAMS as readonly string[]).includes(param));
+  if (unknown.length > 0) throw new Error(`unknown parameter in the step statement: ${unknown.join(', ')}`);
+  const params = STEP_PARAMS.filter((param) => used.has(param));
+  const text = named.replace(/\$([A-Za-z]+)/g, (_, param: StepParam) => `$${params.indexOf(param) + 1}`);
+  return { name, text, params };
+}
+
+function generate(parts: StepParts): string {
+  const step = stepCte(parts);
+  const ctes = [
+    step,
+    fenceCte(parts, step !== undefined),
+    parts.messages && appendedCte(parts),
+    parts.compaction && FOLDED_CTES,
+    parts.ledger && LEDGER_CTE,
+    parts.usage && USAGE_CTE,
+    parts.steer && deliveredCte(parts),
+    parts.finish && FINISHED_CTES,
+  ].filter((cte): cte is string => typeof cte === 'string');
+  const steered = parts.steer ? `\n                  AND o.seq <> ALL($steeredSeqs::bigint[])` : '';
+  return `
+WITH ${ctes.join(',\n')}
+SELECT fence.base_seq AS "baseSeq",
+       EXISTS (SELECT 1 FROM session_inputs AS o
+                WHERE o.session_id = $sessionId AND o.status IN ('pending', 'running') AND o.status = 'pending'${steered})
+       OR fence.next_seq > (SELECT seen.next_seq FROM sessions AS seen WHERE seen.id = $sessionId) AS "pendingInputs"
+  FROM fence`;
+}
+
+/** What the fence reads besides the row: the message count, the clock, and a finish's stats. */
+function stepCte(parts: StepParts): string | undefined {
+  const columns = [
+    parts.messages && 'jsonb_array_length($messages::jsonb) AS message_count',
+    (parts.steer || parts.finish) && 'clock_timestamp() AS at',
+    // The run a finishing step adds to the session's stats: counts from the stored result itself.
+    ...(parts.finish ? FINISH_STATS.map(([column, path]) => `coalesce(($result::jsonb ${path})::bigint, 0) AS ${column}`) : []),
+  ].filter((column): column is string => typeof column === 'string');
+  return columns.length === 0 ? undefined : `step AS (\n  SELECT ${columns.join(',\n         ')}\n)`;
+}
+
+/** Session stats a finished run adds, and where its result holds them. */
+const FINISH_STATS = [
+  ['rounds', "->> 'rounds'"],
+  ['tool_calls', "->> 'toolCalls'"],
+  ['llm_calls', "#>> '{usage,llmCalls}'"],
+  ['prompt_tokens', "#>> '{usage,promptTokens}'"],
+  ['completion_tokens', "#>> '{usage,completionTokens}'"],
+  ['cached_tokens', "#>> '{usage,cachedTokens}'"],
+  ['reasoning_tokens', "#>> '{usage,reasoningTokens}'"],
+  ['total_tokens', "#>> '{usage,totalTokens}'"],
+] as const;
+
+function fenceCte(parts: StepParts, fromStep: boolean): string {
+  const pending = parts.pending ? '$pending::jsonb' : 's.pending';
+  const sets = [
+    parts.messages && 'next_message_seq = s.next_message_seq + step.message_count',
+    parts.pending && `pending = ${pending}`,
+    ...(parts.finish
+      ? [
+          `status = CASE
                     -- A question still waiting (a send refused while it waits) keeps the session waiting.
-                    WHEN jsonb_array_length(coalesce(CASE WHEN $4::boolean THEN $5::jsonb ELSE s.pending END -> 'interactions', '[]'::jsonb)) > 0
-                      OR $14::jsonb ->> 'status' = 'waiting_for_input' THEN 'waiting_for_input'
+                    WHEN jsonb_array_length(coalesce(${pending} -> 'interactions', '[]'::jsonb)) > 0
+                      OR $result::jsonb ->> 'status' = 'waiting_for_input' THEN 'waiting_for_input'
                     ELSE 'idle'
-                  END,
-         stat_inputs = s.stat_inputs + step.inputs,
-         stat_rounds = s.stat_rounds + step.rounds,
-         stat_llm_calls = s.stat_llm_calls + step.llm_calls,
-         stat_tool_calls = s.stat_tool_calls + step.tool_calls,
-         stat_prompt_tokens = s.stat_prompt_tokens + step.prompt_tokens,
-         stat_completion_tokens = s.stat_completion_tokens + step.completion_tokens,
-         stat_cached_tokens = s.stat_cached_tokens + step.cached_tokens,
-         stat_reasoning_tokens = s.stat_reasoning_tokens + step.reasoning_tokens,
-         stat_total_tokens = s.stat_total_tokens + step.total_tokens,
-         first_input_at = CASE WHEN $12::bigint IS NULL THEN s.first_input_at ELSE coalesce(s.first_input_at, step.at) END,
-         last_input_at = CASE WHEN $12::bigint IS NULL THEN s.last_input_at ELSE step.at END,
-         updated_at = now()
-    FROM step
-   WHERE s.id = $1 AND s.lease_token = $2::bigint
-     AND ($8::bigint[] IS NULL
-          OR cardinality($8::bigint[]) =
+                  END`,
+          'stat_inputs = s.stat_inputs + 1',
+          ...FINISH_STATS.map(([column]) => `stat_${column} = s.stat_${column} + step.${column}`),
+          'first_input_at = coalesce(s.first_input_at, step.at)',
+          'last_input_at = step.at',
+        ]
+      : []),
+    'updated_at = now()',
+  ].filter((set): set is string => typeof set === 'string');
+  const preconditions = [
+    parts.compaction && foldPrecondition(parts),
+    parts.steer && STEER_PRECONDITION,
+    parts.finish && FINISH_PRECONDITION,
+  ].filter((condition): condition is string => typeof condition === 'string');
+  const baseSeq = parts.messages ? 's.next_message_seq - step.message_count' : 's.next_message_seq';
+  return `fence AS (
+  UPDATE sessions AS s
+     SET ${sets.join(',\n         ')}${fromStep ? '\n    FROM step' : ''}
+   WHERE s.id = $sessionId AND s.lease_token = $leaseToken::bigint${preconditions.map((c) => `\n     AND ${c}`).join('')}
+  RETURNING ${baseSeq} AS base_seq, s.next_seq${parts.steer || parts.finish ? ', step.at' : ''}
+)`;
+}
+
+/** Every folded seq is an active message, or (only if the step has messages) one it appends. */
+function foldPrecondition(parts: StepParts): string {
+  const appended = `
+             + (SELECT count(*) FROM unnest($foldSeqs::bigint[]) AS f(seq)
+                 WHERE f.seq > s.next_message_seq AND f.seq <= s.next_message_seq + step.message_count)`;
+  return `cardinality($foldSeqs::bigint[]) =
                (SELECT count(*) FROM messages AS m
-                 WHERE m.session_id = $1 AND m.seq = ANY($8::bigint[]) AND m.state = 'active')
-             + (SELECT count(*) FROM unnest($8::bigint[]) AS f(seq)
-                 WHERE f.seq > s.next_message_seq AND f.seq <= s.next_message_seq + step.message_count))
-     AND ($11::bigint IS NULL
-          OR (EXISTS (SELECT 1 FROM session_inputs AS h
-                       WHERE h.session_id = $1 AND h.seq = $11::bigint AND h.status = 'running')
-              AND cardinality($10::bigint[]) =
-                    (SELECT count(*) FROM session_inputs AS p
-                      WHERE p.session_id = $1 AND p.seq = ANY($10::bigint[]) AND p.status = 'pending')))
-     AND ($12::bigint IS NULL
-          OR EXISTS (SELECT 1 FROM session_inputs AS r
-                      WHERE r.session_id = $1 AND r.seq = $12::bigint AND r.status = 'running'))
-  RETURNING s.next_message_seq - step.message_count AS base_seq, s.next_seq, step.at
-),
-appended AS (
+                 WHERE m.session_id = $sessionId AND m.seq = ANY($foldSeqs::bigint[]) AND m.state = 'active')${parts.messages ? appended : ''}`;
+}
+
+const STEER_PRECONDITION = `EXISTS (SELECT 1 FROM session_inputs AS h
+                  WHERE h.session_id = $sessionId AND h.seq = $hostSeq::bigint AND h.status = 'running')
+     AND cardinality($steeredSeqs::bigint[]) =
+           (SELECT count(*) FROM session_inputs AS p
+             WHERE p.session_id = $sessionId AND p.seq = ANY($steeredSeqs::bigint[]) AND p.status = 'pending')`;
+
+const FINISH_PRECONDITION = `EXISTS (SELECT 1 FROM session_inputs AS r
+                  WHERE r.session_id = $sessionId AND r.seq = $finishSeq::bigint AND r.status = 'running')`;
+
+function appendedCte(parts: StepParts): string {
+  const state = parts.compaction ? `CASE WHEN fence.base_seq + m.ord = ANY($foldSeqs::bigint[]) THEN 'compacted' ELSE 'active' END` : `'active'`;
+  return `appended AS (
   INSERT INTO messages
     (session_id, seq, input_seq, round, role, kind, content, tool_calls, tool_call_id, name, is_error, state)
-  SELECT $1, fence.base_seq + m.ord, m."inputSeq", m.round, m.role, m.kind, m.content, m."toolCalls",
-         m."toolCallId", m.name, m."isError",
-         CASE WHEN fence.base_seq + m.ord = ANY($8::bigint[]) THEN 'compacted' ELSE 'active' END
+  SELECT $sessionId, fence.base_seq + m.ord, m."inputSeq", m.round, m.role, m.kind, m.content, m."toolCalls",
+         m."toolCallId", m.name, m."isError", ${state}
     FROM fence,
          ROWS FROM (
-           jsonb_to_recordset($3::jsonb) AS ("inputSeq" bigint, round integer, role text, kind text,
+           jsonb_to_recordset($messages::jsonb) AS ("inputSeq" bigint, round integer, role text, kind text,
              content jsonb, "toolCalls" jsonb, "toolCallId" text, name text, "isError" boolean)
          ) WITH ORDINALITY AS m("inputSeq", round, role, kind, content, "toolCalls", "toolCallId", name, "isError", ord)
-),
--- Compaction: folded messages stay for audit, never sent to a model again. All of $8 are folded
--- (the fence checked it), so that is the count recorded.
-folded AS (
+)`;
+}
+
+/**
+ * Compaction: folded messages stay for audit, never sent to a model again. All of the fold seqs are
+ * folded (the fence checked it), so that is the count recorded.
+ */
+const FOLDED_CTES = `folded AS (
   UPDATE messages AS m SET state = 'compacted'
     FROM fence
-   WHERE m.session_id = $1 AND m.seq = ANY($8::bigint[]) AND m.state = 'active'
+   WHERE m.session_id = $sessionId AND m.seq = ANY($foldSeqs::bigint[]) AND m.state = 'active'
 ),
 compacted AS (
   INSERT INTO compactions
     (session_id, note_seq, input_seq, from_seq, to_seq, folded_messages, estimated_tokens_before,
      estimated_tokens_after, model)
-  SELECT $1, coalesce(c."noteSeq", fence.base_seq + c."noteOrdinal"), c."inputSeq", c."fromSeq", c."toSeq",
-         cardinality($8::bigint[]), c."estimatedTokensBefore", c."estimatedTokensAfter", c.model
+  SELECT $sessionId, coalesce(c."noteSeq", fence.base_seq + c."noteOrdinal"), c."inputSeq", c."fromSeq", c."toSeq",
+         cardinality($foldSeqs::bigint[]), c."estimatedTokensBefore", c."estimatedTokensAfter", c.model
     FROM fence,
-         jsonb_to_record($9::jsonb) AS c("noteSeq" bigint, "noteOrdinal" bigint, "inputSeq" bigint, "fromSeq" bigint,
+         jsonb_to_record($compaction::jsonb) AS c("noteSeq" bigint, "noteOrdinal" bigint, "inputSeq" bigint, "fromSeq" bigint,
            "toSeq" bigint, "estimatedTokensBefore" integer, "estimatedTokensAfter" integer, model text)
-   WHERE $9::jsonb IS NOT NULL
-),
--- The tool ledger, keyed by (session, tool call id): writing \`started\` again counts another attempt
--- and restarts the clock; a final status stamps \`finished_at\`. The idempotency key is
--- \`<sessionId>:<toolCallId>\` (DESIGN.md I5).
-ledger AS (
+)`;
+
+/**
+ * The tool ledger, keyed by (session, tool call id): writing `started` again counts another attempt
+ * and restarts the clock; a final status stamps `finished_at`. The idempotency key is
+ * `<sessionId>:<toolCallId>` (DESIGN.md I5).
+ */
+const LEDGER_CTE = `ledger AS (
   INSERT INTO tool_calls AS t
     (session_id, tool_call_id, input_seq, round, name, args, status, attempts, idempotency_key,
      error_code, started_at, finished_at, duration_ms)
-  SELECT $1, w."toolCallId", w."inputSeq", w.round, w.name, w.args, w.status,
+  SELECT $sessionId, w."toolCallId", w."inputSeq", w.round, w.name, w.args, w.status,
          CASE WHEN w.status = 'started' THEN 1 ELSE 0 END,
-         $1 || ':' || w."toolCallId",
+         $sessionId || ':' || w."toolCallId",
          w."errorCode", now(),
          CASE WHEN w.status IN ('completed', 'failed', 'aborted') THEN now() END,
          w."durationMs"
     FROM fence,
-         jsonb_to_recordset($6::jsonb) AS w("toolCallId" text, "inputSeq" bigint, round integer, name text,
+         jsonb_to_recordset($toolCalls::jsonb) AS w("toolCallId" text, "inputSeq" bigint, round integer, name text,
            args jsonb, status text, "errorCode" text, "durationMs" integer)
   ON CONFLICT (session_id, tool_call_id) DO UPDATE SET
     input_seq = excluded.input_seq,
@@ -166,16 +309,17 @@ ledger AS (
     finished_at = excluded.finished_at,
     error_code = excluded.error_code,
     duration_ms = excluded.duration_ms
-),
--- Usage per (session, input, round): a round re-run after a crash replaces its row, not adds to it.
-usage AS (
+)`;
+
+/** Usage per (session, input, round): a round re-run after a crash replaces its row, not adds to it. */
+const USAGE_CTE = `usage AS (
   INSERT INTO usage_rounds
     (session_id, input_seq, round, provider, model, llm_calls, prompt_tokens, completion_tokens,
      cached_tokens, reasoning_tokens, total_tokens)
-  SELECT $1, u."inputSeq", u.round, u.provider, u.model, u."llmCalls", u."promptTokens",
+  SELECT $sessionId, u."inputSeq", u.round, u.provider, u.model, u."llmCalls", u."promptTokens",
          u."completionTokens", u."cachedTokens", u."reasoningTokens", u."totalTokens"
     FROM fence,
-         jsonb_to_recordset($7::jsonb) AS u("inputSeq" bigint, round integer, provider text, model text,
+         jsonb_to_recordset($usageRounds::jsonb) AS u("inputSeq" bigint, round integer, provider text, model text,
            "llmCalls" integer, "promptTokens" integer, "completionTokens" integer, "cachedTokens" integer,
            "reasoningTokens" integer, "totalTokens" integer)
   ON CONFLICT (session_id, input_seq, round) DO UPDATE SET
@@ -188,51 +332,55 @@ usage AS (
     reasoning_tokens = excluded.reasoning_tokens,
     total_tokens = excluded.total_tokens,
     created_at = now()
-),
--- Steering (DESIGN.md §4.4): pending inputs delivered into the running host are \`done\` from now on,
--- naming it. They get its result when it finishes — right here when this step finishes it.
-delivered AS (
-  UPDATE session_inputs AS i
-     SET status = 'done',
-         steered_into = $11::bigint,
-         attempts = i.attempts + 1,
-         started_at = coalesce(i.started_at, fence.at),
-         finished_at = fence.at,
-         result = CASE WHEN $11::bigint = $12::bigint
-                       THEN $14::jsonb || jsonb_build_object('steeredInto', $11::bigint) ELSE i.result END,
-         error_code = CASE WHEN $11::bigint = $12::bigint THEN $15::text ELSE i.error_code END,
-         error_message = CASE WHEN $11::bigint = $12::bigint THEN $16::text ELSE i.error_message END
-    FROM fence
-   WHERE i.session_id = $1 AND i.seq = ANY($10::bigint[]) AND i.status = 'pending'
-),
--- The end of the input (DESIGN.md I6); the session's side of it is in the fence.
-finished AS (
-  UPDATE session_inputs AS i
-     SET status = $13::text, result = $14::jsonb, error_code = $15::text, error_message = $16::text,
-         finished_at = fence.at
-    FROM fence
-   WHERE i.session_id = $1 AND i.seq = $12::bigint AND i.status = 'running'
-),
--- Inputs steered into it by earlier steps finish with it: its result plus \`steeredInto\` (\`||\` keeps a
--- null result null), its error, its finish time. They add nothing to the stats: their run is this one.
-joined AS (
-  UPDATE session_inputs AS i
-     SET result = $14::jsonb || jsonb_build_object('steeredInto', $12::bigint),
-         error_code = $15::text,
-         error_message = $16::text,
-         finished_at = fence.at
-    FROM fence
-   WHERE i.session_id = $1 AND i.steered_into = $12::bigint
-)
-SELECT fence.base_seq AS "baseSeq",
-       EXISTS (SELECT 1 FROM session_inputs AS o
-                WHERE o.session_id = $1 AND o.status IN ('pending', 'running') AND o.status = 'pending'
-                  AND o.seq <> ALL($10::bigint[]))
-       OR fence.next_seq > (SELECT seen.next_seq FROM sessions AS seen WHERE seen.id = $1) AS "pendingInputs"
-  FROM fence`;
+)`;
 
 /**
- * Why a step was refused, read after {@link COMMIT_STEP_SQL} matched nothing on its retry (the
+ * Steering (DESIGN.md §4.4): pending inputs delivered into the running host are `done` from now on,
+ * naming it. They get its result when it finishes — right here when this step finishes it.
+ */
+function deliveredCte(parts: StepParts): string {
+  const finishesHost = `CASE WHEN $hostSeq::bigint = $finishSeq::bigint`;
+  const outcome = `,
+         result = ${finishesHost}
+                       THEN $result::jsonb || jsonb_build_object('steeredInto', $hostSeq::bigint) ELSE i.result END,
+         error_code = ${finishesHost} THEN $errorCode::text ELSE i.error_code END,
+         error_message = ${finishesHost} THEN $errorMessage::text ELSE i.error_message END`;
+  return `delivered AS (
+  UPDATE session_inputs AS i
+     SET status = 'done',
+         steered_into = $hostSeq::bigint,
+         attempts = i.attempts + 1,
+         started_at = coalesce(i.started_at, fence.at),
+         finished_at = fence.at${parts.finish ? outcome : ''}
+    FROM fence
+   WHERE i.session_id = $sessionId AND i.seq = ANY($steeredSeqs::bigint[]) AND i.status = 'pending'
+)`;
+}
+
+/**
+ * The end of the input (DESIGN.md I6); the session's side of it is in the fence. Inputs steered into
+ * it by earlier steps finish with it: its result plus `steeredInto` (`||` keeps a null result null),
+ * its error, its finish time. They add nothing to the stats: their run is this one.
+ */
+const FINISHED_CTES = `finished AS (
+  UPDATE session_inputs AS i
+     SET status = $finishStatus::text, result = $result::jsonb, error_code = $errorCode::text,
+         error_message = $errorMessage::text, finished_at = fence.at
+    FROM fence
+   WHERE i.session_id = $sessionId AND i.seq = $finishSeq::bigint AND i.status = 'running'
+),
+joined AS (
+  UPDATE session_inputs AS i
+     SET result = $result::jsonb || jsonb_build_object('steeredInto', $finishSeq::bigint),
+         error_code = $errorCode::text,
+         error_message = $errorMessage::text,
+         finished_at = fence.at
+    FROM fence
+   WHERE i.session_id = $sessionId AND i.steered_into = $finishSeq::bigint
+)`;
+
+/**
+ * Why a step was refused, read after {@link commitStepStatement} matched nothing on its retry (the
  * failure path only). Tokens are never reused and the rows read change only under the current token,
  * so when `$2` is still current this shows the state the step was refused on. No row: the session is
  * gone.

@@ -4,6 +4,7 @@ import type { Message } from '../../../src/core/messages.js';
 import type { PendingState } from '../../../src/core/pending-state.js';
 import type { StepCommit } from '../../../src/core/ports/session-store.js';
 import type { InputResult } from '../../../src/core/session-types.js';
+import { commitStepStatement, type StepParam, type StepParts } from '../../../src/store/sql/commit-step.js';
 import { assistant, countRows, leasedSession, openStoreFixture, pollUntil, sessionCounters, sessionId, user, type StoreFixture } from './store-fixture.js';
 
 const pending: PendingState = {
@@ -19,6 +20,19 @@ const pending: PendingState = {
     { interactionId: 'input_1', toolCallId: 'call_2', toolName: 'ask', prompt: 'Which one?', options: ['a', 'b'], metadata: { k: 1 } },
   ],
 };
+
+const noParts: StepParts = { messages: false, pending: false, compaction: false, ledger: false, usage: false, steer: false, finish: false };
+
+/** Every combination of parts a step can have. */
+function allParts(): StepParts[] {
+  const names = Object.keys(noParts) as (keyof StepParts)[];
+  return Array.from({ length: 2 ** names.length }, (_, bits) => Object.fromEntries(names.map((name, i) => [name, (bits & (1 << i)) !== 0])) as unknown as StepParts);
+}
+
+/** The names of a statement's CTEs, in order. */
+function cteNames(text: string): string[] {
+  return [...text.matchAll(/^(?:WITH )?(\w+) AS \(/gm)].map((match) => match[1]!);
+}
 
 function result(overrides: Partial<InputResult> = {}): InputResult {
   return {
@@ -242,6 +256,66 @@ describe('commitStep', () => {
     expect(sent).toHaveLength(1);
     expect(await countRows(fx.pool, 'messages', id)).toBe(2);
     expect((await fx.store.getInput(id, 1))?.status).toBe('done');
+  });
+
+  it('sends a messages-only step as its own variant, without the SQL of the parts it lacks', async () => {
+    const statement = commitStepStatement({ ...noParts, messages: true });
+    expect(statement.name).toBe('loopfleet_commit_step_m');
+    expect(statement.params).toEqual(['sessionId', 'leaseToken', 'messages']);
+    expect(cteNames(statement.text)).toEqual(['step', 'fence', 'appended']);
+    const absentParts = ['INSERT INTO tool_calls', 'INSERT INTO usage_rounds', 'INSERT INTO compactions', 'UPDATE messages', 'UPDATE session_inputs'];
+    for (const absent of [...absentParts, 'steered_into', 'stat_', 'pending =', 'clock_timestamp']) {
+      expect(statement.text).not.toContain(absent);
+    }
+    // The full statement has them all, so the check above would see them if they came back.
+    const full = commitStepStatement({ messages: true, pending: true, compaction: true, ledger: true, usage: true, steer: true, finish: true });
+    expect(cteNames(full.text)).toEqual(['step', 'fence', 'appended', 'folded', 'compacted', 'ledger', 'usage', 'delivered', 'finished', 'joined']);
+    for (const present of absentParts) expect(full.text).toContain(present);
+
+    const { id, token } = await running('messages-only');
+    const sent: unknown[] = [];
+    const query = pg.Client.prototype.query;
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      sent.push(args[0]);
+      return (query as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof query;
+    try {
+      await fx.store.commitStep({ sessionId: id, leaseToken: token, messages: [{ inputSeq: 1, round: 0, message: user('x') }] });
+    } finally {
+      pg.Client.prototype.query = query;
+    }
+    expect(sent).toEqual([expect.objectContaining({ name: statement.name, text: statement.text })]);
+  });
+
+  it('generates every variant as valid SQL whose parameters all have a type, each under its own name', async () => {
+    const { id, token } = await running('variants');
+    const values: Record<StepParam, unknown> = {
+      sessionId: id,
+      leaseToken: token + 1_000_000,
+      messages: '[]',
+      pending: null,
+      toolCalls: '[]',
+      usageRounds: '[]',
+      foldSeqs: [1],
+      compaction: '{}',
+      steeredSeqs: [2],
+      hostSeq: 1,
+      finishSeq: 1,
+      finishStatus: 'done',
+      result: null,
+      errorCode: null,
+      errorMessage: null,
+    };
+    const names = new Set<string>();
+    for (const parts of allParts()) {
+      const statement = commitStepStatement(parts);
+      names.add(statement.name);
+      expect(commitStepStatement({ ...parts })).toBe(statement);
+      // A stale token: the fence matches nothing, so this only parses, types and plans the variant.
+      const sent = await fx.pool.query({ name: statement.name, text: statement.text, values: statement.params.map((param) => values[param]) });
+      expect(sent.rowCount).toBe(0);
+    }
+    expect(names.size).toBe(128);
   });
 
   it('either applies a step racing a takeover whole or refuses it with lease.lost, writing nothing', async () => {
