@@ -9,28 +9,41 @@
  * - end-to-end: `add()` called → `input_finished` received.
  * The subscriber is one `XREAD BLOCK` over all session streams, in this process.
  *
+ * Each level runs BENCH_LATENCY_RUNS times (default 3); each percentile is the median over the runs.
+ *
  * Run alone: `npx tsx bench/latency.bench.ts` (BENCH_LATENCY_SECONDS per load level, default 6; BENCH_SATURATION_INPUTS, default 300).
  */
 import { Redis } from 'ioredis';
 import { SessionQueue } from '../src/producer/session-queue.js';
 import { benchConfig, cleanupAll, createBenchDatabase, deleteQueueKeys, FinishCounter, REDIS_URL, StandardScriptedLlm, startBenchWorker, uniqueName } from './lib/fleet.js';
 import { standardRun } from './lib/standard-run.js';
-import { deadline, percentile, report, round, sleep } from './lib/stats.js';
+import { deadline, median, percentile, report, round, sleep } from './lib/stats.js';
 import { StreamWatcher } from './lib/stream-watcher.js';
 
 const SECONDS = Number(process.env.BENCH_LATENCY_SECONDS ?? 6);
 const SATURATION_INPUTS = Number(process.env.BENCH_SATURATION_INPUTS ?? 300);
 const SESSIONS = 200;
+/** Open-loop runs per load level; percentiles are medians over them. */
+const RUNS = Number(process.env.BENCH_LATENCY_RUNS ?? 3);
 const CONCURRENCY = 128;
 const COALESCE_MS = 25;
+
+interface Percentiles {
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+}
 
 interface Level {
   load: number;
   rate: number;
   inputs: number;
-  dispatchMs: { p50: number; p99: number };
-  fanoutMs: { p50: number; p99: number };
-  endToEndMs: { p50: number; p99: number };
+  dispatchMs: Percentiles;
+  fanoutMs: Percentiles;
+  endToEndMs: Percentiles;
+  /** p99s of each run (the figures above are medians over them). */
+  runs?: { dispatchP99: number; fanoutP99: number; endToEndP99: number }[];
 }
 
 async function openLoop(producer: SessionQueue, redis: Redis, queueName: string, counter: FinishCounter, prefix: string, rate: number): Promise<Omit<Level, 'load' | 'rate'>> {
@@ -66,12 +79,12 @@ async function openLoop(producer: SessionQueue, redis: Redis, queueName: string,
       for (const match of String(event.data['text']).matchAll(/\[(\d+\.\d+)\]/g)) fanout.push(event.at - Number(match[1]));
     }
   }
-  const p = (values: number[]) => ({ p50: round(percentile(values, 50), 2), p99: round(percentile(values, 99), 2) });
+  const p = (values: number[]) => ({ p50: round(percentile(values, 50), 2), p90: round(percentile(values, 90), 2), p99: round(percentile(values, 99), 2), max: round(Math.max(...values), 2) });
   return { inputs: total, dispatchMs: p(dispatch), fanoutMs: p(fanout), endToEndMs: p(endToEnd) };
 }
 
 async function main(): Promise<void> {
-  const stop = deadline(180_000, 'latency bench');
+  const stop = deadline(300_000, 'latency bench');
   const db = await createBenchDatabase('lat');
   const queueName = uniqueName('lat');
   const redis = new Redis(REDIS_URL);
@@ -88,14 +101,31 @@ async function main(): Promise<void> {
     const levels: Level[] = [];
     for (const load of [0.5, 0.9]) {
       const rate = saturationRate * load;
-      levels.push({ load, rate: round(rate, 1), ...(await openLoop(producer, redis, queueName, counter, `l${load * 100}`, rate)) });
+      // Several open-loop runs per level (the machine is noisy): each percentile is the median over them.
+      const runs: Omit<Level, 'load' | 'rate'>[] = [];
+      for (let run = 0; run < RUNS; run += 1) runs.push(await openLoop(producer, redis, queueName, counter, `l${load * 100}-${run}`, rate));
+      const med = (pick: (entry: Omit<Level, 'load' | 'rate'>) => Percentiles): Percentiles => ({
+        p50: median(runs.map((entry) => pick(entry).p50)),
+        p90: median(runs.map((entry) => pick(entry).p90)),
+        p99: median(runs.map((entry) => pick(entry).p99)),
+        max: median(runs.map((entry) => pick(entry).max)),
+      });
+      levels.push({
+        load,
+        rate: round(rate, 1),
+        inputs: runs.reduce((sum, entry) => sum + entry.inputs, 0),
+        dispatchMs: med((entry) => entry.dispatchMs),
+        fanoutMs: med((entry) => entry.fanoutMs),
+        endToEndMs: med((entry) => entry.endToEndMs),
+        runs: runs.map((entry) => ({ dispatchP99: entry.dispatchMs.p99, fanoutP99: entry.fanoutMs.p99, endToEndP99: entry.endToEndMs.p99 })),
+      });
     }
     const half = levels[0]!;
     stop();
     await report({
       name: 'latency',
       command: 'npx tsx bench/latency.bench.ts',
-      runs: 1,
+      runs: RUNS,
       sizes: { secondsPerLevel: SECONDS, saturationInputs: SATURATION_INPUTS, sessions: SESSIONS, workerConcurrency: CONCURRENCY, coalesceMs: COALESCE_MS },
       figures: { saturationInputsPerSec: round(saturationRate, 1), levels },
       floor: { coalesceWindowMs: COALESCE_MS },

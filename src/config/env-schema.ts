@@ -36,6 +36,7 @@ const independentSchema = z.object({
     integer({ min: 1, max: MAX_TIMER_MS, expected: 'a positive integer (milliseconds)' }),
   ),
   WORKER_CONCURRENCY: envVariable(16, integer({ min: 1, max: 1000, expected: 'a positive integer' })),
+  DATABASE_POOL_SIZE: envVariable(10, integer({ min: 1, max: 1000, expected: 'a positive integer' })),
   METRICS_PORT: envVariable(9464, integer({ min: 0, max: 65_535, expected: 'an integer from 0 to 65535' })),
   LOG_LEVEL: envVariable('info', oneOf(LOG_LEVELS)),
   LOG_FORMAT: envVariable('json', oneOf(LOG_FORMATS)),

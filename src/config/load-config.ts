@@ -52,6 +52,7 @@ function toResolvedConfig(env: ParsedEnv): ResolvedConfig {
     },
     worker: {
       concurrency: env.WORKER_CONCURRENCY,
+      poolSize: env.DATABASE_POOL_SIZE,
       leaseTtlMs: env.LEASE_TTL_MS,
       toolsModule: env.LOOPFLEET_TOOLS,
       maxInputBytes: env.LOOPFLEET_MAX_INPUT_BYTES,

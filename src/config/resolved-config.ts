@@ -47,6 +47,13 @@ export interface LlmConfig {
 export interface WorkerConfig {
   /** `WORKER_CONCURRENCY`: jobs one process runs at once, 1–1000. Default 16. */
   concurrency: number;
+  /**
+   * `DATABASE_POOL_SIZE`: Postgres connections one worker process opens at most, 1–1000. Default 10.
+   * Every store operation of a run is one statement, so a connection is held only for a round trip:
+   * 10 serve hundreds of concurrent inputs. Workers × this (plus producers' pools) must stay below
+   * the server's `max_connections` (100 by default) — the limit to watch when scaling out.
+   */
+  poolSize: number;
   /** `LEASE_TTL_MS`: how long a session lease lives without renewal, in milliseconds (≥ 1000). Default 30000. */
   leaseTtlMs: number;
   /** `LOOPFLEET_TOOLS`: path of the ES module exporting the tool array; `null` = no tools. Default `null`. */

@@ -118,7 +118,7 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
 
 function openConnections(config: ResolvedConfig, logger: Logger): Connections {
   const pool = createPgPool(config.databaseUrl, {
-    maxConnections: Math.min(50, config.worker.concurrency + 4),
+    maxConnections: config.worker.poolSize,
     onIdleClientError: (error: Error) => logger.warn({ err: error }, 'idle postgres connection failed'),
   });
   const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null });

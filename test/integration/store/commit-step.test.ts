@@ -240,8 +240,8 @@ describe('commitStep', () => {
     };
   }
 
-  it('sends a step with messages, tool calls, usage and a finish as exactly one statement', async () => {
-    const { id, token } = await running('one-trip');
+  /** The first argument of every `pg.Client#query` call made while `work` runs (the statements sent). */
+  async function statementsSent(work: () => Promise<unknown>): Promise<unknown[]> {
     const sent: unknown[] = [];
     const query = pg.Client.prototype.query;
     pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
@@ -249,10 +249,18 @@ describe('commitStep', () => {
       return (query as (...a: unknown[]) => unknown).apply(this, args);
     } as typeof query;
     try {
-      expect(await fx.store.commitStep(finishingStep(id, token))).toEqual({ messageSeqs: [1, 2], pendingInputs: false });
+      await work();
     } finally {
       pg.Client.prototype.query = query;
     }
+    return sent;
+  }
+
+  it('sends a step with messages, tool calls, usage and a finish as exactly one statement', async () => {
+    const { id, token } = await running('one-trip');
+    const sent = await statementsSent(async () => {
+      expect(await fx.store.commitStep(finishingStep(id, token))).toEqual({ messageSeqs: [1, 2], pendingInputs: false });
+    });
     expect(sent).toHaveLength(1);
     expect(await countRows(fx.pool, 'messages', id)).toBe(2);
     expect((await fx.store.getInput(id, 1))?.status).toBe('done');
@@ -273,17 +281,7 @@ describe('commitStep', () => {
     for (const present of absentParts) expect(full.text).toContain(present);
 
     const { id, token } = await running('messages-only');
-    const sent: unknown[] = [];
-    const query = pg.Client.prototype.query;
-    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-      sent.push(args[0]);
-      return (query as (...a: unknown[]) => unknown).apply(this, args);
-    } as typeof query;
-    try {
-      await fx.store.commitStep({ sessionId: id, leaseToken: token, messages: [{ inputSeq: 1, round: 0, message: user('x') }] });
-    } finally {
-      pg.Client.prototype.query = query;
-    }
+    const sent = await statementsSent(() => fx.store.commitStep({ sessionId: id, leaseToken: token, messages: [{ inputSeq: 1, round: 0, message: user('x') }] }));
     expect(sent).toEqual([expect.objectContaining({ name: statement.name, text: statement.text })]);
   });
 
