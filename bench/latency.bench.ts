@@ -13,6 +13,7 @@
  *
  * Run alone: `npx tsx bench/latency.bench.ts` (BENCH_LATENCY_SECONDS per load level, default 6; BENCH_SATURATION_INPUTS, default 300).
  */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { SessionQueue } from '../src/producer/session-queue.js';
 import { benchConfig, cleanupAll, createBenchDatabase, deleteQueueKeys, FinishCounter, REDIS_URL, StandardScriptedLlm, startBenchWorker, uniqueName } from './lib/fleet.js';
@@ -39,9 +40,13 @@ interface Level {
   load: number;
   rate: number;
   inputs: number;
+  /** `add()` called → `input_accepted` received: the accept commit and the event, before any worker. */
+  acceptedMs: Percentiles;
   dispatchMs: Percentiles;
   fanoutMs: Percentiles;
   endToEndMs: Percentiles;
+  /** Delay of this process's event loop (producer, worker and subscriber share it) during the run. */
+  eventLoopDelayMs: Percentiles;
   /** p99s of each run (the figures above are medians over them). */
   runs?: { dispatchP99: number; fanoutP99: number; endToEndP99: number }[];
 }
@@ -50,6 +55,9 @@ async function openLoop(producer: SessionQueue, redis: Redis, queueName: string,
   const sessionIds = Array.from({ length: SESSIONS }, (_, i) => `${prefix}-${i}`);
   const watcher = new StreamWatcher(redis, queueName, sessionIds);
   watcher.start();
+  // The producer, the worker and the subscriber share this event loop: its delays are part of every figure.
+  const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+  loopDelay.enable();
   const total = Math.max(20, Math.round(rate * SECONDS));
   const before = counter.finished;
   const addedAt = new Map<string, number>();
@@ -67,20 +75,25 @@ async function openLoop(producer: SessionQueue, redis: Redis, queueName: string,
   await counter.waitFor(before + total, 120_000);
   await sleep(200);
   await watcher.stop();
+  loopDelay.disable();
   const dispatch: number[] = [];
+  const accepted: number[] = [];
   const fanout: number[] = [];
   const endToEnd: number[] = [];
   for (const event of watcher.events) {
     const key = `${event.sessionId}#${String(event.data['inputSeq'])}`;
     const t0 = addedAt.get(key);
     if (event.type === 'input_started' && t0 !== undefined) dispatch.push(event.at - t0);
+    if (event.type === 'input_accepted' && t0 !== undefined) accepted.push(event.at - t0);
     if (event.type === 'input_finished' && t0 !== undefined) endToEnd.push(event.at - t0);
     if (event.type === 'stream_delta') {
       for (const match of String(event.data['text']).matchAll(/\[(\d+\.\d+)\]/g)) fanout.push(event.at - Number(match[1]));
     }
   }
   const p = (values: number[]) => ({ p50: round(percentile(values, 50), 2), p90: round(percentile(values, 90), 2), p99: round(percentile(values, 99), 2), max: round(Math.max(...values), 2) });
-  return { inputs: total, dispatchMs: p(dispatch), fanoutMs: p(fanout), endToEndMs: p(endToEnd) };
+  const ns = (value: number) => round(value / 1e6, 2);
+  const eventLoopDelayMs = { p50: ns(loopDelay.percentile(50)), p90: ns(loopDelay.percentile(90)), p99: ns(loopDelay.percentile(99)), max: ns(loopDelay.max) };
+  return { inputs: total, acceptedMs: p(accepted), dispatchMs: p(dispatch), fanoutMs: p(fanout), endToEndMs: p(endToEnd), eventLoopDelayMs };
 }
 
 async function main(): Promise<void> {
@@ -114,9 +127,11 @@ async function main(): Promise<void> {
         load,
         rate: round(rate, 1),
         inputs: runs.reduce((sum, entry) => sum + entry.inputs, 0),
+        acceptedMs: med((entry) => entry.acceptedMs),
         dispatchMs: med((entry) => entry.dispatchMs),
         fanoutMs: med((entry) => entry.fanoutMs),
         endToEndMs: med((entry) => entry.endToEndMs),
+        eventLoopDelayMs: med((entry) => entry.eventLoopDelayMs),
         runs: runs.map((entry) => ({ dispatchP99: entry.dispatchMs.p99, fanoutP99: entry.fanoutMs.p99, endToEndP99: entry.endToEndMs.p99 })),
       });
     }
