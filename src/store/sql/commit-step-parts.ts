@@ -1,0 +1,218 @@
+/**
+ * The pieces `commitStepStatement` (./commit-step.ts) assembles a step statement from: one function
+ * or constant per part — its CTEs, its precondition in the fence's WHERE, its assignments in the
+ * fence's SET. Placeholders are named (`$sessionId`, `$foldSeqs`, …) and numbered per variant there;
+ * read that file's doc comment for the fencing and snapshot argument they rely on.
+ */
+import type { StepParts } from './commit-step.js';
+
+/** What the fence reads besides the row: the message count, the clock, and a finish's stats. */
+export function stepCte(parts: StepParts): string | undefined {
+  const columns = [
+    parts.messages && 'jsonb_array_length($messages::jsonb) AS message_count',
+    (parts.steer || parts.finish) && 'clock_timestamp() AS at',
+    // The run a finishing step adds to the session's stats: counts from the stored result itself.
+    ...(parts.finish ? FINISH_STATS.map(([column, path]) => `coalesce(($result::jsonb ${path})::bigint, 0) AS ${column}`) : []),
+  ].filter((column): column is string => typeof column === 'string');
+  return columns.length === 0 ? undefined : `step AS (\n  SELECT ${columns.join(',\n         ')}\n)`;
+}
+
+/** Session stats a finished run adds, and where its result holds them. */
+const FINISH_STATS = [
+  ['rounds', "->> 'rounds'"],
+  ['tool_calls', "->> 'toolCalls'"],
+  ['llm_calls', "#>> '{usage,llmCalls}'"],
+  ['prompt_tokens', "#>> '{usage,promptTokens}'"],
+  ['completion_tokens', "#>> '{usage,completionTokens}'"],
+  ['cached_tokens', "#>> '{usage,cachedTokens}'"],
+  ['reasoning_tokens', "#>> '{usage,reasoningTokens}'"],
+  ['total_tokens', "#>> '{usage,totalTokens}'"],
+] as const;
+
+export function fenceCte(parts: StepParts, fromStep: boolean): string {
+  const pending = parts.pending ? '$pending::jsonb' : 's.pending';
+  const sets = [
+    parts.messages && 'next_message_seq = s.next_message_seq + step.message_count',
+    parts.pending && `pending = ${pending}`,
+    ...(parts.finish
+      ? [
+          `status = CASE
+                    -- A question still waiting (a send refused while it waits) keeps the session waiting.
+                    WHEN jsonb_array_length(coalesce(${pending} -> 'interactions', '[]'::jsonb)) > 0
+                      OR $result::jsonb ->> 'status' = 'waiting_for_input' THEN 'waiting_for_input'
+                    ELSE 'idle'
+                  END`,
+          'stat_inputs = s.stat_inputs + 1',
+          ...FINISH_STATS.map(([column]) => `stat_${column} = s.stat_${column} + step.${column}`),
+          'first_input_at = coalesce(s.first_input_at, step.at)',
+          'last_input_at = step.at',
+        ]
+      : []),
+    'updated_at = now()',
+  ].filter((set): set is string => typeof set === 'string');
+  const preconditions = [
+    parts.compaction && foldPrecondition(parts),
+    parts.steer && STEER_PRECONDITION,
+    parts.finish && FINISH_PRECONDITION,
+  ].filter((condition): condition is string => typeof condition === 'string');
+  const baseSeq = parts.messages ? 's.next_message_seq - step.message_count' : 's.next_message_seq';
+  return `fence AS (
+  UPDATE sessions AS s
+     SET ${sets.join(',\n         ')}${fromStep ? '\n    FROM step' : ''}
+   WHERE s.id = $sessionId AND s.lease_token = $leaseToken::bigint${preconditions.map((c) => `\n     AND ${c}`).join('')}
+  RETURNING ${baseSeq} AS base_seq, s.next_seq${parts.steer || parts.finish ? ', step.at' : ''}
+)`;
+}
+
+/** Every folded seq is an active message, or (only if the step has messages) one it appends. */
+function foldPrecondition(parts: StepParts): string {
+  const appended = `
+             + (SELECT count(*) FROM unnest($foldSeqs::bigint[]) AS f(seq)
+                 WHERE f.seq > s.next_message_seq AND f.seq <= s.next_message_seq + step.message_count)`;
+  return `cardinality($foldSeqs::bigint[]) =
+               (SELECT count(*) FROM messages AS m
+                 WHERE m.session_id = $sessionId AND m.seq = ANY($foldSeqs::bigint[]) AND m.state = 'active')${parts.messages ? appended : ''}`;
+}
+
+const STEER_PRECONDITION = `EXISTS (SELECT 1 FROM session_inputs AS h
+                  WHERE h.session_id = $sessionId AND h.seq = $hostSeq::bigint AND h.status = 'running')
+     AND cardinality($steeredSeqs::bigint[]) =
+           (SELECT count(*) FROM session_inputs AS p
+             WHERE p.session_id = $sessionId AND p.seq = ANY($steeredSeqs::bigint[]) AND p.status = 'pending')`;
+
+const FINISH_PRECONDITION = `EXISTS (SELECT 1 FROM session_inputs AS r
+                  WHERE r.session_id = $sessionId AND r.seq = $finishSeq::bigint AND r.status = 'running')`;
+
+export function appendedCte(parts: StepParts): string {
+  const state = parts.compaction ? `CASE WHEN fence.base_seq + m.ord = ANY($foldSeqs::bigint[]) THEN 'compacted' ELSE 'active' END` : `'active'`;
+  return `appended AS (
+  INSERT INTO messages
+    (session_id, seq, input_seq, round, role, kind, content, tool_calls, tool_call_id, name, is_error, state)
+  SELECT $sessionId, fence.base_seq + m.ord, m."inputSeq", m.round, m.role, m.kind, m.content, m."toolCalls",
+         m."toolCallId", m.name, m."isError", ${state}
+    FROM fence,
+         ROWS FROM (
+           jsonb_to_recordset($messages::jsonb) AS ("inputSeq" bigint, round integer, role text, kind text,
+             content jsonb, "toolCalls" jsonb, "toolCallId" text, name text, "isError" boolean)
+         ) WITH ORDINALITY AS m("inputSeq", round, role, kind, content, "toolCalls", "toolCallId", name, "isError", ord)
+)`;
+}
+
+/**
+ * Compaction: folded messages stay for audit, never sent to a model again. All of the fold seqs are
+ * folded (the fence checked it), so that is the count recorded.
+ */
+export const FOLDED_CTES = `folded AS (
+  UPDATE messages AS m SET state = 'compacted'
+    FROM fence
+   WHERE m.session_id = $sessionId AND m.seq = ANY($foldSeqs::bigint[]) AND m.state = 'active'
+),
+compacted AS (
+  INSERT INTO compactions
+    (session_id, note_seq, input_seq, from_seq, to_seq, folded_messages, estimated_tokens_before,
+     estimated_tokens_after, model)
+  SELECT $sessionId, coalesce(c."noteSeq", fence.base_seq + c."noteOrdinal"), c."inputSeq", c."fromSeq", c."toSeq",
+         cardinality($foldSeqs::bigint[]), c."estimatedTokensBefore", c."estimatedTokensAfter", c.model
+    FROM fence,
+         jsonb_to_record($compaction::jsonb) AS c("noteSeq" bigint, "noteOrdinal" bigint, "inputSeq" bigint, "fromSeq" bigint,
+           "toSeq" bigint, "estimatedTokensBefore" integer, "estimatedTokensAfter" integer, model text)
+)`;
+
+/**
+ * The tool ledger, keyed by (session, tool call id): writing `started` again counts another attempt
+ * and restarts the clock; a final status stamps `finished_at`. The idempotency key is
+ * `<sessionId>:<toolCallId>` (DESIGN.md I5).
+ */
+export const LEDGER_CTE = `ledger AS (
+  INSERT INTO tool_calls AS t
+    (session_id, tool_call_id, input_seq, round, name, args, status, attempts, idempotency_key,
+     error_code, started_at, finished_at, duration_ms)
+  SELECT $sessionId, w."toolCallId", w."inputSeq", w.round, w.name, w.args, w.status,
+         CASE WHEN w.status = 'started' THEN 1 ELSE 0 END,
+         $sessionId || ':' || w."toolCallId",
+         w."errorCode", now(),
+         CASE WHEN w.status IN ('completed', 'failed', 'aborted') THEN now() END,
+         w."durationMs"
+    FROM fence,
+         jsonb_to_recordset($toolCalls::jsonb) AS w("toolCallId" text, "inputSeq" bigint, round integer, name text,
+           args jsonb, status text, "errorCode" text, "durationMs" integer)
+  ON CONFLICT (session_id, tool_call_id) DO UPDATE SET
+    input_seq = excluded.input_seq,
+    round = excluded.round,
+    name = excluded.name,
+    args = excluded.args,
+    status = excluded.status,
+    attempts = t.attempts + CASE WHEN excluded.status = 'started' THEN 1 ELSE 0 END,
+    started_at = CASE WHEN excluded.status = 'started' THEN excluded.started_at ELSE t.started_at END,
+    finished_at = excluded.finished_at,
+    error_code = excluded.error_code,
+    duration_ms = excluded.duration_ms
+)`;
+
+/** Usage per (session, input, round): a round re-run after a crash replaces its row, not adds to it. */
+export const USAGE_CTE = `usage AS (
+  INSERT INTO usage_rounds
+    (session_id, input_seq, round, provider, model, llm_calls, prompt_tokens, completion_tokens,
+     cached_tokens, reasoning_tokens, total_tokens)
+  SELECT $sessionId, u."inputSeq", u.round, u.provider, u.model, u."llmCalls", u."promptTokens",
+         u."completionTokens", u."cachedTokens", u."reasoningTokens", u."totalTokens"
+    FROM fence,
+         jsonb_to_recordset($usageRounds::jsonb) AS u("inputSeq" bigint, round integer, provider text, model text,
+           "llmCalls" integer, "promptTokens" integer, "completionTokens" integer, "cachedTokens" integer,
+           "reasoningTokens" integer, "totalTokens" integer)
+  ON CONFLICT (session_id, input_seq, round) DO UPDATE SET
+    provider = excluded.provider,
+    model = excluded.model,
+    llm_calls = excluded.llm_calls,
+    prompt_tokens = excluded.prompt_tokens,
+    completion_tokens = excluded.completion_tokens,
+    cached_tokens = excluded.cached_tokens,
+    reasoning_tokens = excluded.reasoning_tokens,
+    total_tokens = excluded.total_tokens,
+    created_at = now()
+)`;
+
+/**
+ * Steering (DESIGN.md §4.4): pending inputs delivered into the running host are `done` from now on,
+ * naming it. They get its result when it finishes — right here when this step finishes it.
+ */
+export function deliveredCte(parts: StepParts): string {
+  const finishesHost = `CASE WHEN $hostSeq::bigint = $finishSeq::bigint`;
+  const outcome = `,
+         result = ${finishesHost}
+                       THEN $result::jsonb || jsonb_build_object('steeredInto', $hostSeq::bigint) ELSE i.result END,
+         error_code = ${finishesHost} THEN $errorCode::text ELSE i.error_code END,
+         error_message = ${finishesHost} THEN $errorMessage::text ELSE i.error_message END`;
+  return `delivered AS (
+  UPDATE session_inputs AS i
+     SET status = 'done',
+         steered_into = $hostSeq::bigint,
+         attempts = i.attempts + 1,
+         started_at = coalesce(i.started_at, fence.at),
+         finished_at = fence.at${parts.finish ? outcome : ''}
+    FROM fence
+   WHERE i.session_id = $sessionId AND i.seq = ANY($steeredSeqs::bigint[]) AND i.status = 'pending'
+)`;
+}
+
+/**
+ * The end of the input (DESIGN.md I6); the session's side of it is in the fence. Inputs steered into
+ * it by earlier steps finish with it: its result plus `steeredInto` (`||` keeps a null result null),
+ * its error, its finish time. They add nothing to the stats: their run is this one.
+ */
+export const FINISHED_CTES = `finished AS (
+  UPDATE session_inputs AS i
+     SET status = $finishStatus::text, result = $result::jsonb, error_code = $errorCode::text,
+         error_message = $errorMessage::text, finished_at = fence.at
+    FROM fence
+   WHERE i.session_id = $sessionId AND i.seq = $finishSeq::bigint AND i.status = 'running'
+),
+joined AS (
+  UPDATE session_inputs AS i
+     SET result = $result::jsonb || jsonb_build_object('steeredInto', $finishSeq::bigint),
+         error_code = $errorCode::text,
+         error_message = $errorMessage::text,
+         finished_at = fence.at
+    FROM fence
+   WHERE i.session_id = $sessionId AND i.steered_into = $finishSeq::bigint
+)`;
