@@ -37,3 +37,15 @@ export function abortReason(signal: AbortSignal): CancelledError {
     cause: reason,
   });
 }
+
+/**
+ * The reason a guard timer (a deadline or timeout `sleep` raced against the real work) is stopped
+ * with once the race is decided. Shared and typed, so stopping one — on every LLM call and tool call —
+ * allocates neither a `DOMException` nor an error with a stack; nobody observes it.
+ */
+const GUARD_STOPPED = new CancelledError('guard timer stopped: the race it guarded was decided');
+
+/** Stops a guard timer's `sleep` (see {@link GUARD_STOPPED}). */
+export function stopGuardTimer(controller: AbortController): void {
+  controller.abort(GUARD_STOPPED);
+}

@@ -5,7 +5,7 @@
  * hung call outlived the total timeout).
  */
 import { LlmNonRetryableError, LlmRetryExhaustedError, LlmTimeoutError } from '../errors/index.js';
-import { abortReason, type Clock } from '../ports/clock.js';
+import { abortReason, stopGuardTimer, type Clock } from '../ports/clock.js';
 import { backoffDelayMs } from './backoff-delay.js';
 import { classifyLlmError, type LlmErrorClassification } from './classify-llm-error.js';
 import { retryAfterMs } from './retry-after.js';
@@ -94,7 +94,7 @@ function runAttempt<T>(fn: RetryableCall<T>, attempt: number, run: RetryRun): Pr
       if (settled) return;
       settled = true;
       signal?.removeEventListener('abort', onCancel);
-      watchdog.abort();
+      stopGuardTimer(watchdog);
       resolve(outcome);
     };
     const onCancel = () => {

@@ -1,5 +1,5 @@
 import { ToolTimeoutError } from '../errors/index.js';
-import { abortReason, type Clock } from '../ports/clock.js';
+import { abortReason, stopGuardTimer, type Clock } from '../ports/clock.js';
 import type { RegisteredTool, ToolContext } from './tool-types.js';
 
 /** How a handler ended: it returned, it threw (sync or async), or its time ran out. */
@@ -59,6 +59,6 @@ export async function invokeToolHandler(tool: RegisteredTool, args: Record<strin
     return result;
   } finally {
     detachOuter();
-    timerControl.abort();
+    stopGuardTimer(timerControl);
   }
 }
