@@ -63,7 +63,10 @@ describe('R2: a worker process paused past its lease', () => {
       'user: after the takeover',
       'assistant: Echo: after the takeover',
     ]);
-    expect((await drainOutcomes(fleet.redis, fleet.config.queueName)).filter((outcome) => outcome.kind === 'lease_lost')).toHaveLength(1);
+    // Its drain job completes just after that log line (release, then BullMQ's completion): wait for it.
+    const leaseLost = async () => (await drainOutcomes(fleet.redis, fleet.config.queueName)).filter((outcome) => outcome.kind === 'lease_lost');
+    await fleet.waitFor('the zombie drain to complete as lease_lost', async () => ((await leaseLost()).length > 0 ? true : undefined));
+    expect(await leaseLost()).toHaveLength(1);
     const ledger = await fleet.pool.query<{ status: string; attempts: number }>('SELECT status, attempts FROM tool_calls WHERE session_id = $1', [sessionId]);
     expect(ledger.rows).toEqual([{ status: 'completed', attempts: 2 }]);
     const events = await sessionEvents(fleet.redis, fleet.config.queueName, sessionId);
