@@ -67,6 +67,42 @@ describe('inputs that arrive mid-run (DESIGN.md §4.4)', () => {
     expect(protocolViolations(history)).toEqual([]);
   });
 
+  it('a steer input that arrives while a tool runs joins the next round, and a run without followers never reads the inbox', async () => {
+    const toolEntered = deferred();
+    const toolGate = deferred();
+    const slowTool = {
+      name: 'slow',
+      description: 'Waits for the test',
+      parameters: { type: 'object', properties: {} },
+      execute: async () => {
+        toolEntered.resolve();
+        await toolGate.promise;
+        return 'slow done';
+      },
+    };
+    const llm = new ScriptedLlm([{ toolCalls: [{ id: 's1', name: 'slow', arguments: {} }] }, { text: 'done' }]);
+    const harness = new LoopHarness({ llm, tools: [slowTool] });
+    const reads: unknown[] = [];
+    const listInputs = harness.store.listInputs.bind(harness.store);
+    harness.store.listInputs = (...args: Parameters<typeof listInputs>) => {
+      reads.push(args[1]);
+      return listInputs(...args);
+    };
+    await harness.send('go');
+    const run = runChecked(harness);
+    await toolEntered.promise;
+    // No follower so far: the rounds so far read no inbox.
+    expect(reads).toEqual([]);
+    await harness.send('and then this', undefined, 'steer');
+    toolGate.resolve();
+    expect(await run).toMatchObject({ status: 'completed', finalText: 'done', rounds: 2 });
+    const history = await harness.history();
+    expect(history.map((message) => message.role)).toEqual(['user', 'assistant', 'tool', 'user', 'assistant']);
+    expect(history[3]).toEqual({ role: 'user', content: '<follow_up>\nand then this\n</follow_up>' });
+    // Read once at the round start after the tool result's commit saw the follower, once after the final reply.
+    expect(reads).toHaveLength(2);
+  });
+
   it('steering is drained before round.start hooks, so a hook break cannot strand it', async () => {
     const first = held({ toolCalls: [{ id: 'e1', name: 'echo', arguments: { text: 'a' } }] });
     const llm = new ScriptedLlm([first.step]);
