@@ -9,8 +9,9 @@ export interface StrandedQuery {
 }
 
 /**
- * The sweeper's query (DESIGN.md I1): session ids with open inputs and no live lease. It reads only
- * open inputs (partial index), so its cost follows the backlog, not the history.
+ * The sweeper's query (DESIGN.md I1, I6): session ids with open inputs and no live lease, or with a
+ * lease that lapsed unreleased (a dead holder). It reads only open inputs (partial index) and unreleased
+ * leases (index), so its cost follows the backlog, not the history.
  */
 export async function findStrandedSessions(db: Queryable, query: StrandedQuery): Promise<string[]> {
   const result = await db.query<{ sessionId: string }>(FIND_STRANDED_SESSIONS_SQL, [query.graceMs, query.limit]);

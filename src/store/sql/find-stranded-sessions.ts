@@ -1,13 +1,25 @@
 /**
- * Sessions the sweeper must wake: open (pending or running) inputs older than the grace period and no
- * live lease. A `running` input with a lapsed lease is a worker that died mid-run.
+ * Sessions the sweeper must wake:
+ * - open (pending or running) inputs older than the grace period and no live lease — a lost kick, a
+ *   failed drain job, or (a `running` input with a lapsed lease) a worker that died mid-run;
+ * - a lease that lapsed more than the grace period ago without being released, whatever the inbox
+ *   holds: its holder died (a drain always releases on its way out), possibly between an input's
+ *   terminal commit and its `input_finished` event — the last input of a session included, which no
+ *   later input would ever bring a drain for. The drain the kick starts publishes what is missing
+ *   (I6) and releases the lease, so the session is found once.
+ * Both parts read through indexes: the open inputs' partial index, and `sessions_lease_expires_idx`
+ * (released leases are NULL there and never read).
  * Params: $1 grace in milliseconds, $2 limit.
  */
 export const FIND_STRANDED_SESSIONS_SQL = `
-SELECT DISTINCT i.session_id AS "sessionId"
+SELECT i.session_id AS "sessionId"
   FROM session_inputs i
   JOIN sessions s ON s.id = i.session_id
  WHERE i.status IN ('pending', 'running')
    AND i.accepted_at < now() - ($1::bigint * interval '1 millisecond')
    AND (s.lease_expires_at IS NULL OR s.lease_expires_at <= now())
+UNION
+SELECT s.id AS "sessionId"
+  FROM sessions s
+ WHERE s.lease_expires_at <= now() - ($1::bigint * interval '1 millisecond')
  LIMIT $2`;

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScriptedLlm } from '../../../src/llm/scripted-llm.js';
 import { acceptAndKick } from '../../../src/producer/accept-input.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
+import { eventStreamKey } from '../../../src/producer/fleet-keys.js';
 import { heldReply, InstrumentedStore, sessionEvents } from './fixtures/fleet-helpers.js';
 import type { StepCommit } from '../../../src/core/ports/session-store.js';
 
@@ -64,6 +65,38 @@ describe('exactly one input_finished per input, across a crash', () => {
       await successor?.close();
     }
     expect(await finishedSeqs(sessionId)).toEqual([1, 2]);
+  });
+
+  it("a holder that died after its session's last terminal commit, before the XADD: the sweeper finds the unreleased lease and the event is published with no new input", async () => {
+    const sessionId = 'lost-last-finish';
+    const worker = await fleet.startWorker({ settings: { sweepEveryMs: 3_600_000 } });
+    try {
+      await acceptAndKick(fleet.acceptDeps, { sessionId, kind: 'send', payload: { input: 'the only one' } });
+      await fleet.waitForSessionIdle(sessionId, 1);
+      await fleet.waitFor('its input_finished', async () => ((await finishedSeqs(sessionId)).length >= 1 ? true : undefined));
+    } finally {
+      await worker.close();
+    }
+    // The state a kill -9 between the terminal commit and the XADD leaves: the input is done in
+    // Postgres, its event is not on the stream, and the dead holder's lease lapsed without a release.
+    const finished = (await sessionEvents(fleet.redis, fleet.config.queueName, sessionId)).filter((event) => event.type === 'input_finished');
+    await fleet.redis.xdel(eventStreamKey(fleet.config.queueName, sessionId), ...finished.map((event) => event.id));
+    await fleet.pool.query(`UPDATE sessions SET lease_owner = 'dead-worker', lease_expires_at = now() - interval '1 second' WHERE id = $1`, [sessionId]);
+    expect(await finishedSeqs(sessionId)).toEqual([]);
+
+    const sweeping = await fleet.startWorker({ settings: { sweepEveryMs: 300, sweepGraceMs: 200 } });
+    try {
+      await fleet.waitFor('the lost input_finished', async () => ((await finishedSeqs(sessionId)).length >= 1 ? true : undefined));
+      // The drain that published it released the lease, so the session is not swept again.
+      await fleet.waitFor('the lease released', async () => ((await fleet.store.getSession(sessionId))?.lease.expiresAt === null ? true : undefined));
+    } finally {
+      await sweeping.close();
+    }
+    const events = await sessionEvents(fleet.redis, fleet.config.queueName, sessionId);
+    expect(events.filter((event) => event.type === 'input_finished').map((event) => [event.data.inputSeq, event.data.status, event.data.finalText])).toEqual([
+      [1, 'completed', 'Echo: the only one'],
+    ]);
+    expect((await fleet.store.getInput(sessionId, 1))?.attempts).toBe(1);
   });
 
   it('steering applied by a holder that stopped mid-run: the holder that resumes the input publishes the steered input\'s input_finished too', async () => {
