@@ -105,8 +105,12 @@ export async function deleteQueueKeys(redis: Redis, queue: string): Promise<void
   }
 }
 
+const TUNABLE = ['DATABASE_STEP_BATCH_SIZE', 'DATABASE_STEP_STATEMENTS'];
+
 export function benchConfig(env: Record<string, string>): ResolvedConfig {
-  return loadConfig({ REDIS_URL, LLM_PROVIDER: 'scripted', LOG_LEVEL: 'silent', METRICS_PORT: '0', ...env });
+  // The group-commit settings may be set from outside, to compare them on the same workload.
+  const tuning = Object.fromEntries(TUNABLE.flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name]!]])));
+  return loadConfig({ REDIS_URL, LLM_PROVIDER: 'scripted', LOG_LEVEL: 'silent', METRICS_PORT: '0', ...tuning, ...env });
 }
 
 /** The no-op tool the standard input calls (plus the built-ins every worker has). */

@@ -37,6 +37,8 @@ const independentSchema = z.object({
   ),
   WORKER_CONCURRENCY: envVariable(16, integer({ min: 1, max: 1000, expected: 'a positive integer' })),
   DATABASE_POOL_SIZE: envVariable(10, integer({ min: 1, max: 1000, expected: 'a positive integer' })),
+  DATABASE_STEP_BATCH_SIZE: envVariable(64, integer({ min: 1, max: 1000, expected: 'an integer from 1 to 1000 (steps per statement)' })),
+  DATABASE_STEP_STATEMENTS: envVariable(2, integer({ min: 1, max: 1000, expected: 'an integer from 1 to 1000 (step statements at once)' })),
   METRICS_PORT: envVariable(9464, integer({ min: 0, max: 65_535, expected: 'an integer from 0 to 65535' })),
   LOG_LEVEL: envVariable('info', oneOf(LOG_LEVELS)),
   LOG_FORMAT: envVariable('json', oneOf(LOG_FORMATS)),

@@ -8,23 +8,17 @@ import { validateStep, type ValidatedStep } from './commit-step-validation.js';
 import { leaseLost } from './fence.js';
 import { encodeMessage } from './rows/message-row.js';
 import { parseRow } from './rows/parse-row.js';
-import { commitStepStatement, STEP_REFUSAL_SQL, type CommitStepStatement, type StepParam, type StepParts } from './sql/commit-step.js';
+import { commitStepStatement, STEP_REFUSAL_SQL, type StepField, type StepParts } from './sql/commit-step.js';
 import { LOCK_FENCED_SESSION_SQL } from './sql/lock-fenced-session.js';
+import { runStepStatement, type BatchedStep, type StepBatcher } from './step-batcher.js';
 
-/** A validated step with its JSON parameters already serialised (so that can fail before any I/O). */
-interface PreparedStep {
-  sessionId: string;
+/** A validated step with its statement record already serialised (so that can fail before any I/O). */
+interface PreparedStep extends BatchedStep {
   leaseToken: number;
   step: ValidatedStep;
-  messagesText: string;
-  pendingText: string | null;
-  toolCallsText: string;
-  usageRoundsText: string;
-  compactionText: string | null;
-  resultText: string | null;
 }
 
-const committedSchema = z.object({ baseSeq: z.number().int().nonnegative(), pendingInputs: z.boolean() });
+const committedSchema = z.object({ sessionId: z.string(), baseSeq: z.number().int().nonnegative(), pendingInputs: z.boolean() });
 
 const refusalSchema = z.object({
   leaseHeld: z.boolean(),
@@ -35,40 +29,29 @@ const refusalSchema = z.object({
 });
 
 /**
- * Applies one step of a run in one fenced statement, one round trip (DESIGN.md I3, §9): the fence and
- * message-seq allocation, messages, compaction, tool ledger, usage, steering and the input's end.
+ * Applies one step of a run in one fenced statement (DESIGN.md I3, §9): the fence and message-seq
+ * allocation, messages, compaction, tool ledger, usage, steering and the input's end. The statement
+ * may carry steps of other sessions ready at the same moment (`batcher`); each is fenced on its own.
  * Any refusal — `lease.lost`, `state.conflict` — writes none of it, so a step is never half-applied.
  */
-export async function commitStep(pool: pg.Pool, step: StepCommit): Promise<StepCommitResult> {
+export async function commitStep(pool: pg.Pool, batcher: StepBatcher, step: StepCommit): Promise<StepCommitResult> {
   const prepared = prepare(step);
-  // Each variant is prepared under its own name, once per connection: planning its sub-statements
-  // costs several times executing them, so later steps with the same parts reuse the plan.
-  const statement = commitStepStatement(stepParts(prepared.step));
-  const values = stepValues(prepared);
-  const params = statement.params.map((param) => values[param]);
-  const committed = await runStep(pool, prepared, statement, params);
+  const committed = toResult(prepared, await batcher.submit(prepared));
   if (committed !== undefined) return committed;
   // Refused, nothing written. The statement checked its preconditions on the snapshot it began with,
   // and a failed check skips the session row without waiting for its lock: an input accepted after
   // that snapshot (its accept may still hold the row) is invisible, so a step steering it is refused
   // although it holds once that accept commits. Wait for the row as a transaction's fence would, then
-  // try once more on a fresh snapshot; only a second refusal is final.
+  // try once more, alone, on a fresh snapshot; only a second refusal is final.
   const fenced = await pool.query(LOCK_FENCED_SESSION_SQL, [prepared.sessionId, prepared.leaseToken]);
   if (fenced.rowCount !== 1) throw leaseLost(prepared.sessionId, prepared.leaseToken, 'commitStep');
-  const retried = await runStep(pool, prepared, statement, params);
+  const retried = toResult(prepared, (await runStepStatement(pool, prepared.statement, [prepared])).get(prepared.sessionId));
   if (retried !== undefined) return retried;
   throw await refusal(pool, prepared);
 }
 
-/** Runs the step's statement; undefined when it was refused (and wrote nothing). */
-async function runStep(
-  pool: pg.Pool,
-  prepared: PreparedStep,
-  statement: CommitStepStatement,
-  values: unknown[],
-): Promise<StepCommitResult | undefined> {
-  const result = await pool.query({ name: statement.name, text: statement.text, values });
-  const row = result.rows[0] as unknown;
+/** The step's result from its row of the statement; undefined when it has none (it was refused). */
+function toResult(prepared: PreparedStep, row: unknown): StepCommitResult | undefined {
   if (row === undefined) return undefined;
   const { baseSeq, pendingInputs } = parseRow(committedSchema, row, `session ${prepared.sessionId}`);
   return { messageSeqs: prepared.step.messages.map((_, index) => baseSeq + index + 1), pendingInputs };
@@ -78,18 +61,13 @@ function prepare(raw: StepCommit): PreparedStep {
   const sessionId = assertSessionId(raw.sessionId);
   const leaseToken = assertLeaseToken(raw.leaseToken);
   const step = validateStep(raw);
-  const rows = step.messages.map((m) => encodeMessage(m.message, m.kind, m.inputSeq, m.round));
-  return {
-    sessionId,
-    leaseToken,
-    step,
-    messagesText: toJsonText(rows, 'messages'),
-    pendingText: step.pending == null ? null : toJsonText(step.pending, 'pending'),
-    toolCallsText: toJsonText(step.toolCalls, 'toolCalls'),
-    usageRoundsText: toJsonText(step.usageRounds, 'usageRounds'),
-    compactionText: compactionRecord(step),
-    resultText: step.input?.result === undefined ? null : toJsonText(step.input.result, 'input.result'),
-  };
+  // Each variant is prepared under its own name, once per connection: planning its sub-statements
+  // costs several times executing them, so later steps with the same parts reuse the plan.
+  const statement = commitStepStatement(stepParts(step));
+  const values = stepValues(sessionId, leaseToken, step);
+  // The record holds only the fields the variant reads; each value is JSON text already.
+  const record = `{${statement.fields.map((field) => `"${field}":${values[field]}`).join(',')}}`;
+  return { sessionId, leaseToken, step, statement, record };
 }
 
 /**
@@ -97,9 +75,9 @@ function prepare(raw: StepCommit): PreparedStep {
  * step's first `compact_note` message, named by its 1-based place among the step's messages (its seq
  * is known only once the fence has allocated them).
  */
-function compactionRecord(step: ValidatedStep): string | null {
+function compactionRecord(step: ValidatedStep): string {
   const compaction = step.compaction;
-  if (compaction === undefined) return null;
+  if (compaction === undefined) return 'null';
   const { noteSeq, inputSeq, ...rest } = compaction.record;
   const noteOrdinal = noteSeq === undefined ? step.messages.findIndex((message) => message.kind === 'compact_note') + 1 : null;
   return toJsonText({ ...rest, noteSeq: noteSeq ?? null, noteOrdinal, inputSeq: inputSeq ?? null }, 'compaction');
@@ -118,26 +96,29 @@ function stepParts(step: ValidatedStep): StepParts {
   };
 }
 
-/** Every value a step statement may take; its variant picks the ones it uses. */
-function stepValues(prepared: PreparedStep): Record<StepParam, unknown> {
-  const { step } = prepared;
+/**
+ * Every field a step record may have, as JSON text; the variant picks the ones it reads. A field
+ * that may fail to serialise (the step's own content) is checked by `toJsonText`, naming it.
+ */
+function stepValues(sessionId: string, leaseToken: number, step: ValidatedStep): Record<StepField, string> {
   const input = step.input;
+  const rows = step.messages.map((m) => encodeMessage(m.message, m.kind, m.inputSeq, m.round));
   return {
-    sessionId: prepared.sessionId,
-    leaseToken: prepared.leaseToken,
-    messages: prepared.messagesText,
-    pending: prepared.pendingText,
-    toolCalls: prepared.toolCallsText,
-    usageRounds: prepared.usageRoundsText,
-    foldSeqs: step.compaction?.foldSeqs ?? null,
-    compaction: prepared.compactionText,
-    steeredSeqs: step.steer?.seqs ?? [],
-    hostSeq: step.steer?.intoInputSeq ?? null,
-    finishSeq: input?.seq ?? null,
-    finishStatus: input?.status ?? null,
-    result: prepared.resultText,
-    errorCode: input?.errorCode ?? null,
-    errorMessage: input?.errorMessage ?? null,
+    session_id: JSON.stringify(sessionId),
+    lease_token: String(leaseToken),
+    messages: toJsonText(rows, 'messages'),
+    pending: step.pending == null ? 'null' : toJsonText(step.pending, 'pending'),
+    tool_calls: toJsonText(step.toolCalls, 'toolCalls'),
+    usage_rounds: toJsonText(step.usageRounds, 'usageRounds'),
+    fold_seqs: JSON.stringify(step.compaction?.foldSeqs ?? null),
+    compaction: compactionRecord(step),
+    steered_seqs: JSON.stringify(step.steer?.seqs ?? []),
+    host_seq: JSON.stringify(step.steer?.intoInputSeq ?? null),
+    finish_seq: JSON.stringify(input?.seq ?? null),
+    finish_status: JSON.stringify(input?.status ?? null),
+    result: input?.result === undefined ? 'null' : toJsonText(input.result, 'input.result'),
+    error_code: toJsonText(input?.errorCode ?? null, 'input.errorCode'),
+    error_message: toJsonText(input?.errorMessage ?? null, 'input.errorMessage'),
   };
 }
 

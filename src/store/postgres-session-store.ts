@@ -39,17 +39,30 @@ import { loadWindow } from './load-window.js';
 import { releaseLease } from './release-lease.js';
 import { renewLease } from './renew-lease.js';
 import { requestCancel } from './request-cancel.js';
+import { StepBatcher, type StepBatchOptions } from './step-batcher.js';
+
+/** Options of {@link PostgresSessionStore}. */
+export interface PostgresSessionStoreOptions {
+  /** How steps of different sessions share a statement (cross-session group commit). */
+  stepBatch?: StepBatchOptions;
+}
 
 /**
  * The system of record (DESIGN.md §5) behind the {@link SessionStore} port. Each operation lives in
- * its own module; this class only binds them to a pool. The pool belongs to the caller (create it
+ * its own module; this class only binds them to a pool, and steps to the batcher that lets steps of
+ * different sessions share a statement. The pool belongs to the caller (create it
  * with `createPgPool`), who also ends it.
  */
 export class PostgresSessionStore implements SessionStore {
   private readonly db: NodePgDatabase;
+  private readonly steps: StepBatcher;
 
-  constructor(private readonly pool: pg.Pool) {
+  constructor(
+    private readonly pool: pg.Pool,
+    options: PostgresSessionStoreOptions = {},
+  ) {
     this.db = drizzle({ client: pool });
+    this.steps = new StepBatcher(pool, options.stepBatch);
   }
 
   createSession(params: CreateSessionParams): Promise<SessionRecord> {
@@ -89,7 +102,7 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   commitStep(step: StepCommit): Promise<StepCommitResult> {
-    return commitStep(this.pool, step);
+    return commitStep(this.pool, this.steps, step);
   }
 
   loadWindow(sessionId: string): Promise<StoredMessage[]> {

@@ -1,20 +1,21 @@
 /**
  * The pieces `commitStepStatement` (./commit-step.ts) assembles a step statement from: one function
  * or constant per part — its CTEs, its precondition in the fence's WHERE, its assignments in the
- * fence's SET. Placeholders are named (`$sessionId`, `$foldSeqs`, …) and numbered per variant there;
- * read that file's doc comment for the fencing and snapshot argument they rely on.
+ * fence's SET. Each step of the batch is one row: inside the fence its values are `step.<field>`,
+ * after it `fence.<field>` (the fence returns them for the sessions it matched, so a CTE joining
+ * `fence` writes only for those). Read that file's doc comment for the fencing and snapshot argument
+ * they rely on.
  */
 import type { StepParts } from './commit-step.js';
 
 /** What the fence reads besides the row: the message count, the clock, and a finish's stats. */
-export function stepCte(parts: StepParts): string | undefined {
-  const columns = [
-    parts.messages && 'jsonb_array_length($messages::jsonb) AS message_count',
+export function stepColumns(parts: StepParts): string[] {
+  return [
+    parts.messages && 'jsonb_array_length(b.messages) AS message_count',
     (parts.steer || parts.finish) && 'clock_timestamp() AS at',
     // The run a finishing step adds to the session's stats: counts from the stored result itself.
-    ...(parts.finish ? FINISH_STATS.map(([column, path]) => `coalesce(($result::jsonb ${path})::bigint, 0) AS ${column}`) : []),
+    ...(parts.finish ? FINISH_STATS.map(([column, path]) => `coalesce((b.result ${path})::bigint, 0) AS stat_${column}`) : []),
   ].filter((column): column is string => typeof column === 'string');
-  return columns.length === 0 ? undefined : `step AS (\n  SELECT ${columns.join(',\n         ')}\n)`;
 }
 
 /** Session stats a finished run adds, and where its result holds them. */
@@ -29,8 +30,8 @@ const FINISH_STATS = [
   ['total_tokens', "#>> '{usage,totalTokens}'"],
 ] as const;
 
-export function fenceCte(parts: StepParts, fromStep: boolean): string {
-  const pending = parts.pending ? '$pending::jsonb' : 's.pending';
+export function fenceCte(parts: StepParts): string {
+  const pending = parts.pending ? 'step.pending' : 's.pending';
   const sets = [
     parts.messages && 'next_message_seq = s.next_message_seq + step.message_count',
     parts.pending && `pending = ${pending}`,
@@ -39,11 +40,11 @@ export function fenceCte(parts: StepParts, fromStep: boolean): string {
           `status = CASE
                     -- A question still waiting (a send refused while it waits) keeps the session waiting.
                     WHEN jsonb_array_length(coalesce(${pending} -> 'interactions', '[]'::jsonb)) > 0
-                      OR $result::jsonb ->> 'status' = 'waiting_for_input' THEN 'waiting_for_input'
+                      OR step.result ->> 'status' = 'waiting_for_input' THEN 'waiting_for_input'
                     ELSE 'idle'
                   END`,
           'stat_inputs = s.stat_inputs + 1',
-          ...FINISH_STATS.map(([column]) => `stat_${column} = s.stat_${column} + step.${column}`),
+          ...FINISH_STATS.map(([column]) => `stat_${column} = s.stat_${column} + step.stat_${column}`),
           'first_input_at = coalesce(s.first_input_at, step.at)',
           'last_input_at = step.at',
         ]
@@ -58,41 +59,42 @@ export function fenceCte(parts: StepParts, fromStep: boolean): string {
   const baseSeq = parts.messages ? 's.next_message_seq - step.message_count' : 's.next_message_seq';
   return `fence AS (
   UPDATE sessions AS s
-     SET ${sets.join(',\n         ')}${fromStep ? '\n    FROM step' : ''}
-   WHERE s.id = $sessionId AND s.lease_token = $leaseToken::bigint${preconditions.map((c) => `\n     AND ${c}`).join('')}
-  RETURNING ${baseSeq} AS base_seq, s.next_seq${parts.steer || parts.finish ? ', step.at' : ''}
+     SET ${sets.join(',\n         ')}
+    FROM step
+   WHERE s.id = step.session_id AND s.lease_token = step.lease_token${preconditions.map((c) => `\n     AND ${c}`).join('')}
+  RETURNING ${baseSeq} AS base_seq, s.next_seq, step.*
 )`;
 }
 
 /** Every folded seq is an active message, or (only if the step has messages) one it appends. */
 function foldPrecondition(parts: StepParts): string {
   const appended = `
-             + (SELECT count(*) FROM unnest($foldSeqs::bigint[]) AS f(seq)
+             + (SELECT count(*) FROM unnest(step.fold_seqs) AS f(seq)
                  WHERE f.seq > s.next_message_seq AND f.seq <= s.next_message_seq + step.message_count)`;
-  return `cardinality($foldSeqs::bigint[]) =
+  return `cardinality(step.fold_seqs) =
                (SELECT count(*) FROM messages AS m
-                 WHERE m.session_id = $sessionId AND m.seq = ANY($foldSeqs::bigint[]) AND m.state = 'active')${parts.messages ? appended : ''}`;
+                 WHERE m.session_id = step.session_id AND m.seq = ANY(step.fold_seqs) AND m.state = 'active')${parts.messages ? appended : ''}`;
 }
 
 const STEER_PRECONDITION = `EXISTS (SELECT 1 FROM session_inputs AS h
-                  WHERE h.session_id = $sessionId AND h.seq = $hostSeq::bigint AND h.status = 'running')
-     AND cardinality($steeredSeqs::bigint[]) =
+                  WHERE h.session_id = step.session_id AND h.seq = step.host_seq AND h.status = 'running')
+     AND cardinality(step.steered_seqs) =
            (SELECT count(*) FROM session_inputs AS p
-             WHERE p.session_id = $sessionId AND p.seq = ANY($steeredSeqs::bigint[]) AND p.status = 'pending')`;
+             WHERE p.session_id = step.session_id AND p.seq = ANY(step.steered_seqs) AND p.status = 'pending')`;
 
 const FINISH_PRECONDITION = `EXISTS (SELECT 1 FROM session_inputs AS r
-                  WHERE r.session_id = $sessionId AND r.seq = $finishSeq::bigint AND r.status = 'running')`;
+                  WHERE r.session_id = step.session_id AND r.seq = step.finish_seq AND r.status = 'running')`;
 
 export function appendedCte(parts: StepParts): string {
-  const state = parts.compaction ? `CASE WHEN fence.base_seq + m.ord = ANY($foldSeqs::bigint[]) THEN 'compacted' ELSE 'active' END` : `'active'`;
+  const state = parts.compaction ? `CASE WHEN fence.base_seq + m.ord = ANY(fence.fold_seqs) THEN 'compacted' ELSE 'active' END` : `'active'`;
   return `appended AS (
   INSERT INTO messages
     (session_id, seq, input_seq, round, role, kind, content, tool_calls, tool_call_id, name, is_error, state)
-  SELECT $sessionId, fence.base_seq + m.ord, m."inputSeq", m.round, m.role, m.kind, m.content, m."toolCalls",
+  SELECT fence.session_id, fence.base_seq + m.ord, m."inputSeq", m.round, m.role, m.kind, m.content, m."toolCalls",
          m."toolCallId", m.name, m."isError", ${state}
     FROM fence,
          ROWS FROM (
-           jsonb_to_recordset($messages::jsonb) AS ("inputSeq" bigint, round integer, role text, kind text,
+           jsonb_to_recordset(fence.messages) AS ("inputSeq" bigint, round integer, role text, kind text,
              content jsonb, "toolCalls" jsonb, "toolCallId" text, name text, "isError" boolean)
          ) WITH ORDINALITY AS m("inputSeq", round, role, kind, content, "toolCalls", "toolCallId", name, "isError", ord)
 )`;
@@ -105,16 +107,16 @@ export function appendedCte(parts: StepParts): string {
 export const FOLDED_CTES = `folded AS (
   UPDATE messages AS m SET state = 'compacted'
     FROM fence
-   WHERE m.session_id = $sessionId AND m.seq = ANY($foldSeqs::bigint[]) AND m.state = 'active'
+   WHERE m.session_id = fence.session_id AND m.seq = ANY(fence.fold_seqs) AND m.state = 'active'
 ),
 compacted AS (
   INSERT INTO compactions
     (session_id, note_seq, input_seq, from_seq, to_seq, folded_messages, estimated_tokens_before,
      estimated_tokens_after, model)
-  SELECT $sessionId, coalesce(c."noteSeq", fence.base_seq + c."noteOrdinal"), c."inputSeq", c."fromSeq", c."toSeq",
-         cardinality($foldSeqs::bigint[]), c."estimatedTokensBefore", c."estimatedTokensAfter", c.model
+  SELECT fence.session_id, coalesce(c."noteSeq", fence.base_seq + c."noteOrdinal"), c."inputSeq", c."fromSeq", c."toSeq",
+         cardinality(fence.fold_seqs), c."estimatedTokensBefore", c."estimatedTokensAfter", c.model
     FROM fence,
-         jsonb_to_record($compaction::jsonb) AS c("noteSeq" bigint, "noteOrdinal" bigint, "inputSeq" bigint, "fromSeq" bigint,
+         jsonb_to_record(fence.compaction) AS c("noteSeq" bigint, "noteOrdinal" bigint, "inputSeq" bigint, "fromSeq" bigint,
            "toSeq" bigint, "estimatedTokensBefore" integer, "estimatedTokensAfter" integer, model text)
 )`;
 
@@ -127,14 +129,14 @@ export const LEDGER_CTE = `ledger AS (
   INSERT INTO tool_calls AS t
     (session_id, tool_call_id, input_seq, round, name, args, status, attempts, idempotency_key,
      error_code, started_at, finished_at, duration_ms)
-  SELECT $sessionId, w."toolCallId", w."inputSeq", w.round, w.name, w.args, w.status,
+  SELECT fence.session_id, w."toolCallId", w."inputSeq", w.round, w.name, w.args, w.status,
          CASE WHEN w.status = 'started' THEN 1 ELSE 0 END,
-         $sessionId || ':' || w."toolCallId",
+         fence.session_id || ':' || w."toolCallId",
          w."errorCode", now(),
          CASE WHEN w.status IN ('completed', 'failed', 'aborted') THEN now() END,
          w."durationMs"
     FROM fence,
-         jsonb_to_recordset($toolCalls::jsonb) AS w("toolCallId" text, "inputSeq" bigint, round integer, name text,
+         jsonb_to_recordset(fence.tool_calls) AS w("toolCallId" text, "inputSeq" bigint, round integer, name text,
            args jsonb, status text, "errorCode" text, "durationMs" integer)
   ON CONFLICT (session_id, tool_call_id) DO UPDATE SET
     input_seq = excluded.input_seq,
@@ -154,10 +156,10 @@ export const USAGE_CTE = `usage AS (
   INSERT INTO usage_rounds
     (session_id, input_seq, round, provider, model, llm_calls, prompt_tokens, completion_tokens,
      cached_tokens, reasoning_tokens, total_tokens)
-  SELECT $sessionId, u."inputSeq", u.round, u.provider, u.model, u."llmCalls", u."promptTokens",
+  SELECT fence.session_id, u."inputSeq", u.round, u.provider, u.model, u."llmCalls", u."promptTokens",
          u."completionTokens", u."cachedTokens", u."reasoningTokens", u."totalTokens"
     FROM fence,
-         jsonb_to_recordset($usageRounds::jsonb) AS u("inputSeq" bigint, round integer, provider text, model text,
+         jsonb_to_recordset(fence.usage_rounds) AS u("inputSeq" bigint, round integer, provider text, model text,
            "llmCalls" integer, "promptTokens" integer, "completionTokens" integer, "cachedTokens" integer,
            "reasoningTokens" integer, "totalTokens" integer)
   ON CONFLICT (session_id, input_seq, round) DO UPDATE SET
@@ -177,21 +179,21 @@ export const USAGE_CTE = `usage AS (
  * naming it. They get its result when it finishes — right here when this step finishes it.
  */
 export function deliveredCte(parts: StepParts): string {
-  const finishesHost = `CASE WHEN $hostSeq::bigint = $finishSeq::bigint`;
+  const finishesHost = `CASE WHEN fence.host_seq = fence.finish_seq`;
   const outcome = `,
          result = ${finishesHost}
-                       THEN $result::jsonb || jsonb_build_object('steeredInto', $hostSeq::bigint) ELSE i.result END,
-         error_code = ${finishesHost} THEN $errorCode::text ELSE i.error_code END,
-         error_message = ${finishesHost} THEN $errorMessage::text ELSE i.error_message END`;
+                       THEN fence.result || jsonb_build_object('steeredInto', fence.host_seq) ELSE i.result END,
+         error_code = ${finishesHost} THEN fence.error_code ELSE i.error_code END,
+         error_message = ${finishesHost} THEN fence.error_message ELSE i.error_message END`;
   return `delivered AS (
   UPDATE session_inputs AS i
      SET status = 'done',
-         steered_into = $hostSeq::bigint,
+         steered_into = fence.host_seq,
          attempts = i.attempts + 1,
          started_at = coalesce(i.started_at, fence.at),
          finished_at = fence.at${parts.finish ? outcome : ''}
     FROM fence
-   WHERE i.session_id = $sessionId AND i.seq = ANY($steeredSeqs::bigint[]) AND i.status = 'pending'
+   WHERE i.session_id = fence.session_id AND i.seq = ANY(fence.steered_seqs) AND i.status = 'pending'
 )`;
 }
 
@@ -202,17 +204,17 @@ export function deliveredCte(parts: StepParts): string {
  */
 export const FINISHED_CTES = `finished AS (
   UPDATE session_inputs AS i
-     SET status = $finishStatus::text, result = $result::jsonb, error_code = $errorCode::text,
-         error_message = $errorMessage::text, finished_at = fence.at
+     SET status = fence.finish_status, result = fence.result, error_code = fence.error_code,
+         error_message = fence.error_message, finished_at = fence.at
     FROM fence
-   WHERE i.session_id = $sessionId AND i.seq = $finishSeq::bigint AND i.status = 'running'
+   WHERE i.session_id = fence.session_id AND i.seq = fence.finish_seq AND i.status = 'running'
 ),
 joined AS (
   UPDATE session_inputs AS i
-     SET result = $result::jsonb || jsonb_build_object('steeredInto', $finishSeq::bigint),
-         error_code = $errorCode::text,
-         error_message = $errorMessage::text,
+     SET result = fence.result || jsonb_build_object('steeredInto', fence.finish_seq),
+         error_code = fence.error_code,
+         error_message = fence.error_message,
          finished_at = fence.at
     FROM fence
-   WHERE i.session_id = $sessionId AND i.steered_into = $finishSeq::bigint
+   WHERE i.session_id = fence.session_id AND i.steered_into = fence.finish_seq
 )`;

@@ -1,7 +1,13 @@
 /**
- * One step of a run as ONE autocommit statement (DESIGN.md I3, §9): a chain of data-modifying CTEs
+ * Steps of a run as ONE autocommit statement (DESIGN.md I3, §9): a chain of data-modifying CTEs
  * instead of BEGIN, six statements and COMMIT. A statement is atomic, so the step is all-or-nothing
  * without a transaction block, and it costs one round trip.
+ *
+ * **Batches.** The statement takes its steps as rows — `$1` is a JSON array with one record per step
+ * ({@link STEP_FIELDS}), each of a different session — so steps of many sessions that are ready at
+ * the same moment commit together: one statement, one WAL flush (`../step-batcher.ts`). Every row is
+ * fenced on its own: a row whose token or precondition fails is left out of `fence`, and so out of
+ * every write, while the others apply. A single step is a batch of one.
  *
  * **Variants.** The statement is generated from the parts the step has ({@link StepParts}): messages,
  * pending state, compaction, tool ledger, usage, steering, finishing. An absent part would be a no-op
@@ -18,8 +24,8 @@
  * - compaction: every folded seq is an active message, or one this step appends;
  * - steering: the host input is `running` and every steered input `pending`;
  * - finishing: the input is `running`.
- * Every other CTE joins `fence`, so when it matches nothing the statement writes nothing; the client
- * then tells `lease.lost` from `state.conflict` by reading {@link STEP_REFUSAL_SQL}.
+ * Every other CTE joins `fence`, so a step it does not match writes nothing; the client then tells
+ * `lease.lost` from `state.conflict` by reading {@link STEP_REFUSAL_SQL}.
  *
  * **Why the preconditions may read the statement's snapshot.** The subqueries see the snapshot taken
  * when the statement began, not the latest committed rows; only the `sessions` row itself is
@@ -39,18 +45,18 @@
  * each other's writes, so the step is written as if its parts ran in the old order: messages this
  * step folds are inserted `compacted` (the fold's UPDATE cannot see them); inputs steered into the
  * input this step finishes get its result on delivery (the finish's UPDATE of steered inputs cannot
- * see them); every time stamp is one clock reading, `step.at`, taken after the snapshot, so it never
+ * see them); every time stamp of a step is one clock reading, `step.at`, taken after the snapshot, so it never
  * precedes the `accepted_at` or `started_at` of a row the step touches.
  *
- * Returns one row — the last message seq before the step (the n-th message got `baseSeq + n`) and
- * `pendingInputs` — or none when refused. `pendingInputs` is true when an input is `pending` as the
+ * Returns one row per applied step — its `sessionId`, the last message seq before the step (the n-th
+ * message got `baseSeq + n`) and `pendingInputs` — and none for a refused one. `pendingInputs` is true when an input is `pending` as the
  * step commits: in the snapshot (less the ones this step steers; the predicate implies that of
  * `session_inputs_open_idx`, so only open inputs are read) or accepted after it, which moved the
  * locked row's `next_seq` past the snapshot's (an accept bumps it under the same row lock, and
  * nobody but this holder could have claimed the input since).
  */
 
-import { appendedCte, deliveredCte, fenceCte, FINISHED_CTES, FOLDED_CTES, LEDGER_CTE, stepCte, USAGE_CTE } from './commit-step-parts.js';
+import { appendedCte, deliveredCte, fenceCte, FINISHED_CTES, FOLDED_CTES, LEDGER_CTE, stepColumns, USAGE_CTE } from './commit-step-parts.js';
 
 /** Which parts a step has: each one's SQL is in the statement only when it is present. */
 export interface StepParts {
@@ -71,41 +77,41 @@ export interface StepParts {
 }
 
 /**
- * The values a step statement may take, by name; a variant numbers those it uses in this order.
- * `messages` jsonb array of `MessageColumns`; `pending` jsonb (null clears); `toolCalls` jsonb array
- * (at most one per id); `usageRounds` jsonb array (one per key); `foldSeqs` bigint[]; `compaction`
- * jsonb (`noteSeq` or `noteOrdinal` — the 1-based place of the note among `messages` — `inputSeq`,
- * `fromSeq`, `toSeq`, `estimatedTokensBefore`, `estimatedTokensAfter`, `model`); `steeredSeqs`
- * bigint[] and `hostSeq` their host's seq; `finishSeq` the input the step ends, `finishStatus` its
- * status, `result` its result (jsonb or null), `errorCode`, `errorMessage`.
+ * The fields of a step's record in `$1`, with their SQL types; a variant declares those it uses.
+ * `messages` an array of `MessageColumns`; `pending` an object (null clears); `tool_calls` an array
+ * (at most one per id); `usage_rounds` an array (one per key); `fold_seqs` the seqs to fold;
+ * `compaction` an object (`noteSeq` or `noteOrdinal` — the 1-based place of the note among
+ * `messages` — `inputSeq`, `fromSeq`, `toSeq`, `estimatedTokensBefore`, `estimatedTokensAfter`,
+ * `model`); `steered_seqs` and `host_seq` their host's seq; `finish_seq` the input the step ends,
+ * `finish_status` its status, `result` its result (or null), `error_code`, `error_message`.
  */
-export const STEP_PARAMS = [
-  'sessionId',
-  'leaseToken',
-  'messages',
-  'pending',
-  'toolCalls',
-  'usageRounds',
-  'foldSeqs',
-  'compaction',
-  'steeredSeqs',
-  'hostSeq',
-  'finishSeq',
-  'finishStatus',
-  'result',
-  'errorCode',
-  'errorMessage',
-] as const;
+export const STEP_FIELDS = {
+  session_id: 'text',
+  lease_token: 'bigint',
+  messages: 'jsonb',
+  pending: 'jsonb',
+  tool_calls: 'jsonb',
+  usage_rounds: 'jsonb',
+  fold_seqs: 'bigint[]',
+  compaction: 'jsonb',
+  steered_seqs: 'bigint[]',
+  host_seq: 'bigint',
+  finish_seq: 'bigint',
+  finish_status: 'text',
+  result: 'jsonb',
+  error_code: 'text',
+  error_message: 'text',
+} as const;
 
-export type StepParam = (typeof STEP_PARAMS)[number];
+export type StepField = keyof typeof STEP_FIELDS;
 
-/** One variant of the step statement: what to prepare it as, and which value each `$n` is. */
+/** One variant of the step statement: what to prepare it as, and which fields its records carry. */
 export interface CommitStepStatement {
   /** `loopfleet_commit_step_` and a letter per part present (`mpclusf` order), or `none`. */
   name: string;
   text: string;
-  /** `params[n - 1]` is the value of `$n`. */
-  params: readonly StepParam[];
+  /** The record fields the statement reads, in {@link STEP_FIELDS} order. */
+  fields: readonly StepField[];
 }
 
 const PART_LETTERS: readonly [keyof StepParts, string][] = [
@@ -124,35 +130,22 @@ const PART_LETTERS: readonly [keyof StepParts, string][] = [
  */
 const variants = new Map<string, CommitStepStatement>();
 
-/** The statement for a step with these parts, generated once per process. */
+/** The statement for steps with these parts, generated once per process. */
 export function commitStepStatement(parts: StepParts): CommitStepStatement {
   const letters = PART_LETTERS.filter(([part]) => parts[part])
     .map(([, letter]) => letter)
     .join('');
   let statement = variants.get(letters);
   if (statement === undefined) {
-    statement = numberParams(`loopfleet_commit_step_${letters || 'none'}`, generate(parts));
+    statement = generate(`loopfleet_commit_step_${letters || 'none'}`, parts);
     variants.set(letters, statement);
   }
   return statement;
 }
 
-/** Replaces each `$name` with its `$n`, numbering the names used in {@link STEP_PARAMS} order. */
-function numberParams(name: string, named: string): CommitStepStatement {
-  const used = new Set<string>();
-  for (const match of named.matchAll(/\$([A-Za-z]+)/g)) used.add(match[1]!);
-  const unknown = [...used].filter((param) => !(STEP_PARAMS as readonly string[]).includes(param));
-  if (unknown.length > 0) throw new Error(`unknown parameter in the step statement: ${unknown.join(', ')}`);
-  const params = STEP_PARAMS.filter((param) => used.has(param));
-  const text = named.replace(/\$([A-Za-z]+)/g, (_, param: StepParam) => `$${params.indexOf(param) + 1}`);
-  return { name, text, params };
-}
-
-function generate(parts: StepParts): string {
-  const step = stepCte(parts);
+function generate(name: string, parts: StepParts): CommitStepStatement {
   const ctes = [
-    step,
-    fenceCte(parts, step !== undefined),
+    fenceCte(parts),
     parts.messages && appendedCte(parts),
     parts.compaction && FOLDED_CTES,
     parts.ledger && LEDGER_CTE,
@@ -160,14 +153,24 @@ function generate(parts: StepParts): string {
     parts.steer && deliveredCte(parts),
     parts.finish && FINISHED_CTES,
   ].filter((cte): cte is string => typeof cte === 'string');
-  const steered = parts.steer ? `\n                  AND o.seq <> ALL($steeredSeqs::bigint[])` : '';
-  return `
-WITH ${ctes.join(',\n')}
-SELECT fence.base_seq AS "baseSeq",
+  const steered = parts.steer ? `\n                  AND o.seq <> ALL(fence.steered_seqs)` : '';
+  const body = `${ctes.join(',\n')}
+SELECT fence.session_id AS "sessionId", fence.base_seq AS "baseSeq",
        EXISTS (SELECT 1 FROM session_inputs AS o
-                WHERE o.session_id = $sessionId AND o.status IN ('pending', 'running') AND o.status = 'pending'${steered})
-       OR fence.next_seq > (SELECT seen.next_seq FROM sessions AS seen WHERE seen.id = $sessionId) AS "pendingInputs"
+                WHERE o.session_id = fence.session_id AND o.status IN ('pending', 'running') AND o.status = 'pending'${steered})
+       OR fence.next_seq > (SELECT seen.next_seq FROM sessions AS seen WHERE seen.id = fence.session_id) AS "pendingInputs"
   FROM fence`;
+  // The record declares only the fields some part reads.
+  const used = new Set([...body.matchAll(/\b(?:step|fence)\.(\w+)/g)].map((match) => match[1]));
+  const fields = (Object.keys(STEP_FIELDS) as StepField[]).filter((field) => used.has(field));
+  const columns = ['b.*', ...stepColumns(parts)];
+  const text = `
+WITH step AS (
+  SELECT ${columns.join(',\n         ')}
+    FROM jsonb_to_recordset($1::jsonb) AS b(${fields.map((field) => `${field} ${STEP_FIELDS[field]}`).join(', ')})
+),
+${body}`;
+  return { name, text, fields };
 }
 
 /**

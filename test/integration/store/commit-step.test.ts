@@ -4,8 +4,8 @@ import type { Message } from '../../../src/core/messages.js';
 import type { PendingState } from '../../../src/core/pending-state.js';
 import type { StepCommit } from '../../../src/core/ports/session-store.js';
 import type { InputResult } from '../../../src/core/session-types.js';
-import { commitStepStatement, type StepParam, type StepParts } from '../../../src/store/sql/commit-step.js';
-import { assistant, countRows, leasedSession, openStoreFixture, pollUntil, sessionCounters, sessionId, user, type StoreFixture } from './store-fixture.js';
+import { commitStepStatement, type StepField, type StepParts } from '../../../src/store/sql/commit-step.js';
+import { assistant, countRows, leasedSession, openStoreFixture, runningSession, pollUntil, sessionCounters, sessionId, statementsSent, user, type StoreFixture } from './store-fixture.js';
 
 const pending: PendingState = {
   assistantSeq: 2,
@@ -57,13 +57,8 @@ describe('commitStep', () => {
   });
 
   /** A leased session whose first input is claimed (running). */
-  async function running(label: string): Promise<{ id: string; token: number }> {
-    const id = sessionId(label);
-    const token = await leasedSession(fx.store, id);
-    await fx.store.acceptInput({ sessionId: id, kind: 'send', payload: { text: 'hi' }, maxBytes: 10_000 });
-    const claimed = await fx.store.claimNextInput({ sessionId: id, leaseToken: token });
-    expect(claimed?.input.seq).toBe(1);
-    return { id, token };
+  function running(label: string): Promise<{ id: string; token: number }> {
+    return runningSession(fx.store, label);
   }
 
   it('gives messages gapless seqs across steps and round-trips every message shape', async () => {
@@ -240,21 +235,6 @@ describe('commitStep', () => {
     };
   }
 
-  /** The first argument of every `pg.Client#query` call made while `work` runs (the statements sent). */
-  async function statementsSent(work: () => Promise<unknown>): Promise<unknown[]> {
-    const sent: unknown[] = [];
-    const query = pg.Client.prototype.query;
-    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-      sent.push(args[0]);
-      return (query as (...a: unknown[]) => unknown).apply(this, args);
-    } as typeof query;
-    try {
-      await work();
-    } finally {
-      pg.Client.prototype.query = query;
-    }
-    return sent;
-  }
 
   it('sends a step with messages, tool calls, usage and a finish as exactly one statement', async () => {
     const { id, token } = await running('one-trip');
@@ -269,7 +249,7 @@ describe('commitStep', () => {
   it('sends a messages-only step as its own variant, without the SQL of the parts it lacks', async () => {
     const statement = commitStepStatement({ ...noParts, messages: true });
     expect(statement.name).toBe('loopfleet_commit_step_m');
-    expect(statement.params).toEqual(['sessionId', 'leaseToken', 'messages']);
+    expect(statement.fields).toEqual(['session_id', 'lease_token', 'messages']);
     expect(cteNames(statement.text)).toEqual(['step', 'fence', 'appended']);
     const absentParts = ['INSERT INTO tool_calls', 'INSERT INTO usage_rounds', 'INSERT INTO compactions', 'UPDATE messages', 'UPDATE session_inputs'];
     for (const absent of [...absentParts, 'steered_into', 'stat_', 'pending =', 'clock_timestamp']) {
@@ -287,22 +267,22 @@ describe('commitStep', () => {
 
   it('generates every variant as valid SQL whose parameters all have a type, each under its own name', async () => {
     const { id, token } = await running('variants');
-    const values: Record<StepParam, unknown> = {
-      sessionId: id,
-      leaseToken: token + 1_000_000,
-      messages: '[]',
+    const values: Record<StepField, unknown> = {
+      session_id: id,
+      lease_token: token + 1_000_000,
+      messages: [],
       pending: null,
-      toolCalls: '[]',
-      usageRounds: '[]',
-      foldSeqs: [1],
-      compaction: '{}',
-      steeredSeqs: [2],
-      hostSeq: 1,
-      finishSeq: 1,
-      finishStatus: 'done',
+      tool_calls: [],
+      usage_rounds: [],
+      fold_seqs: [1],
+      compaction: {},
+      steered_seqs: [2],
+      host_seq: 1,
+      finish_seq: 1,
+      finish_status: 'done',
       result: null,
-      errorCode: null,
-      errorMessage: null,
+      error_code: null,
+      error_message: null,
     };
     const names = new Set<string>();
     for (const parts of allParts()) {
@@ -310,7 +290,8 @@ describe('commitStep', () => {
       names.add(statement.name);
       expect(commitStepStatement({ ...parts })).toBe(statement);
       // A stale token: the fence matches nothing, so this only parses, types and plans the variant.
-      const sent = await fx.pool.query({ name: statement.name, text: statement.text, values: statement.params.map((param) => values[param]) });
+      const record = Object.fromEntries(statement.fields.map((field) => [field, values[field]]));
+      const sent = await fx.pool.query({ name: statement.name, text: statement.text, values: [JSON.stringify([record])] });
       expect(sent.rowCount).toBe(0);
     }
     expect(names.size).toBe(128);

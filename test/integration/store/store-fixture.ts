@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import pg from 'pg';
 import type { Message } from '../../../src/core/messages.js';
 import { createPgPool, type PgPoolOptions } from '../../../src/store/pool.js';
 import { PostgresSessionStore } from '../../../src/store/postgres-session-store.js';
@@ -77,4 +77,30 @@ export async function leasedSession(store: PostgresSessionStore, id: string, own
   const lease = await store.acquireLease({ sessionId: id, owner, ttlMs: 60_000 });
   if (!lease.acquired) throw new Error(`could not lease ${id}`);
   return lease.token;
+}
+
+/** The first argument of every `pg.Client#query` call made while `work` runs (the statements sent). */
+export async function statementsSent(work: () => Promise<unknown>): Promise<unknown[]> {
+  const sent: unknown[] = [];
+  const query = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    sent.push(args[0]);
+    return (query as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof query;
+  try {
+    await work();
+  } finally {
+    pg.Client.prototype.query = query;
+  }
+  return sent;
+}
+
+/** A leased session whose first input is claimed (running). */
+export async function runningSession(store: PostgresSessionStore, label: string): Promise<{ id: string; token: number }> {
+  const id = sessionId(label);
+  const token = await leasedSession(store, id);
+  await store.acceptInput({ sessionId: id, kind: 'send', payload: { text: 'hi' }, maxBytes: 10_000 });
+  const claimed = await store.claimNextInput({ sessionId: id, leaseToken: token });
+  if (claimed?.input.seq !== 1) throw new Error(`expected to claim input 1 of ${id}`);
+  return { id, token };
 }

@@ -1,0 +1,194 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StepCommit } from '../../../src/core/ports/session-store.js';
+import type { InputResult } from '../../../src/core/session-types.js';
+import { PostgresSessionStore } from '../../../src/store/postgres-session-store.js';
+import { assistant, countRows, leasedSession, openStoreFixture, runningSession, sessionCounters, sessionId, statementsSent, user, type StoreFixture } from './store-fixture.js';
+
+/**
+ * Cross-session group commit (docs/store.md): steps of different sessions submitted at the same
+ * moment are written by one statement, each fenced on its own — a refused or failing step is only
+ * its own.
+ */
+describe('commitStep batches steps of different sessions', () => {
+  let fx: StoreFixture;
+
+  beforeAll(async () => {
+    fx = await openStoreFixture('step_batch');
+    // A step of a session whose id starts with "boom-" fails on the server, as a constraint would.
+    await fx.pool.query(`
+      CREATE FUNCTION test_boom() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.session_id LIKE 'boom-%' THEN RAISE EXCEPTION 'boom for %', NEW.session_id; END IF;
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER test_boom BEFORE INSERT ON messages FOR EACH ROW EXECUTE FUNCTION test_boom();`);
+  });
+
+  afterAll(async () => {
+    await fx.close();
+  });
+
+  const result: InputResult = {
+    status: 'completed',
+    finalText: 'done',
+    rounds: 1,
+    toolCalls: 1,
+    usage: { promptTokens: 10, completionTokens: 2, cachedTokens: 0, reasoningTokens: 0, totalTokens: 12, llmCalls: 1 },
+  };
+
+  /** A leased session whose first input is claimed (running). */
+  function running(label: string): Promise<{ id: string; token: number }> {
+    return runningSession(fx.store, label);
+  }
+
+  function finishingStep(id: string, token: number): StepCommit {
+    return {
+      sessionId: id,
+      leaseToken: token,
+      messages: [
+        { inputSeq: 1, round: 1, message: { role: 'tool', content: 'ok', toolCallId: 'call_1', name: 'noop' } },
+        { inputSeq: 1, round: 1, message: assistant(`done ${id}`) },
+      ],
+      toolCalls: [{ toolCallId: 'call_1', inputSeq: 1, round: 1, name: 'noop', args: {}, status: 'completed', durationMs: 1 }],
+      input: { seq: 1, status: 'done', result },
+    };
+  }
+
+  function messageStep(id: string, token: number, text: string): StepCommit {
+    return { sessionId: id, leaseToken: token, messages: [{ inputSeq: 1, round: 0, message: user(text) }] };
+  }
+
+  /** Names of the prepared step statements sent while `work` runs, one entry per statement. */
+  async function stepStatementsSent(work: () => Promise<unknown>): Promise<string[]> {
+    const names = (await statementsSent(work)).map((config) => (typeof config === 'object' && config !== null ? (config as { name?: unknown }).name : undefined));
+    return names.filter((name): name is string => typeof name === 'string' && name.startsWith('loopfleet_commit_step_'));
+  }
+
+  async function messageTexts(id: string): Promise<{ seq: number; text: unknown }[]> {
+    const rows = await fx.pool.query<{ seq: number; text: unknown }>(`SELECT seq, content AS text FROM messages WHERE session_id = $1 ORDER BY seq`, [id]);
+    return rows.rows.map((row) => ({ seq: Number(row.seq), text: row.text }));
+  }
+
+  it('writes the finishing steps of 8 sessions submitted together with one statement, each in full', async () => {
+    const sessions = await Promise.all(Array.from({ length: 8 }, (_, i) => running(`together-${i}`)));
+    let outcomes: unknown[] = [];
+    const sent = await stepStatementsSent(async () => {
+      outcomes = await Promise.all(sessions.map(({ id, token }) => fx.store.commitStep(finishingStep(id, token))));
+    });
+    expect(sent).toEqual(['loopfleet_commit_step_mlf']);
+    expect(outcomes).toEqual(sessions.map(() => ({ messageSeqs: [1, 2], pendingInputs: false })));
+    for (const { id } of sessions) {
+      expect(await messageTexts(id)).toEqual([
+        { seq: 1, text: 'ok' },
+        { seq: 2, text: `done ${id}` },
+      ]);
+      expect(await fx.store.getInput(id, 1)).toMatchObject({ status: 'done', result });
+      expect(await fx.store.getSession(id)).toMatchObject({ status: 'idle', nextMessageSeq: 2, stats: { inputs: 1, rounds: 1, toolCalls: 1 } });
+      expect(await countRows(fx.pool, 'tool_calls', id)).toBe(1);
+    }
+  });
+
+  it('refuses a step under a stale token with lease.lost and writes nothing of it, while the steps beside it apply', async () => {
+    const sessions = await Promise.all(Array.from({ length: 4 }, (_, i) => running(`stale-${i}`)));
+    const stale = sessions[2]!;
+    expect(await fx.store.releaseLease({ sessionId: stale.id, token: stale.token })).toBe(true);
+    expect(await fx.store.acquireLease({ sessionId: stale.id, owner: 'worker-b', ttlMs: 60_000 })).toMatchObject({ acquired: true });
+    const outcomes = await Promise.allSettled(sessions.map(({ id, token }) => fx.store.commitStep(finishingStep(id, token))));
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    expect((outcomes[2] as PromiseRejectedResult).reason).toMatchObject({ code: 'lease.lost' });
+    expect(await countRows(fx.pool, 'messages', stale.id)).toBe(0);
+    expect(await countRows(fx.pool, 'tool_calls', stale.id)).toBe(0);
+    expect(await fx.store.getInput(stale.id, 1)).toMatchObject({ status: 'running', result: null });
+    for (const { id } of [sessions[0]!, sessions[1]!, sessions[3]!]) {
+      expect(await fx.store.getInput(id, 1)).toMatchObject({ status: 'done' });
+      expect(await countRows(fx.pool, 'messages', id)).toBe(2);
+    }
+  });
+
+  it('refuses a step whose precondition fails with state.conflict, while the steps beside it apply', async () => {
+    const sessions = await Promise.all(Array.from({ length: 3 }, (_, i) => running(`conflict-${i}`)));
+    // The middle one finishes input 2, which is pending, not running.
+    const middle = sessions[1]!;
+    await fx.store.acceptInput({ sessionId: middle.id, kind: 'send', payload: { text: 'later' }, maxBytes: 10_000 });
+    const steps = sessions.map(({ id, token }) => finishingStep(id, token));
+    steps[1] = { ...steps[1]!, input: { seq: 2, status: 'done', result } };
+    const outcomes = await Promise.allSettled(steps.map((step) => fx.store.commitStep(step)));
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((outcomes[1] as PromiseRejectedResult).reason).toMatchObject({ code: 'state.conflict' });
+    expect(await countRows(fx.pool, 'messages', middle.id)).toBe(0);
+    expect(await fx.store.getInput(middle.id, 2)).toMatchObject({ status: 'pending' });
+    expect(await countRows(fx.pool, 'messages', sessions[0]!.id)).toBe(2);
+    expect(await countRows(fx.pool, 'messages', sessions[2]!.id)).toBe(2);
+  });
+
+  it('fails only the step the server fails: the statement is sent again one step each, and the others apply', async () => {
+    const ids = [sessionId('ok-a'), sessionId('boom'), sessionId('ok-b')];
+    // sessionId() appends a random suffix: the trigger matches the "boom-" prefix.
+    const tokens = await Promise.all(ids.map((id) => leasedSession(fx.store, id)));
+    let outcomes: PromiseSettledResult<unknown>[] = [];
+    const sent = await stepStatementsSent(async () => {
+      outcomes = await Promise.allSettled(ids.map((id, i) => fx.store.commitStep(messageStep(id, tokens[i]!, `hello ${i}`))));
+    });
+    // The batch, then each step alone.
+    expect(sent).toEqual(Array.from({ length: 4 }, () => 'loopfleet_commit_step_m'));
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    const failure = (outcomes[1] as PromiseRejectedResult).reason as Error;
+    expect(failure).toBeInstanceOf(pg.DatabaseError);
+    expect(failure.message).toBe(`boom for ${ids[1]}`);
+    expect(await messageTexts(ids[0]!)).toEqual([{ seq: 1, text: 'hello 0' }]);
+    expect(await messageTexts(ids[2]!)).toEqual([{ seq: 1, text: 'hello 2' }]);
+    expect(await messageTexts(ids[1]!)).toEqual([]);
+    expect(await sessionCounters(fx.pool, ids[1]!)).toMatchObject({ nextMessageSeq: 0 });
+  });
+
+  it('keeps every session gapless and complete while 24 sessions run 6 steps each through 2 statements at a time', async () => {
+    const store = new PostgresSessionStore(fx.pool, { stepBatch: { maxSize: 8, maxInFlight: 2 } });
+    const sessions = await Promise.all(Array.from({ length: 24 }, (_, i) => running(`busy-${i}`)));
+    const sent = await stepStatementsSent(() =>
+      Promise.all(
+        sessions.map(async ({ id, token }) => {
+          for (let step = 1; step <= 5; step += 1) {
+            expect(await store.commitStep(messageStep(id, token, `step ${step}`))).toEqual({ messageSeqs: [step], pendingInputs: false });
+          }
+          expect(await store.commitStep(finishingStep(id, token))).toEqual({ messageSeqs: [6, 7], pendingInputs: false });
+        }),
+      ),
+    );
+    // 144 steps; batches of up to 8 need at least 18 statements, and batching must have happened.
+    expect(sent.length).toBeGreaterThanOrEqual(18);
+    expect(sent.length).toBeLessThan(144);
+    for (const { id } of sessions) {
+      const texts = await messageTexts(id);
+      expect(texts.map((row) => row.seq)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      expect(texts.slice(0, 5).map((row) => row.text)).toEqual(['step 1', 'step 2', 'step 3', 'step 4', 'step 5']);
+      expect(await fx.store.getSession(id)).toMatchObject({ status: 'idle', stats: { inputs: 1 } });
+    }
+  });
+
+  it('either applies each batched step racing a takeover whole or refuses it with lease.lost, writing nothing', async () => {
+    const sessions = await Promise.all(Array.from({ length: 12 }, (_, i) => running(`race-${i}`)));
+    // Every other session's lease has lapsed and is taken over while the batch is on its way.
+    const raced = sessions.filter((_, i) => i % 2 === 0);
+    for (const { id } of raced) await fx.pool.query(`UPDATE sessions SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [id]);
+    const [outcomes, leases] = await Promise.all([
+      Promise.allSettled(sessions.map(({ id, token }) => fx.store.commitStep(finishingStep(id, token)))),
+      Promise.all(raced.map(({ id }) => fx.store.acquireLease({ sessionId: id, owner: 'worker-b', ttlMs: 60_000 }))),
+    ]);
+    expect(leases.every((lease) => lease.acquired)).toBe(true);
+    for (const [i, { id }] of sessions.entries()) {
+      const outcome = outcomes[i]!;
+      const input = await fx.store.getInput(id, 1);
+      if (i % 2 === 1) expect(outcome.status).toBe('fulfilled');
+      if (outcome.status === 'fulfilled') {
+        expect(input).toMatchObject({ status: 'done', result });
+        expect(await countRows(fx.pool, 'messages', id)).toBe(2);
+      } else {
+        expect(outcome.reason).toMatchObject({ code: 'lease.lost' });
+        expect(input).toMatchObject({ status: 'running', result: null });
+        expect(await countRows(fx.pool, 'messages', id)).toBe(0);
+        expect(await countRows(fx.pool, 'tool_calls', id)).toBe(0);
+      }
+    }
+  });
+});
