@@ -105,7 +105,7 @@ export async function deleteQueueKeys(redis: Redis, queue: string): Promise<void
   }
 }
 
-const TUNABLE = ['DATABASE_STEP_BATCH_SIZE', 'DATABASE_STEP_STATEMENTS'];
+const TUNABLE = ['DATABASE_BATCH_SIZE', 'DATABASE_BATCH_STATEMENTS'];
 
 export function benchConfig(env: Record<string, string>): ResolvedConfig {
   // The group-commit settings may be set from outside, to compare them on the same workload.

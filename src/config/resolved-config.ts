@@ -55,13 +55,13 @@ export interface WorkerConfig {
    */
   poolSize: number;
   /**
-   * Cross-session group commit of loop steps (docs/store.md): steps of different sessions that are
-   * ready at the same moment are written by one statement, each fenced on its own.
-   * `DATABASE_STEP_BATCH_SIZE`: most steps per statement, 1–1000 (1 turns batching off). Default 64.
-   * `DATABASE_STEP_STATEMENTS`: most step statements running at once, 1–1000; steps ready meanwhile
-   * wait for one to finish and go together. Default 2. Keep it below `DATABASE_POOL_SIZE`.
+   * Cross-session group commit (docs/store.md): writes of different sessions that are ready at the
+   * same moment — loop steps, lease releases — go in one statement, each row fenced on its own.
+   * `DATABASE_BATCH_SIZE`: most writes per statement, 1–1000 (1 turns batching off). Default 64.
+   * `DATABASE_BATCH_STATEMENTS`: most batched statements running at once, 1–1000; writes ready
+   * meanwhile wait for one to finish and go together. Default 2. Keep it below `DATABASE_POOL_SIZE`.
    */
-  stepBatch: { maxSize: number; maxInFlight: number };
+  writeBatch: { maxSize: number; maxInFlight: number };
   /** `LEASE_TTL_MS`: how long a session lease lives without renewal, in milliseconds (≥ 1000). Default 30000. */
   leaseTtlMs: number;
   /** `LOOPFLEET_TOOLS`: path of the ES module exporting the tool array; `null` = no tools. Default `null`. */

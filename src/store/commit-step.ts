@@ -10,10 +10,10 @@ import { encodeMessage } from './rows/message-row.js';
 import { parseRow } from './rows/parse-row.js';
 import { commitStepStatement, STEP_REFUSAL_SQL, type StepField, type StepParts } from './sql/commit-step.js';
 import { LOCK_FENCED_SESSION_SQL } from './sql/lock-fenced-session.js';
-import { runStepStatement, type BatchedStep, type StepBatcher } from './step-batcher.js';
+import { runBatchStatement, type BatchedRow, type RowBatcher } from './row-batcher.js';
 
 /** A validated step with its statement record already serialised (so that can fail before any I/O). */
-interface PreparedStep extends BatchedStep {
+interface PreparedStep extends BatchedRow {
   leaseToken: number;
   step: ValidatedStep;
 }
@@ -34,7 +34,7 @@ const refusalSchema = z.object({
  * may carry steps of other sessions ready at the same moment (`batcher`); each is fenced on its own.
  * Any refusal — `lease.lost`, `state.conflict` — writes none of it, so a step is never half-applied.
  */
-export async function commitStep(pool: pg.Pool, batcher: StepBatcher, step: StepCommit): Promise<StepCommitResult> {
+export async function commitStep(pool: pg.Pool, batcher: RowBatcher, step: StepCommit): Promise<StepCommitResult> {
   const prepared = prepare(step);
   const committed = toResult(prepared, await batcher.submit(prepared));
   if (committed !== undefined) return committed;
@@ -45,7 +45,7 @@ export async function commitStep(pool: pg.Pool, batcher: StepBatcher, step: Step
   // try once more, alone, on a fresh snapshot; only a second refusal is final.
   const fenced = await pool.query(LOCK_FENCED_SESSION_SQL, [prepared.sessionId, prepared.leaseToken]);
   if (fenced.rowCount !== 1) throw leaseLost(prepared.sessionId, prepared.leaseToken, 'commitStep');
-  const retried = toResult(prepared, (await runStepStatement(pool, prepared.statement, [prepared])).get(prepared.sessionId));
+  const retried = toResult(prepared, (await runBatchStatement(pool, prepared.statement, [prepared])).get(prepared.sessionId));
   if (retried !== undefined) return retried;
   throw await refusal(pool, prepared);
 }

@@ -39,30 +39,30 @@ import { loadWindow } from './load-window.js';
 import { releaseLease } from './release-lease.js';
 import { renewLease } from './renew-lease.js';
 import { requestCancel } from './request-cancel.js';
-import { StepBatcher, type StepBatchOptions } from './step-batcher.js';
+import { RowBatcher, type RowBatchOptions } from './row-batcher.js';
 
 /** Options of {@link PostgresSessionStore}. */
 export interface PostgresSessionStoreOptions {
-  /** How steps of different sessions share a statement (cross-session group commit). */
-  stepBatch?: StepBatchOptions;
+  /** How writes of different sessions — loop steps, lease releases — share a statement (group commit). */
+  writeBatch?: RowBatchOptions;
 }
 
 /**
  * The system of record (DESIGN.md §5) behind the {@link SessionStore} port. Each operation lives in
- * its own module; this class only binds them to a pool, and steps to the batcher that lets steps of
- * different sessions share a statement. The pool belongs to the caller (create it
+ * its own module; this class only binds them to a pool, and steps and releases to the batcher that
+ * lets writes of different sessions share a statement. The pool belongs to the caller (create it
  * with `createPgPool`), who also ends it.
  */
 export class PostgresSessionStore implements SessionStore {
   private readonly db: NodePgDatabase;
-  private readonly steps: StepBatcher;
+  private readonly writes: RowBatcher;
 
   constructor(
     private readonly pool: pg.Pool,
     options: PostgresSessionStoreOptions = {},
   ) {
     this.db = drizzle({ client: pool });
-    this.steps = new StepBatcher(pool, options.stepBatch);
+    this.writes = new RowBatcher(pool, options.writeBatch);
   }
 
   createSession(params: CreateSessionParams): Promise<SessionRecord> {
@@ -94,7 +94,7 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   releaseLease(params: ReleaseLeaseParams): Promise<boolean> {
-    return releaseLease(this.pool, params);
+    return releaseLease(this.writes, params);
   }
 
   claimNextInput(params: FencedParams): Promise<ClaimedInput | null> {
@@ -102,7 +102,7 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   commitStep(step: StepCommit): Promise<StepCommitResult> {
-    return commitStep(this.pool, this.steps, step);
+    return commitStep(this.pool, this.writes, step);
   }
 
   loadWindow(sessionId: string): Promise<StoredMessage[]> {

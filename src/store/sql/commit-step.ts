@@ -5,7 +5,7 @@
  *
  * **Batches.** The statement takes its steps as rows — `$1` is a JSON array with one record per step
  * ({@link STEP_FIELDS}), each of a different session — so steps of many sessions that are ready at
- * the same moment commit together: one statement, one WAL flush (`../step-batcher.ts`). Every row is
+ * the same moment commit together: one statement, one WAL flush (`../row-batcher.ts`). Every row is
  * fenced on its own: a row whose token or precondition fails is left out of `fence`, and so out of
  * every write, while the others apply. A single step is a batch of one.
  *

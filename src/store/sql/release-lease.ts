@@ -1,8 +1,18 @@
+import type { BatchStatement } from '../row-batcher.js';
+
 /**
- * Frees the lease if this token still holds it. The token stays on the row (a stale holder still
- * fails the fence), and the next acquisition draws a higher one. Params: $1 session id, $2 token.
+ * Frees the lease of each session whose token still holds it. The token stays on the row (a stale
+ * holder still fails the fence), and the next acquisition draws a higher one. Takes its releases as
+ * rows, so releases of different sessions share a statement (`../row-batcher.ts`); each row is
+ * matched on its own, and a stale or already released one matches nothing.
+ * Params: $1 a JSON array of `{ "session_id", "lease_token" }`. Returns `sessionId` per freed lease.
  */
-export const RELEASE_LEASE_SQL = `
-UPDATE sessions
+export const RELEASE_LEASES: BatchStatement = {
+  name: 'loopfleet_release_leases',
+  text: `
+UPDATE sessions AS s
    SET lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
- WHERE id = $1 AND lease_token = $2 AND lease_expires_at IS NOT NULL`;
+  FROM jsonb_to_recordset($1::jsonb) AS r(session_id text, lease_token bigint)
+ WHERE s.id = r.session_id AND s.lease_token = r.lease_token AND s.lease_expires_at IS NOT NULL
+RETURNING s.id AS "sessionId"`,
+};

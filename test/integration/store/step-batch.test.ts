@@ -143,7 +143,7 @@ describe('commitStep batches steps of different sessions', () => {
   });
 
   it('keeps every session gapless and complete while 24 sessions run 6 steps each through 2 statements at a time', async () => {
-    const store = new PostgresSessionStore(fx.pool, { stepBatch: { maxSize: 8, maxInFlight: 2 } });
+    const store = new PostgresSessionStore(fx.pool, { writeBatch: { maxSize: 8, maxInFlight: 2 } });
     const sessions = await Promise.all(Array.from({ length: 24 }, (_, i) => running(`busy-${i}`)));
     const sent = await stepStatementsSent(() =>
       Promise.all(
@@ -190,5 +190,39 @@ describe('commitStep batches steps of different sessions', () => {
         expect(await countRows(fx.pool, 'tool_calls', id)).toBe(0);
       }
     }
+  });
+});
+
+describe('releaseLease batches releases of different sessions', () => {
+  let fx: StoreFixture;
+
+  beforeAll(async () => {
+    fx = await openStoreFixture('release_batch');
+  });
+
+  afterAll(async () => {
+    await fx.close();
+  });
+
+  it('frees the leases of 6 sessions released together with one statement; a stale or repeated release is false and frees nothing', async () => {
+    const ids = Array.from({ length: 6 }, (_, i) => sessionId(`release-${i}`));
+    const tokens = await Promise.all(ids.map((id) => leasedSession(fx.store, id)));
+    // The fourth session was taken over: its old token must not free the new holder's lease.
+    await fx.pool.query(`UPDATE sessions SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [ids[3]]);
+    const takeover = await fx.store.acquireLease({ sessionId: ids[3]!, owner: 'worker-b', ttlMs: 60_000 });
+    if (!takeover.acquired) throw new Error('expected the takeover');
+    let released: boolean[] = [];
+    const sent = await statementsSent(async () => {
+      released = await Promise.all(ids.map((id, i) => fx.store.releaseLease({ sessionId: id, token: tokens[i]! })));
+    });
+    expect(sent).toEqual([expect.objectContaining({ name: 'loopfleet_release_leases' })]);
+    expect(released).toEqual([true, true, true, false, true, true]);
+    for (const [i, id] of ids.entries()) {
+      const lease = await fx.pool.query<{ owner: string | null }>(`SELECT lease_owner AS owner FROM sessions WHERE id = $1`, [id]);
+      expect(lease.rows[0]?.owner).toBe(i === 3 ? 'worker-b' : null);
+    }
+    // Released already: a second release of the same token frees nothing more.
+    expect(await fx.store.releaseLease({ sessionId: ids[0]!, token: tokens[0]! })).toBe(false);
+    expect(await fx.store.releaseLease({ sessionId: ids[3]!, token: takeover.token })).toBe(true);
   });
 });

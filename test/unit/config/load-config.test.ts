@@ -30,7 +30,7 @@ describe('loadConfig defaults', () => {
         requestTimeoutMs: 120_000,
         fallback: [],
       },
-      worker: { concurrency: 16, poolSize: 10, stepBatch: { maxSize: 64, maxInFlight: 2 }, leaseTtlMs: 30_000, toolsModule: null, maxInputBytes: 1_048_576 },
+      worker: { concurrency: 16, poolSize: 10, writeBatch: { maxSize: 64, maxInFlight: 2 }, leaseTtlMs: 30_000, toolsModule: null, maxInputBytes: 1_048_576 },
       events: { maxLen: 10_000, idleExpirySeconds: 604_800, coalesceMs: 25 },
       metrics: { port: 9464 },
       log: { level: 'info', format: 'json', content: false },
@@ -70,8 +70,8 @@ describe('loadConfig with values set', () => {
       LLM_REQUEST_TIMEOUT_MS: '5000',
       WORKER_CONCURRENCY: '4',
       DATABASE_POOL_SIZE: '7',
-      DATABASE_STEP_BATCH_SIZE: '1',
-      DATABASE_STEP_STATEMENTS: '3',
+      DATABASE_BATCH_SIZE: '1',
+      DATABASE_BATCH_STATEMENTS: '3',
       METRICS_PORT: '0',
       LOG_LEVEL: 'debug',
       LOG_FORMAT: 'pretty',
@@ -91,7 +91,7 @@ describe('loadConfig with values set', () => {
       requestTimeoutMs: 5000,
       fallback: [],
     });
-    expect(config.worker).toEqual({ concurrency: 4, poolSize: 7, stepBatch: { maxSize: 1, maxInFlight: 3 }, leaseTtlMs: 1000, toolsModule: './tools.js', maxInputBytes: 2048 });
+    expect(config.worker).toEqual({ concurrency: 4, poolSize: 7, writeBatch: { maxSize: 1, maxInFlight: 3 }, leaseTtlMs: 1000, toolsModule: './tools.js', maxInputBytes: 2048 });
     expect(config.metrics).toEqual({ port: 0 });
     expect(config.log).toEqual({ level: 'debug', format: 'pretty', content: true });
   });
@@ -155,8 +155,8 @@ describe('invalid variables', () => {
     ['WORKER_CONCURRENCY', '1001', 'must be at most 1000 (got "1001")'],
     ['DATABASE_POOL_SIZE', '0', 'must be a positive integer (got "0")'],
     ['DATABASE_POOL_SIZE', '1001', 'must be at most 1000 (got "1001")'],
-    ['DATABASE_STEP_BATCH_SIZE', '0', 'must be an integer from 1 to 1000 (steps per statement) (got "0")'],
-    ['DATABASE_STEP_STATEMENTS', '1.5', 'must be an integer from 1 to 1000 (step statements at once) (got "1.5")'],
+    ['DATABASE_BATCH_SIZE', '0', 'must be an integer from 1 to 1000 (writes per statement) (got "0")'],
+    ['DATABASE_BATCH_STATEMENTS', '1.5', 'must be an integer from 1 to 1000 (batched statements at once) (got "1.5")'],
     ['METRICS_PORT', '65536', 'must be at most 65535 (got "65536")'],
     ['METRICS_PORT', '-5', 'must be an integer from 0 to 65535 (got "-5")'],
     ['METRICS_PORT', 'http', 'must be an integer from 0 to 65535 (got "http")'],

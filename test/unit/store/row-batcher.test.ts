@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { ConfigInvalidError } from '../../../src/core/errors/index.js';
-import { runStepStatement, StepBatcher, type BatchedStep } from '../../../src/store/step-batcher.js';
+import { runBatchStatement, RowBatcher, type BatchedRow } from '../../../src/store/row-batcher.js';
 
 interface Deferred<T> {
   promise: Promise<T>;
@@ -53,8 +53,8 @@ function fakePool(): { pool: pg.Pool; calls: QueryCall[] } {
   return { pool: pool as unknown as pg.Pool, calls };
 }
 
-function step(sessionId: string, name = 'loopfleet_commit_step_m'): BatchedStep {
-  return { statement: { name, text: 'SELECT 1', fields: [] }, sessionId, record: JSON.stringify({ session_id: sessionId }) };
+function step(sessionId: string, name = 'loopfleet_commit_step_m'): BatchedRow {
+  return { statement: { name, text: 'SELECT 1' }, sessionId, record: JSON.stringify({ session_id: sessionId }) };
 }
 
 type Outcome = { state: 'pending' } | { state: 'resolved'; value: unknown } | { state: 'rejected'; error: unknown };
@@ -93,10 +93,10 @@ async function quiesce(): Promise<void> {
 
 const serverError = (message: string) => new pg.DatabaseError(message, 100, 'error');
 
-describe('StepBatcher', () => {
+describe('RowBatcher', () => {
   it('sends the steps of several sessions submitted in one turn as one statement and gives each its own row', async () => {
     const { pool, calls } = fakePool();
-    const batcher = new StepBatcher(pool);
+    const batcher = new RowBatcher(pool);
     const a = track(batcher.submit(step('s-a')));
     const b = track(batcher.submit(step('s-b')));
     // Still the same turn of the event loop, though after awaits (as a session's commit would come).
@@ -125,7 +125,7 @@ describe('StepBatcher', () => {
 
   it('splits the waiting steps into statements of at most maxSize', async () => {
     const { pool, calls } = fakePool();
-    const batcher = new StepBatcher(pool, { maxSize: 4, maxInFlight: 8 });
+    const batcher = new RowBatcher(pool, { maxSize: 4, maxInFlight: 8 });
     const sessions = Array.from({ length: 10 }, (_, i) => `s${i}`);
     const steps = sessions.map((session) => track(batcher.submit(step(session))));
 
@@ -145,7 +145,7 @@ describe('StepBatcher', () => {
 
   it('with maxInFlight 1, holds steps submitted while a statement runs and sends them together after it', async () => {
     const { pool, calls } = fakePool();
-    const batcher = new StepBatcher(pool, { maxInFlight: 1 });
+    const batcher = new RowBatcher(pool, { maxInFlight: 1 });
     const first = track(batcher.submit(step('s1')));
     await until(() => calls.length === 1, 'the first statement is sent');
 
@@ -172,7 +172,7 @@ describe('StepBatcher', () => {
 
   it('never puts two steps of one session in one statement: the second goes in a later one', async () => {
     const { pool, calls } = fakePool();
-    const batcher = new StepBatcher(pool, { maxInFlight: 1 });
+    const batcher = new RowBatcher(pool, { maxInFlight: 1 });
     const firstOfS1 = track(batcher.submit(step('s1')));
     const s2 = track(batcher.submit(step('s2')));
     const secondOfS1 = track(batcher.submit(step('s1')));
@@ -197,7 +197,7 @@ describe('StepBatcher', () => {
 
   it('never mixes variants in one statement', async () => {
     const { pool, calls } = fakePool();
-    const batcher = new StepBatcher(pool, { maxInFlight: 4 });
+    const batcher = new RowBatcher(pool, { maxInFlight: 4 });
     const a1 = track(batcher.submit(step('s1', 'variant_a')));
     const b2 = track(batcher.submit(step('s2', 'variant_b')));
     const a3 = track(batcher.submit(step('s3', 'variant_a')));
@@ -219,7 +219,7 @@ describe('StepBatcher', () => {
 
   it('with one free slot, sends the variant whose oldest waiting step waited longest', async () => {
     const { pool, calls } = fakePool();
-    const batcher = new StepBatcher(pool, { maxInFlight: 1 });
+    const batcher = new RowBatcher(pool, { maxInFlight: 1 });
     // a/s1 goes first; a's second s1 step stays queued under `variant_a` (first in the queue map),
     // yet b/s2 was submitted before it, so b must go next.
     const outcomes = [
@@ -244,7 +244,7 @@ describe('StepBatcher', () => {
 
   it('after a server error on a batch, sends each step alone; one failing alone rejects only that step', async () => {
     const { pool, calls } = fakePool();
-    const batcher = new StepBatcher(pool);
+    const batcher = new RowBatcher(pool);
     const s1 = track(batcher.submit(step('s1')));
     const s2 = track(batcher.submit(step('s2')));
     const s3 = track(batcher.submit(step('s3')));
@@ -277,7 +277,7 @@ describe('StepBatcher', () => {
 
   it('on any other failure, rejects every step of the batch with it and sends nothing again', async () => {
     const { pool, calls } = fakePool();
-    const batcher = new StepBatcher(pool, { maxInFlight: 1 });
+    const batcher = new RowBatcher(pool, { maxInFlight: 1 });
     const steps = ['s1', 's2', 's3'].map((session) => track(batcher.submit(step(session))));
     await until(() => calls.length === 1, 'the batch is sent');
 
@@ -302,7 +302,7 @@ describe('StepBatcher', () => {
 
   it('rejects a lone step the server fails, without sending it again', async () => {
     const { pool, calls } = fakePool();
-    const batcher = new StepBatcher(pool);
+    const batcher = new RowBatcher(pool);
     const lone = track(batcher.submit(step('s1')));
     await until(() => calls.length === 1, 'the step is sent');
 
@@ -324,7 +324,7 @@ describe('StepBatcher', () => {
     const { pool } = fakePool();
     let thrown: unknown;
     try {
-      new StepBatcher(pool, options);
+      new RowBatcher(pool, options);
     } catch (error) {
       thrown = error;
     }
@@ -335,20 +335,20 @@ describe('StepBatcher', () => {
 
   it('accepts the defaults and explicit positive integers', () => {
     const { pool } = fakePool();
-    expect(() => new StepBatcher(pool)).not.toThrow();
-    expect(() => new StepBatcher(pool, { maxSize: 1, maxInFlight: 1 })).not.toThrow();
+    expect(() => new RowBatcher(pool)).not.toThrow();
+    expect(() => new RowBatcher(pool, { maxSize: 1, maxInFlight: 1 })).not.toThrow();
   });
 });
 
-describe('runStepStatement', () => {
+describe('runBatchStatement', () => {
   it('sends the records as one JSON array text in $1 under the statement name and returns rows by session', async () => {
     const { pool, calls } = fakePool();
-    const statement = { name: 'loopfleet_commit_step_mp', text: 'WITH fence AS (SELECT 1) SELECT 1', fields: [] };
-    const steps: BatchedStep[] = [
+    const statement = { name: 'loopfleet_commit_step_mp', text: 'WITH fence AS (SELECT 1) SELECT 1' };
+    const steps: BatchedRow[] = [
       { statement, sessionId: 's1', record: JSON.stringify({ session_id: 's1' }) },
       { statement, sessionId: 's2', record: JSON.stringify({ session_id: 's2' }) },
     ];
-    const running = runStepStatement(pool, statement, steps);
+    const running = runBatchStatement(pool, statement, steps);
 
     expect(calls).toHaveLength(1);
     expect(calls[0]!.name).toBe('loopfleet_commit_step_mp');
