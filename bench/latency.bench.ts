@@ -11,7 +11,8 @@
  *
  * Each level runs BENCH_LATENCY_RUNS times (default 3); each percentile is the median over the runs.
  *
- * Run alone: `npx tsx bench/latency.bench.ts` (BENCH_LATENCY_SECONDS per load level, default 6; BENCH_SATURATION_INPUTS, default 300).
+ * Run alone: `npx tsx bench/latency.bench.ts` (BENCH_LATENCY_SECONDS per load level, default 6; BENCH_SATURATION_INPUTS, default 600;
+ * BENCH_SATURATION_RATE to take the levels of a given rate instead of the measured one).
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
@@ -22,7 +23,8 @@ import { deadline, median, percentile, report, round, sleep } from './lib/stats.
 import { StreamWatcher } from './lib/stream-watcher.js';
 
 const SECONDS = Number(process.env.BENCH_LATENCY_SECONDS ?? 6);
-const SATURATION_INPUTS = Number(process.env.BENCH_SATURATION_INPUTS ?? 300);
+const SATURATION_INPUTS = Number(process.env.BENCH_SATURATION_INPUTS ?? 600);
+const FIXED_SATURATION = process.env.BENCH_SATURATION_RATE === undefined ? undefined : Number(process.env.BENCH_SATURATION_RATE);
 const SESSIONS = 200;
 /** Open-loop runs per load level; percentiles are medians over them. */
 const RUNS = Number(process.env.BENCH_LATENCY_RUNS ?? 3);
@@ -110,7 +112,8 @@ async function main(): Promise<void> {
   try {
     await standardRun({ producer, counter, n: 100, sessions: SESSIONS, producerConcurrency: 64, prefix: 'warm', timeoutMs: 60_000 });
     const saturation = await standardRun({ producer, counter, n: SATURATION_INPUTS, sessions: SESSIONS, producerConcurrency: 64, prefix: 'sat', timeoutMs: 90_000 });
-    const saturationRate = SATURATION_INPUTS / (saturation.ms / 1000);
+    // BENCH_SATURATION_RATE fixes the rate the levels are taken of, to compare settings at the same load.
+    const saturationRate = FIXED_SATURATION ?? SATURATION_INPUTS / (saturation.ms / 1000);
     const levels: Level[] = [];
     for (const load of [0.5, 0.9]) {
       const rate = saturationRate * load;
