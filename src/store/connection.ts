@@ -3,9 +3,15 @@ import type pg from 'pg';
 /**
  * Runs `work` on one pooled connection with no transaction open, so each statement commits on its own.
  * The connection goes back to the pool for reuse, unless it reported an error or `work` threw: then its
- * state is unknown and it is discarded, as `pool.query` does.
+ * state is unknown and it is discarded, as `pool.query` does — except for a thrown error `isClean`
+ * accepts, one known to leave the connection idle (such as a server's error response to a single
+ * autocommit statement).
  */
-export async function withConnection<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function withConnection<T>(
+  pool: pg.Pool,
+  work: (client: pg.PoolClient) => Promise<T>,
+  isClean: (error: unknown) => boolean = () => false,
+): Promise<T> {
   const client = await pool.connect();
   let discard: Error | undefined;
   // A checked-out client has no pool listener: a connection error would otherwise crash the process.
@@ -16,7 +22,7 @@ export async function withConnection<T>(pool: pg.Pool, work: (client: pg.PoolCli
   try {
     return await work(client);
   } catch (error) {
-    discard ??= error instanceof Error ? error : new Error(String(error));
+    if (!isClean(error)) discard ??= error instanceof Error ? error : new Error(String(error));
     throw error;
   } finally {
     client.removeListener('error', onConnectionError);

@@ -43,14 +43,14 @@ import { RowBatcher, type RowBatchOptions } from './row-batcher.js';
 
 /** Options of {@link PostgresSessionStore}. */
 export interface PostgresSessionStoreOptions {
-  /** How writes of different sessions — loop steps, lease releases — share a statement (group commit). */
+  /** How writes of different sessions — accepts, loop steps, lease releases — share a statement (group commit). */
   writeBatch?: RowBatchOptions;
 }
 
 /**
  * The system of record (DESIGN.md §5) behind the {@link SessionStore} port. Each operation lives in
- * its own module; this class only binds them to a pool, and steps and releases to the batcher that
- * lets writes of different sessions share a statement. The pool belongs to the caller (create it
+ * its own module; this class only binds them to a pool, and accepts, steps and releases to the
+ * batcher that lets writes of different sessions share a statement. The pool belongs to the caller (create it
  * with `createPgPool`), who also ends it.
  */
 export class PostgresSessionStore implements SessionStore {
@@ -78,7 +78,7 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   acceptInput(params: AcceptInputParams): Promise<AcceptedInput> {
-    return acceptInput(this.pool, params);
+    return acceptInput(this.pool, this.writes, params);
   }
 
   acquireLease(params: AcquireLeaseParams): Promise<LeaseAcquisition> {

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { ConfigInvalidError } from '../core/errors/index.js';
+import { withConnection } from './connection.js';
 
 /** How writes of different sessions are grouped into one statement (cross-session group commit). */
 export interface RowBatchOptions {
@@ -155,7 +156,13 @@ function settle(batch: Waiting[], rows: Map<string, unknown>): void {
  */
 export async function runBatchStatement(pool: pg.Pool, statement: BatchStatement, rows: readonly BatchedRow[]): Promise<Map<string, unknown>> {
   const records = `[${rows.map((row) => row.record).join(',')}]`;
-  const result = await pool.query({ name: statement.name, text: statement.text, values: [records] });
+  // A server's error response leaves the connection idle (the statement was all there was to roll
+  // back), so it is kept: a producer's retried accept, failing on its input id, costs no reconnect.
+  const result = await withConnection(
+    pool,
+    (client) => client.query({ name: statement.name, text: statement.text, values: [records] }),
+    (error) => error instanceof pg.DatabaseError,
+  );
   const bySession = new Map<string, unknown>();
   for (const row of result.rows as { sessionId?: unknown }[]) {
     if (typeof row.sessionId === 'string') bySession.set(row.sessionId, row);

@@ -10,7 +10,9 @@ describe('acceptInput', () => {
 
   beforeAll(async () => {
     // More connections than concurrent callers, so the races below really contend in Postgres.
-    fx = await openStoreFixture('accept', { maxConnections: 25 });
+    // As many accept statements at once as there are callers, so accepts of one session (which never
+    // share a statement) really contend for its row in Postgres, as accepts from many producers do.
+    fx = await openStoreFixture('accept', { maxConnections: 25 }, { writeBatch: { maxInFlight: 100 } });
   });
 
   afterAll(async () => {

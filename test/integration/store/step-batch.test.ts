@@ -226,3 +226,52 @@ describe('releaseLease batches releases of different sessions', () => {
     expect(await fx.store.releaseLease({ sessionId: ids[3]!, token: takeover.token })).toBe(true);
   });
 });
+
+describe('acceptInput batches accepts of different sessions', () => {
+  let fx: StoreFixture;
+
+  beforeAll(async () => {
+    fx = await openStoreFixture('accept_batch');
+  });
+
+  afterAll(async () => {
+    await fx.close();
+  });
+
+  function accept(id: string, inputId: string) {
+    return fx.store.acceptInput({ sessionId: id, inputId, kind: 'send', payload: { text: inputId }, maxBytes: 10_000 });
+  }
+
+  it('accepts inputs of 6 sessions made together with one statement, each with its own seq', async () => {
+    const ids = Array.from({ length: 6 }, (_, i) => sessionId(`accept-${i}`));
+    await accept(ids[0]!, 'earlier');
+    let results: unknown[] = [];
+    const sent = await statementsSent(async () => {
+      results = await Promise.all(ids.map((id) => accept(id, 'now')));
+    });
+    expect(sent).toEqual([expect.objectContaining({ name: 'loopfleet_accept_inputs' })]);
+    expect(results).toEqual(ids.map((id, i) => ({ sessionId: id, seq: i === 0 ? 2 : 1, inputId: 'now', duplicate: false })));
+    for (const id of ids) expect((await fx.store.getInputById(id, 'now'))?.payload).toEqual({ text: 'now' });
+  });
+
+  it('reports a repeated input id in a batch as a duplicate with its original seq; the others are accepted, no seq is used up', async () => {
+    const ids = Array.from({ length: 4 }, (_, i) => sessionId(`dup-${i}`));
+    expect(await accept(ids[1]!, 'retry')).toMatchObject({ seq: 1, duplicate: false });
+    const results = await Promise.all(ids.map((id) => accept(id, 'retry')));
+    expect(results.map((result) => [result.seq, result.duplicate])).toEqual([
+      [1, false],
+      [1, true],
+      [1, false],
+      [1, false],
+    ]);
+    expect(await sessionCounters(fx.pool, ids[1]!)).toMatchObject({ nextSeq: 1 });
+    expect(await accept(ids[1]!, 'next')).toMatchObject({ seq: 2, duplicate: false });
+  });
+
+  it('accepts many inputs of one session made together, never two in one statement: seqs 1..12, gapless', async () => {
+    const id = sessionId('one-session');
+    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => accept(id, `n-${i}`)));
+    expect(results.map((result) => result.seq).sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+    expect(await sessionCounters(fx.pool, id)).toMatchObject({ nextSeq: 12 });
+  });
+});

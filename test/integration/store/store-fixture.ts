@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type { Message } from '../../../src/core/messages.js';
 import { createPgPool, type PgPoolOptions } from '../../../src/store/pool.js';
-import { PostgresSessionStore } from '../../../src/store/postgres-session-store.js';
+import { PostgresSessionStore, type PostgresSessionStoreOptions } from '../../../src/store/postgres-session-store.js';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database.js';
 
 /** One test file's private database, a pool on it and the store under test. */
@@ -13,13 +13,13 @@ export interface StoreFixture {
   close(): Promise<void>;
 }
 
-export async function openStoreFixture(label: string, options: PgPoolOptions = {}): Promise<StoreFixture> {
+export async function openStoreFixture(label: string, options: PgPoolOptions = {}, storeOptions: PostgresSessionStoreOptions = {}): Promise<StoreFixture> {
   const db = await createTestDatabase(label);
   const pool = createPgPool(db.url, { applicationName: `loopfleet-test-${label}`, ...options });
   return {
     db,
     pool,
-    store: new PostgresSessionStore(pool),
+    store: new PostgresSessionStore(pool, storeOptions),
     close: async () => {
       await pool.end();
       await db.drop();

@@ -31,26 +31,37 @@ interface QueryCall {
   answer: (sessions: readonly string[], extra?: Record<string, unknown>) => void;
 }
 
-/** A pool whose every query is recorded and stays pending until the test answers it. */
-function fakePool(): { pool: pg.Pool; calls: QueryCall[] } {
+/**
+ * A pool whose every query is recorded and stays pending until the test answers it. Queries run on
+ * checked-out clients; `released` records how each went back (an error: discarded).
+ */
+function fakePool(): { pool: pg.Pool; calls: QueryCall[]; released: (Error | undefined)[] } {
   const calls: QueryCall[] = [];
-  const pool = {
-    query(config: { name: string; text: string; values: unknown[] }) {
-      const raw = config.values[0] as string;
-      const records = JSON.parse(raw) as { session_id: string }[];
-      const result = deferred<{ rows: unknown[] }>();
-      calls.push({
-        name: config.name,
-        text: config.text,
-        raw,
-        sessions: records.map((record) => record.session_id),
-        result,
-        answer: (sessions, extra = {}) => result.resolve({ rows: sessions.map((sessionId) => ({ sessionId, ...extra })) }),
-      });
-      return result.promise;
-    },
+  const released: (Error | undefined)[] = [];
+  const query = (config: { name: string; text: string; values: unknown[] }) => {
+    const raw = config.values[0] as string;
+    const records = JSON.parse(raw) as { session_id: string }[];
+    const result = deferred<{ rows: unknown[] }>();
+    calls.push({
+      name: config.name,
+      text: config.text,
+      raw,
+      sessions: records.map((record) => record.session_id),
+      result,
+      answer: (sessions, extra = {}) => result.resolve({ rows: sessions.map((sessionId) => ({ sessionId, ...extra })) }),
+    });
+    return result.promise;
   };
-  return { pool: pool as unknown as pg.Pool, calls };
+  const pool = {
+    connect: () =>
+      Promise.resolve({
+        query,
+        on: () => {},
+        removeListener: () => {},
+        release: (error?: Error) => void released.push(error),
+      }),
+  };
+  return { pool: pool as unknown as pg.Pool, calls, released };
 }
 
 function step(sessionId: string, name = 'loopfleet_commit_step_m'): BatchedRow {
@@ -349,6 +360,7 @@ describe('runBatchStatement', () => {
       { statement, sessionId: 's2', record: JSON.stringify({ session_id: 's2' }) },
     ];
     const running = runBatchStatement(pool, statement, steps);
+    await until(() => calls.length === 1, 'the statement is sent');
 
     expect(calls).toHaveLength(1);
     expect(calls[0]!.name).toBe('loopfleet_commit_step_mp');
@@ -359,5 +371,22 @@ describe('runBatchStatement', () => {
     const rows = await running;
     expect([...rows.entries()]).toEqual([['s2', { sessionId: 's2', seq: 5 }]]);
     expect(rows.get('s1')).toBeUndefined();
+  });
+
+  it("keeps the connection after a server's error response, and discards it after any other failure", async () => {
+    const { pool, calls, released } = fakePool();
+    const statement = { name: 'loopfleet_accept_inputs', text: 'SELECT 1' };
+    const row: BatchedRow = { statement, sessionId: 's1', record: JSON.stringify({ session_id: 's1' }) };
+    const serverError = new pg.DatabaseError('duplicate key value violates unique constraint', 0, 'error');
+    const failed = runBatchStatement(pool, statement, [row]).catch((error: unknown) => error);
+    await until(() => calls.length === 1, 'the first statement is sent');
+    calls[0]!.result.reject(serverError);
+    expect(await failed).toBe(serverError);
+    const lost = new Error('Connection terminated unexpectedly');
+    const broken = runBatchStatement(pool, statement, [row]).catch((error: unknown) => error);
+    await until(() => calls.length === 2, 'the second statement is sent');
+    calls[1]!.result.reject(lost);
+    expect(await broken).toBe(lost);
+    expect(released).toEqual([undefined, lost]);
   });
 });
