@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import { z } from 'zod';
 import { SessionNotFoundError } from '../core/errors/index.js';
 import type { AcquireLeaseParams, LeaseAcquisition, LeaseAndClaim } from '../core/ports/session-store.js';
@@ -7,7 +8,8 @@ import { decodeClaim } from './claim-next-input.js';
 import type { Queryable } from './queryable.js';
 import { parseRow } from './rows/parse-row.js';
 import { ACQUIRE_LEASE_SQL, LEASE_HOLDER_SQL } from './sql/acquire-lease.js';
-import { ACQUIRE_LEASE_AND_CLAIM_SQL, SESSION_PREFIX } from './sql/claim-next-input.js';
+import { ACQUIRE_LEASES_AND_CLAIM, SESSION_PREFIX } from './sql/claim-next-input.js';
+import type { RowBatcher } from './row-batcher.js';
 
 /** Longest owner string; it is a worker id, shown to others and in logs. */
 const MAX_OWNER_LENGTH = 200;
@@ -30,13 +32,16 @@ export async function acquireLease(db: Queryable, params: AcquireLeaseParams): P
 
 /**
  * {@link acquireLease} and, when acquired, the claim of the lowest open input under the new token, in
- * one statement ({@link ACQUIRE_LEASE_AND_CLAIM_SQL}): the first round trip of every drain.
+ * one statement ({@link ACQUIRE_LEASES_AND_CLAIM}): the first round trip of every drain, shared with
+ * drains of other sessions starting at the same moment.
  */
-export async function acquireLeaseAndClaim(db: Queryable, params: AcquireLeaseParams): Promise<LeaseAndClaim> {
+export async function acquireLeaseAndClaim(pool: pg.Pool, batcher: RowBatcher, params: AcquireLeaseParams): Promise<LeaseAndClaim> {
   const { sessionId, owner, ttlMs } = leaseRequest(params);
-  const result = await db.query({ name: 'loopfleet_acquire_lease_and_claim', text: ACQUIRE_LEASE_AND_CLAIM_SQL, values: [sessionId, owner, ttlMs] });
-  const row = result.rows[0] as (Record<string, unknown> & { seq: unknown; resumed: unknown; pendingInputs: unknown }) | undefined;
-  if (row === undefined) return leaseHeld(db, sessionId);
+  const record = `{"session_id":${JSON.stringify(sessionId)},"owner":${JSON.stringify(owner)},"ttl_ms":${ttlMs}}`;
+  const row = (await batcher.submit({ statement: ACQUIRE_LEASES_AND_CLAIM, sessionId, record })) as
+    | (Record<string, unknown> & { seq: unknown; resumed: unknown; pendingInputs: unknown })
+    | undefined;
+  if (row === undefined) return leaseHeld(pool, sessionId);
   const lease = parseRow(
     acquiredSchema,
     { token: row[`${SESSION_PREFIX}leaseToken`], expiresAt: row[`${SESSION_PREFIX}leaseExpiresAt`] },

@@ -43,14 +43,15 @@ import { RowBatcher, type RowBatchOptions } from './row-batcher.js';
 
 /** Options of {@link PostgresSessionStore}. */
 export interface PostgresSessionStoreOptions {
-  /** How writes of different sessions — accepts, loop steps, lease releases — share a statement (group commit). */
+  /** How writes of different sessions — accepts, leases and first claims, loop steps, lease releases — share a statement (group commit). */
   writeBatch?: RowBatchOptions;
 }
 
 /**
  * The system of record (DESIGN.md §5) behind the {@link SessionStore} port. Each operation lives in
- * its own module; this class only binds them to a pool, and accepts, steps and releases to the
- * batcher that lets writes of different sessions share a statement. The pool belongs to the caller (create it
+ * its own module; this class only binds them to a pool, and the hot writes — accepts, leases and
+ * first claims, steps, releases — to the batcher that lets writes of different sessions share a
+ * statement. The pool belongs to the caller (create it
  * with `createPgPool`), who also ends it.
  */
 export class PostgresSessionStore implements SessionStore {
@@ -86,7 +87,7 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   acquireLeaseAndClaim(params: AcquireLeaseParams): Promise<LeaseAndClaim> {
-    return acquireLeaseAndClaim(this.pool, params);
+    return acquireLeaseAndClaim(this.pool, this.writes, params);
   }
 
   renewLease(params: RenewLeaseParams): Promise<Date> {

@@ -19,6 +19,8 @@ export interface BatchStatement {
   /** The prepared statement's name. */
   name: string;
   text: string;
+  /** The column of the returned rows that holds their session id. Default `sessionId`. */
+  key?: string;
 }
 
 /** One session's write, ready to go: its statement and its record in the statement's `$1`. */
@@ -151,11 +153,13 @@ function settle(batch: Waiting[], rows: Map<string, unknown>): void {
 }
 
 /**
- * Runs one statement of rows (of distinct sessions) and returns the rows it returned by their
- * `sessionId` column: a session without a row was refused and nothing of its write was applied.
+ * Runs one statement of rows (of distinct sessions) and returns the rows it returned by their session
+ * id column (`statement.key`): a session without a row was refused and nothing of its write was applied.
  */
 export async function runBatchStatement(pool: pg.Pool, statement: BatchStatement, rows: readonly BatchedRow[]): Promise<Map<string, unknown>> {
-  const records = `[${rows.map((row) => row.record).join(',')}]`;
+  // In session id order, so statements locking several of the same rows lock them in one order.
+  const ordered = rows.length > 1 ? [...rows].sort((a, b) => (a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0)) : rows;
+  const records = `[${ordered.map((row) => row.record).join(',')}]`;
   // A server's error response leaves the connection idle (the statement was all there was to roll
   // back), so it is kept: a producer's retried accept, failing on its input id, costs no reconnect.
   const result = await withConnection(
@@ -163,9 +167,11 @@ export async function runBatchStatement(pool: pg.Pool, statement: BatchStatement
     (client) => client.query({ name: statement.name, text: statement.text, values: [records] }),
     (error) => error instanceof pg.DatabaseError,
   );
+  const key = statement.key ?? 'sessionId';
   const bySession = new Map<string, unknown>();
-  for (const row of result.rows as { sessionId?: unknown }[]) {
-    if (typeof row.sessionId === 'string') bySession.set(row.sessionId, row);
+  for (const row of result.rows as Record<string, unknown>[]) {
+    const sessionId = row[key];
+    if (typeof sessionId === 'string') bySession.set(sessionId, row);
   }
   return bySession;
 }

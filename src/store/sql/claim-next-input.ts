@@ -1,4 +1,5 @@
 import { INPUT_COLUMNS } from '../rows/input-row.js';
+import type { BatchStatement } from '../row-batcher.js';
 import { qualifiedColumns } from '../rows/prefixed-row.js';
 import { SESSION_COLUMNS } from '../rows/session-row.js';
 
@@ -37,10 +38,10 @@ const claimInput = (guard: string) => `
  * it — a predicate of `session_inputs_open_idx` again (a `status = 'pending'` test would let the
  * planner scan every session's pending inputs through `session_inputs_pending_age_idx`).
  */
-const claimedColumns = (session: string) => `${qualifiedColumns(INPUT_COLUMNS, 'c')},
+const claimedColumns = (session: string, sessionId = '$1') => `${qualifiedColumns(INPUT_COLUMNS, 'c')},
        c.previous_status = 'running' AS resumed,
        EXISTS (SELECT 1 FROM session_inputs AS p
-                WHERE p.session_id = $1 AND p.status IN ('pending', 'running') AND p.seq > c.seq) AS "pendingInputs",
+                WHERE p.session_id = ${sessionId} AND p.status IN ('pending', 'running') AND p.seq > c.seq) AS "pendingInputs",
        ${qualifiedColumns(SESSION_COLUMNS, session, SESSION_PREFIX)}`;
 
 /**
@@ -78,25 +79,56 @@ SELECT (SELECT count(*) FROM next)::int AS open,
  * lapsed — database clock, a fresh token from `lease_token_seq`, exactly as `ACQUIRE_LEASE_SQL` —
  * and, in the same write, claims the lowest open input under the new token as
  * {@link CLAIM_NEXT_INPUT_SQL} does. The session is marked `running` only when an input is claimed.
- * No row back: someone else holds the lease (the caller then reads who, and for how long).
- * Params: $1 session id, $2 owner, $3 ttl in milliseconds.
+ *
+ * It takes its requests as rows, so drains of different sessions starting at the same moment share
+ * the statement (`../row-batcher.ts`); each session's lease is taken, or not, on its own row (its
+ * `nextval` evaluated once that row is locked, so tokens still grow per session), and each claim
+ * joins its own lease. A session whose lease is held returns no row (the caller then reads who holds
+ * it, and for how long). Each row is the claim's columns as {@link CLAIM_NEXT_INPUT_SQL} returns them,
+ * the input's null when the inbox is empty.
+ * Params: $1 a JSON array of `{ "session_id", "owner", "ttl_ms" }`.
  */
-export const ACQUIRE_LEASE_AND_CLAIM_SQL = `
-WITH next AS (${NEXT_OPEN_INPUT}
+export const ACQUIRE_LEASES_AND_CLAIM: BatchStatement = {
+  name: 'loopfleet_acquire_leases_and_claim',
+  key: `${SESSION_PREFIX}id`,
+  text: `
+WITH req AS (
+  SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(session_id text, owner text, ttl_ms bigint)
+),
+next AS (
+  SELECT req.session_id, n.seq, n.status
+    FROM req
+   CROSS JOIN LATERAL (
+     SELECT seq, status
+       FROM session_inputs
+      WHERE session_id = req.session_id AND status IN ('pending', 'running')
+      ORDER BY seq
+      LIMIT 1
+   ) AS n
 ),
 leased AS (
-  UPDATE sessions
-     SET lease_owner = $2,
+  UPDATE sessions AS s
+     SET lease_owner = req.owner,
          lease_token = nextval('lease_token_seq'),
-         lease_expires_at = now() + $3::bigint * interval '1 millisecond',
-         status = CASE WHEN EXISTS (SELECT 1 FROM next) THEN 'running' ELSE status END,
+         lease_expires_at = now() + req.ttl_ms * interval '1 millisecond',
+         status = CASE WHEN EXISTS (SELECT 1 FROM next WHERE next.session_id = s.id) THEN 'running' ELSE s.status END,
          updated_at = now()
-   WHERE id = $1
-     AND (lease_expires_at IS NULL OR lease_expires_at <= now())
-  RETURNING sessions.*
+    FROM req
+   WHERE s.id = req.session_id
+     AND (s.lease_expires_at IS NULL OR s.lease_expires_at <= now())
+  RETURNING s.*
 ),
-claimed AS (${claimInput('leased')}
+claimed AS (
+  UPDATE session_inputs AS i
+     SET status = 'running',
+         attempts = i.attempts + 1,
+         started_at = coalesce(i.started_at, clock_timestamp())
+    FROM next
+    JOIN leased ON leased.id = next.session_id
+   WHERE i.session_id = next.session_id AND i.seq = next.seq
+  RETURNING i.*, next.status AS previous_status
 )
-SELECT ${claimedColumns('l')}
+SELECT ${claimedColumns('l', 'l.id')}
   FROM leased AS l
-  LEFT JOIN claimed AS c ON true`;
+  LEFT JOIN claimed AS c ON c.session_id = l.id`,
+};

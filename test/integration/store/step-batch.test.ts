@@ -275,3 +275,51 @@ describe('acceptInput batches accepts of different sessions', () => {
     expect(await sessionCounters(fx.pool, id)).toMatchObject({ nextSeq: 12 });
   });
 });
+
+describe('acquireLeaseAndClaim batches drain starts of different sessions', () => {
+  let fx: StoreFixture;
+
+  beforeAll(async () => {
+    fx = await openStoreFixture('acquire_batch');
+  });
+
+  afterAll(async () => {
+    await fx.close();
+  });
+
+  it('takes each free lease and claims each first input with one statement; a held lease is reported as held', async () => {
+    const [withInput, resumed, empty, held] = ['with-input', 'resumed', 'empty', 'held'].map((label) => sessionId(label));
+    for (const id of [withInput!, resumed!]) {
+      await fx.store.acceptInput({ sessionId: id, kind: 'send', payload: { text: 'one' }, maxBytes: 10_000 });
+      await fx.store.acceptInput({ sessionId: id, kind: 'send', payload: { text: 'two' }, maxBytes: 10_000 });
+    }
+    await fx.store.createSession({ id: empty! });
+    // `resumed` was running input 1 under a lease that lapsed; `held` is leased to worker-b.
+    const old = await fx.store.acquireLeaseAndClaim({ sessionId: resumed!, owner: 'worker-old', ttlMs: 60_000 });
+    if (!old.acquired) throw new Error('expected the lease');
+    await fx.pool.query(`UPDATE sessions SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [resumed]);
+    await leasedSession(fx.store, held!, 'worker-b');
+
+    const ids = [withInput!, resumed!, empty!, held!];
+    let outcomes: Awaited<ReturnType<typeof fx.store.acquireLeaseAndClaim>>[] = [];
+    const sent = await statementsSent(async () => {
+      outcomes = await Promise.all(ids.map((id) => fx.store.acquireLeaseAndClaim({ sessionId: id, owner: 'worker-a', ttlMs: 60_000 })));
+    });
+    const names = sent.map((config) => (config as { name?: string }).name);
+    // One shared statement, then the holder of the one lease that was not free.
+    expect(names.filter((name) => name === 'loopfleet_acquire_leases_and_claim')).toHaveLength(1);
+    expect(sent).toHaveLength(2);
+
+    const [a, b, c, d] = outcomes;
+    expect(a).toMatchObject({ acquired: true, claimed: { input: { seq: 1, status: 'running', attempts: 1 }, resumed: false, pendingInputs: true, session: { id: withInput, status: 'running' } } });
+    expect(b).toMatchObject({ acquired: true, claimed: { input: { seq: 1, status: 'running', attempts: 2 }, resumed: true, session: { id: resumed, status: 'running' } } });
+    if (b?.acquired !== true) throw new Error('expected the takeover');
+    expect(b.token).toBeGreaterThan(old.token);
+    expect(c).toMatchObject({ acquired: true, claimed: null });
+    expect(await fx.store.getSession(empty!)).toMatchObject({ status: 'idle' });
+    for (const id of [withInput!, resumed!, empty!]) expect(await sessionCounters(fx.pool, id)).toMatchObject({ leaseOwner: 'worker-a' });
+    expect(await sessionCounters(fx.pool, held!)).toMatchObject({ leaseOwner: 'worker-b' });
+    expect(d).toMatchObject({ acquired: false, holder: 'worker-b' });
+    expect(await fx.store.getInput(withInput!, 2)).toMatchObject({ status: 'pending' });
+  });
+});
