@@ -12,6 +12,7 @@ interface ClaimRow extends Record<string, unknown> {
   seq: unknown;
   resumed: unknown;
   pendingInputs: unknown;
+  pendingSteers: unknown;
 }
 
 /**
@@ -29,9 +30,9 @@ export async function claimNextInput(pool: pg.Pool, params: FencedParams): Promi
   throw leaseLost(sessionId, leaseToken, 'claimNextInput');
 }
 
-/** A claim's row (input columns, `resumed`, `pendingInputs`, prefixed session columns) as a {@link ClaimedInput}. */
+/** A claim's row (input columns, `resumed`, `pendingInputs`, `pendingSteers`, prefixed session columns) as a {@link ClaimedInput}. */
 export function decodeClaim(row: ClaimRow): ClaimedInput {
-  const { resumed, pendingInputs, ...columns } = row;
+  const { resumed, pendingInputs, pendingSteers, ...columns } = row;
   const inputColumns: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(columns)) if (!key.startsWith(SESSION_PREFIX)) inputColumns[key] = value;
   return {
@@ -39,5 +40,6 @@ export function decodeClaim(row: ClaimRow): ClaimedInput {
     resumed: resumed === true,
     session: decodeSession(unprefixed(columns, SESSION_PREFIX)),
     pendingInputs: pendingInputs === true,
+    pendingSteers: pendingSteers === true,
   };
 }

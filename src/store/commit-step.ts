@@ -18,7 +18,12 @@ interface PreparedStep extends BatchedRow {
   step: ValidatedStep;
 }
 
-const committedSchema = z.object({ sessionId: z.string(), baseSeq: z.number().int().nonnegative(), pendingInputs: z.boolean() });
+const committedSchema = z.object({
+  sessionId: z.string(),
+  baseSeq: z.number().int().nonnegative(),
+  pendingInputs: z.boolean(),
+  pendingSteers: z.boolean(),
+});
 
 const refusalSchema = z.object({
   leaseHeld: z.boolean(),
@@ -53,8 +58,8 @@ export async function commitStep(pool: pg.Pool, batcher: RowBatcher, step: StepC
 /** The step's result from its row of the statement; undefined when it has none (it was refused). */
 function toResult(prepared: PreparedStep, row: unknown): StepCommitResult | undefined {
   if (row === undefined) return undefined;
-  const { baseSeq, pendingInputs } = parseRow(committedSchema, row, `session ${prepared.sessionId}`);
-  return { messageSeqs: prepared.step.messages.map((_, index) => baseSeq + index + 1), pendingInputs };
+  const { baseSeq, pendingInputs, pendingSteers } = parseRow(committedSchema, row, `session ${prepared.sessionId}`);
+  return { messageSeqs: prepared.step.messages.map((_, index) => baseSeq + index + 1), pendingInputs, pendingSteers };
 }
 
 function prepare(raw: StepCommit): PreparedStep {

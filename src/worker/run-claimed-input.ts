@@ -42,7 +42,7 @@ export async function runClaimedInput(
           },
         },
       },
-      { sessionId, leaseToken, input, resumed, session, pendingInputs: claimed.pendingInputs, signal: AbortSignal.any([stop, cancel.signal]) },
+      { sessionId, leaseToken, input, resumed, session, pendingInputs: claimed.pendingInputs, pendingSteers: claimed.pendingSteers, signal: AbortSignal.any([stop, cancel.signal]) },
     );
     const { result, error } = outcome;
     await sink.flush();

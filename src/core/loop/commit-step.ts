@@ -57,6 +57,7 @@ export async function commitStep(ctx: RunContext, step: StepInput): Promise<numb
     ...(step.steer !== undefined ? { steer: { seqs: step.steer.seqs, intoInputSeq: params.input.seq } } : {}),
   });
   ctx.pendingInputs = result.pendingInputs;
+  ctx.pendingSteers = result.pendingSteers;
   if (step.input !== undefined) {
     ctx.finishedError = step.input.errorCode === undefined ? null : { code: step.input.errorCode, message: step.input.errorMessage ?? '' };
   }

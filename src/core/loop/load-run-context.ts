@@ -59,6 +59,7 @@ export async function loadRunContext(deps: LoopDeps, params: RunParams): Promise
     inDoubt: new Map(openCalls.filter((call) => call.status === 'started').map((call): [string, ToolCallRecord] => [call.toolCallId, call])),
     roundsRecorded,
     pendingInputs: params.pendingInputs ?? true,
+    pendingSteers: params.pendingSteers ?? true,
   };
   ctx.payloadError = checkPayload(ctx, parsed, overrides.tools);
   return ctx;

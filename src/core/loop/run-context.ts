@@ -39,10 +39,16 @@ export interface RunParams {
   /** The session as the claim left it; read from the store when absent. */
   session?: SessionRecord;
   /**
-   * Whether other inputs were pending at the claim; absent means unknown (the run then looks). Kept
-   * current by every step commit, so a run without followers never queries for steering.
+   * Whether other inputs were pending at the claim; absent means unknown. Kept current by every step
+   * commit; the drain claims again only when it ends true.
    */
   pendingInputs?: boolean;
+  /**
+   * Whether one of them would change this run (`steer`, `interrupt`, a timer); absent means unknown
+   * (the run then looks). Kept current by every step commit, so a run followed only by queued inputs
+   * never queries for steering at a round start.
+   */
+  pendingSteers?: boolean;
   /**
    * Aborted to stop the run. The reason decides what happens: a `CancelledError` whose
    * `details.finish` is true (user cancel, interrupt) ends the input `cancelled`; any other reason
@@ -92,8 +98,10 @@ export interface RunContext {
   payloadError?: Error;
   /** Rounds already recorded (usage rows) when this attempt started: resumed rounds are not re-counted. */
   roundsRecorded: number;
-  /** Whether the session had pending inputs as of the last commit (or the claim): steering looks only then. */
+  /** Whether the session had pending inputs as of the last commit (or the claim). */
   pendingInputs: boolean;
+  /** Whether one of them would change this run, as of the last commit (or the claim): steering looks only then. */
+  pendingSteers: boolean;
   /** The error the input was finished with, once its terminal step committed. */
   finishedError?: { code: string; message: string } | null;
 }

@@ -14,12 +14,13 @@ export interface SteeringCheck {
 
 /**
  * Inputs accepted after the running one that affect it now (DESIGN.md §4.4, §4.6). At a round start
- * the last commit (or the claim) just told whether any input is pending — it came after the model
- * call and the tools — so when none is, nothing is read. After a model reply, before anything is
+ * the last commit (or the claim) just told whether any pending input would change the run — it came
+ * after the model call and the tools — so when none would (none pending, or only queued ones),
+ * nothing is read. After a model reply, before anything is
  * committed (`fresh`), the store is always asked: inputs arrive while the model answers.
  */
 export async function checkSteering(ctx: RunContext, options: { fresh?: boolean } = {}): Promise<SteeringCheck> {
-  if (options.fresh !== true && !ctx.pendingInputs) return { steerable: [], interrupt: false };
+  if (options.fresh !== true && !ctx.pendingSteers) return { steerable: [], interrupt: false };
   const later = await ctx.deps.store.listInputs(ctx.params.sessionId, { status: 'pending', afterSeq: ctx.params.input.seq, limit: 100 });
   return {
     steerable: later.filter((input) => input.mode === 'steer' || input.kind === 'timer'),

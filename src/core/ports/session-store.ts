@@ -113,6 +113,8 @@ export interface ClaimedInput {
   session: SessionRecord;
   /** Whether other inputs were `pending` as of the claim (see {@link StepCommitResult.pendingInputs}). */
   pendingInputs: boolean;
+  /** Whether one of them would change the run (see {@link StepCommitResult.pendingSteers}). */
+  pendingSteers: boolean;
 }
 
 /**
@@ -238,11 +240,17 @@ export interface StepCommitResult {
   messageSeqs: number[];
   /**
    * True when the session had `pending` inputs (accepted, neither started nor steered) as the step
-   * committed — inputs accepted concurrently may be missed, never invented. The run looks for
-   * steering only then, and the drain claims again only then, so an input without followers costs
-   * no extra reads.
+   * committed — inputs accepted concurrently may be missed, never invented. The drain claims again
+   * only then, so an input without followers costs no extra reads.
    */
   pendingInputs: boolean;
+  /**
+   * True when one of those inputs would change the running one — mode `steer` or `interrupt`, or a
+   * timer — or may (an input accepted while the step committed, whose mode it did not read). The run
+   * looks for steering at a round start only then, so a backlog of queued inputs costs no reads.
+   * Implies `pendingInputs`.
+   */
+  pendingSteers: boolean;
 }
 
 /** Filters and paging of {@link SessionStore.listInputs}. */

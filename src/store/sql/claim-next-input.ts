@@ -33,8 +33,8 @@ const claimInput = (guard: string) => `
   RETURNING i.*, next.status AS previous_status`;
 
 /**
- * A claim's row: the input's columns, `resumed`, whether other inputs wait, and the session's columns,
- * prefixed. The claimed input is the lowest open one, so the others waiting are the open inputs after
+ * A claim's row: the input's columns, `resumed`, whether other inputs wait (and whether one of them
+ * would change the run: `steer`, `interrupt`, a timer), and the session's columns, prefixed. The claimed input is the lowest open one, so the others waiting are the open inputs after
  * it — a predicate of `session_inputs_open_idx` again (a `status = 'pending'` test would let the
  * planner scan every session's pending inputs through `session_inputs_pending_age_idx`).
  */
@@ -42,6 +42,9 @@ const claimedColumns = (session: string, sessionId = '$1') => `${qualifiedColumn
        c.previous_status = 'running' AS resumed,
        EXISTS (SELECT 1 FROM session_inputs AS p
                 WHERE p.session_id = ${sessionId} AND p.status IN ('pending', 'running') AND p.seq > c.seq) AS "pendingInputs",
+       EXISTS (SELECT 1 FROM session_inputs AS p
+                WHERE p.session_id = ${sessionId} AND p.status IN ('pending', 'running') AND p.seq > c.seq
+                  AND (p.mode IN ('steer', 'interrupt') OR p.kind = 'timer')) AS "pendingSteers",
        ${qualifiedColumns(SESSION_COLUMNS, session, SESSION_PREFIX)}`;
 
 /**

@@ -49,7 +49,9 @@
  * precedes the `accepted_at` or `started_at` of a row the step touches.
  *
  * Returns one row per applied step — its `sessionId`, the last message seq before the step (the n-th
- * message got `baseSeq + n`) and `pendingInputs` — and none for a refused one. `pendingInputs` is true when an input is `pending` as the
+ * message got `baseSeq + n`), `pendingInputs` and `pendingSteers` (those of them that would change a
+ * run: mode `steer` or `interrupt`, or a timer; an input accepted after the snapshot counts for both,
+ * its mode unread) — and none for a refused one. `pendingInputs` is true when an input is `pending` as the
  * step commits: in the snapshot (less the ones this step steers; the predicate implies that of
  * `session_inputs_open_idx`, so only open inputs are read) or accepted after it, which moved the
  * locked row's `next_seq` past the snapshot's (an accept bumps it under the same row lock, and
@@ -154,11 +156,17 @@ function generate(name: string, parts: StepParts): CommitStepStatement {
     parts.finish && FINISHED_CTES,
   ].filter((cte): cte is string => typeof cte === 'string');
   const steered = parts.steer ? `\n                  AND o.seq <> ALL(fence.steered_seqs)` : '';
+  const pendingWhere = `o.session_id = fence.session_id AND o.status IN ('pending', 'running') AND o.status = 'pending'${steered}`;
+  const acceptedSince = `fence.next_seq > (SELECT seen.next_seq FROM sessions AS seen WHERE seen.id = fence.session_id)`;
   const body = `${ctes.join(',\n')}
 SELECT fence.session_id AS "sessionId", fence.base_seq AS "baseSeq",
        EXISTS (SELECT 1 FROM session_inputs AS o
-                WHERE o.session_id = fence.session_id AND o.status IN ('pending', 'running') AND o.status = 'pending'${steered})
-       OR fence.next_seq > (SELECT seen.next_seq FROM sessions AS seen WHERE seen.id = fence.session_id) AS "pendingInputs"
+                WHERE ${pendingWhere})
+       OR ${acceptedSince} AS "pendingInputs",
+       EXISTS (SELECT 1 FROM session_inputs AS o
+                WHERE ${pendingWhere}
+                  AND (o.mode IN ('steer', 'interrupt') OR o.kind = 'timer'))
+       OR ${acceptedSince} AS "pendingSteers"
   FROM fence`;
   // The record declares only the fields some part reads.
   const used = new Set([...body.matchAll(/\b(?:step|fence)\.(\w+)/g)].map((match) => match[1]));

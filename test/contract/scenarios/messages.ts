@@ -104,8 +104,8 @@ export function messageScenarios(ctx: ContractContext): void {
 
     it('commits an empty step: no seqs, nothing appended', async () => {
       const { id, token } = await leased(ctx, 'empty');
-      expect(await ctx.store.commitStep({ sessionId: id, leaseToken: token })).toEqual({ messageSeqs: [], pendingInputs: false });
-      expect(await ctx.store.commitStep({ sessionId: id, leaseToken: token, messages: [] })).toEqual({ messageSeqs: [], pendingInputs: false });
+      expect(await ctx.store.commitStep({ sessionId: id, leaseToken: token })).toEqual({ messageSeqs: [], pendingInputs: false, pendingSteers: false });
+      expect(await ctx.store.commitStep({ sessionId: id, leaseToken: token, messages: [] })).toEqual({ messageSeqs: [], pendingInputs: false, pendingSteers: false });
       expect(await ctx.store.getSession(id)).toMatchObject({ nextMessageSeq: 0, pending: null });
       expect(await ctx.store.loadWindow(id)).toEqual([]);
     });

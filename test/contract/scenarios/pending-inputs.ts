@@ -8,7 +8,7 @@ export function pendingInputScenarios(ctx: ContractContext): void {
   describe('commitStep: pendingInputs', () => {
     it('is false when no other input was accepted', async () => {
       const { id, token } = await running(ctx, 'pending-none');
-      expect(await ctx.store.commitStep({ sessionId: id, leaseToken: token, messages: reply })).toEqual({ messageSeqs: [1], pendingInputs: false });
+      expect(await ctx.store.commitStep({ sessionId: id, leaseToken: token, messages: reply })).toEqual({ messageSeqs: [1], pendingInputs: false, pendingSteers: false });
     });
 
     it('is true while a later input is pending, and the running input does not count', async () => {
@@ -52,6 +52,36 @@ export function pendingInputScenarios(ctx: ContractContext): void {
       });
       expect(step.pendingInputs).toBe(false);
       expect(await ctx.store.claimNextInput({ sessionId: id, leaseToken: token })).toBeNull();
+    });
+  });
+
+  describe('pendingSteers: whether a pending input would change the running one', () => {
+    it('is false while only queued inputs wait, on claims and on steps alike', async () => {
+      const { id, token } = await leased(ctx, 'steers-queued');
+      for (let i = 1; i <= 3; i += 1) await accept(ctx.store, id, { inputId: `q-${i}` });
+      const claimed = await ctx.store.claimNextInput({ sessionId: id, leaseToken: token });
+      expect(claimed).toMatchObject({ pendingInputs: true, pendingSteers: false });
+      expect(await ctx.store.commitStep({ sessionId: id, leaseToken: token, messages: reply })).toMatchObject({ pendingInputs: true, pendingSteers: false });
+    });
+
+    it.each(['steer', 'interrupt'] as const)('is true while a %s input waits, and false again once it is steered or run', async (mode) => {
+      const { id, token } = await leased(ctx, `steers-${mode}`);
+      await accept(ctx.store, id, { inputId: 'host' });
+      await accept(ctx.store, id, { inputId: 'queued' });
+      const claimed = await ctx.store.claimNextInput({ sessionId: id, leaseToken: token });
+      expect(claimed).toMatchObject({ pendingInputs: true, pendingSteers: false });
+      await accept(ctx.store, id, { inputId: 'late', mode });
+      expect(await ctx.store.commitStep({ sessionId: id, leaseToken: token, messages: reply })).toMatchObject({ pendingInputs: true, pendingSteers: true });
+      const delivered = await ctx.store.commitStep({ sessionId: id, leaseToken: token, steer: { seqs: [3], intoInputSeq: 1 } });
+      expect(delivered).toMatchObject({ pendingInputs: true, pendingSteers: false });
+    });
+
+    it('reports a waiting steer on the claim that starts the drain', async () => {
+      const id = ctx.id('steers-claim');
+      await accept(ctx.store, id, { inputId: 'first' });
+      await accept(ctx.store, id, { inputId: 'steer', mode: 'steer' });
+      const start = await ctx.store.acquireLeaseAndClaim({ sessionId: id, owner: 'worker-a', ttlMs: 60_000 });
+      expect(start).toMatchObject({ acquired: true, claimed: { input: { seq: 1 }, pendingInputs: true, pendingSteers: true } });
     });
   });
 }

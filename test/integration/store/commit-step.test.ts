@@ -239,7 +239,7 @@ describe('commitStep', () => {
   it('sends a step with messages, tool calls, usage and a finish as exactly one statement', async () => {
     const { id, token } = await running('one-trip');
     const sent = await statementsSent(async () => {
-      expect(await fx.store.commitStep(finishingStep(id, token))).toEqual({ messageSeqs: [1, 2], pendingInputs: false });
+      expect(await fx.store.commitStep(finishingStep(id, token))).toEqual({ messageSeqs: [1, 2], pendingInputs: false, pendingSteers: false });
     });
     expect(sent).toHaveLength(1);
     expect(await countRows(fx.pool, 'messages', id)).toBe(2);
@@ -377,7 +377,7 @@ describe('commitStep', () => {
     });
     expect((await accepted).seq).toBe(2);
     // The step's snapshot predates the accept, yet it reports the input that waits after it.
-    expect(await step).toEqual({ messageSeqs: [1, 2], pendingInputs: true });
+    expect(await step).toEqual({ messageSeqs: [1, 2], pendingInputs: true, pendingSteers: true });
     expect((await fx.store.getInput(id, 2))?.status).toBe('pending');
   });
 });

@@ -77,7 +77,7 @@ describe('commitStep batches steps of different sessions', () => {
       outcomes = await Promise.all(sessions.map(({ id, token }) => fx.store.commitStep(finishingStep(id, token))));
     });
     expect(sent).toEqual(['loopfleet_commit_step_mlf']);
-    expect(outcomes).toEqual(sessions.map(() => ({ messageSeqs: [1, 2], pendingInputs: false })));
+    expect(outcomes).toEqual(sessions.map(() => ({ messageSeqs: [1, 2], pendingInputs: false, pendingSteers: false })));
     for (const { id } of sessions) {
       expect(await messageTexts(id)).toEqual([
         { seq: 1, text: 'ok' },
@@ -149,9 +149,9 @@ describe('commitStep batches steps of different sessions', () => {
       Promise.all(
         sessions.map(async ({ id, token }) => {
           for (let step = 1; step <= 5; step += 1) {
-            expect(await store.commitStep(messageStep(id, token, `step ${step}`))).toEqual({ messageSeqs: [step], pendingInputs: false });
+            expect(await store.commitStep(messageStep(id, token, `step ${step}`))).toEqual({ messageSeqs: [step], pendingInputs: false, pendingSteers: false });
           }
-          expect(await store.commitStep(finishingStep(id, token))).toEqual({ messageSeqs: [6, 7], pendingInputs: false });
+          expect(await store.commitStep(finishingStep(id, token))).toEqual({ messageSeqs: [6, 7], pendingInputs: false, pendingSteers: false });
         }),
       ),
     );

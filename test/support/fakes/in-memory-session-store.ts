@@ -157,8 +157,7 @@ export class InMemorySessionStore implements Port.SessionStore {
     input.startedAt ??= at;
     data.record.status = 'running';
     data.record.updatedAt = at;
-    const pendingInputs = data.inputs.some((entry) => entry.status === 'pending');
-    return { input: clone(input), resumed, session: clone(data.record), pendingInputs };
+    return { input: clone(input), resumed, session: clone(data.record), ...pendingFlags(data.inputs) };
   }
 
   async acquireLeaseAndClaim(params: Port.AcquireLeaseParams): Promise<Port.LeaseAndClaim> {
@@ -191,7 +190,7 @@ export class InMemorySessionStore implements Port.SessionStore {
     for (const row of json.usageRounds) data.usage.set(`${row.inputSeq}:${row.round}`, { ...row, sessionId: fence.sessionId, createdAt: at });
     if (valid.steer !== undefined) for (const seq of valid.steer.seqs) deliverSteered(data.inputs[seq - 1]!, valid.steer.intoInputSeq, at);
     if (valid.input !== undefined) finishInput(data.record, data.inputs, valid.input, json.result, at);
-    return { messageSeqs: seqs, pendingInputs: data.inputs.some((input) => input.status === 'pending') };
+    return { messageSeqs: seqs, ...pendingFlags(data.inputs) };
   }
 
   async loadWindow(sessionId: string): Promise<StoredMessage[]> {
@@ -307,4 +306,13 @@ export class InMemorySessionStore implements Port.SessionStore {
       throw new StateConflictError(`input ${step.input.seq} is not running`);
     }
   }
+}
+
+/** `pendingInputs` and `pendingSteers` of the port: any input pending, and one that would change a run. */
+function pendingFlags(inputs: readonly InputRecord[]): { pendingInputs: boolean; pendingSteers: boolean } {
+  const pending = inputs.filter((input) => input.status === 'pending');
+  return {
+    pendingInputs: pending.length > 0,
+    pendingSteers: pending.some((input) => input.mode === 'steer' || input.mode === 'interrupt' || input.kind === 'timer'),
+  };
 }

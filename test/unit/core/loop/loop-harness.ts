@@ -74,7 +74,8 @@ export class LoopHarness {
     try {
       const claimed = await this.store.claimNextInput({ sessionId: this.sessionId, leaseToken: lease.token });
       if (claimed === null) return null;
-      return await runInput(this.deps, { sessionId: this.sessionId, leaseToken: lease.token, input: claimed.input, resumed: claimed.resumed, signal });
+      const { input, resumed, pendingInputs, pendingSteers } = claimed;
+      return await runInput(this.deps, { sessionId: this.sessionId, leaseToken: lease.token, input, resumed, pendingInputs, pendingSteers, signal });
     } finally {
       await this.store.releaseLease({ sessionId: this.sessionId, token: lease.token });
     }

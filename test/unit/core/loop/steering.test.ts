@@ -103,6 +103,25 @@ describe('inputs that arrive mid-run (DESIGN.md §4.4)', () => {
     expect(reads).toHaveLength(2);
   });
 
+  it('a run followed only by queued inputs reads the inbox once, after its final reply, and leaves them queued', async () => {
+    const llm = new ScriptedLlm([{ toolCalls: [{ id: 'e1', name: 'echo', arguments: { text: 'a' } }] }, { text: 'done' }, { text: 'second' }, { text: 'third' }]);
+    const harness = new LoopHarness({ llm });
+    const reads: unknown[] = [];
+    const listInputs = harness.store.listInputs.bind(harness.store);
+    harness.store.listInputs = (...args: Parameters<typeof listInputs>) => {
+      reads.push(args[1]);
+      return listInputs(...args);
+    };
+    await harness.send('go');
+    await harness.send('later one');
+    await harness.send('later two');
+    expect(await runChecked(harness)).toMatchObject({ status: 'completed', finalText: 'done', rounds: 2 });
+    // Every commit reported pending inputs, none of which would change the run: no round-start reads.
+    expect(reads).toHaveLength(1);
+    expect(await runChecked(harness)).toMatchObject({ status: 'completed', finalText: 'second' });
+    expect(await runChecked(harness)).toMatchObject({ status: 'completed', finalText: 'third' });
+  });
+
   it('steering is drained before round.start hooks, so a hook break cannot strand it', async () => {
     const first = held({ toolCalls: [{ id: 'e1', name: 'echo', arguments: { text: 'a' } }] });
     const llm = new ScriptedLlm([first.step]);
