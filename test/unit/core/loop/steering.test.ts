@@ -22,6 +22,17 @@ function held(reply: ScriptedReply) {
   return { step, entered: entered.promise, release: () => gate.resolve() };
 }
 
+/** The options of every inbox read (`listInputs`) the harness's store serves from now on. */
+function inboxReads(harness: LoopHarness): unknown[] {
+  const reads: unknown[] = [];
+  const listInputs = harness.store.listInputs.bind(harness.store);
+  harness.store.listInputs = (...args: Parameters<typeof listInputs>) => {
+    reads.push(args[1]);
+    return listInputs(...args);
+  };
+  return reads;
+}
+
 describe('inputs that arrive mid-run (DESIGN.md §4.4)', () => {
   it('a steer input joins at the next round boundary, once, and a would-be terminal round runs another (edge case 18)', async () => {
     const first = held({ text: 'Working on X.' });
@@ -82,12 +93,7 @@ describe('inputs that arrive mid-run (DESIGN.md §4.4)', () => {
     };
     const llm = new ScriptedLlm([{ toolCalls: [{ id: 's1', name: 'slow', arguments: {} }] }, { text: 'done' }]);
     const harness = new LoopHarness({ llm, tools: [slowTool] });
-    const reads: unknown[] = [];
-    const listInputs = harness.store.listInputs.bind(harness.store);
-    harness.store.listInputs = (...args: Parameters<typeof listInputs>) => {
-      reads.push(args[1]);
-      return listInputs(...args);
-    };
+    const reads = inboxReads(harness);
     await harness.send('go');
     const run = runChecked(harness);
     await toolEntered.promise;
@@ -106,12 +112,7 @@ describe('inputs that arrive mid-run (DESIGN.md §4.4)', () => {
   it('a run followed only by queued inputs reads the inbox once, after its final reply, and leaves them queued', async () => {
     const llm = new ScriptedLlm([{ toolCalls: [{ id: 'e1', name: 'echo', arguments: { text: 'a' } }] }, { text: 'done' }, { text: 'second' }, { text: 'third' }]);
     const harness = new LoopHarness({ llm });
-    const reads: unknown[] = [];
-    const listInputs = harness.store.listInputs.bind(harness.store);
-    harness.store.listInputs = (...args: Parameters<typeof listInputs>) => {
-      reads.push(args[1]);
-      return listInputs(...args);
-    };
+    const reads = inboxReads(harness);
     await harness.send('go');
     await harness.send('later one');
     await harness.send('later two');
