@@ -87,6 +87,8 @@ async function main(): Promise<void> {
           pgStatements: round(statements.read().statements / N, 2),
           pgWriteCommits: round(statements.read().writeCommits / N, 2),
           pgReadOnlyStatementsOrTx: round(statements.read().readOnly / N, 2),
+          // Group commit: how many sessions' writes one batched statement carried, on average.
+          pgRowsPerBatchedStatement: round(statements.read().batchedRows / Math.max(1, statements.read().batchedStatements), 2),
           redisCommandsSent: round(total / N, 2),
           streamEntries: round(entries / N, 2),
           ...Object.fromEntries(Object.entries(sent).sort((a, b) => b[1] - a[1]).map(([name, count]) => [`redis.${name}`, round(count / N, 2)])),

@@ -225,6 +225,10 @@ export interface PgCounts {
   writeCommits: number;
   /** Read-only transactions and statements (no WAL flush). */
   readOnly: number;
+  /** Statements that carried rows of several sessions (group commit: `$1` a JSON array of records). */
+  batchedStatements: number;
+  /** Rows (one session's write each) those statements carried. */
+  batchedRows: number;
 }
 
 const WRITE = /\b(insert|update|delete|nextval)\b/i;
@@ -237,10 +241,16 @@ export function countPgStatements(): { read: () => PgCounts; restore: () => void
   const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
   const original = proto.query;
   const open = new WeakMap<object, { write: boolean }>();
-  const counts: PgCounts = { statements: 0, writeCommits: 0, readOnly: 0 };
+  const counts: PgCounts = { statements: 0, writeCommits: 0, readOnly: 0, batchedStatements: 0, batchedRows: 0 };
   proto.query = function (this: object, ...args: unknown[]) {
     counts.statements += 1;
-    const first = args[0] as string | { text?: string } | undefined;
+    const first = args[0] as string | { text?: string; values?: unknown[] } | undefined;
+    const config = typeof first === 'object' ? first : undefined;
+    const records = config?.values?.[0];
+    if (typeof records === 'string' && records.startsWith('[{') && /jsonb_to_recordset\(\$1/.test(config?.text ?? '')) {
+      counts.batchedStatements += 1;
+      counts.batchedRows += (JSON.parse(records) as unknown[]).length;
+    }
     const text = (typeof first === 'string' ? first : first?.text ?? '').trim();
     const head = text.slice(0, 8).toUpperCase();
     const tx = open.get(this);
