@@ -57,6 +57,7 @@ export interface WorkerConfig {
   /**
    * Cross-session group commit (docs/store.md): writes of different sessions that are ready at the
    * same moment — accepts, lease takes, loop steps, lease releases — go in one statement, each row fenced on its own.
+   * The hot reads (run state, inbox) share round trips within the same limits.
    * `DATABASE_BATCH_SIZE`: most writes per statement, 1–1000 (1 turns batching off). Default 64.
    * `DATABASE_BATCH_STATEMENTS`: most batched statements running at once, 1–1000; writes ready
    * meanwhile wait for one to finish and go together. Default 2. Keep it below `DATABASE_POOL_SIZE`.

@@ -1,16 +1,21 @@
+import pg from 'pg';
 import { InputInvalidError } from '../core/errors/index.js';
 import type { ListInputsOptions } from '../core/ports/session-store.js';
 import { INPUT_STATUSES, type InputRecord, type InputStatus } from '../core/session-types.js';
 import { assertSessionId } from '../core/session-id.js';
-import type { Queryable } from './queryable.js';
+import type { ReadBatcher } from './read-batcher.js';
 import { decodeInput } from './rows/input-row.js';
-import { LIST_INPUTS_SQL } from './sql/select-inputs.js';
+import { listInputsSql } from './sql/select-inputs.js';
 
 const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 1000;
 
-/** A page of a session's inputs in seq order, optionally only some statuses, each validated. */
-export async function listInputs(db: Queryable, sessionId: string, options: ListInputsOptions = {}): Promise<InputRecord[]> {
+/**
+ * A page of a session's inputs in seq order, optionally only some statuses, each validated. Read in
+ * one round trip shared with other sessions' reads made at the same moment (the run's steering check
+ * after a final reply is on the hot path), so the values are inlined once validated.
+ */
+export async function listInputs(reads: ReadBatcher, sessionId: string, options: ListInputsOptions = {}): Promise<InputRecord[]> {
   const id = assertSessionId(sessionId);
   const statuses = statusFilter(options.status);
   const afterSeq = options.afterSeq ?? 0;
@@ -19,8 +24,8 @@ export async function listInputs(db: Queryable, sessionId: string, options: List
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
     throw new InputInvalidError(`limit must be an integer from 1 to ${MAX_LIMIT}`);
   }
-  const result = await db.query({ name: 'loopfleet_list_inputs', text: LIST_INPUTS_SQL, values: [id, statuses, afterSeq, limit] });
-  return result.rows.map((row: unknown) => decodeInput(row));
+  const [result] = await reads.submit({ sql: listInputsSql(pg.escapeLiteral(id), statuses, afterSeq, limit), results: 1 });
+  return result!.rows.map((row: unknown) => decodeInput(row));
 }
 
 function statusFilter(status: ListInputsOptions['status']): InputStatus[] | null {

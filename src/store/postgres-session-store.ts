@@ -39,11 +39,15 @@ import { loadWindow } from './load-window.js';
 import { releaseLease } from './release-lease.js';
 import { renewLease } from './renew-lease.js';
 import { requestCancel } from './request-cancel.js';
+import { ReadBatcher } from './read-batcher.js';
 import { RowBatcher, type RowBatchOptions } from './row-batcher.js';
 
 /** Options of {@link PostgresSessionStore}. */
 export interface PostgresSessionStoreOptions {
-  /** How writes of different sessions — accepts, leases and first claims, loop steps, lease releases — share a statement (group commit). */
+  /**
+   * How writes of different sessions — accepts, leases and first claims, loop steps, lease releases —
+   * share a statement (group commit); the hot reads share round trips within the same limits.
+   */
   writeBatch?: RowBatchOptions;
 }
 
@@ -57,6 +61,7 @@ export interface PostgresSessionStoreOptions {
 export class PostgresSessionStore implements SessionStore {
   private readonly db: NodePgDatabase;
   private readonly writes: RowBatcher;
+  private readonly reads: ReadBatcher;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -64,6 +69,8 @@ export class PostgresSessionStore implements SessionStore {
   ) {
     this.db = drizzle({ client: pool });
     this.writes = new RowBatcher(pool, options.writeBatch);
+    // Reads take no locks and write nothing: they batch by the same limits, in their own round trips.
+    this.reads = new ReadBatcher(pool, options.writeBatch);
   }
 
   createSession(params: CreateSessionParams): Promise<SessionRecord> {
@@ -123,7 +130,7 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   listInputs(sessionId: string, options?: ListInputsOptions): Promise<InputRecord[]> {
-    return listInputs(this.pool, sessionId, options);
+    return listInputs(this.reads, sessionId, options);
   }
 
   loadOpenToolCalls(sessionId: string): Promise<ToolCallRecord[]> {
@@ -135,7 +142,7 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   loadRunState(sessionId: string, inputSeq: number): Promise<RunState> {
-    return loadRunState(this.pool, sessionId, inputSeq);
+    return loadRunState(this.reads, sessionId, inputSeq);
   }
 
   requestCancel(sessionId: string): Promise<Date> {

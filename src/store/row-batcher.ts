@@ -1,18 +1,9 @@
 import pg from 'pg';
-import { ConfigInvalidError } from '../core/errors/index.js';
+import { BatchQueue, type BatchOptions } from './batch-queue.js';
 import { withConnection } from './connection.js';
 
 /** How writes of different sessions are grouped into one statement (cross-session group commit). */
-export interface RowBatchOptions {
-  /** Most rows (one session's write each) one statement carries. Default 64. */
-  maxSize?: number;
-  /**
-   * Most batched statements running at once. Writes that become ready meanwhile wait for one of them
-   * to finish and then go together, so a busy worker writes many sessions per statement and per WAL
-   * flush, while an idle one sends each write at once. Default 2.
-   */
-  maxInFlight?: number;
-}
+export type RowBatchOptions = BatchOptions;
 
 /** A statement that takes its rows as `$1`, a JSON array of records, and returns a row per applied record. */
 export interface BatchStatement {
@@ -31,125 +22,45 @@ export interface BatchedRow {
   record: string;
 }
 
-interface Waiting {
-  row: BatchedRow;
-  /** Submission order, to send the statement whose oldest row waited longest first. */
-  order: number;
-  /** The row the statement returned for this session, or undefined: its write was refused. */
-  resolve: (row: unknown) => void;
-  reject: (error: unknown) => void;
-}
-
 /**
- * Group commit across sessions (DESIGN.md §9, docs/store.md). `submit` queues a session's write by
- * statement; at the end of the current turn of the event loop, and whenever a statement finishes,
- * the waiting rows of one statement are sent together — as many statements as
- * {@link RowBatchOptions.maxInFlight} allows, each of at most `maxSize` rows, never two rows of one
- * session in one statement (a statement must not update a row twice; the second waits for the next).
- * The statements fence each row on its own: a refused row resolves undefined and the others apply.
- *
- * A statement the server fails (an error response: it rolled back and wrote nothing) is sent again
- * one row per statement, so one row's error is only its own. Any other failure — a lost connection,
- * when whether the statement committed is unknown — rejects every row of it, as it would reject a
- * lone write: sending again could apply a write twice.
+ * Group commit across sessions (DESIGN.md §9, docs/store.md). `submit` queues a session's write; at
+ * the end of the current turn of the event loop, and whenever a statement finishes, waiting rows of
+ * one statement are sent together — the statement of the oldest waiting row first, at most
+ * `maxSize` rows, never two rows of one session in one statement (a statement must not update a row
+ * twice; the second waits for the next). The statements fence each row on its own: a refused row
+ * resolves undefined and the others apply. Failures are handled as {@link BatchQueue} says.
  */
 export class RowBatcher {
-  private readonly waiting = new Map<string, Waiting[]>();
-  private readonly maxSize: number;
-  private readonly maxInFlight: number;
-  private inFlight = 0;
-  private submitted = 0;
-  private flushScheduled = false;
+  private readonly queue: BatchQueue<BatchedRow, unknown>;
 
-  constructor(
-    private readonly pool: pg.Pool,
-    options: RowBatchOptions = {},
-  ) {
-    this.maxSize = positiveInteger(options.maxSize ?? 64, 'maxSize');
-    this.maxInFlight = positiveInteger(options.maxInFlight ?? 2, 'maxInFlight');
+  constructor(pool: pg.Pool, options: RowBatchOptions = {}) {
+    this.queue = new BatchQueue(options, 'write', (rows) => sendRows(pool, rows), selectRows);
   }
 
   /** Writes the row with others ready now; resolves the statement's row for its session, or undefined if refused. */
   submit(row: BatchedRow): Promise<unknown> {
-    return new Promise((resolve, reject) => {
-      const queue = this.waiting.get(row.statement.name);
-      const waiting: Waiting = { row, order: this.submitted++, resolve, reject };
-      if (queue === undefined) this.waiting.set(row.statement.name, [waiting]);
-      else queue.push(waiting);
-      this.scheduleFlush();
-    });
-  }
-
-  private scheduleFlush(): void {
-    if (this.flushScheduled) return;
-    this.flushScheduled = true;
-    // After the current turn: every write that becomes ready in it joins the same statement.
-    setImmediate(() => {
-      this.flushScheduled = false;
-      this.flush();
-    });
-  }
-
-  private flush(): void {
-    while (this.inFlight < this.maxInFlight) {
-      const batch = this.takeOldest();
-      if (batch === undefined) return;
-      this.inFlight += 1;
-      void this.send(batch).finally(() => {
-        this.inFlight -= 1;
-        this.scheduleFlush();
-      });
-    }
-  }
-
-  /** Up to `maxSize` waiting rows of the statement waiting longest, at most one per session. */
-  private takeOldest(): Waiting[] | undefined {
-    let oldest: Waiting[] | undefined;
-    for (const queue of this.waiting.values()) {
-      if (oldest === undefined || queue[0]!.order < oldest[0]!.order) oldest = queue;
-    }
-    if (oldest === undefined) return undefined;
-    const name = oldest[0]!.row.statement.name;
-    const batch: Waiting[] = [];
-    const left: Waiting[] = [];
-    const sessions = new Set<string>();
-    for (const waiting of oldest) {
-      if (batch.length < this.maxSize && !sessions.has(waiting.row.sessionId)) {
-        sessions.add(waiting.row.sessionId);
-        batch.push(waiting);
-      } else {
-        left.push(waiting);
-      }
-    }
-    if (left.length === 0) this.waiting.delete(name);
-    else this.waiting.set(name, left);
-    return batch;
-  }
-
-  private async send(batch: Waiting[]): Promise<void> {
-    const statement = batch[0]!.row.statement;
-    try {
-      settle(batch, await runBatchStatement(this.pool, statement, batch.map((waiting) => waiting.row)));
-    } catch (error) {
-      if (batch.length === 1 || !(error instanceof pg.DatabaseError)) {
-        for (const waiting of batch) waiting.reject(error);
-        return;
-      }
-      // The server refused the statement as a whole, so nothing of it was written: each row again alone.
-      await Promise.all(
-        batch.map((waiting) =>
-          runBatchStatement(this.pool, statement, [waiting.row]).then(
-            (rows) => settle([waiting], rows),
-            (alone: unknown) => waiting.reject(alone),
-          ),
-        ),
-      );
-    }
+    return this.queue.submit(row);
   }
 }
 
-function settle(batch: Waiting[], rows: Map<string, unknown>): void {
-  for (const waiting of batch) waiting.resolve(rows.get(waiting.row.sessionId));
+/** The rows of one statement (all of the same one), and the row each got back (undefined: refused). */
+async function sendRows(pool: pg.Pool, rows: readonly BatchedRow[]): Promise<unknown[]> {
+  const returned = await runBatchStatement(pool, rows[0]!.statement, rows);
+  return rows.map((row) => returned.get(row.sessionId));
+}
+
+/** The oldest waiting row's statement: its waiting rows in order, one per session, up to `maxSize`. */
+function selectRows(waiting: readonly BatchedRow[], maxSize: number): Set<number> {
+  const chosen = new Set<number>();
+  const name = waiting[0]?.statement.name;
+  const sessions = new Set<string>();
+  for (const [index, row] of waiting.entries()) {
+    if (chosen.size === maxSize) break;
+    if (row.statement.name !== name || sessions.has(row.sessionId)) continue;
+    sessions.add(row.sessionId);
+    chosen.add(index);
+  }
+  return chosen;
 }
 
 /**
@@ -174,9 +85,4 @@ export async function runBatchStatement(pool: pg.Pool, statement: BatchStatement
     if (typeof sessionId === 'string') bySession.set(sessionId, row);
   }
   return bySession;
-}
-
-function positiveInteger(value: number, what: string): number {
-  if (Number.isSafeInteger(value) && value > 0) return value;
-  throw new ConfigInvalidError(`write batch ${what} must be a positive integer`, { details: { received: String(value) } });
 }

@@ -9,13 +9,19 @@ export const SELECT_INPUT_BY_ID_SQL = `SELECT ${INPUT_COLUMNS}
   FROM session_inputs WHERE session_id = $1 AND input_id = $2`;
 
 /**
- * A page of inputs in seq order. Params: $1 session id, $2 statuses (text[], or null for all),
- * $3 seq to start after, $4 limit.
+ * A page of inputs in seq order, as simple-protocol SQL (it is read in a shared round trip, see
+ * `../read-batcher.ts`). `sessionLiteral` must be an id that passed `assertSessionId`, quoted with
+ * `escapeLiteral`; `statuses` (or null for all) members of `INPUT_STATUSES`; `afterSeq` and `limit`
+ * validated integers. Its predicate with a status list is that of `session_inputs_open_idx` when the
+ * list is pending/running.
  */
-export const LIST_INPUTS_SQL = `SELECT ${INPUT_COLUMNS}
+export function listInputsSql(sessionLiteral: string, statuses: readonly string[] | null, afterSeq: number, limit: number): string {
+  const list = statuses?.map((value) => `'${value}'`).join(', ');
+  const status = list === undefined ? '' : list === '' ? '\n   AND false' : `\n   AND status IN (${list})`;
+  return `SELECT ${INPUT_COLUMNS}
   FROM session_inputs
- WHERE session_id = $1
-   AND ($2::text[] IS NULL OR status = ANY($2::text[]))
-   AND seq > $3
+ WHERE session_id = ${sessionLiteral}${status}
+   AND seq > ${afterSeq}
  ORDER BY seq
- LIMIT $4`;
+ LIMIT ${limit}`;
+}

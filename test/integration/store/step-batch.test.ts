@@ -323,3 +323,45 @@ describe('acquireLeaseAndClaim batches drain starts of different sessions', () =
     expect(await fx.store.getInput(withInput!, 2)).toMatchObject({ status: 'pending' });
   });
 });
+
+describe('loadRunState and listInputs share round trips between sessions', () => {
+  let fx: StoreFixture;
+
+  beforeAll(async () => {
+    fx = await openStoreFixture('read_batch');
+  });
+
+  afterAll(async () => {
+    await fx.close();
+  });
+
+  it("reads 5 sessions' run states and inboxes made together in one query each, every session its own rows", async () => {
+    const sessions = await Promise.all(Array.from({ length: 5 }, (_, i) => runningSession(fx.store, `reads-${i}`)));
+    for (const [i, { id, token }] of sessions.entries()) {
+      await fx.store.commitStep({ sessionId: id, leaseToken: token, messages: [{ inputSeq: 1, round: 0, message: user(`hello ${i}`) }] });
+      for (let n = 0; n < i; n += 1) await fx.store.acceptInput({ sessionId: id, kind: 'send', mode: n % 2 === 0 ? 'queue' : 'steer', payload: { text: `later ${n}` }, maxBytes: 10_000 });
+    }
+    let states: Awaited<ReturnType<typeof fx.store.loadRunState>>[] = [];
+    let inboxes: Awaited<ReturnType<typeof fx.store.listInputs>>[] = [];
+    const sent = await statementsSent(async () => {
+      states = await Promise.all(sessions.map(({ id }) => fx.store.loadRunState(id, 1)));
+      inboxes = await Promise.all(sessions.map(({ id }) => fx.store.listInputs(id, { status: 'pending', afterSeq: 1 })));
+    });
+    expect(sent).toHaveLength(2);
+    for (const [i, { id }] of sessions.entries()) {
+      expect(states[i]!.window.map((stored) => [stored.seq, stored.message])).toEqual([[1, user(`hello ${i}`)]]);
+      expect(states[i]).toMatchObject({ usageRounds: [], openToolCalls: [] });
+      expect(inboxes[i]!.map((input) => [input.sessionId, input.seq, input.mode])).toEqual(
+        Array.from({ length: i }, (_, n) => [id, n + 2, n % 2 === 0 ? 'queue' : 'steer']),
+      );
+    }
+  });
+
+  it('lists with no status filter, an empty one, several, and a limit', async () => {
+    const id = sessionId('list-filters');
+    for (let n = 0; n < 4; n += 1) await fx.store.acceptInput({ sessionId: id, kind: 'send', payload: { text: `n${n}` }, maxBytes: 10_000 });
+    expect((await fx.store.listInputs(id)).map((input) => input.seq)).toEqual([1, 2, 3, 4]);
+    expect(await fx.store.listInputs(id, { status: [] })).toEqual([]);
+    expect((await fx.store.listInputs(id, { status: ['pending', 'done'], afterSeq: 1, limit: 2 })).map((input) => input.seq)).toEqual([2, 3]);
+  });
+});
