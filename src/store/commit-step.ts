@@ -69,9 +69,8 @@ function prepare(raw: StepCommit): PreparedStep {
   // Each variant is prepared under its own name, once per connection: planning its sub-statements
   // costs several times executing them, so later steps with the same parts reuse the plan.
   const statement = commitStepStatement(stepParts(step));
-  const values = stepValues(sessionId, leaseToken, step);
   // The record holds only the fields the variant reads; each value is JSON text already.
-  const record = `{${statement.fields.map((field) => `"${field}":${values[field]}`).join(',')}}`;
+  const record = `{${statement.fields.map((field) => `"${field}":${fieldText(field, sessionId, leaseToken, step)}`).join(',')}}`;
   return { sessionId, leaseToken, step, statement, record };
 }
 
@@ -102,29 +101,46 @@ function stepParts(step: ValidatedStep): StepParts {
 }
 
 /**
- * Every field a step record may have, as JSON text; the variant picks the ones it reads. A field
- * that may fail to serialise (the step's own content) is checked by `toJsonText`, naming it.
+ * One field of a step's record as JSON text. A value that may fail to serialise (the step's own
+ * content) is checked by `toJsonText`, naming it, before any I/O.
  */
-function stepValues(sessionId: string, leaseToken: number, step: ValidatedStep): Record<StepField, string> {
+function fieldText(field: StepField, sessionId: string, leaseToken: number, step: ValidatedStep): string {
   const input = step.input;
-  const rows = step.messages.map((m) => encodeMessage(m.message, m.kind, m.inputSeq, m.round));
-  return {
-    session_id: JSON.stringify(sessionId),
-    lease_token: String(leaseToken),
-    messages: toJsonText(rows, 'messages'),
-    pending: step.pending == null ? 'null' : toJsonText(step.pending, 'pending'),
-    tool_calls: toJsonText(step.toolCalls, 'toolCalls'),
-    usage_rounds: toJsonText(step.usageRounds, 'usageRounds'),
-    fold_seqs: JSON.stringify(step.compaction?.foldSeqs ?? null),
-    compaction: compactionRecord(step),
-    steered_seqs: JSON.stringify(step.steer?.seqs ?? []),
-    host_seq: JSON.stringify(step.steer?.intoInputSeq ?? null),
-    finish_seq: JSON.stringify(input?.seq ?? null),
-    finish_status: JSON.stringify(input?.status ?? null),
-    result: input?.result === undefined ? 'null' : toJsonText(input.result, 'input.result'),
-    error_code: toJsonText(input?.errorCode ?? null, 'input.errorCode'),
-    error_message: toJsonText(input?.errorMessage ?? null, 'input.errorMessage'),
-  };
+  switch (field) {
+    case 'session_id':
+      return JSON.stringify(sessionId);
+    case 'lease_token':
+      return String(leaseToken);
+    case 'messages':
+      return toJsonText(
+        step.messages.map((m) => encodeMessage(m.message, m.kind, m.inputSeq, m.round)),
+        'messages',
+      );
+    case 'pending':
+      return step.pending == null ? 'null' : toJsonText(step.pending, 'pending');
+    case 'tool_calls':
+      return toJsonText(step.toolCalls, 'toolCalls');
+    case 'usage_rounds':
+      return toJsonText(step.usageRounds, 'usageRounds');
+    case 'fold_seqs':
+      return JSON.stringify(step.compaction?.foldSeqs ?? null);
+    case 'compaction':
+      return compactionRecord(step);
+    case 'steered_seqs':
+      return JSON.stringify(step.steer?.seqs ?? []);
+    case 'host_seq':
+      return JSON.stringify(step.steer?.intoInputSeq ?? null);
+    case 'finish_seq':
+      return JSON.stringify(input?.seq ?? null);
+    case 'finish_status':
+      return JSON.stringify(input?.status ?? null);
+    case 'result':
+      return input?.result === undefined ? 'null' : toJsonText(input.result, 'input.result');
+    case 'error_code':
+      return toJsonText(input?.errorCode ?? null, 'input.errorCode');
+    case 'error_message':
+      return toJsonText(input?.errorMessage ?? null, 'input.errorMessage');
+  }
 }
 
 /**
