@@ -3,7 +3,7 @@ import { ConfigInvalidError } from '../core/errors/index.js';
 
 /** How many items one round trip carries, and how many such round trips run at once. */
 export interface BatchOptions {
-  /** Most items one round trip carries. Default 64. */
+  /** Most items one round trip carries. Default 64; 1 turns batching off (and `maxInFlight` with it). */
   maxSize?: number;
   /**
    * Most round trips running at once. Items that become ready meanwhile wait for one of them to
@@ -53,6 +53,9 @@ export class BatchQueue<T, R> {
   }
 
   submit(item: T): Promise<R> {
+    // One item per round trip is batching turned off: each goes at once, as many at a time as the
+    // pool allows, as a store without batching would send them.
+    if (this.maxSize === 1) return this.send([item]).then((outcomes) => outcomes[0]!);
     return new Promise((resolve, reject) => {
       this.waiting.push({ item, resolve, reject });
       this.scheduleFlush();

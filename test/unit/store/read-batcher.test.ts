@@ -118,3 +118,15 @@ describe('ReadBatcher', () => {
     expect(() => new ReadBatcher(pool, options)).toThrow(ConfigInvalidError);
   });
 });
+
+describe('batching turned off (maxSize 1)', () => {
+  it('sends each read at once, all of them side by side, whatever maxInFlight says', async () => {
+    const { pool, sent } = fakePool();
+    const batcher = new ReadBatcher(pool, { maxSize: 1, maxInFlight: 1 });
+    const reads = ['SELECT 1', 'SELECT 2', 'SELECT 3'].map((sql) => batcher.submit({ sql, results: 1 }));
+    await until(() => sent.length === 3, 'every read is sent without waiting for another');
+    expect(sent.map((entry) => entry.text)).toEqual(['SELECT 1', 'SELECT 2', 'SELECT 3']);
+    sent.forEach((entry, index) => entry.answer(result(`r${index}`)));
+    expect((await Promise.all(reads)).map(names)).toEqual([['r0'], ['r1'], ['r2']]);
+  });
+});
