@@ -56,7 +56,7 @@ export interface WorkerConfig {
   poolSize: number;
   /**
    * Cross-session group commit (docs/store.md): writes of different sessions that are ready at the
-   * same moment — accepts, lease takes, loop steps, lease releases — go in one statement, each row fenced on its own.
+   * same moment — accepts, lease takes and claims, loop steps, lease releases — go in one statement, each row fenced on its own.
    * The hot reads (run state, inbox) share round trips within the same limits.
    * `DATABASE_BATCH_SIZE`: most writes per statement, 1–1000 (1 turns batching off). Default 64.
    * `DATABASE_BATCH_STATEMENTS`: most batched statements running at once, 1–1000; writes ready

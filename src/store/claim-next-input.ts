@@ -1,4 +1,3 @@
-import type pg from 'pg';
 import type { ClaimedInput, FencedParams } from '../core/ports/session-store.js';
 import { assertSessionId } from '../core/session-id.js';
 import { assertLeaseToken } from './arguments.js';
@@ -6,7 +5,8 @@ import { leaseLost } from './fence.js';
 import { decodeInput } from './rows/input-row.js';
 import { unprefixed } from './rows/prefixed-row.js';
 import { decodeSession } from './rows/session-row.js';
-import { CLAIM_NEXT_INPUT_SQL, SESSION_PREFIX } from './sql/claim-next-input.js';
+import type { RowBatcher } from './row-batcher.js';
+import { CLAIM_FOR, CLAIM_NEXT_INPUTS, SESSION_PREFIX } from './sql/claim-next-input.js';
 
 interface ClaimRow extends Record<string, unknown> {
   seq: unknown;
@@ -16,17 +16,22 @@ interface ClaimRow extends Record<string, unknown> {
 }
 
 /**
- * Fenced. Starts (or resumes) the session's lowest open input, in one statement (see
- * {@link CLAIM_NEXT_INPUT_SQL}); null when none is open, `lease.lost` when the token is not current.
+ * Fenced. Starts (or resumes) the session's lowest open input, in one statement shared with other
+ * sessions' next claims (see {@link CLAIM_NEXT_INPUTS}); null when none is open, `lease.lost` when
+ * the token is not current.
  */
-export async function claimNextInput(pool: pg.Pool, params: FencedParams): Promise<ClaimedInput | null> {
+export async function claimNextInput(batcher: RowBatcher, params: FencedParams): Promise<ClaimedInput | null> {
   const sessionId = assertSessionId(params.sessionId);
   const leaseToken = assertLeaseToken(params.leaseToken);
-  const result = await pool.query<ClaimRow & { open: number; token: number | null }>({ name: 'loopfleet_claim_next_input', text: CLAIM_NEXT_INPUT_SQL, values: [sessionId, leaseToken] });
-  const row = result.rows[0]!;
+  const record = `{"session_id":${JSON.stringify(sessionId)},"lease_token":${leaseToken}}`;
+  const answer = (await batcher.submit({ statement: CLAIM_NEXT_INPUTS, sessionId, record })) as
+    | (ClaimRow & { [CLAIM_FOR]: unknown; open: unknown; token: unknown })
+    | undefined;
+  if (answer === undefined) throw new Error(`claimNextInput: no row for session ${sessionId}`);
+  const { [CLAIM_FOR]: _for, open, token, ...row } = answer;
   if (row.seq !== null) return decodeClaim(row);
   // Nothing claimed: an empty inbox under a current token, or a fence that did not match.
-  if (row.open === 0 && row.token === leaseToken) return null;
+  if (open === 0 && token === leaseToken) return null;
   throw leaseLost(sessionId, leaseToken, 'claimNextInput');
 }
 

@@ -54,7 +54,7 @@ export interface PostgresSessionStoreOptions {
 /**
  * The system of record (DESIGN.md §5) behind the {@link SessionStore} port. Each operation lives in
  * its own module; this class only binds them to a pool, and the hot writes — accepts, leases and
- * first claims, steps, releases — to the batcher that lets writes of different sessions share a
+ * claims, steps, releases — to the batcher that lets writes of different sessions share a
  * statement. The pool belongs to the caller (create it
  * with `createPgPool`), who also ends it.
  */
@@ -106,7 +106,7 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   claimNextInput(params: FencedParams): Promise<ClaimedInput | null> {
-    return claimNextInput(this.pool, params);
+    return claimNextInput(this.writes, params);
   }
 
   commitStep(step: StepCommit): Promise<StepCommitResult> {

@@ -7,38 +7,47 @@ import { SESSION_COLUMNS } from '../rows/session-row.js';
 export const SESSION_PREFIX = 'session.';
 
 /**
- * The lowest open input. Its predicate is exactly that of the partial index
- * `session_inputs_open_idx`, so finished inputs are never read however long the inbox grows.
+ * Each requested session's lowest open input, as `next (session_id, seq, status)`. Its predicate is
+ * exactly that of the partial index `session_inputs_open_idx`, so finished inputs are never read
+ * however long the inbox grows.
  */
-const NEXT_OPEN_INPUT = `
-  SELECT seq, status
-    FROM session_inputs
-   WHERE session_id = $1 AND status IN ('pending', 'running')
-   ORDER BY seq
-   LIMIT 1`;
+const NEXT_OPEN_INPUTS = `next AS (
+  SELECT req.session_id, n.seq, n.status
+    FROM req
+   CROSS JOIN LATERAL (
+     SELECT seq, status
+       FROM session_inputs
+      WHERE session_id = req.session_id AND status IN ('pending', 'running')
+      ORDER BY seq
+      LIMIT 1
+   ) AS n
+)`;
 
 /**
- * Marks the claimed input `running`, counting the attempt, once `guard` (the fence) matched.
- * `started_at` is the statement's clock time, not the transaction start (`now()`), which could
- * precede the `accepted_at` of an input accepted while the statement waited for the session row
- * (DESIGN.md I2).
+ * Marks each claimed input `running`, counting the attempt, only for a session whose row `guard`
+ * (the fence) returned. `started_at` is the statement's clock time, not the transaction start
+ * (`now()`), which could precede the `accepted_at` of an input accepted while the statement waited
+ * for the session row (DESIGN.md I2).
  */
-const claimInput = (guard: string) => `
+const claimedCte = (guard: string) => `claimed AS (
   UPDATE session_inputs AS i
      SET status = 'running',
          attempts = i.attempts + 1,
          started_at = coalesce(i.started_at, clock_timestamp())
     FROM next
-   WHERE i.session_id = $1 AND i.seq = next.seq AND EXISTS (SELECT 1 FROM ${guard})
-  RETURNING i.*, next.status AS previous_status`;
+    JOIN ${guard} AS g ON g.id = next.session_id
+   WHERE i.session_id = next.session_id AND i.seq = next.seq
+  RETURNING i.*, next.status AS previous_status
+)`;
 
 /**
  * A claim's row: the input's columns, `resumed`, whether other inputs wait (and whether one of them
- * would change the run: `steer`, `interrupt`, a timer), and the session's columns, prefixed. The claimed input is the lowest open one, so the others waiting are the open inputs after
- * it — a predicate of `session_inputs_open_idx` again (a `status = 'pending'` test would let the
- * planner scan every session's pending inputs through `session_inputs_pending_age_idx`).
+ * would change the run: `steer`, `interrupt`, a timer), and the session's columns, prefixed. The
+ * claimed input is the lowest open one, so the others waiting are the open inputs after it — a
+ * predicate of `session_inputs_open_idx` again (a `status = 'pending'` test would let the planner
+ * scan every session's pending inputs through `session_inputs_pending_age_idx`).
  */
-const claimedColumns = (session: string, sessionId = '$1') => `${qualifiedColumns(INPUT_COLUMNS, 'c')},
+const claimedColumns = (session: string, sessionId: string) => `${qualifiedColumns(INPUT_COLUMNS, 'c')},
        c.previous_status = 'running' AS resumed,
        EXISTS (SELECT 1 FROM session_inputs AS p
                 WHERE p.session_id = ${sessionId} AND p.status IN ('pending', 'running') AND p.seq > c.seq) AS "pendingInputs",
@@ -47,47 +56,61 @@ const claimedColumns = (session: string, sessionId = '$1') => `${qualifiedColumn
                   AND (p.mode IN ('steer', 'interrupt') OR p.kind = 'timer')) AS "pendingSteers",
        ${qualifiedColumns(SESSION_COLUMNS, session, SESSION_PREFIX)}`;
 
+/** The column of a next-claim row naming the session it answers (any other row may be all null). */
+export const CLAIM_FOR = 'claimFor';
+
 /**
- * Fenced, one statement, one round trip: starts (or resumes) the session's lowest open input under
- * the caller's lease token and returns it with the session row as the claim left it (`running`).
+ * Fenced: starts (or resumes) each requested session's lowest open input under the caller's lease
+ * token and returns it with the session row as the claim left it (`running`). It takes its requests
+ * as rows, so the next claims of drains of different sessions share a statement
+ * (`../row-batcher.ts`); each is fenced on its own row.
  *
  * The session row UPDATE is the fence: it matches only while the token is current — on the row's
  * latest version, re-checked after any wait for its lock — and holds the lock until commit, so a
- * takeover cannot interleave; the input is updated only once the fence matched. The open input is
- * read in the statement's snapshot: an input accepted while the statement waited for the row lock is
+ * takeover cannot interleave; the input is updated only once its fence matched. The open input is
+ * read in the statement's snapshot: an input accepted while the statement waited for a row lock is
  * not seen and is left for the next claim, which that input's kick brings (later, never lost).
- * When no input is open nothing is written (no WAL flush); `open` and the snapshot's `token` then tell
- * an empty inbox from a lost lease.
- * Params: $1 session id, $2 lease token.
+ * When no input is open nothing is written for that session; `open` and the snapshot's `token` then
+ * tell an empty inbox from a lost lease. One row per request, keyed by {@link CLAIM_FOR}.
+ * Params: $1 a JSON array of `{ "session_id", "lease_token" }`.
  */
-export const CLAIM_NEXT_INPUT_SQL = `
-WITH next AS (${NEXT_OPEN_INPUT}
+export const CLAIM_NEXT_INPUTS: BatchStatement = {
+  name: 'loopfleet_claim_next_inputs',
+  key: CLAIM_FOR,
+  text: `
+WITH req AS (
+  SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(session_id text, lease_token bigint)
 ),
+${NEXT_OPEN_INPUTS},
 marked AS (
-  UPDATE sessions SET status = 'running', updated_at = now()
-   WHERE id = $1 AND lease_token = $2 AND EXISTS (SELECT 1 FROM next)
-  RETURNING sessions.*
+  UPDATE sessions AS s
+     SET status = 'running', updated_at = now()
+    FROM req
+   WHERE s.id = req.session_id AND s.lease_token = req.lease_token
+     AND EXISTS (SELECT 1 FROM next WHERE next.session_id = s.id)
+  RETURNING s.*
 ),
-claimed AS (${claimInput('marked')}
-)
-SELECT (SELECT count(*) FROM next)::int AS open,
-       (SELECT lease_token FROM sessions WHERE id = $1) AS token,
-       ${claimedColumns('m')}
-  FROM (SELECT 1) AS one
-  LEFT JOIN claimed AS c ON true
-  LEFT JOIN marked AS m ON true`;
+${claimedCte('marked')}
+SELECT req.session_id AS "${CLAIM_FOR}",
+       (SELECT count(*) FROM next WHERE next.session_id = req.session_id)::int AS open,
+       (SELECT lease_token FROM sessions WHERE id = req.session_id) AS token,
+       ${claimedColumns('m', 'req.session_id')}
+  FROM req
+  LEFT JOIN claimed AS c ON c.session_id = req.session_id
+  LEFT JOIN marked AS m ON m.id = req.session_id`,
+};
 
 /**
  * One statement, one round trip, at the start of every drain: takes the lease when it is free or
  * lapsed — database clock, a fresh token from `lease_token_seq`, exactly as `ACQUIRE_LEASE_SQL` —
  * and, in the same write, claims the lowest open input under the new token as
- * {@link CLAIM_NEXT_INPUT_SQL} does. The session is marked `running` only when an input is claimed.
+ * {@link CLAIM_NEXT_INPUTS} does. The session is marked `running` only when an input is claimed.
  *
  * It takes its requests as rows, so drains of different sessions starting at the same moment share
  * the statement (`../row-batcher.ts`); each session's lease is taken, or not, on its own row (its
  * `nextval` evaluated once that row is locked, so tokens still grow per session), and each claim
  * joins its own lease. A session whose lease is held returns no row (the caller then reads who holds
- * it, and for how long). Each row is the claim's columns as {@link CLAIM_NEXT_INPUT_SQL} returns them,
+ * it, and for how long). Each row is the claim's columns as {@link CLAIM_NEXT_INPUTS} returns them,
  * the input's null when the inbox is empty.
  * Params: $1 a JSON array of `{ "session_id", "owner", "ttl_ms" }`.
  */
@@ -98,17 +121,7 @@ export const ACQUIRE_LEASES_AND_CLAIM: BatchStatement = {
 WITH req AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(session_id text, owner text, ttl_ms bigint)
 ),
-next AS (
-  SELECT req.session_id, n.seq, n.status
-    FROM req
-   CROSS JOIN LATERAL (
-     SELECT seq, status
-       FROM session_inputs
-      WHERE session_id = req.session_id AND status IN ('pending', 'running')
-      ORDER BY seq
-      LIMIT 1
-   ) AS n
-),
+${NEXT_OPEN_INPUTS},
 leased AS (
   UPDATE sessions AS s
      SET lease_owner = req.owner,
@@ -121,16 +134,7 @@ leased AS (
      AND (s.lease_expires_at IS NULL OR s.lease_expires_at <= now())
   RETURNING s.*
 ),
-claimed AS (
-  UPDATE session_inputs AS i
-     SET status = 'running',
-         attempts = i.attempts + 1,
-         started_at = coalesce(i.started_at, clock_timestamp())
-    FROM next
-    JOIN leased ON leased.id = next.session_id
-   WHERE i.session_id = next.session_id AND i.seq = next.seq
-  RETURNING i.*, next.status AS previous_status
-)
+${claimedCte('leased')}
 SELECT ${claimedColumns('l', 'l.id')}
   FROM leased AS l
   LEFT JOIN claimed AS c ON c.session_id = l.id`,

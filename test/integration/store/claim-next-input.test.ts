@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLAIM_NEXT_INPUT_SQL } from '../../../src/store/sql/claim-next-input.js';
+import { CLAIM_NEXT_INPUTS } from '../../../src/store/sql/claim-next-input.js';
 import { leasedSession, openStoreFixture, sessionId, type StoreFixture } from './store-fixture.js';
 
 describe('claimNextInput', () => {
@@ -151,7 +151,8 @@ describe('claimNextInput', () => {
     const client = await fx.pool.connect();
     try {
       await client.query('BEGIN');
-      const explained = await client.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${CLAIM_NEXT_INPUT_SQL}`, [id, token]);
+      const records = JSON.stringify([{ session_id: id, lease_token: token }]);
+      const explained = await client.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${CLAIM_NEXT_INPUTS.text}`, [records]);
       await client.query('ROLLBACK');
       const plan = flatten((explained.rows[0]?.['QUERY PLAN'] as [{ Plan: PlanNode }])[0].Plan);
       // Only the inbox matters here; how the planner reaches the one sessions row is its business.

@@ -365,3 +365,39 @@ describe('loadRunState and listInputs share round trips between sessions', () =>
     expect((await fx.store.listInputs(id, { status: ['pending', 'done'], afterSeq: 1, limit: 2 })).map((input) => input.seq)).toEqual([2, 3]);
   });
 });
+
+describe('claimNextInput batches next claims of different sessions', () => {
+  let fx: StoreFixture;
+
+  beforeAll(async () => {
+    fx = await openStoreFixture('claim_batch');
+  });
+
+  afterAll(async () => {
+    await fx.close();
+  });
+
+  it('claims each waiting input with one statement; an empty inbox is null and a stale token lease.lost, each on its own', async () => {
+    const [waiting, empty, stale] = ['waiting', 'empty', 'stale'].map((label) => sessionId(label));
+    const tokens = await Promise.all([waiting!, empty!, stale!].map((id) => leasedSession(fx.store, id)));
+    for (const id of [waiting!, stale!]) {
+      await fx.store.acceptInput({ sessionId: id, kind: 'send', payload: { text: 'one' }, maxBytes: 10_000 });
+      await fx.store.acceptInput({ sessionId: id, kind: 'send', mode: 'steer', payload: { text: 'two' }, maxBytes: 10_000 });
+    }
+    await fx.pool.query(`UPDATE sessions SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [stale]);
+    expect(await fx.store.acquireLease({ sessionId: stale!, owner: 'worker-b', ttlMs: 60_000 })).toMatchObject({ acquired: true });
+    let outcomes: PromiseSettledResult<unknown>[] = [];
+    const sent = await statementsSent(async () => {
+      outcomes = await Promise.allSettled([waiting!, empty!, stale!].map((id, i) => fx.store.claimNextInput({ sessionId: id, leaseToken: tokens[i]! })));
+    });
+    expect(sent).toEqual([expect.objectContaining({ name: 'loopfleet_claim_next_inputs' })]);
+    expect(outcomes[0]).toMatchObject({
+      status: 'fulfilled',
+      value: { input: { seq: 1, status: 'running' }, resumed: false, pendingInputs: true, pendingSteers: true, session: { id: waiting, status: 'running' } },
+    });
+    expect(outcomes[1]).toEqual({ status: 'fulfilled', value: null });
+    expect(outcomes[2]).toMatchObject({ status: 'rejected', reason: { code: 'lease.lost' } });
+    expect(await fx.store.getInput(stale!, 1)).toMatchObject({ status: 'pending' });
+    expect(await fx.store.getSession(empty!)).toMatchObject({ status: 'idle' });
+  });
+});
