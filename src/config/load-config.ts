@@ -53,7 +53,7 @@ function toResolvedConfig(env: ParsedEnv): ResolvedConfig {
     worker: {
       concurrency: env.WORKER_CONCURRENCY,
       poolSize: env.DATABASE_POOL_SIZE,
-      writeBatch: { maxSize: env.DATABASE_BATCH_SIZE, maxInFlight: env.DATABASE_BATCH_STATEMENTS },
+      batch: { maxSize: env.DATABASE_BATCH_SIZE, maxInFlight: env.DATABASE_BATCH_STATEMENTS },
       leaseTtlMs: env.LEASE_TTL_MS,
       toolsModule: env.LOOPFLEET_TOOLS,
       maxInputBytes: env.LOOPFLEET_MAX_INPUT_BYTES,

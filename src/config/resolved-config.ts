@@ -62,7 +62,7 @@ export interface WorkerConfig {
    * `DATABASE_BATCH_STATEMENTS`: most batched statements running at once, 1–1000; writes ready
    * meanwhile wait for one to finish and go together. Default 2. Keep it below `DATABASE_POOL_SIZE`.
    */
-  writeBatch: { maxSize: number; maxInFlight: number };
+  batch: { maxSize: number; maxInFlight: number };
   /** `LEASE_TTL_MS`: how long a session lease lives without renewal, in milliseconds (≥ 1000). Default 30000. */
   leaseTtlMs: number;
   /** `LOOPFLEET_TOOLS`: path of the ES module exporting the tool array; `null` = no tools. Default `null`. */

@@ -1,4 +1,5 @@
 import type { ClaimedInput, FencedParams } from '../core/ports/session-store.js';
+import { StateCorruptError } from '../core/errors/index.js';
 import { assertSessionId } from '../core/session-id.js';
 import { assertLeaseToken } from './arguments.js';
 import { leaseLost } from './fence.js';
@@ -27,7 +28,8 @@ export async function claimNextInput(batcher: RowBatcher, params: FencedParams):
   const answer = (await batcher.submit({ statement: CLAIM_NEXT_INPUTS, sessionId, record })) as
     | (ClaimRow & { [CLAIM_FOR]: unknown; open: unknown; token: unknown })
     | undefined;
-  if (answer === undefined) throw new Error(`claimNextInput: no row for session ${sessionId}`);
+  // The statement answers every request; no row means its result is not what it promises.
+  if (answer === undefined) throw new StateCorruptError(`claim of session ${sessionId} returned no row`, { details: { sessionId } });
   const { [CLAIM_FOR]: _for, open, token, ...row } = answer;
   if (row.seq !== null) return decodeClaim(row);
   // Nothing claimed: an empty inbox under a current token, or a fence that did not match.

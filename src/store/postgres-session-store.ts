@@ -40,7 +40,8 @@ import { releaseLease } from './release-lease.js';
 import { renewLease } from './renew-lease.js';
 import { requestCancel } from './request-cancel.js';
 import { ReadBatcher } from './read-batcher.js';
-import { RowBatcher, type RowBatchOptions } from './row-batcher.js';
+import type { BatchOptions } from './batch-queue.js';
+import { RowBatcher } from './row-batcher.js';
 
 /** Options of {@link PostgresSessionStore}. */
 export interface PostgresSessionStoreOptions {
@@ -48,7 +49,7 @@ export interface PostgresSessionStoreOptions {
    * How writes of different sessions — accepts, leases and first claims, loop steps, lease releases —
    * share a statement (group commit); the hot reads share round trips within the same limits.
    */
-  writeBatch?: RowBatchOptions;
+  batch?: BatchOptions;
 }
 
 /**
@@ -68,9 +69,9 @@ export class PostgresSessionStore implements SessionStore {
     options: PostgresSessionStoreOptions = {},
   ) {
     this.db = drizzle({ client: pool });
-    this.writes = new RowBatcher(pool, options.writeBatch);
+    this.writes = new RowBatcher(pool, options.batch);
     // Reads take no locks and write nothing: they batch by the same limits, in their own round trips.
-    this.reads = new ReadBatcher(pool, options.writeBatch);
+    this.reads = new ReadBatcher(pool, options.batch);
   }
 
   createSession(params: CreateSessionParams): Promise<SessionRecord> {

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { StateCorruptError } from '../core/errors/index.js';
 import { BatchQueue, type BatchOptions } from './batch-queue.js';
 import { withConnection } from './connection.js';
 
@@ -53,6 +54,8 @@ export async function runReads(pool: pg.Pool, reads: readonly BatchedRead[]): Pr
   );
   // pg returns one result for one statement and an array for several.
   const results = (Array.isArray(sent) ? sent : [sent]) as pg.QueryResult[];
-  if (results.length !== expected) throw new Error(`batched reads: expected ${expected} results, got ${results.length}`);
+  if (results.length !== expected) {
+    throw new StateCorruptError(`batched reads: expected ${expected} results, got ${results.length}`, { details: { expected, received: results.length } });
+  }
   return results;
 }

@@ -2,9 +2,6 @@ import pg from 'pg';
 import { BatchQueue, type BatchOptions } from './batch-queue.js';
 import { withConnection } from './connection.js';
 
-/** How writes of different sessions are grouped into one statement (cross-session group commit). */
-export type RowBatchOptions = BatchOptions;
-
 /** A statement that takes its rows as `$1`, a JSON array of records, and returns a row per applied record. */
 export interface BatchStatement {
   /** The prepared statement's name. */
@@ -33,7 +30,7 @@ export interface BatchedRow {
 export class RowBatcher {
   private readonly queue: BatchQueue<BatchedRow, unknown>;
 
-  constructor(pool: pg.Pool, options: RowBatchOptions = {}) {
+  constructor(pool: pg.Pool, options: BatchOptions = {}) {
     this.queue = new BatchQueue(options, 'write', (rows) => sendRows(pool, rows), selectRows);
   }
 

@@ -12,7 +12,7 @@ describe('acceptInput', () => {
     // More connections than concurrent callers, so the races below really contend in Postgres.
     // As many accept statements at once as there are callers, so accepts of one session (which never
     // share a statement) really contend for its row in Postgres, as accepts from many producers do.
-    fx = await openStoreFixture('accept', { maxConnections: 25 }, { writeBatch: { maxInFlight: 100 } });
+    fx = await openStoreFixture('accept', { maxConnections: 25 }, { batch: { maxInFlight: 100 } });
   });
 
   afterAll(async () => {

@@ -143,7 +143,7 @@ describe('commitStep batches steps of different sessions', () => {
   });
 
   it('keeps every session gapless and complete while 24 sessions run 6 steps each through 2 statements at a time', async () => {
-    const store = new PostgresSessionStore(fx.pool, { writeBatch: { maxSize: 8, maxInFlight: 2 } });
+    const store = new PostgresSessionStore(fx.pool, { batch: { maxSize: 8, maxInFlight: 2 } });
     const sessions = await Promise.all(Array.from({ length: 24 }, (_, i) => running(`busy-${i}`)));
     const sent = await stepStatementsSent(() =>
       Promise.all(

@@ -30,7 +30,7 @@ describe('loadConfig defaults', () => {
         requestTimeoutMs: 120_000,
         fallback: [],
       },
-      worker: { concurrency: 16, poolSize: 10, writeBatch: { maxSize: 64, maxInFlight: 2 }, leaseTtlMs: 30_000, toolsModule: null, maxInputBytes: 1_048_576 },
+      worker: { concurrency: 16, poolSize: 10, batch: { maxSize: 64, maxInFlight: 2 }, leaseTtlMs: 30_000, toolsModule: null, maxInputBytes: 1_048_576 },
       events: { maxLen: 10_000, idleExpirySeconds: 604_800, coalesceMs: 25 },
       metrics: { port: 9464 },
       log: { level: 'info', format: 'json', content: false },
@@ -91,7 +91,7 @@ describe('loadConfig with values set', () => {
       requestTimeoutMs: 5000,
       fallback: [],
     });
-    expect(config.worker).toEqual({ concurrency: 4, poolSize: 7, writeBatch: { maxSize: 1, maxInFlight: 3 }, leaseTtlMs: 1000, toolsModule: './tools.js', maxInputBytes: 2048 });
+    expect(config.worker).toEqual({ concurrency: 4, poolSize: 7, batch: { maxSize: 1, maxInFlight: 3 }, leaseTtlMs: 1000, toolsModule: './tools.js', maxInputBytes: 2048 });
     expect(config.metrics).toEqual({ port: 0 });
     expect(config.log).toEqual({ level: 'debug', format: 'pretty', content: true });
   });
