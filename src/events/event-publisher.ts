@@ -8,7 +8,8 @@ import {
   type EventPublisherOptions,
 } from './event-publisher-options.js';
 import type { FleetEvent } from './fleet-events.js';
-import { publishEventsCommand, type PublishEvents } from './publish-events-script.js';
+import { EventWriter } from './event-writer.js';
+import { publishEventsCommand } from './publish-events-script.js';
 import { PublisherRunSink, type RunEventSink, type SinkHost } from './run-event-sink.js';
 import { SessionChannel, type PublisherCounters } from './session-channel.js';
 
@@ -20,7 +21,8 @@ import { SessionChannel, type PublisherCounters } from './session-channel.js';
  * JSON object carrying `seq` (per session, 1, 2, 3 … gapless, allocated in Redis, in stream order),
  * `sessionId`, `inputSeq` (number or null) and the event's own camelCase payload fields.
  *
- * Each session has a write-behind queue; a batch of its events costs one script call. Retention is
+ * Each session has a write-behind queue; the batches of every session ready in the same turn of the
+ * event loop share one script call (all keys must live on one Redis node). Retention is
  * bounded by `maxLen` and `idleExpirySeconds`. A lost event (Redis error, overflow, a payload JSON
  * cannot carry) leaves the stream incomplete: it is counted in `dropped` and reported to `onError`,
  * never thrown into the loop; the session's next successful write skips its `seq` numbers, so
@@ -28,7 +30,7 @@ import { SessionChannel, type PublisherCounters } from './session-channel.js';
  */
 export class RedisEventPublisher {
   private readonly config: EventPublisherConfig;
-  private readonly write: PublishEvents;
+  private readonly writer: EventWriter;
   private readonly channels = new Map<string, SessionChannel>();
   private readonly counters: PublisherCounters = { published: 0, dropped: 0, coalesced: 0 };
   private readonly host: SinkHost;
@@ -40,7 +42,7 @@ export class RedisEventPublisher {
     options: EventPublisherOptions,
   ) {
     this.config = resolveEventPublisherOptions(options);
-    this.write = publishEventsCommand(redis);
+    this.writer = new EventWriter(publishEventsCommand(redis, { maxLen: this.config.maxLen, idleExpirySeconds: this.config.idleExpirySeconds }));
     this.host = {
       enqueue: (sessionId, inputSeq, event) => this.enqueue(sessionId, inputSeq, event),
       flushSession: (sessionId) => this.flushSession(sessionId),
@@ -117,14 +119,9 @@ export class RedisEventPublisher {
     if (channel === undefined) {
       channel = new SessionChannel({
         sessionId,
-        target: {
-          streamKey: eventStreamKey(this.config.queueName, sessionId),
-          seqKey: eventSeqKey(this.config.queueName, sessionId),
-          maxLen: this.config.maxLen,
-          idleExpirySeconds: this.config.idleExpirySeconds,
-        },
+        target: { streamKey: eventStreamKey(this.config.queueName, sessionId), seqKey: eventSeqKey(this.config.queueName, sessionId) },
         config: this.config,
-        write: this.write,
+        writer: this.writer,
         counters: this.counters,
         report: (error, context) => this.report(error, context),
         onIdle: (idle) => {

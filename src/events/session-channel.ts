@@ -2,8 +2,9 @@ import { InfrastructureError, InternalError } from '../core/errors/index.js';
 import { DeltaCoalescer, type ReleasedEvent } from './delta-coalescer.js';
 import { encodeEvent, type EncodedEvent } from './event-body.js';
 import type { EventPublishErrorContext, EventPublisherConfig } from './event-publisher-options.js';
+import { MAX_CALL_CHARS, type EventWriter, type WritingChannel } from './event-writer.js';
 import type { FleetEvent } from './fleet-events.js';
-import type { PublishEvents, PublishTarget } from './publish-events-script.js';
+import type { PublishTarget, SessionBatch } from './publish-events-script.js';
 
 /** Counters shared by every channel of one publisher. */
 export interface PublisherCounters {
@@ -17,18 +18,12 @@ export interface ChannelDeps {
   sessionId: string;
   target: PublishTarget;
   config: EventPublisherConfig;
-  write: PublishEvents;
+  writer: EventWriter;
   counters: PublisherCounters;
   report(error: Error, context: EventPublishErrorContext): void;
   /** Called when the channel holds nothing any more, so the publisher can forget it. */
   onIdle(channel: SessionChannel): void;
 }
-
-/**
- * A batch stops growing once its bodies reach this many characters, so one script call never
- * carries (or makes Redis spend its single thread on) megabytes of large tool outputs at once.
- */
-const MAX_BATCH_CHARS = 1_000_000;
 
 interface QueuedEntry extends EncodedEvent {
   /** Position in this channel's queue since it was created: flushes wait on it. */
@@ -39,17 +34,19 @@ interface QueuedEntry extends EncodedEvent {
 
 /**
  * The write-behind queue of one session's events. Emitted events go through the delta coalescer,
- * are encoded, and are written in batches: one script call per batch, at most one call in flight
- * per session (so a retried EVAL can never overtake an earlier batch), and whatever arrives while a
- * call is in flight forms the next batch. Different sessions' calls are pipelined on the connection.
+ * are encoded, and are written in batches: at most one batch in flight per session (so a retried
+ * EVAL can never overtake an earlier batch), and whatever arrives while one is in flight forms the
+ * next. The batches of every session ready in the same turn share one script call ({@link EventWriter}).
  */
-export class SessionChannel {
+export class SessionChannel implements WritingChannel {
   private readonly coalescer: DeltaCoalescer;
   private readonly queue: QueuedEntry[] = [];
   private timer: NodeJS.Timeout | null = null;
   private timerDeadline: number | null = null;
-  private tick: NodeJS.Immediate | null = null;
-  private writing = false;
+  /** Waiting in the writer's next call. */
+  private scheduled = false;
+  /** The batch in flight, if any. */
+  private writing: { batch: QueuedEntry[]; skip: number } | null = null;
   private overflowing = false;
   /** Entries lost since the last successful write: their seq numbers are burned by the next one. */
   private lost = 0;
@@ -89,7 +86,7 @@ export class SessionChannel {
 
   /** Whether the channel holds nothing: no open delta, no queued or in-flight entries, no seq numbers to burn. */
   get idle(): boolean {
-    return this.coalescer.deadline === null && this.queue.length === 0 && !this.writing && this.tick === null && this.lost === 0;
+    return this.coalescer.deadline === null && this.queue.length === 0 && this.writing === null && !this.scheduled && this.lost === 0;
   }
 
   private enqueue(item: ReleasedEvent, settle?: QueuedEntry['settle']): boolean {
@@ -142,37 +139,43 @@ export class SessionChannel {
     }, Math.max(0, deadline - this.deps.config.now()));
   }
 
-  /** Writes on the next tick, so every event emitted synchronously until then shares one batch. */
+  /** Writes at the end of the turn, so every event emitted synchronously until then shares one batch. */
   private schedule(): void {
-    if (this.writing || this.tick !== null) return;
+    if (this.writing !== null || this.scheduled) return;
     if (this.queue.length === 0) {
       this.forgetIfIdle();
       return;
     }
-    this.tick = setImmediate(() => {
-      this.tick = null;
-      void this.writeBatch();
-    });
+    this.scheduled = true;
+    this.deps.writer.enqueue(this);
   }
 
-  private async writeBatch(): Promise<void> {
+  startWrite(): SessionBatch | null {
+    this.scheduled = false;
     const batch = this.takeBatch();
-    const last = batch[batch.length - 1];
-    if (last === undefined) return this.forgetIfIdle();
-    this.writing = true;
+    if (batch.length === 0) {
+      this.forgetIfIdle();
+      return null;
+    }
     const skip = this.lost;
-    try {
-      const ids = await this.deps.write(this.deps.target, batch, skip);
+    this.writing = { batch, skip };
+    return { target: this.deps.target, entries: batch, skip };
+  }
+
+  endWrite(outcome: string[] | Error): void {
+    const writing = this.writing;
+    if (writing === null) return;
+    const { batch, skip } = writing;
+    if (outcome instanceof Error) {
+      this.failBatch(batch, outcome);
+    } else {
       this.lost -= skip;
       this.deps.counters.published += batch.length;
-      batch.forEach((entry, i) => entry.settle?.resolve(ids[i] ?? ''));
-    } catch (cause) {
-      this.failBatch(batch, cause);
-    } finally {
-      this.writing = false;
-      this.settled = last.position;
-      this.wakeWaiters();
+      batch.forEach((entry, i) => entry.settle?.resolve(outcome[i] ?? ''));
     }
+    this.writing = null;
+    this.settled = batch[batch.length - 1]!.position;
+    this.wakeWaiters();
     this.schedule();
   }
 
@@ -180,7 +183,7 @@ export class SessionChannel {
     const limit = Math.min(this.queue.length, this.deps.config.maxBatchEvents);
     let count = 0;
     let chars = 0;
-    while (count < limit && chars < MAX_BATCH_CHARS) {
+    while (count < limit && chars < MAX_CALL_CHARS) {
       chars += this.queue[count]?.body.length ?? 0;
       count += 1;
     }

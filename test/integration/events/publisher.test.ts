@@ -113,6 +113,34 @@ describe('RedisEventPublisher against Redis', () => {
     await publisher.close();
   });
 
+  it('writes the sessions ready in one turn in one script call; a session whose key Redis refuses loses only its own events', async () => {
+    const errors: EventPublishErrorContext[] = [];
+    const publisher = new RedisEventPublisher(redis, { queueName: fx.queue, maxLen: 50, onError: (_error, context) => errors.push(context) });
+    const ids = [fx.sessionId('shared-a'), fx.sessionId('shared-b'), fx.sessionId('shared-c')];
+    // A stream key that holds a string: XADD on it fails inside the script.
+    await redis.set(`${fx.queue}:events:${ids[1]}`, 'not a stream');
+    const sent = vi.spyOn(redis, 'sendCommand');
+    const sinks = ids.map((id) => publisher.runSink(id, 1));
+    for (const [i, sink] of sinks.entries()) for (let r = 0; r <= i; r += 1) sink.emit(round(r));
+    await publisher.flush();
+    // EVALSHA once (ioredis resends it as EVAL only when the server lacks the script).
+    const scriptCalls = sent.mock.calls.filter(([command]) => command.name === 'evalsha');
+    sent.mockRestore();
+    expect(scriptCalls).toHaveLength(1);
+    const seqOf = async (id: string) => (await entries(id)).map(([, fields]) => (JSON.parse(fields[3]!) as { seq: number }).seq);
+    expect(await seqOf(ids[0]!)).toEqual([1]);
+    expect(await seqOf(ids[2]!)).toEqual([1, 2, 3]);
+    expect(errors).toEqual([{ sessionId: ids[1], stage: 'write', events: 2, types: ['round_started', 'round_started'] }]);
+    expect(publisher.published).toBe(4);
+    // Its seq numbers were taken before the XADD failed; once the key is a stream again the hole shows.
+    await redis.del(`${fx.queue}:events:${ids[1]}`);
+    sinks[1]!.emit(round(9));
+    await publisher.flush();
+    expect(await seqOf(ids[1]!)).toEqual([5]);
+    expect(await redis.ttl(`${fx.queue}:events:${ids[2]}`)).toBeGreaterThan(0);
+    await publisher.close();
+  });
+
   it('reports Redis errors through onError, never throws from emit, and counts the loss', async () => {
     const connection = fx.connect();
     const errors: EventPublishErrorContext[] = [];

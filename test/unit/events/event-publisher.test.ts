@@ -36,25 +36,72 @@ describe('RedisEventPublisher (write-behind, against a fake script)', () => {
     expect(publisher.published).toBe(5);
   });
 
-  it('keeps one call in flight per session; what arrives meanwhile forms the next batch; sessions run in parallel', async () => {
+  it('shares one call among the sessions ready in a turn; keeps one batch in flight per session; what arrives meanwhile forms the next', async () => {
     const { redis, publisher } = setup();
     const a = publisher.runSink('s1', 1);
     const b = publisher.runSink('s2', 1);
     redis.hold();
     a.emit(round(0));
     b.emit(round(0));
-    await vi.waitFor(() => expect(redis.waiting).toBe(2));
+    await vi.waitFor(() => expect(redis.waiting).toBe(1));
     for (let i = 1; i <= 3; i += 1) a.emit(round(i));
     await new Promise((resolve) => setImmediate(resolve));
-    expect(redis.waiting).toBe(2);
+    // s1's next batch waits for its first: nothing else is sent while the call is held.
+    expect(redis.waiting).toBe(1);
     redis.release();
     await Promise.all([a.flush(), b.flush()]);
-    expect(redis.calls.map((c) => [c.streamKey, c.entries.length])).toEqual([
-      ['q:events:s1', 1],
-      ['q:events:s2', 1],
-      ['q:events:s1', 3],
+    expect(redis.calls.map((c) => [c.call, c.streamKey, c.entries.length])).toEqual([
+      [0, 'q:events:s1', 1],
+      [0, 'q:events:s2', 1],
+      [1, 'q:events:s1', 3],
     ]);
+    expect(redis.invocations).toBe(2);
     expect(seqs(redis)).toEqual([1, 2, 3, 4]);
+    expect(seqs(redis, 'q:events:s2')).toEqual([1]);
+  });
+
+  it('a session whose part Redis refuses loses only its own events; the others in the call apply', async () => {
+    const { redis, errors, publisher } = setup();
+    redis.refuse.set('q:events:s2', 'WRONGTYPE Operation against a key holding the wrong kind of value');
+    const sinks = ['s1', 's2', 's3'].map((id) => publisher.runSink(id, 1));
+    for (const sink of sinks) sink.emit(round(0));
+    const rejected = publisher.publish('s2', 1, round(1));
+    await expect(rejected).rejects.toMatchObject({ code: 'system.infrastructure', message: expect.stringContaining('WRONGTYPE') });
+    await publisher.flush();
+    expect(redis.invocations).toBe(1);
+    expect(seqs(redis, 'q:events:s1')).toEqual([1]);
+    expect(seqs(redis, 'q:events:s3')).toEqual([1]);
+    expect(publisher.published).toBe(2);
+    expect(publisher.dropped).toBe(2);
+    expect(errors.map((e) => e.context)).toEqual([{ sessionId: 's2', stage: 'write', events: 2, types: ['round_started', 'round_started'] }]);
+    // Once Redis takes the stream again, its next write burns the lost numbers: subscribers see the hole.
+    redis.refuse.clear();
+    sinks[1]!.emit(round(2));
+    await publisher.flush();
+    expect(seqs(redis, 'q:events:s2')).toEqual([3]);
+  });
+
+  it('a call that fails as a whole fails every session in it', async () => {
+    const { redis, errors, publisher } = setup();
+    redis.failNext = new Error('Connection is closed.');
+    publisher.runSink('s1', 1).emit(round(0));
+    publisher.runSink('s2', 1).emit(round(0));
+    await publisher.flush();
+    expect(redis.invocations).toBe(1);
+    expect(errors.map((e) => [e.context.sessionId, e.error.message])).toEqual([
+      ['s1', expect.stringContaining('Connection is closed.')],
+      ['s2', expect.stringContaining('Connection is closed.')],
+    ]);
+    expect(publisher.dropped).toBe(2);
+  });
+
+  it('starts a new call once the sessions taken reach about a megabyte of bodies', async () => {
+    const { redis, publisher } = setup();
+    const big = (i: number): FleetEvent => ({ type: 'tool_call_completed', name: 'n', toolCallId: `c${i}`, toolInput: {}, output: 'x'.repeat(400_000), failed: false, durationMs: 1 });
+    for (let i = 0; i < 4; i += 1) publisher.runSink(`s${i}`, 1).emit(big(i));
+    await publisher.flush();
+    expect(redis.calls.map((c) => c.call)).toEqual([0, 0, 0, 1]);
+    expect(publisher.published).toBe(4);
   });
 
   it('splits a burst into calls of at most maxBatchEvents', async () => {

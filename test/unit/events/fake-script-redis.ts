@@ -1,22 +1,30 @@
 import type { Redis } from 'ioredis';
 
-/** One call of the publish script, as the fake saw it. */
+/** One session's part of a publish script call, as the fake saw it. */
 export interface ScriptCall {
+  /** Which script call (0, 1, …) carried this part: parts of one call share it. */
+  call: number;
   streamKey: string;
   seqKey: string;
   maxLen: number;
   ttl: number;
   skip: number;
-  entries: { type: string; data: string }[];
+  entries: { id: string; type: string; data: string }[];
 }
 
 /**
  * Stands in for ioredis in unit tests of the publisher: `defineCommand` installs a function that does
- * what the Lua script does (seq, XADD, ids) in memory. Calls can be held (`hold()`) to observe what
- * queues behind an in-flight batch, or failed (`failNext`).
+ * what the Lua script does (per session: seq, XADD, ids) in memory. Calls can be held (`hold()`) to
+ * observe what queues behind an in-flight batch, failed as a whole (`failNext`), or have one
+ * stream's part refused (`refuse`), as Redis refuses a key of the wrong type.
  */
 export class FakeScriptRedis {
+  /** Every session part of every call, in order. */
   readonly calls: ScriptCall[] = [];
+  /** How many script calls were made. */
+  invocations = 0;
+  /** Streams whose parts are refused with this message, as the script's `pcall` reports them. */
+  readonly refuse = new Map<string, string>();
   readonly streams = new Map<string, { id: string; type: string; data: string }[]>();
   private readonly seqs = new Map<string, number>();
   private nextId = 1;
@@ -46,28 +54,43 @@ export class FakeScriptRedis {
     return this as unknown as Redis;
   }
 
-  private async run(args: (string | number)[]): Promise<string[]> {
+  private async run(args: (string | number)[]): Promise<(string[] | string)[]> {
     if (this.held !== null) await new Promise<void>((resolve) => this.held?.push(resolve));
-    const [streamKey, seqKey, maxLen, ttl, skip, ...pairs] = args.map(String);
-    const call: ScriptCall = { streamKey: streamKey!, seqKey: seqKey!, maxLen: Number(maxLen), ttl: Number(ttl), skip: Number(skip), entries: [] };
-    this.calls.push(call);
+    const call = this.invocations;
+    this.invocations += 1;
+    const text = args.map(String);
+    const keyCount = Number(text[0]);
+    const keys = text.slice(1, 1 + keyCount);
+    const [maxLen, ttl, ...rest] = text.slice(1 + keyCount);
+    const parts: ScriptCall[] = [];
+    for (let s = 0; s < keyCount / 2; s += 1) {
+      const skip = Number(rest.shift());
+      const count = Number(rest.shift());
+      const pairs = rest.splice(0, 2 * count);
+      const part: ScriptCall = { call, streamKey: keys[2 * s]!, seqKey: keys[2 * s + 1]!, maxLen: Number(maxLen), ttl: Number(ttl), skip, entries: [] };
+      for (let i = 0; i < count; i += 1) part.entries.push({ id: '', type: pairs[2 * i]!, data: pairs[2 * i + 1]! });
+      parts.push(part);
+      this.calls.push(part);
+    }
     if (this.failNext !== null) {
       const error = this.failNext;
       this.failNext = null;
       throw error;
     }
-    let seq = (this.seqs.get(call.seqKey) ?? 0) + call.skip;
-    const stream = this.streams.get(call.streamKey) ?? [];
-    this.streams.set(call.streamKey, stream);
-    const ids: string[] = [];
-    for (let i = 0; i + 1 < pairs.length; i += 2) {
-      seq += 1;
-      const entry = { id: `${this.nextId++}-0`, type: pairs[i]!, data: `{"seq":${seq},${pairs[i + 1]!}` };
-      call.entries.push(entry);
-      stream.push(entry);
-      ids.push(entry.id);
-    }
-    this.seqs.set(call.seqKey, seq);
-    return ids;
+    return parts.map((part) => {
+      const refused = this.refuse.get(part.streamKey);
+      if (refused !== undefined) return refused;
+      let seq = (this.seqs.get(part.seqKey) ?? 0) + part.skip;
+      const stream = this.streams.get(part.streamKey) ?? [];
+      this.streams.set(part.streamKey, stream);
+      for (const entry of part.entries) {
+        seq += 1;
+        entry.id = `${this.nextId++}-0`;
+        entry.data = `{"seq":${seq},${entry.data}`;
+        stream.push(entry);
+      }
+      this.seqs.set(part.seqKey, seq);
+      return part.entries.map((entry) => entry.id);
+    });
   }
 }
