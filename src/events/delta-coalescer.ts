@@ -52,8 +52,10 @@ export class DeltaCoalescer {
 
   /** Takes one emitted event; returns the events that are ready to be written now, in order. */
   offer(item: PendingEvent, nowMs: number): ReleasedEvent[] {
-    const ready = this.open !== null && nowMs >= this.open.deadline ? this.release() : [];
     const { event } = item;
+    // Most events are not deltas and find no delta open: they pass straight through.
+    if (this.open === null && !isDelta(event)) return [{ inputSeq: item.inputSeq, event, parts: 1 }];
+    const ready = this.open !== null && nowMs >= this.open.deadline ? this.release() : [];
     if (!isDelta(event)) return [...ready, ...this.release(), { ...item, parts: 1 }];
     const open = this.open;
     if (open !== null && continues(open, item.inputSeq, event) && open.text.length + event.text.length <= this.maxChars) {

@@ -21,12 +21,23 @@ const ENVELOPE_KEYS = new Set(['type', 'seq', 'sessionId', 'inputSeq']);
  * (a BigInt, a cycle) — the caller counts that event as dropped.
  */
 export function encodeEvent(sessionId: string, inputSeq: number | null, event: FleetEvent): EncodedEvent {
-  const data: Record<string, unknown> = { sessionId, inputSeq };
+  const head = `"sessionId":${JSON.stringify(sessionId)},"inputSeq":${inputSeq === null ? 'null' : JSON.stringify(inputSeq)}`;
+  // Every event is written once and most are small, so the common shape — `type` first, no envelope
+  // field in the payload — is encoded with one stringify and no copy of the event.
+  if (!('seq' in event) && !('sessionId' in event) && !('inputSeq' in event) && typeof event.type === 'string') {
+    const json = JSON.stringify(event);
+    const lead = `{"type":${JSON.stringify(event.type)}`;
+    if (json.startsWith(lead)) {
+      // Always starts with `"sessionId":`, so the script's `{"seq":N,` prefix yields valid JSON.
+      return { type: event.type, body: json.length === lead.length + 1 ? `${head}}` : `${head}${json.slice(lead.length)}` };
+    }
+  }
+  const data: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(event)) {
     if (!ENVELOPE_KEYS.has(key)) data[key] = value;
   }
-  // Always starts with `{"sessionId":`, so the script's `{"seq":N,` prefix yields valid JSON.
-  return { type: event.type, body: JSON.stringify(data).slice(1) };
+  const json = JSON.stringify(data);
+  return { type: event.type, body: json === '{}' ? `${head}}` : `${head},${json.slice(1)}` };
 }
 
 /** The complete `data` text for a given `seq`: what the publish script writes. Used by tests and the bench floor. */

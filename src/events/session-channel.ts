@@ -29,7 +29,7 @@ interface QueuedEntry extends EncodedEvent {
   /** Position in this channel's queue since it was created: flushes wait on it. */
   position: number;
   /** Set for `publish()`, whose caller waits for the id. */
-  settle?: { resolve(id: string): void; reject(error: Error): void };
+  settle: { resolve(id: string): void; reject(error: Error): void } | undefined;
 }
 
 /**
@@ -104,7 +104,7 @@ export class SessionChannel implements WritingChannel {
     }
     this.overflowing = false;
     this.enqueued += 1;
-    this.queue.push({ ...encoded, position: this.enqueued, ...(settle === undefined ? {} : { settle }) });
+    this.queue.push({ type: encoded.type, body: encoded.body, position: this.enqueued, settle });
     return true;
   }
 

@@ -24,6 +24,16 @@ describe('encodeEvent', () => {
     expect(JSON.parse(text)).toMatchObject({ seq: 3, sessionId: 'mine', inputSeq: 1, errorCode: 'x' });
   });
 
+  it('encodes the same whatever the payload key order, and an event with no payload', () => {
+    const typeFirst = encodeEvent('s', 2, { type: 'stream_delta', streamId: 'x', text: 'hi' });
+    const typeLast = encodeEvent('s', 2, { streamId: 'x', text: 'hi', type: 'stream_delta' } as FleetEvent);
+    expect(typeLast).toEqual(typeFirst);
+    expect(typeFirst.body).toBe('"sessionId":"s","inputSeq":2,"streamId":"x","text":"hi"}');
+    const bare = { type: 'session_ended' } as unknown as FleetEvent;
+    expect(encodeEvent('s', null, bare)).toEqual({ type: 'session_ended', body: '"sessionId":"s","inputSeq":null}' });
+    expect(encodeEvent('s"\\n', 1, { type: 'round_started', roundIndex: 0 }).body).toBe('"sessionId":"s\\"\\\\n","inputSeq":1,"roundIndex":0}');
+  });
+
   it('drops undefined optional fields', () => {
     const finished = { type: 'input_finished', error: null, status: 'completed', finalText: '', rounds: 1, toolCalls: 0, usage: {}, steeredInto: undefined } as unknown as FleetEvent;
     expect(JSON.parse(dataText(1, encodeEvent('s', 1, finished).body))).not.toHaveProperty('steeredInto');
