@@ -1,4 +1,5 @@
 import type { ClaimedInput } from '../core/ports/session-store.js';
+import type { FleetEvent } from '../events/fleet-events.js';
 import { runInputOutcome, type RunOutcome } from '../core/loop/run-input.js';
 import { finishingCancel } from '../core/loop/run-outcomes.js';
 import type { WorkerContext } from './worker-context.js';
@@ -25,11 +26,10 @@ export async function runClaimedInput(
   const sink = ctx.publisher.runSink(sessionId, input.seq);
   const steered: number[] = [];
   try {
-    await ctx.publisher.publish(
-      sessionId,
-      input.seq,
-      resumed ? { type: 'input_resumed', reason: 'worker_lost', attempt: input.attempts } : { type: 'input_started', attempt: input.attempts },
-    );
+    // Queued, not awaited: the run's own events follow it in the same session queue (so in stream
+    // order), and share its write. The run's end waits for all of them (`input_finished` below).
+    const start: FleetEvent = resumed ? { type: 'input_resumed', reason: 'worker_lost', attempt: input.attempts } : { type: 'input_started', attempt: input.attempts };
+    sink.emit(start);
     await applyDurableCancel(ctx, sessionId, leaseToken, session.cancelRequestedAt, input.startedAt, cancel);
     stopWatch = watchDurableCancel(ctx, sessionId, input.startedAt, cancel);
     const outcome = await runInputOutcome(

@@ -4,7 +4,6 @@ import type { Logger } from 'pino';
 import type pg from 'pg';
 import type { LoopDeps } from '../core/loop/run-context.js';
 import type { Clock } from '../core/ports/clock.js';
-import type { EventSink } from '../core/ports/event-sink.js';
 import type { SessionStore } from '../core/ports/session-store.js';
 import type { FleetEvent } from '../events/fleet-events.js';
 import type { CancelRegistry } from './cancel-registry.js';
@@ -12,7 +11,8 @@ import type { CancelRegistry } from './cancel-registry.js';
 /** What the worker needs of the event publisher (src/events). */
 export interface EventPublisherPort {
   publish(sessionId: string, inputSeq: number | null, event: FleetEvent): Promise<string>;
-  runSink(sessionId: string, inputSeq: number): EventSink & { flush(): Promise<void>; close(): Promise<void> };
+  /** A run's sink: the loop's events and the fleet's lifecycle events of that input, queued in order. */
+  runSink(sessionId: string, inputSeq: number): { emit(event: FleetEvent): void; flush(): Promise<void>; close(): Promise<void> };
 }
 
 /** Drain and sweep tuning, resolved once at start-up. */
