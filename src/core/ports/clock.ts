@@ -9,6 +9,12 @@ export interface Clock {
   now(): number;
   /** Resolves after `ms`, or rejects with `CancelledError` as soon as `signal` aborts. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * Optional: calls `fire` after `ms` unless the returned function is called first. Guard timers (an
+   * LLM call's deadline, a tool's timeout), which are nearly always stopped, use it to skip an
+   * `AbortController` per call; a clock without it gets guards built on `sleep`.
+   */
+  timer?(ms: number, fire: () => void): () => void;
 }
 
 /** The real clock. */
@@ -27,6 +33,10 @@ export const systemClock: Clock = {
       }, Math.max(0, ms));
       signal?.addEventListener('abort', onAbort, { once: true });
     }),
+  timer: (ms, fire) => {
+    const timer = setTimeout(fire, Math.max(0, ms));
+    return () => clearTimeout(timer);
+  },
 };
 
 /** The error a cancelled wait rejects with: the signal's reason when it is already typed. */
@@ -45,7 +55,14 @@ export function abortReason(signal: AbortSignal): CancelledError {
  */
 const GUARD_STOPPED = new CancelledError('guard timer stopped: the race it guarded was decided');
 
-/** Stops a guard timer's `sleep` (see {@link GUARD_STOPPED}). */
-export function stopGuardTimer(controller: AbortController): void {
-  controller.abort(GUARD_STOPPED);
+/**
+ * Starts a guard timer: `fire` runs after `ms` unless the returned function stops it first (the race
+ * it guards was decided). Uses the clock's `timer` when it has one, else a `sleep` stopped through
+ * an `AbortController` (with {@link GUARD_STOPPED}), so a manual clock drives guards like any sleep.
+ */
+export function startGuardTimer(clock: Clock, ms: number, fire: () => void): () => void {
+  if (clock.timer !== undefined) return clock.timer(ms, fire);
+  const control = new AbortController();
+  clock.sleep(ms, control.signal).then(fire, () => undefined);
+  return () => control.abort(GUARD_STOPPED);
 }

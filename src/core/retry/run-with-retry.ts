@@ -5,7 +5,7 @@
  * hung call outlived the total timeout).
  */
 import { LlmNonRetryableError, LlmRetryExhaustedError, LlmTimeoutError } from '../errors/index.js';
-import { abortReason, stopGuardTimer, type Clock } from '../ports/clock.js';
+import { abortReason, startGuardTimer, type Clock } from '../ports/clock.js';
 import { backoffDelayMs } from './backoff-delay.js';
 import { classifyLlmError, type LlmErrorClassification } from './classify-llm-error.js';
 import { retryAfterMs } from './retry-after.js';
@@ -87,14 +87,14 @@ export async function runWithRetry<T>(fn: RetryableCall<T>, options: RunWithRetr
 function runAttempt<T>(fn: RetryableCall<T>, attempt: number, run: RetryRun): Promise<AttemptOutcome<T>> {
   const { clock, signal } = run.options;
   const controller = new AbortController();
-  const watchdog = new AbortController();
+  let stopWatchdog = (): void => undefined;
   return new Promise<AttemptOutcome<T>>((resolve) => {
     let settled = false;
     const settle = (outcome: AttemptOutcome<T>) => {
       if (settled) return;
       settled = true;
       signal?.removeEventListener('abort', onCancel);
-      stopGuardTimer(watchdog);
+      stopWatchdog();
       resolve(outcome);
     };
     const onCancel = () => {
@@ -104,12 +104,11 @@ function runAttempt<T>(fn: RetryableCall<T>, attempt: number, run: RetryRun): Pr
     };
     signal?.addEventListener('abort', onCancel, { once: true });
     if (run.deadline !== null) {
-      const onDeadline = () => {
+      // Stopped when the attempt settles first; that is the normal case.
+      stopWatchdog = startGuardTimer(clock, Math.max(0, run.deadline - clock.now()), () => {
         controller.abort(timeoutError(run, attempt, undefined));
         settle({ kind: 'timeout' });
-      };
-      // The watchdog sleep rejects when the attempt settles first; that is the normal case.
-      clock.sleep(Math.max(0, run.deadline - clock.now()), watchdog.signal).then(onDeadline, () => undefined);
+      });
     }
     invoke(fn, attempt, controller.signal).then(
       (value) => settle({ kind: 'ok', value }),

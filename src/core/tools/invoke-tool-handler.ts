@@ -1,5 +1,5 @@
 import { ToolTimeoutError } from '../errors/index.js';
-import { abortReason, stopGuardTimer, type Clock } from '../ports/clock.js';
+import { abortReason, startGuardTimer, type Clock } from '../ports/clock.js';
 import type { RegisteredTool, ToolContext } from './tool-types.js';
 
 /** How a handler ended: it returned, it threw (sync or async), or its time ran out. */
@@ -20,8 +20,8 @@ export interface InvokeToolHandlerOptions {
  * Runs a tool's handler with its timeout. The handler's `ctx.signal` aborts when the outer signal
  * aborts (reason: the outer reason) or when the timeout fires (reason: a `ToolTimeoutError`); either
  * way this returns at once instead of waiting for a handler that ignores its signal. The timeout is a
- * `clock.sleep` racing the handler, so a manual clock drives it in tests; it is cancelled when the
- * handler ends first. A synchronous handler that never yields cannot be interrupted.
+ * guard timer of the clock (`startGuardTimer`) racing the handler, so a manual clock drives it in
+ * tests; it is stopped when the handler ends first. A synchronous handler that never yields cannot be interrupted.
  *
  * Rejects with `CancelledError` when the outer signal is or becomes aborted before the handler ends:
  * cancellation is not data, the loop handles it.
@@ -30,7 +30,6 @@ export async function invokeToolHandler(tool: RegisteredTool, args: Record<strin
   const { signal: outer, clock, sessionId, toolCallId } = options;
   if (outer.aborted) throw abortReason(outer);
   const controller = new AbortController();
-  const timerControl = new AbortController();
   let detachOuter = (): void => undefined;
   // Rejects in the same tick the outer signal aborts, so it wins the race against a handler that fails
   // because its own signal was aborted: such a failure is a cancellation, not a tool failure.
@@ -48,17 +47,19 @@ export async function invokeToolHandler(tool: RegisteredTool, args: Record<strin
     (value): HandlerResult => ({ kind: 'returned', value }),
     (error: unknown): HandlerResult => ({ kind: 'threw', error }),
   );
-  const timedOut = clock.sleep(tool.timeoutMs, timerControl.signal).then(
-    (): HandlerResult => ({ kind: 'timed_out', error: new ToolTimeoutError(`tool "${tool.name}" timed out after ${tool.timeoutMs} ms`) }),
-    // Rejected only when we stop the timer after the race is decided: never settle.
-    () => new Promise<never>(() => undefined),
-  );
+  let stopTimer = (): void => undefined;
+  // Stopped once the race is decided; until it fires it never settles.
+  const timedOut = new Promise<HandlerResult>((resolve) => {
+    stopTimer = startGuardTimer(clock, tool.timeoutMs, () =>
+      resolve({ kind: 'timed_out', error: new ToolTimeoutError(`tool "${tool.name}" timed out after ${tool.timeoutMs} ms`) }),
+    );
+  });
   try {
     const result = await Promise.race([handled, timedOut, cancelled]);
     if (result.kind === 'timed_out') controller.abort(result.error);
     return result;
   } finally {
     detachOuter();
-    stopGuardTimer(timerControl);
+    stopTimer();
   }
 }
