@@ -3,12 +3,35 @@ import { InputInvalidError } from '../core/errors/index.js';
 import type { ListInputsOptions } from '../core/ports/session-store.js';
 import { INPUT_STATUSES, type InputRecord, type InputStatus } from '../core/session-types.js';
 import { assertSessionId } from '../core/session-id.js';
-import type { ReadBatcher } from './read-batcher.js';
+import type { ReadBatcher, ReadKind } from './read-batcher.js';
 import { decodeInput } from './rows/input-row.js';
 import { listInputsSql } from './sql/select-inputs.js';
 
 const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 1000;
+
+interface InputPageRead {
+  sessionId: string;
+  afterSeq: number;
+  limit: number;
+}
+
+/** One read kind per status filter: pages of different sessions with the same filter share a statement. */
+const kinds = new Map<string, ReadKind<InputPageRead>>();
+
+function pagesOf(statuses: readonly InputStatus[] | null): ReadKind<InputPageRead> {
+  const key = `inputs:${statuses === null ? '*' : statuses.join(',')}`;
+  let kind = kinds.get(key);
+  if (kind === undefined) {
+    kind = {
+      key,
+      statements: 1,
+      sql: (reads) => listInputsSql(statuses, reads.map((read) => ({ sessionLiteral: pg.escapeLiteral(read.sessionId), afterSeq: read.afterSeq, limit: read.limit }))),
+    };
+    kinds.set(key, kind);
+  }
+  return kind;
+}
 
 /**
  * A page of a session's inputs in seq order, optionally only some statuses, each validated. Read in
@@ -24,8 +47,8 @@ export async function listInputs(reads: ReadBatcher, sessionId: string, options:
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
     throw new InputInvalidError(`limit must be an integer from 1 to ${MAX_LIMIT}`);
   }
-  const [result] = await reads.submit({ sql: listInputsSql(pg.escapeLiteral(id), statuses, afterSeq, limit), results: 1 });
-  return result!.rows.map((row: unknown) => decodeInput(row));
+  const [rows = []] = await reads.submit(pagesOf(statuses), { sessionId: id, afterSeq, limit });
+  return rows.map((row: unknown) => decodeInput(row));
 }
 
 function statusFilter(status: ListInputsOptions['status']): InputStatus[] | null {

@@ -8,20 +8,34 @@ export const SELECT_INPUT_BY_SEQ_SQL = `SELECT ${INPUT_COLUMNS}
 export const SELECT_INPUT_BY_ID_SQL = `SELECT ${INPUT_COLUMNS}
   FROM session_inputs WHERE session_id = $1 AND input_id = $2`;
 
+/** One session's page: its session, as a quoted literal, and where the page starts and how long it is. */
+export interface InputPageKey {
+  /** An id that passed `assertSessionId` (`[A-Za-z0-9_.:-]` only), quoted with `escapeLiteral`. */
+  sessionLiteral: string;
+  /** Validated integers. */
+  afterSeq: number;
+  limit: number;
+}
+
 /**
- * A page of inputs in seq order, as simple-protocol SQL (it is read in a shared round trip, see
- * `../read-batcher.ts`). `sessionLiteral` must be an id that passed `assertSessionId`, quoted with
- * `escapeLiteral`; `statuses` (or null for all) members of `INPUT_STATUSES`; `afterSeq` and `limit`
- * validated integers. Its predicate with a status list is that of `session_inputs_open_idx` when the
- * list is pending/running.
+ * Pages of inputs in seq order for any number of sessions, all with the same status filter, as one
+ * simple-protocol statement (it is read in a shared round trip, see `../read-batcher.ts`): each
+ * session's page is its own index scan (`LATERAL … ORDER BY seq LIMIT`), the predicate with a
+ * pending/running list that of `session_inputs_open_idx`. `statuses` (or null for all) are members
+ * of `INPUT_STATUSES`; every row names its session in `sessionId`.
  */
-export function listInputsSql(sessionLiteral: string, statuses: readonly string[] | null, afterSeq: number, limit: number): string {
+export function listInputsSql(statuses: readonly string[] | null, pages: readonly InputPageKey[]): string {
   const list = statuses?.map((value) => `'${value}'`).join(', ');
-  const status = list === undefined ? '' : list === '' ? '\n   AND false' : `\n   AND status IN (${list})`;
-  return `SELECT ${INPUT_COLUMNS}
-  FROM session_inputs
- WHERE session_id = ${sessionLiteral}${status}
-   AND seq > ${afterSeq}
- ORDER BY seq
- LIMIT ${limit}`;
+  const status = list === undefined ? '' : list === '' ? '\n       AND false' : `\n       AND status IN (${list})`;
+  const values = pages.map((page) => `(${page.sessionLiteral}, ${page.afterSeq}, ${page.limit})`).join(', ');
+  return `SELECT page.*
+  FROM (VALUES ${values}) AS wanted (session_id, after_seq, max_rows)
+ CROSS JOIN LATERAL (
+    SELECT ${INPUT_COLUMNS}
+      FROM session_inputs
+     WHERE session_id = wanted.session_id${status}
+       AND seq > wanted.after_seq
+     ORDER BY seq
+     LIMIT wanted.max_rows) AS page
+ ORDER BY page."sessionId", page.seq`;
 }

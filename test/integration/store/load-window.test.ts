@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadRunStateSql } from '../../../src/store/sql/load-run-state.js';
 import { LOAD_WINDOW_SQL } from '../../../src/store/sql/load-window.js';
 import { openStoreFixture, sessionId, type StoreFixture } from './store-fixture.js';
 
@@ -40,8 +41,8 @@ describe('loadWindow', () => {
     await fx.close();
   });
 
-  async function explain(sql: string, id: string): Promise<PlanNode[]> {
-    const result = await fx.pool.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`, [id]);
+  async function explain(sql: string, id?: string): Promise<PlanNode[]> {
+    const result = await fx.pool.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`, id === undefined ? [] : [id]);
     const root = result.rows[0]?.['QUERY PLAN'][0].Plan;
     if (root === undefined) throw new Error('no plan');
     return flatten(root);
@@ -62,6 +63,21 @@ describe('loadWindow', () => {
       expect(plan.filter((node) => (node['Rows Removed by Filter'] ?? 0) > 0)).toEqual([]);
     }
     expect(blocks(bigPlan)).toBeLessThanOrEqual(blocks(smallPlan) + 3);
+  });
+
+  it('read for several run starts at once (batched), is served by the same index and does not walk the folded rows either', async () => {
+    const windowOf = (ids: string[]) => loadRunStateSql(ids.map((id) => ({ sessionLiteral: `'${id}'`, inputSeq: 1 }))).split(';\n')[0]!;
+    const both = await explain(windowOf([big, small]));
+    const smallOnly = await explain(windowOf([small]));
+    expect(both.some((node) => node['Index Name'] === 'messages_active_idx')).toBe(true);
+    expect(both.filter((node) => (node['Rows Removed by Filter'] ?? 0) > 0)).toEqual([]);
+    // The big session adds its 10 active rows' pages, not its 10,000 folded ones.
+    expect(blocks(both)).toBeLessThanOrEqual(2 * blocks(smallOnly) + 3);
+    const states = await Promise.all([big, small].map((id) => fx.store.loadRunState(id, 1)));
+    expect(states.map((state) => state.window.map((m) => m.seq))).toEqual([
+      Array.from({ length: 10 }, (_, i) => 10_001 + i),
+      Array.from({ length: 10 }, (_, i) => 11 + i),
+    ]);
   });
 
   it('would notice a plan that walks the folded rows (control for the measurement above)', async () => {

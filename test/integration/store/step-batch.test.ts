@@ -357,6 +357,27 @@ describe('loadRunState and listInputs share round trips between sessions', () =>
     }
   });
 
+  it('shares a statement among pages of different sessions with the same filter, each with its own start and length', async () => {
+    const ids = ['page-a', 'page-b', 'page-c'].map((label) => sessionId(label));
+    for (const id of ids) for (let n = 0; n < 5; n += 1) await fx.store.acceptInput({ sessionId: id, kind: 'send', payload: { text: `n${n}` }, maxBytes: 10_000 });
+    let pages: Awaited<ReturnType<typeof fx.store.listInputs>>[] = [];
+    const sent = await statementsSent(async () => {
+      pages = await Promise.all([
+        fx.store.listInputs(ids[0]!, { status: 'pending', afterSeq: 1, limit: 2 }),
+        fx.store.listInputs(ids[1]!, { status: 'pending', afterSeq: 3 }),
+        fx.store.listInputs(ids[2]!, { status: 'pending', limit: 1 }),
+        fx.store.listInputs(ids[2]!, { status: ['done'] }),
+      ]);
+    });
+    expect(sent).toHaveLength(1);
+    expect(pages.map((page) => page.map((input) => `${input.sessionId}#${input.seq}`))).toEqual([
+      [`${ids[0]}#2`, `${ids[0]}#3`],
+      [`${ids[1]}#4`, `${ids[1]}#5`],
+      [`${ids[2]}#1`],
+      [],
+    ]);
+  });
+
   it('lists with no status filter, an empty one, several, and a limit', async () => {
     const id = sessionId('list-filters');
     for (let n = 0; n < 4; n += 1) await fx.store.acceptInput({ sessionId: id, kind: 'send', payload: { text: `n${n}` }, maxBytes: 10_000 });

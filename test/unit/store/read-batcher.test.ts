@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { ConfigInvalidError } from '../../../src/core/errors/index.js';
-import { ReadBatcher, runReads } from '../../../src/store/read-batcher.js';
+import { ReadBatcher, runReads, type ReadKind, type ReadRows } from '../../../src/store/read-batcher.js';
 
 interface Sent {
   text: string;
@@ -25,10 +25,19 @@ function fakePool(): { pool: pg.Pool; sent: Sent[]; released: (Error | undefined
   return { pool: { connect: () => Promise.resolve(client) } as unknown as pg.Pool, sent, released };
 }
 
-/** A result whose one row names the statement it answers. */
-function result(name: string): pg.QueryResult {
-  return { rows: [{ name }], rowCount: 1, command: 'SELECT', oid: 0, fields: [] } as unknown as pg.QueryResult;
+/** A result of rows `[sessionId, name]`. */
+function result(...rows: [string, string][]): pg.QueryResult {
+  return { rows: rows.map(([sessionId, name]) => ({ sessionId, name })), rowCount: rows.length, command: 'SELECT', oid: 0, fields: [] } as unknown as pg.QueryResult;
 }
+
+interface Read {
+  sessionId: string;
+}
+
+const ids = (reads: readonly Read[]) => reads.map((read) => read.sessionId).join(',');
+/** Two statements per round trip, for all its sessions. */
+const pair: ReadKind<Read> = { key: 'pair', statements: 2, sql: (reads) => `A ${ids(reads)}; B ${ids(reads)}` };
+const single: ReadKind<Read> = { key: 'single', statements: 1, sql: (reads) => `C ${ids(reads)}` };
 
 async function until(condition: () => boolean, what: string): Promise<void> {
   for (let turn = 0; turn < 200; turn += 1) {
@@ -38,56 +47,72 @@ async function until(condition: () => boolean, what: string): Promise<void> {
   throw new Error(`never happened: ${what}`);
 }
 
-const names = (results: pg.QueryResult[]) => results.map((entry) => (entry.rows[0] as { name: string }).name);
+/** Each statement's rows of a read, by name. */
+const names = (rows: ReadRows) => rows.map((statement) => statement.map((row) => (row as { name: string }).name));
 
 describe('ReadBatcher', () => {
-  it('sends the reads of one turn as one query and hands each its own results, in order', async () => {
+  it('sends the reads of one turn as one query, each kind once for all its sessions, and hands each read its own rows', async () => {
     const { pool, sent } = fakePool();
     const batcher = new ReadBatcher(pool);
-    const a = batcher.submit({ sql: 'SELECT 1; SELECT 2; SELECT 3', results: 3 });
-    const b = batcher.submit({ sql: 'SELECT 4', results: 1 });
+    const a = batcher.submit(pair, { sessionId: 'a' });
+    const b = batcher.submit(pair, { sessionId: 'b' });
+    const c = batcher.submit(single, { sessionId: 'a' });
     await until(() => sent.length === 1, 'the query is sent');
-    expect(sent[0]!.text).toBe('SELECT 1; SELECT 2; SELECT 3;\nSELECT 4');
-    sent[0]!.answer(['a1', 'a2', 'a3', 'b1'].map(result));
-    expect(names(await a)).toEqual(['a1', 'a2', 'a3']);
-    expect(names(await b)).toEqual(['b1']);
+    expect(sent[0]!.text).toBe('A a,b; B a,b;\nC a');
+    sent[0]!.answer([result(['a', 'a1'], ['b', 'b1'], ['a', 'a2']), result(['b', 'b3']), result(['a', 'c1'])]);
+    expect(names(await a)).toEqual([['a1', 'a2'], []]);
+    expect(names(await b)).toEqual([['b1'], ['b3']]);
+    expect(names(await c)).toEqual([['c1']]);
+  });
+
+  it('takes one read per session and kind into a round trip; a second waits for the next', async () => {
+    const { pool, sent } = fakePool();
+    const batcher = new ReadBatcher(pool);
+    const first = batcher.submit(single, { sessionId: 'a' });
+    const second = batcher.submit(single, { sessionId: 'a' });
+    const other = batcher.submit(single, { sessionId: 'b' });
+    await until(() => sent.length === 2, 'both queries are sent');
+    expect(sent.map((entry) => entry.text)).toEqual(['C a,b', 'C a']);
+    sent[0]!.answer(result(['a', 'first'], ['b', 'other']));
+    sent[1]!.answer(result(['a', 'second']));
+    expect((await Promise.all([first, second, other])).map(names)).toEqual([[['first']], [['second']], [['other']]]);
   });
 
   it('holds reads made while the only slot is busy and sends them together after it', async () => {
     const { pool, sent } = fakePool();
     const batcher = new ReadBatcher(pool, { maxInFlight: 1 });
-    const first = batcher.submit({ sql: 'SELECT 1', results: 1 });
+    const first = batcher.submit(single, { sessionId: 'a' });
     await until(() => sent.length === 1, 'the first query is sent');
-    const second = batcher.submit({ sql: 'SELECT 2', results: 1 });
-    const third = batcher.submit({ sql: 'SELECT 3', results: 1 });
+    const second = batcher.submit(single, { sessionId: 'b' });
+    const third = batcher.submit(single, { sessionId: 'c' });
     for (let turn = 0; turn < 20; turn += 1) await new Promise((resolve) => setImmediate(resolve));
     expect(sent).toHaveLength(1);
     // A single statement's result comes back bare, not in an array.
-    sent[0]!.answer(result('one'));
-    expect(names(await first)).toEqual(['one']);
+    sent[0]!.answer(result(['a', 'one']));
+    expect(names(await first)).toEqual([['one']]);
     await until(() => sent.length === 2, 'the held reads are sent');
-    expect(sent[1]!.text).toBe('SELECT 2;\nSELECT 3');
-    sent[1]!.answer([result('two'), result('three')]);
-    expect(names(await second)).toEqual(['two']);
-    expect(names(await third)).toEqual(['three']);
+    expect(sent[1]!.text).toBe('C b,c');
+    sent[1]!.answer(result(['c', 'three'], ['b', 'two']));
+    expect(names(await second)).toEqual([['two']]);
+    expect(names(await third)).toEqual([['three']]);
   });
 
   it('after a server error, sends each read alone; only the failing one rejects', async () => {
     const { pool, sent, released } = fakePool();
     const batcher = new ReadBatcher(pool);
-    const reads = ['SELECT 1', 'SELECT bad', 'SELECT 3'].map((sql) => batcher.submit({ sql, results: 1 }).catch((error: unknown) => error));
+    const reads = ['a', 'bad', 'c'].map((sessionId) => batcher.submit(single, { sessionId }).catch((error: unknown) => error));
     await until(() => sent.length === 1, 'the batch is sent');
-    const serverError = new pg.DatabaseError('column "bad" does not exist', 0, 'error');
+    const serverError = new pg.DatabaseError('invalid input syntax', 0, 'error');
     sent[0]!.fail(serverError);
     await until(() => sent.length === 4, 'each read is sent alone');
-    expect(sent.slice(1).map((entry) => entry.text)).toEqual(['SELECT 1', 'SELECT bad', 'SELECT 3']);
-    sent[1]!.answer(result('one'));
+    expect(sent.slice(1).map((entry) => entry.text)).toEqual(['C a', 'C bad', 'C c']);
+    sent[1]!.answer(result(['a', 'one']));
     sent[2]!.fail(serverError);
-    sent[3]!.answer(result('three'));
+    sent[3]!.answer(result(['c', 'three']));
     const [one, bad, three] = await Promise.all(reads);
-    expect(names(one as pg.QueryResult[])).toEqual(['one']);
+    expect(names(one as ReadRows)).toEqual([['one']]);
     expect(bad).toBe(serverError);
-    expect(names(three as pg.QueryResult[])).toEqual(['three']);
+    expect(names(three as ReadRows)).toEqual([['three']]);
     // Error responses leave the connection usable: none was discarded.
     expect(released.every((error) => error === undefined)).toBe(true);
   });
@@ -95,7 +120,7 @@ describe('ReadBatcher', () => {
   it('rejects every read of the query on any other failure, sending nothing again', async () => {
     const { pool, sent, released } = fakePool();
     const batcher = new ReadBatcher(pool);
-    const reads = ['SELECT 1', 'SELECT 2'].map((sql) => batcher.submit({ sql, results: 1 }).catch((error: unknown) => error));
+    const reads = ['a', 'b'].map((sessionId) => batcher.submit(single, { sessionId }).catch((error: unknown) => error));
     await until(() => sent.length === 1, 'the batch is sent');
     const lost = new Error('Connection terminated unexpectedly');
     sent[0]!.fail(lost);
@@ -105,12 +130,16 @@ describe('ReadBatcher', () => {
     expect(released).toEqual([lost]);
   });
 
-  it('refuses a result count that does not match the statements sent', async () => {
+  it('refuses, as state.corrupt, a result count that does not match the statements sent, and a row that names no session', async () => {
     const { pool, sent } = fakePool();
-    const reading = runReads(pool, [{ sql: 'SELECT 1; SELECT 2', results: 2 }]).catch((error: unknown) => error);
+    const short = runReads(pool, [{ kind: pair, params: { sessionId: 'a' } }]).catch((error: unknown) => error);
     await until(() => sent.length === 1, 'the query is sent');
-    sent[0]!.answer([result('only one')]);
-    expect(String(await reading)).toContain('expected 2 results, got 1');
+    sent[0]!.answer([result(['a', 'only one'])]);
+    expect(await short).toMatchObject({ code: 'state.corrupt', message: expect.stringContaining('expected 2 results, got 1') });
+    const anonymous = runReads(pool, [{ kind: single, params: { sessionId: 'a' } }]).catch((error: unknown) => error);
+    await until(() => sent.length === 2, 'the second query is sent');
+    sent[1]!.answer({ rows: [{ name: 'whose?' }], rowCount: 1, command: 'SELECT', oid: 0, fields: [] });
+    expect(await anonymous).toMatchObject({ code: 'state.corrupt', message: expect.stringContaining('without its sessionId') });
   });
 
   it.each([{ maxSize: 0 }, { maxInFlight: -1 }, { maxSize: 2.5 }])('refuses options %o with config.invalid', (options) => {
@@ -123,10 +152,10 @@ describe('batching turned off (maxSize 1)', () => {
   it('sends each read at once, all of them side by side, whatever maxInFlight says', async () => {
     const { pool, sent } = fakePool();
     const batcher = new ReadBatcher(pool, { maxSize: 1, maxInFlight: 1 });
-    const reads = ['SELECT 1', 'SELECT 2', 'SELECT 3'].map((sql) => batcher.submit({ sql, results: 1 }));
+    const reads = ['a', 'b', 'c'].map((sessionId) => batcher.submit(single, { sessionId }));
     await until(() => sent.length === 3, 'every read is sent without waiting for another');
-    expect(sent.map((entry) => entry.text)).toEqual(['SELECT 1', 'SELECT 2', 'SELECT 3']);
-    sent.forEach((entry, index) => entry.answer(result(`r${index}`)));
-    expect((await Promise.all(reads)).map(names)).toEqual([['r0'], ['r1'], ['r2']]);
+    expect(sent.map((entry) => entry.text)).toEqual(['C a', 'C b', 'C c']);
+    sent.forEach((entry, index) => entry.answer(result([['a', 'b', 'c'][index]!, `r${index}`])));
+    expect((await Promise.all(reads)).map(names)).toEqual([[['r0']], [['r1']], [['r2']]]);
   });
 });
