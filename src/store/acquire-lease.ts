@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { z } from 'zod';
-import { SessionNotFoundError } from '../core/errors/index.js';
+import { SessionNotFoundError, StateCorruptError } from '../core/errors/index.js';
 import type { AcquireLeaseParams, LeaseAcquisition, LeaseAndClaim } from '../core/ports/session-store.js';
 import { assertSessionId } from '../core/session-id.js';
 import { assertText, assertTtlMs } from './arguments.js';
@@ -39,7 +39,7 @@ export async function acquireLeaseAndClaim(pool: pg.Pool, batcher: RowBatcher, p
   const { sessionId, owner, ttlMs } = leaseRequest(params);
   const record = `{"session_id":${JSON.stringify(sessionId)},"owner":${JSON.stringify(owner)},"ttl_ms":${ttlMs}}`;
   const row = (await batcher.submit({ statement: ACQUIRE_LEASES_AND_CLAIM, sessionId, record })) as
-    | (Record<string, unknown> & { seq: unknown; resumed: unknown; pendingInputs: unknown; pendingSteers: unknown })
+    | (Record<string, unknown> & { seq: unknown; resumed: unknown; pendingInputs: unknown; pendingSteers: unknown; finishesOwed: unknown })
     | undefined;
   if (row === undefined) return leaseHeld(pool, sessionId);
   const lease = parseRow(
@@ -47,7 +47,9 @@ export async function acquireLeaseAndClaim(pool: pg.Pool, batcher: RowBatcher, p
     { token: row[`${SESSION_PREFIX}leaseToken`], expiresAt: row[`${SESSION_PREFIX}leaseExpiresAt`] },
     `lease of session ${sessionId}`,
   );
-  return { acquired: true, token: lease.token, expiresAt: lease.expiresAt, claimed: row.seq === null ? null : decodeClaim(row) };
+  const { finishesOwed, ...claim } = row;
+  if (typeof finishesOwed !== 'boolean') throw new StateCorruptError(`lease of session ${sessionId}: finishesOwed is not a boolean`, { details: { sessionId } });
+  return { acquired: true, token: lease.token, expiresAt: lease.expiresAt, finishesOwed, claimed: claim.seq === null ? null : decodeClaim(claim as typeof row) };
 }
 
 function leaseRequest(params: AcquireLeaseParams): AcquireLeaseParams {

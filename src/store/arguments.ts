@@ -27,6 +27,13 @@ export function assertTtlMs(value: unknown): number {
   });
 }
 
+/** An optional flag: a boolean, or undefined for false. */
+export function assertFlag(value: unknown, what: string): boolean {
+  if (value === undefined) return false;
+  if (typeof value === 'boolean') return value;
+  throw new InputInvalidError(`${what} must be a boolean`, { details: { received: String(value) } });
+}
+
 /** A non-empty string of at most `max` characters. */
 export function assertText(value: unknown, what: string, max: number): string {
   if (typeof value === 'string' && value.length > 0 && value.length <= max) return value;

@@ -43,22 +43,39 @@ export async function drainSession(ctx: WorkerContext, sessionId: string, jobSig
   const log = ctx.logger.child({ sessionId, leaseToken: lease.token });
   const keeper = keepLease(store, sessionId, lease.token, settings.leaseTtlMs, (error) => log.warn({ err: error }, 'lease renewal failed'));
   const stop = AbortSignal.any([keeper.signal, ctx.shutdown, ...(jobSignal === undefined ? [] : [jobSignal])]);
+  const finishes: Finishes = { owed: lease.finishesOwed };
   try {
-    const outcome = await drainWithLease(ctx, sessionId, lease.token, lease.claimed, stop);
+    const outcome = await drainWithLease(ctx, sessionId, lease.token, lease.claimed, stop, finishes);
     if (outcome.kind === 'lease_lost') log.warn({ processed: outcome.processed }, 'lease lost: another worker took the session over; stopped without writing');
     if (outcome.kind === 'handed_back') log.info({ processed: outcome.processed }, 'drain stopped early; session handed back to the fleet');
     return outcome;
   } finally {
     keeper.stop();
-    await store.releaseLease({ sessionId, token: lease.token }).catch((error: unknown) => log.warn({ err: error }, 'lease release failed'));
+    // Only a drain that published every finish it owed lets the next one skip the check.
+    await store.releaseLease({ sessionId, token: lease.token, finishesPublished: !finishes.owed }).catch((error: unknown) => log.warn({ err: error }, 'lease release failed'));
   }
+}
+
+/**
+ * Whether an `input_finished` of the session may be unpublished (I6): as the lease said at the start
+ * (`finishes_owed`), cleared by a completed check, set while an input runs until its event is out.
+ */
+interface Finishes {
+  owed: boolean;
 }
 
 /**
  * `firstClaim` is the input claimed with the lease. After each input, `next` is what the drain knows
  * of the following one: `undefined` claim it, `null` none was pending at the terminal commit.
  */
-async function drainWithLease(ctx: WorkerContext, sessionId: string, token: number, firstClaim: ClaimedInput | null, stop: AbortSignal): Promise<DrainOutcome> {
+async function drainWithLease(
+  ctx: WorkerContext,
+  sessionId: string,
+  token: number,
+  firstClaim: ClaimedInput | null,
+  stop: AbortSignal,
+  finishes: Finishes,
+): Promise<DrainOutcome> {
   const started = ctx.clock.now();
   let processed = 0;
   let first = true;
@@ -70,12 +87,19 @@ async function drainWithLease(ctx: WorkerContext, sessionId: string, token: numb
     try {
       const claimed = next !== undefined ? next : await ctx.store.claimNextInput({ sessionId, leaseToken: token });
       next = undefined;
-      // A resumed input's dead holder had published the end of the input before it; otherwise check.
-      if (first && claimed?.resumed !== true) await repairFinishEvents(ctx, sessionId, claimed?.input.seq ?? null);
+      // A resumed input's dead holder had published the end of the input before it; otherwise check,
+      // when the lease says a finish may be owed (a holder died or failed to publish since the last
+      // release that said all were out).
+      if (first && claimed?.resumed === true) finishes.owed = false;
+      else if (first && finishes.owed) finishes.owed = !(await repairFinishEvents(ctx, sessionId, claimed?.input.seq ?? null));
       first = false;
       if (claimed === null) return { kind: 'drained', processed };
+      // Owed from the input's terminal commit until its input_finished is out: a throw leaves it owed.
+      const owedBefore = finishes.owed;
+      finishes.owed = true;
       if (claimed.input.attempts > ctx.settings.maxInputAttempts) await giveUpInput(ctx, sessionId, token, claimed.input);
       else if (!(await runClaimedInput(ctx, sessionId, token, claimed, stop)).pendingInputs) next = null;
+      finishes.owed = owedBefore;
     } catch (error) {
       // A fenced write refused (the heartbeat may not have noticed yet): the new holder drains, and a
       // kick from here would only wake a drain that finds the lease taken.
@@ -99,9 +123,18 @@ async function stopped(ctx: WorkerContext, sessionId: string, stop: AbortSignal,
   return { kind: 'handed_back', processed };
 }
 
-/** A dead previous holder may have committed its last input's end without publishing it (I6). */
-async function repairFinishEvents(ctx: WorkerContext, sessionId: string, nextSeq: number | null): Promise<void> {
-  await republishLostFinishes(ctx, sessionId, nextSeq).catch((error: unknown) => ctx.logger.warn({ err: error, sessionId }, 'checking for lost input_finished events failed'));
+/**
+ * A dead previous holder may have committed its last input's end without publishing it (I6). True
+ * when the check completed (whatever it found); false when it failed, so the finish stays owed.
+ */
+async function repairFinishEvents(ctx: WorkerContext, sessionId: string, nextSeq: number | null): Promise<boolean> {
+  try {
+    await republishLostFinishes(ctx, sessionId, nextSeq);
+    return true;
+  } catch (error) {
+    ctx.logger.warn({ err: error, sessionId }, 'checking for lost input_finished events failed');
+    return false;
+  }
 }
 
 async function hasOpenInputs(ctx: WorkerContext, sessionId: string): Promise<boolean> {

@@ -95,6 +95,12 @@ export interface RenewLeaseParams {
 export interface ReleaseLeaseParams {
   sessionId: string;
   token: number;
+  /**
+   * The holder published the `input_finished` event of every input it ended (and of any it found
+   * owed): the session owes none, and the next drain need not check (see
+   * {@link LeaseAndClaim}). Default false: what is owed stays owed.
+   */
+  finishesPublished?: boolean;
 }
 
 /** The session and the lease token a fenced write is made under. */
@@ -122,7 +128,18 @@ export interface ClaimedInput {
  * write, or who holds the lease and when to try again.
  */
 export type LeaseAndClaim =
-  | { acquired: true; token: number; expiresAt: Date; claimed: ClaimedInput | null }
+  | {
+      acquired: true;
+      token: number;
+      expiresAt: Date;
+      claimed: ClaimedInput | null;
+      /**
+       * An input may have ended without its `input_finished` event (I6): an input ended since the
+       * last release that said every finish was published (or the session predates the flag). The
+       * drain then checks the stream before running anything; otherwise it need not.
+       */
+      finishesOwed: boolean;
+    }
   | Extract<LeaseAcquisition, { acquired: false }>;
 
 /** What a run is rebuilt from besides the session and the input: {@link SessionStore.loadRunState}. */

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, check, index, jsonb, pgSequence, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, boolean, check, index, jsonb, pgSequence, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 
 /**
  * The source of every fencing token (DESIGN.md I3): each lease acquisition takes `nextval` of this one
@@ -39,6 +39,13 @@ export const sessions = pgTable(
     pending: jsonb('pending').$type<Record<string, unknown>>(),
     /** Durable copy of a cancel request; the drain checks it (DESIGN.md §4.4). */
     cancelRequestedAt: timestamp('cancel_requested_at', { withTimezone: true }),
+    /**
+     * An input of the session may have ended without its `input_finished` event (I6): set by every
+     * commit that ends an input, cleared only by a release whose holder published the event of every
+     * input it ended. The next drain checks the stream (and republishes) only while it is set, so a
+     * cleanly handed-over session costs no check. True for rows that predate it.
+     */
+    finishesOwed: boolean('finishes_owed').notNull().default(true),
     statInputs: bigint('stat_inputs', { mode: 'number' }).notNull().default(0),
     statRounds: bigint('stat_rounds', { mode: 'number' }).notNull().default(0),
     statLlmCalls: bigint('stat_llm_calls', { mode: 'number' }).notNull().default(0),

@@ -111,7 +111,7 @@ SELECT req.session_id AS "${CLAIM_FOR}",
  * `nextval` evaluated once that row is locked, so tokens still grow per session), and each claim
  * joins its own lease. A session whose lease is held returns no row (the caller then reads who holds
  * it, and for how long). Each row is the claim's columns as {@link CLAIM_NEXT_INPUTS} returns them,
- * the input's null when the inbox is empty.
+ * the input's null when the inbox is empty, and `finishesOwed` (the session's `finishes_owed`).
  * Params: $1 a JSON array of `{ "session_id", "owner", "ttl_ms" }`.
  */
 export const ACQUIRE_LEASES_AND_CLAIM: BatchStatement = {
@@ -135,7 +135,8 @@ leased AS (
   RETURNING s.*
 ),
 ${claimedCte('leased')}
-SELECT ${claimedColumns('l', 'l.id')}
+SELECT ${claimedColumns('l', 'l.id')},
+       l.finishes_owed AS "finishesOwed"
   FROM leased AS l
   LEFT JOIN claimed AS c ON c.session_id = l.id`,
 };

@@ -47,6 +47,8 @@ export function fenceCte(parts: StepParts): string {
           ...FINISH_STATS.map(([column]) => `stat_${column} = s.stat_${column} + step.stat_${column}`),
           'first_input_at = coalesce(s.first_input_at, step.at)',
           'last_input_at = step.at',
+          // Its input_finished is owed until a release says it was published.
+          'finishes_owed = true',
         ]
       : []),
     'updated_at = now()',

@@ -2,17 +2,20 @@ import type { BatchStatement } from '../row-batcher.js';
 
 /**
  * Frees the lease of each session whose token still holds it. The token stays on the row (a stale
- * holder still fails the fence), and the next acquisition draws a higher one. Takes its releases as
- * rows, so releases of different sessions share a statement (`../row-batcher.ts`); each row is
- * matched on its own, and a stale or already released one matches nothing.
- * Params: $1 a JSON array of `{ "session_id", "lease_token" }`. Returns `sessionId` per freed lease.
+ * holder still fails the fence), and the next acquisition draws a higher one. A holder that published
+ * the `input_finished` of every input it ended clears `finishes_owed` in the same write. Takes its
+ * releases as rows, so releases of different sessions share a statement (`../row-batcher.ts`); each
+ * row is matched on its own, and a stale or already released one matches nothing.
+ * Params: $1 a JSON array of `{ "session_id", "lease_token", "finishes_published" }`. Returns
+ * `sessionId` per freed lease.
  */
 export const RELEASE_LEASES: BatchStatement = {
   name: 'loopfleet_release_leases',
   text: `
 UPDATE sessions AS s
-   SET lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
-  FROM jsonb_to_recordset($1::jsonb) AS r(session_id text, lease_token bigint)
+   SET lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
+       finishes_owed = s.finishes_owed AND NOT coalesce(r.finishes_published, false)
+  FROM jsonb_to_recordset($1::jsonb) AS r(session_id text, lease_token bigint, finishes_published boolean)
  WHERE s.id = r.session_id AND s.lease_token = r.lease_token AND s.lease_expires_at IS NOT NULL
 RETURNING s.id AS "sessionId"`,
 };

@@ -52,6 +52,36 @@ export function drainStartScenarios(ctx: ContractContext): void {
       expect(start).toMatchObject({ acquired: true, claimed: { resumed: true, pendingInputs: false, input: { seq: 1, attempts: 2 } } });
     });
 
+    it('says whether a finish may be unpublished: set by each ending commit, cleared only by a release that says all were published', async () => {
+      const id = ctx.id('owed');
+      await accept(ctx.store, id);
+      await accept(ctx.store, id);
+      await accept(ctx.store, id);
+      const start = async (owner: string) => {
+        const lease = await ctx.store.acquireLeaseAndClaim({ sessionId: id, owner, ttlMs: 60_000 });
+        if (!lease.acquired) throw new Error('expected the lease');
+        return lease;
+      };
+      // A new session has ended nothing, but the flag starts set (it errs towards checking).
+      const first = await start('worker-a');
+      expect(first.finishesOwed).toBe(true);
+      await ctx.store.commitStep({ sessionId: id, leaseToken: first.token, input: { seq: 1, status: 'done' } });
+      expect(await ctx.store.releaseLease({ sessionId: id, token: first.token, finishesPublished: true })).toBe(true);
+      const second = await start('worker-b');
+      expect(second.finishesOwed).toBe(false);
+      // An ending commit sets it; a release without the promise leaves it set.
+      await ctx.store.commitStep({ sessionId: id, leaseToken: second.token, input: { seq: 2, status: 'done' } });
+      await ctx.store.releaseLease({ sessionId: id, token: second.token });
+      const third = await start('worker-c');
+      expect(third.finishesOwed).toBe(true);
+      // A stale holder's release clears nothing, promise or not.
+      expect(await ctx.store.releaseLease({ sessionId: id, token: second.token, finishesPublished: true })).toBe(false);
+      await ctx.store.releaseLease({ sessionId: id, token: third.token, finishesPublished: true });
+      const fourth = await start('worker-d');
+      expect(fourth.finishesOwed).toBe(false);
+      await expectCode(ctx.store.releaseLease({ sessionId: id, token: fourth.token, finishesPublished: 'yes' as unknown as boolean }), 'input.invalid');
+    });
+
     it('throws session.not_found for a missing session and validates its arguments', async () => {
       await expectCode(ctx.store.acquireLeaseAndClaim({ sessionId: ctx.id('missing'), owner: 'w', ttlMs: 1000 }), 'session.not_found');
       await expectCode(ctx.store.acquireLeaseAndClaim({ sessionId: 'bad id!', owner: 'w', ttlMs: 1000 }), 'session.invalid_id');

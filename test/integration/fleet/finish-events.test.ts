@@ -78,10 +78,12 @@ describe('exactly one input_finished per input, across a crash', () => {
       await worker.close();
     }
     // The state a kill -9 between the terminal commit and the XADD leaves: the input is done in
-    // Postgres, its event is not on the stream, and the dead holder's lease lapsed without a release.
+    // Postgres, its event is not on the stream, the dead holder's lease lapsed without a release, and
+    // the session still owes the finish (the terminal commit set the flag; no release cleared it).
     const finished = (await sessionEvents(fleet.redis, fleet.config.queueName, sessionId)).filter((event) => event.type === 'input_finished');
     await fleet.redis.xdel(eventStreamKey(fleet.config.queueName, sessionId), ...finished.map((event) => event.id));
-    await fleet.pool.query(`UPDATE sessions SET lease_owner = 'dead-worker', lease_expires_at = now() - interval '1 second' WHERE id = $1`, [sessionId]);
+    expect((await fleet.pool.query(`SELECT finishes_owed FROM sessions WHERE id = $1`, [sessionId])).rows[0]).toEqual({ finishes_owed: false });
+    await fleet.pool.query(`UPDATE sessions SET lease_owner = 'dead-worker', lease_expires_at = now() - interval '1 second', finishes_owed = true WHERE id = $1`, [sessionId]);
     expect(await finishedSeqs(sessionId)).toEqual([]);
 
     const sweeping = await fleet.startWorker({ settings: { sweepEveryMs: 300, sweepGraceMs: 200 } });
@@ -97,6 +99,45 @@ describe('exactly one input_finished per input, across a crash', () => {
       [1, 'completed', 'Echo: the only one'],
     ]);
     expect((await fleet.store.getInput(sessionId, 1))?.attempts).toBe(1);
+  });
+
+  it('a drain that published every finish says so on release, and the next drain of the session skips the check', async () => {
+    const sessionId = 'nothing-owed';
+    const store = new InstrumentedStore();
+    const worker = await fleet.startWorker({ wrapStore: store.wrap, settings: { sweepEveryMs: 3_600_000 } });
+    try {
+      for (const [n, text] of ['one', 'two'].entries()) {
+        await acceptAndKick(fleet.acceptDeps, { sessionId, kind: 'send', payload: { input: text } });
+        await fleet.waitForSessionFinished(sessionId, n + 1);
+        await fleet.waitFor('the lease released', async () => ((await fleet.store.getSession(sessionId))?.lease.expiresAt === null ? true : undefined));
+      }
+    } finally {
+      await worker.close();
+    }
+    const releases = (store.calls.get('releaseLease') ?? []).map(([params]) => params as { sessionId: string; finishesPublished?: boolean });
+    expect(releases.filter((params) => params.sessionId === sessionId).map((params) => params.finishesPublished)).toEqual([true, true]);
+    // The check reads the last finished input (getInput) and the stream; the second drain did neither.
+    expect((store.calls.get('getInput') ?? []).filter(([id]) => id === sessionId)).toEqual([]);
+    expect(await finishedSeqs(sessionId)).toEqual([1, 2]);
+  });
+
+  it('a drain whose input_finished Redis refused releases the lease with the finish still owed', async () => {
+    const sessionId = 'finish-refused';
+    // A stream key holding a string: every event write of this session fails inside the script.
+    await fleet.redis.set(eventStreamKey(fleet.config.queueName, sessionId), 'not a stream');
+    const store = new InstrumentedStore();
+    const worker = await fleet.startWorker({ wrapStore: store.wrap, settings: { sweepEveryMs: 3_600_000 } });
+    try {
+      await acceptAndKick(fleet.acceptDeps, { sessionId, kind: 'send', payload: { input: 'unheard' } });
+      await fleet.waitForSessionIdle(sessionId, 1);
+      await fleet.waitFor('a release', async () => ((store.calls.get('releaseLease') ?? []).some(([params]) => (params as { sessionId: string }).sessionId === sessionId) ? true : undefined));
+    } finally {
+      await worker.close();
+      await fleet.redis.del(eventStreamKey(fleet.config.queueName, sessionId));
+    }
+    const releases = (store.calls.get('releaseLease') ?? []).map(([params]) => params as { sessionId: string; finishesPublished?: boolean });
+    expect(releases.filter((params) => params.sessionId === sessionId).every((params) => params.finishesPublished === false)).toBe(true);
+    expect((await fleet.pool.query(`SELECT finishes_owed FROM sessions WHERE id = $1`, [sessionId])).rows[0]).toEqual({ finishes_owed: true });
   });
 
   it('steering applied by a holder that stopped mid-run: the holder that resumes the input publishes the steered input\'s input_finished too', async () => {

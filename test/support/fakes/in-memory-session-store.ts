@@ -4,7 +4,7 @@ import type * as Port from '../../../src/core/ports/session-store.js';
 import { assertSessionId } from '../../../src/core/session-id.js';
 import type { InputRecord, SessionRecord, ToolCallRecord, UsageRoundRecord } from '../../../src/core/session-types.js';
 import { validateAcceptInput } from '../../../src/store/accept-input-validation.js';
-import { assertLeaseToken, assertSeq, assertText, assertTtlMs } from '../../../src/store/arguments.js';
+import { assertFlag, assertLeaseToken, assertSeq, assertText, assertTtlMs } from '../../../src/store/arguments.js';
 import { validateStep } from '../../../src/store/commit-step-validation.js';
 import {
   assertInputId,
@@ -31,6 +31,8 @@ interface SessionData {
   messages: StoredMessage[];
   toolCalls: Map<string, LedgerEntry>;
   usage: Map<string, UsageRoundRecord>;
+  /** `sessions.finishes_owed`: set by every commit that ends an input, cleared by a release that says all were published. */
+  finishesOwed: boolean;
 }
 
 const clone = <T>(value: T): T => structuredClone(value);
@@ -138,8 +140,11 @@ export class InMemorySessionStore implements Port.SessionStore {
   async releaseLease(params: Port.ReleaseLeaseParams): Promise<boolean> {
     const sessionId = assertSessionId(params.sessionId);
     const token = assertLeaseToken(params.token);
-    const record = this.#sessions.get(sessionId)?.record;
-    if (record === undefined || record.lease.token !== token || record.lease.expiresAt === null) return false;
+    const published = assertFlag(params.finishesPublished, 'finishesPublished');
+    const data = this.#sessions.get(sessionId);
+    const record = data?.record;
+    if (data === undefined || record === undefined || record.lease.token !== token || record.lease.expiresAt === null) return false;
+    if (published) data.finishesOwed = false;
     record.lease.owner = null;
     record.lease.expiresAt = null;
     record.updatedAt = this.#at();
@@ -163,7 +168,8 @@ export class InMemorySessionStore implements Port.SessionStore {
   async acquireLeaseAndClaim(params: Port.AcquireLeaseParams): Promise<Port.LeaseAndClaim> {
     const lease = await this.acquireLease(params);
     if (!lease.acquired) return lease;
-    return { ...lease, claimed: await this.claimNextInput({ sessionId: params.sessionId, leaseToken: lease.token }) };
+    const claimed = await this.claimNextInput({ sessionId: params.sessionId, leaseToken: lease.token });
+    return { ...lease, claimed, finishesOwed: this.#sessions.get(assertSessionId(params.sessionId))!.finishesOwed };
   }
 
   async commitStep(step: Port.StepCommit): Promise<Port.StepCommitResult> {
@@ -189,7 +195,10 @@ export class InMemorySessionStore implements Port.SessionStore {
     }
     for (const row of json.usageRounds) data.usage.set(`${row.inputSeq}:${row.round}`, { ...row, sessionId: fence.sessionId, createdAt: at });
     if (valid.steer !== undefined) for (const seq of valid.steer.seqs) deliverSteered(data.inputs[seq - 1]!, valid.steer.intoInputSeq, at);
-    if (valid.input !== undefined) finishInput(data.record, data.inputs, valid.input, json.result, at);
+    if (valid.input !== undefined) {
+      finishInput(data.record, data.inputs, valid.input, json.result, at);
+      data.finishesOwed = true;
+    }
     return { messageSeqs: seqs, ...pendingFlags(data.inputs) };
   }
 
@@ -266,7 +275,7 @@ export class InMemorySessionStore implements Port.SessionStore {
   }
 
   #newSession(id: string): SessionData {
-    const data: SessionData = { record: emptySessionRecord(id, this.#at()), inputs: [], messages: [], toolCalls: new Map(), usage: new Map() };
+    const data: SessionData = { record: emptySessionRecord(id, this.#at()), inputs: [], messages: [], toolCalls: new Map(), usage: new Map(), finishesOwed: true };
     this.#sessions.set(id, data);
     return data;
   }

@@ -1,0 +1,1 @@
+ALTER TABLE "sessions" ADD COLUMN "finishes_owed" boolean DEFAULT true NOT NULL;
