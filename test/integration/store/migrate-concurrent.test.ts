@@ -18,14 +18,15 @@ describe('loopfleet migrate (processes)', () => {
     const runs = await Promise.all([1, 2, 3].map(() => runCliProcess(['migrate'], { DATABASE_URL: db.url })));
     for (const run of runs) expect(run.stderr).toBe('');
     expect(runs.map((run) => run.code)).toEqual([0, 0, 0]);
-    // Exactly one of them applied the migration; the others found the database up to date.
+    // Exactly one of them applied the migrations; the others found the database up to date.
     expect(runs.filter((run) => run.stdout.includes('applied 0000_init'))).toHaveLength(1);
+    expect(runs.filter((run) => run.stdout.includes('0001_finishes_owed'))).toHaveLength(1);
     expect(runs.filter((run) => run.stdout.includes('up to date'))).toHaveLength(2);
     const client = new pg.Client({ connectionString: db.url });
     await client.connect();
     try {
       const applied = await client.query('SELECT hash FROM drizzle.__drizzle_migrations');
-      expect(applied.rowCount).toBe(1);
+      expect(applied.rowCount).toBe(2);
       const tables = await client.query("SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'");
       expect(tables.rows[0].n).toBe(7);
     } finally {
