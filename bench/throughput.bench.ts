@@ -10,7 +10,7 @@
  * Also counts, per input, Postgres commits (`pg_stat_database.xact_commit` of the private database),
  * statements, and Redis commands sent (client side) — the inputs of the capacity model.
  *
- * Run alone: `npx tsx bench/throughput.bench.ts` (sizes: BENCH_INPUTS per run, default 400; BENCH_RUNS, default 3).
+ * Run alone: `npx tsx bench/throughput.bench.ts` (sizes: BENCH_INPUTS per run, default 1000; BENCH_RUNS, default 3).
  */
 import { Redis } from 'ioredis';
 import { SessionQueue } from '../src/producer/session-queue.js';
@@ -33,7 +33,7 @@ import { cpuPerItem, cpuSnapshot } from './lib/process-cpu.js';
 import { standardRun } from './lib/standard-run.js';
 import { deadline, median, report, round } from './lib/stats.js';
 
-const N = Number(process.env.BENCH_INPUTS ?? 400);
+const N = Number(process.env.BENCH_INPUTS ?? 1000);
 const WARMUP = Math.max(50, Math.round(N / 4));
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const SESSIONS = 200;

@@ -16,6 +16,7 @@ import { currentTimeTool, ToolRegistry, type AnyToolDefinition } from '../../src
 import { systemClock } from '../../src/core/ports/clock.js';
 import { ScriptedLlm, type ScriptedReply } from '../../src/llm/scripted-llm.js';
 import { createLogger } from '../../src/observability/logger.js';
+import { BatchQueue } from '../../src/store/batch-queue.js';
 import { quoteIdent, runMigrations } from '../../src/store/migrate.js';
 import { startWorker, type RunningWorker, type StartWorkerOptions } from '../../src/worker/start-worker.js';
 import { textEvents, toolCallEvents } from '../../test/support/fake-openai/script.js';
@@ -235,36 +236,62 @@ const WRITE = /\b(insert|update|delete|nextval)\b/i;
 
 /**
  * Counts statements sent by every pg client of this process (BEGIN and COMMIT included), and
- * classifies transactions as writing (a durable commit) or read-only, by the statements' text.
+ * classifies transactions as writing (a durable commit) or read-only, by the statements' text. Cheap
+ * enough to leave on in timed runs: a named (prepared) statement is classified once, and group-commit
+ * batches are counted where they are formed (`BatchQueue`), not by parsing their rows again.
  */
 export function countPgStatements(): { read: () => PgCounts; restore: () => void } {
   const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
   const original = proto.query;
   const open = new WeakMap<object, { write: boolean }>();
+  const writesByName = new Map<string, boolean>();
   const counts: PgCounts = { statements: 0, writeCommits: 0, readOnly: 0, batchedStatements: 0, batchedRows: 0 };
   proto.query = function (this: object, ...args: unknown[]) {
     counts.statements += 1;
-    const first = args[0] as string | { text?: string; values?: unknown[] } | undefined;
-    const config = typeof first === 'object' ? first : undefined;
-    const records = config?.values?.[0];
-    if (typeof records === 'string' && records.startsWith('[{') && /jsonb_to_recordset\(\$1/.test(config?.text ?? '')) {
-      counts.batchedStatements += 1;
-      counts.batchedRows += (JSON.parse(records) as unknown[]).length;
+    const first = args[0] as string | { text?: string; name?: string } | undefined;
+    const name = typeof first === 'object' ? first.name : undefined;
+    const text = typeof first === 'string' ? first : (first?.text ?? '');
+    const head = text.trimStart().slice(0, 8).toUpperCase();
+    let writes = name === undefined ? undefined : writesByName.get(name);
+    if (writes === undefined) {
+      writes = WRITE.test(text);
+      if (name !== undefined) writesByName.set(name, writes);
     }
-    const text = (typeof first === 'string' ? first : first?.text ?? '').trim();
-    const head = text.slice(0, 8).toUpperCase();
     const tx = open.get(this);
     if (head.startsWith('BEGIN')) open.set(this, { write: false });
     else if (head.startsWith('COMMIT') || head.startsWith('ROLLBACK')) {
       if (tx?.write === true && head.startsWith('COMMIT')) counts.writeCommits += 1;
       else counts.readOnly += 1;
       open.delete(this);
-    } else if (tx !== undefined) tx.write ||= WRITE.test(text);
-    else if (WRITE.test(text)) counts.writeCommits += 1;
+    } else if (tx !== undefined) tx.write ||= writes;
+    else if (writes) counts.writeCommits += 1;
     else counts.readOnly += 1;
     return original.apply(this, args);
   };
-  return { read: () => ({ ...counts }), restore: () => void (proto.query = original) };
+  // Group commit: each round trip of the row batcher ("write" queue) and how many sessions' rows it carried.
+  const queue = BatchQueue.prototype as unknown as { dispatch: (this: unknown, batch: unknown[]) => Promise<void> };
+  const dispatch = queue.dispatch;
+  if (typeof dispatch !== 'function') throw new Error('bench: BatchQueue.dispatch not found; update countPgStatements');
+  queue.dispatch = function (this: unknown, batch: unknown[]) {
+    if (isRowBatch(batch)) {
+      counts.batchedStatements += 1;
+      counts.batchedRows += batch.length;
+    }
+    return dispatch.call(this, batch);
+  };
+  return {
+    read: () => ({ ...counts }),
+    restore: () => {
+      proto.query = original;
+      queue.dispatch = dispatch;
+    },
+  };
+}
+
+/** A batch of the row batcher: its items are rows with a statement (reads carry a kind instead). */
+function isRowBatch(batch: unknown[]): boolean {
+  const item = (batch[0] as { item?: { statement?: unknown } } | undefined)?.item;
+  return typeof item === 'object' && item !== null && 'statement' in item;
 }
 
 /** Counts commands sent by every ioredis client of this process, by command name (pipelined ones included). */
