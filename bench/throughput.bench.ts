@@ -10,7 +10,8 @@
  * Also counts, per input, Postgres commits (`pg_stat_database.xact_commit` of the private database),
  * statements, and Redis commands sent (client side) — the inputs of the capacity model.
  *
- * Run alone: `npx tsx bench/throughput.bench.ts` (sizes: BENCH_INPUTS per run, default 1000; BENCH_RUNS, default 3).
+ * Run alone: `npx tsx bench/throughput.bench.ts` (sizes: BENCH_INPUTS per run, default 1000; BENCH_RUNS, default 3;
+ * BENCH_FLOOR_INPUTS per floor run, default 5 × BENCH_INPUTS).
  */
 import { Redis } from 'ioredis';
 import { SessionQueue } from '../src/producer/session-queue.js';
@@ -36,6 +37,8 @@ import { deadline, median, report, round } from './lib/stats.js';
 const N = Number(process.env.BENCH_INPUTS ?? 1000);
 const WARMUP = Math.max(50, Math.round(N / 4));
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+/** Floors are several times faster than the fleet: more items per floor run keep their runs long enough to time. */
+const FLOOR_N = Number(process.env.BENCH_FLOOR_INPUTS ?? N * 5);
 const SESSIONS = 200;
 const CONCURRENCY = 128;
 const PRODUCER_CONCURRENCY = 64;
@@ -103,30 +106,30 @@ async function main(): Promise<void> {
       const rotated = [...order.slice(run % order.length), ...order.slice(0, run % order.length)];
       for (const what of rotated) {
         if (what === 'scripted' || what === 'openai') await fleetRun(what, run, true);
-        else if (what === 'bullmq') times.bullmq.push(await bullmqFloor(REDIS_URL, N, CONCURRENCY, PRODUCER_CONCURRENCY));
+        else if (what === 'bullmq') times.bullmq.push(await bullmqFloor(REDIS_URL, FLOOR_N, CONCURRENCY, PRODUCER_CONCURRENCY));
         else if (what === 'postgres') {
           const counts = perInput['scripted'] ?? { pgCommits: 5, pgStatements: 25 };
           // The floor does the fleet's durable (writing) commits, with all its statements spread over them.
           const tx = counts['pgWriteCommits'] ?? counts['pgCommits']!;
-          times.postgres.push(await postgresFloor(db.url, N, tx, counts['pgStatements']! / tx, 50, CONCURRENCY));
+          times.postgres.push(await postgresFloor(db.url, FLOOR_N, tx, counts['pgStatements']! / tx, 50, CONCURRENCY));
         } else {
           const entries = perInput['scripted']?.['streamEntries'] ?? 10;
-          times.xadd.push(await xaddFloor(redis, N, entries, SESSIONS, CONCURRENCY));
+          times.xadd.push(await xaddFloor(redis, FLOOR_N, entries, SESSIONS, CONCURRENCY));
         }
       }
     }
-    const rate = (ms: number[]) => round(N / (median(ms) / 1000), 0);
+    const rate = (ms: number[], items = N) => round(items / (median(ms) / 1000), 0);
     const scripted = rate(times.scripted);
     const openai = rate(times.openai);
-    const bullmq = rate(times.bullmq);
-    const postgres = rate(times.postgres);
-    const xadd = rate(times.xadd);
+    const bullmq = rate(times.bullmq, FLOOR_N);
+    const postgres = rate(times.postgres, FLOOR_N);
+    const xadd = rate(times.xadd, FLOOR_N);
     stop();
     await report({
       name: 'throughput',
       command: 'npx tsx bench/throughput.bench.ts',
       runs: RUNS,
-      sizes: { inputsPerRun: N, warmupInputs: WARMUP, sessions: SESSIONS, workerConcurrency: CONCURRENCY, producerConcurrency: PRODUCER_CONCURRENCY, workerProcesses: 1 },
+      sizes: { inputsPerRun: N, floorItemsPerRun: FLOOR_N, warmupInputs: WARMUP, sessions: SESSIONS, workerConcurrency: CONCURRENCY, producerConcurrency: PRODUCER_CONCURRENCY, workerProcesses: 1 },
       figures: {
         scriptedInputsPerSec: scripted,
         openaiInputsPerSec: openai,
