@@ -15,21 +15,38 @@ export interface EncodedEvent {
 /** Fields the envelope owns; a payload field of the same name would shadow or duplicate them. */
 const ENVELOPE_KEYS = new Set(['type', 'seq', 'sessionId', 'inputSeq']);
 
+/** `"sessionId":…,"inputSeq":…`: the start of every entry's `data` after `seq`. */
+export function envelopeHead(sessionId: string, inputSeq: number | null): string {
+  return `"sessionId":${JSON.stringify(sessionId)},"inputSeq":${inputSeq === null ? 'null' : JSON.stringify(inputSeq)}`;
+}
+
+/** `{"type":"<type>"` per event type seen (bounded: a few dozen types exist). */
+const leads = new Map<string, string>();
+
+function leadOf(type: string): string {
+  let lead = leads.get(type);
+  if (lead === undefined) {
+    lead = `{"type":${JSON.stringify(type)}`;
+    if (leads.size < 256) leads.set(type, lead);
+  }
+  return lead;
+}
+
 /**
  * Encodes an event for the stream: `type` on its own field, and the payload (camelCase, as in the TS
- * types) after `sessionId` and `inputSeq`. Throws when the payload is not JSON-serialisable
- * (a BigInt, a cycle) — the caller counts that event as dropped.
+ * types) after `sessionId` and `inputSeq` (`head`, which a caller encoding many events of one input
+ * can build once). Throws when the payload is not JSON-serialisable (a BigInt, a cycle) — the caller
+ * counts that event as dropped.
  */
-export function encodeEvent(sessionId: string, inputSeq: number | null, event: FleetEvent): EncodedEvent {
-  const head = `"sessionId":${JSON.stringify(sessionId)},"inputSeq":${inputSeq === null ? 'null' : JSON.stringify(inputSeq)}`;
+export function encodeEvent(sessionId: string, inputSeq: number | null, event: FleetEvent, head = envelopeHead(sessionId, inputSeq)): EncodedEvent {
   // Every event is written once and most are small, so the common shape — `type` first, no envelope
   // field in the payload — is encoded with one stringify and no copy of the event.
-  if (!('seq' in event) && !('sessionId' in event) && !('inputSeq' in event) && typeof event.type === 'string') {
+  if (typeof event.type === 'string' && !('seq' in event) && !('sessionId' in event) && !('inputSeq' in event)) {
     const json = JSON.stringify(event);
-    const lead = `{"type":${JSON.stringify(event.type)}`;
+    const lead = leadOf(event.type);
     if (json.startsWith(lead)) {
       // Always starts with `"sessionId":`, so the script's `{"seq":N,` prefix yields valid JSON.
-      return { type: event.type, body: json.length === lead.length + 1 ? `${head}}` : `${head}${json.slice(lead.length)}` };
+      return { type: event.type, body: json.length === lead.length + 1 ? `${head}}` : head + json.slice(lead.length) };
     }
   }
   const data: Record<string, unknown> = {};

@@ -1,6 +1,6 @@
 import { InfrastructureError, InternalError } from '../core/errors/index.js';
 import { DeltaCoalescer, type ReleasedEvent } from './delta-coalescer.js';
-import { encodeEvent, type EncodedEvent } from './event-body.js';
+import { encodeEvent, envelopeHead, type EncodedEvent } from './event-body.js';
 import type { EventPublishErrorContext, EventPublisherConfig } from './event-publisher-options.js';
 import { MAX_CALL_CHARS, type EventWriter, type WritingChannel } from './event-writer.js';
 import type { FleetEvent } from './fleet-events.js';
@@ -53,6 +53,8 @@ export class SessionChannel implements WritingChannel {
   private enqueued = 0;
   private settled = 0;
   private waiters: { position: number; resolve(): void }[] = [];
+  /** The envelope head of the input the last event belonged to (a run emits many in a row). */
+  private head: { inputSeq: number | null; text: string } | null = null;
 
   constructor(private readonly deps: ChannelDeps) {
     this.coalescer = new DeltaCoalescer(deps.config.coalesceMs, deps.config.coalesceMaxChars);
@@ -93,7 +95,8 @@ export class SessionChannel implements WritingChannel {
     this.deps.counters.coalesced += item.parts - 1;
     let encoded: EncodedEvent;
     try {
-      encoded = encodeEvent(this.deps.sessionId, item.inputSeq, item.event);
+      if (this.head?.inputSeq !== item.inputSeq) this.head = { inputSeq: item.inputSeq, text: envelopeHead(this.deps.sessionId, item.inputSeq) };
+      encoded = encodeEvent(this.deps.sessionId, item.inputSeq, item.event, this.head.text);
     } catch (cause) {
       const error = new InternalError(`event ${item.event.type} is not JSON-serialisable`, { cause });
       return this.lose('encode', [item.event.type], error, settle);

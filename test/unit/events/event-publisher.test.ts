@@ -104,6 +104,16 @@ describe('RedisEventPublisher (write-behind, against a fake script)', () => {
     expect(publisher.published).toBe(4);
   });
 
+  it("stamps each entry with its own input's seq when one session's events of several inputs interleave", async () => {
+    const { redis, publisher } = setup();
+    publisher.runSink('s1', 1).emit(round(0));
+    void publisher.publish('s1', null, { type: 'input_accepted', kind: 'send', mode: 'queue', inputId: 'i-2' });
+    publisher.runSink('s1', 2).emit(round(0));
+    publisher.runSink('s1', 1).emit(round(1));
+    await publisher.flush();
+    expect((redis.streams.get('q:events:s1') ?? []).map((entry) => (JSON.parse(entry.data) as { inputSeq: number | null }).inputSeq)).toEqual([1, null, 2, 1]);
+  });
+
   it('splits a burst into calls of at most maxBatchEvents', async () => {
     const { redis, publisher } = setup({ maxBatchEvents: 4 });
     const sink = publisher.runSink('s1', 1);
