@@ -47,9 +47,9 @@ export async function acquireLeaseAndClaim(pool: pg.Pool, batcher: RowBatcher, p
     { token: row[`${SESSION_PREFIX}leaseToken`], expiresAt: row[`${SESSION_PREFIX}leaseExpiresAt`] },
     `lease of session ${sessionId}`,
   );
-  const { finishesOwed, ...claim } = row;
+  const { finishesOwed } = row;
   if (typeof finishesOwed !== 'boolean') throw new StateCorruptError(`lease of session ${sessionId}: finishesOwed is not a boolean`, { details: { sessionId } });
-  return { acquired: true, token: lease.token, expiresAt: lease.expiresAt, finishesOwed, claimed: claim.seq === null ? null : decodeClaim(claim as typeof row) };
+  return { acquired: true, token: lease.token, expiresAt: lease.expiresAt, finishesOwed, claimed: row.seq === null ? null : decodeClaim(row) };
 }
 
 function leaseRequest(params: AcquireLeaseParams): AcquireLeaseParams {

@@ -4,7 +4,6 @@ import { assertSessionId } from '../core/session-id.js';
 import { assertLeaseToken } from './arguments.js';
 import { leaseLost } from './fence.js';
 import { decodeInput } from './rows/input-row.js';
-import { unprefixed } from './rows/prefixed-row.js';
 import { decodeSession } from './rows/session-row.js';
 import type { RowBatcher } from './row-batcher.js';
 import { CLAIM_FOR, CLAIM_NEXT_INPUTS, SESSION_PREFIX } from './sql/claim-next-input.js';
@@ -30,23 +29,32 @@ export async function claimNextInput(batcher: RowBatcher, params: FencedParams):
     | undefined;
   // The statement answers every request; no row means its result is not what it promises.
   if (answer === undefined) throw new StateCorruptError(`claim of session ${sessionId} returned no row`, { details: { sessionId } });
-  const { [CLAIM_FOR]: _for, open, token, ...row } = answer;
-  if (row.seq !== null) return decodeClaim(row);
+  if (answer.seq !== null) return decodeClaim(answer);
   // Nothing claimed: an empty inbox under a current token, or a fence that did not match.
-  if (open === 0 && token === leaseToken) return null;
+  if (answer.open === 0 && answer.token === leaseToken) return null;
   throw leaseLost(sessionId, leaseToken, 'claimNextInput');
 }
 
-/** A claim's row (input columns, `resumed`, `pendingInputs`, `pendingSteers`, prefixed session columns) as a {@link ClaimedInput}. */
+/** Columns of a claim's row that are neither the input's nor (prefixed) the session's. */
+const CLAIM_EXTRAS: ReadonlySet<string> = new Set(['resumed', 'pendingInputs', 'pendingSteers', CLAIM_FOR, 'open', 'token', 'finishesOwed']);
+
+/**
+ * A claim's row (input columns, prefixed session columns, `resumed`, `pendingInputs`,
+ * `pendingSteers`, and any of the statements' own extras) as a {@link ClaimedInput}: one pass splits
+ * the columns (a claim is decoded per input on the hot path).
+ */
 export function decodeClaim(row: ClaimRow): ClaimedInput {
-  const { resumed, pendingInputs, pendingSteers, ...columns } = row;
-  const inputColumns: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(columns)) if (!key.startsWith(SESSION_PREFIX)) inputColumns[key] = value;
+  const input: Record<string, unknown> = {};
+  const session: Record<string, unknown> = {};
+  for (const key in row) {
+    if (key.startsWith(SESSION_PREFIX)) session[key.slice(SESSION_PREFIX.length)] = row[key];
+    else if (!CLAIM_EXTRAS.has(key)) input[key] = row[key];
+  }
   return {
-    input: decodeInput(inputColumns),
-    resumed: resumed === true,
-    session: decodeSession(unprefixed(columns, SESSION_PREFIX)),
-    pendingInputs: pendingInputs === true,
-    pendingSteers: pendingSteers === true,
+    input: decodeInput(input),
+    resumed: row.resumed === true,
+    session: decodeSession(session),
+    pendingInputs: row.pendingInputs === true,
+    pendingSteers: row.pendingSteers === true,
   };
 }

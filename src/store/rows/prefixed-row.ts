@@ -18,10 +18,3 @@ export function qualifiedColumns(columns: string, alias: string, prefix = ''): s
     .map(({ column, name }) => `${alias}.${column} AS "${prefix}${name}"`)
     .join(', ');
 }
-
-/** The fields of `row` whose names start with `prefix`, without it. */
-export function unprefixed(row: Record<string, unknown>, prefix: string): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(row)) if (key.startsWith(prefix)) out[key.slice(prefix.length)] = value;
-  return out;
-}
