@@ -78,14 +78,17 @@ function foldPrecondition(parts: StepParts): string {
                  WHERE m.session_id = step.session_id AND m.seq = ANY(step.fold_seqs) AND m.state = 'active')${parts.messages ? appended : ''}`;
 }
 
-const STEER_PRECONDITION = `EXISTS (SELECT 1 FROM session_inputs AS h
-                  WHERE h.session_id = step.session_id AND h.seq = step.host_seq AND h.status = 'running')
+// The row checks are scalar subqueries, not EXISTS: the planner turns an EXISTS into a join, and for a
+// batch it chose a scan of every open input in the database; a scalar subquery is one primary-key
+// lookup per row, whatever the backlog.
+const STEER_PRECONDITION = `(SELECT h.status FROM session_inputs AS h
+                  WHERE h.session_id = step.session_id AND h.seq = step.host_seq) = 'running'
      AND cardinality(step.steered_seqs) =
            (SELECT count(*) FROM session_inputs AS p
              WHERE p.session_id = step.session_id AND p.seq = ANY(step.steered_seqs) AND p.status = 'pending')`;
 
-const FINISH_PRECONDITION = `EXISTS (SELECT 1 FROM session_inputs AS r
-                  WHERE r.session_id = step.session_id AND r.seq = step.finish_seq AND r.status = 'running')`;
+const FINISH_PRECONDITION = `(SELECT r.status FROM session_inputs AS r
+                  WHERE r.session_id = step.session_id AND r.seq = step.finish_seq) = 'running'`;
 
 export function appendedCte(parts: StepParts): string {
   const state = parts.compaction ? `CASE WHEN fence.base_seq + m.ord = ANY(fence.fold_seqs) THEN 'compacted' ELSE 'active' END` : `'active'`;
