@@ -55,6 +55,11 @@ const independentSchema = z.object({
     30_000,
     integer({ min: 1000, max: MAX_TIMER_MS, expected: 'an integer of at least 1000 (milliseconds)' }),
   ),
+  DRAIN_SLICE_INPUTS: envVariable(10, integer({ min: 1, max: 1_000_000, expected: 'a positive integer (inputs)' })),
+  DRAIN_SLICE_MS: envVariable(30_000, integer({ min: 1, max: MAX_TIMER_MS, expected: 'a positive integer (milliseconds)' })),
+  SWEEP_EVERY_MS: envVariable(5_000, integer({ min: 100, max: MAX_TIMER_MS, expected: 'an integer of at least 100 (milliseconds)' })),
+  SWEEP_GRACE_MS: envVariable(2_000, integer({ min: 0, max: MAX_TIMER_MS, expected: 'a non-negative integer (milliseconds)' })),
+  MAX_INPUT_ATTEMPTS: envVariable(10, integer({ min: 1, max: 1000, expected: 'an integer from 1 to 1000 (starts of one input)' })),
 });
 
 /**

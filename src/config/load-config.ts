@@ -55,6 +55,13 @@ function toResolvedConfig(env: ParsedEnv): ResolvedConfig {
       poolSize: env.DATABASE_POOL_SIZE,
       batch: { maxSize: env.DATABASE_BATCH_SIZE, maxInFlight: env.DATABASE_BATCH_STATEMENTS },
       leaseTtlMs: env.LEASE_TTL_MS,
+      drain: {
+        sliceInputs: env.DRAIN_SLICE_INPUTS,
+        sliceMs: env.DRAIN_SLICE_MS,
+        sweepEveryMs: env.SWEEP_EVERY_MS,
+        sweepGraceMs: env.SWEEP_GRACE_MS,
+        maxInputAttempts: env.MAX_INPUT_ATTEMPTS,
+      },
       toolsModule: env.LOOPFLEET_TOOLS,
       maxInputBytes: env.LOOPFLEET_MAX_INPUT_BYTES,
     },

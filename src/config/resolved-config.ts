@@ -65,10 +65,26 @@ export interface WorkerConfig {
   batch: { maxSize: number; maxInFlight: number };
   /** `LEASE_TTL_MS`: how long a session lease lives without renewal, in milliseconds (≥ 1000). Default 30000. */
   leaseTtlMs: number;
+  /** How drains share the fleet and how the sweeper repairs it (docs/fleet.md, Settings). */
+  drain: DrainConfig;
   /** `LOOPFLEET_TOOLS`: path of the ES module exporting the tool array; `null` = no tools. Default `null`. */
   toolsModule: string | null;
   /** `LOOPFLEET_MAX_INPUT_BYTES`: largest accepted input payload, in bytes. Default 1048576 (1 MiB). */
   maxInputBytes: number;
+}
+
+/** Drain fairness, the sweeper and the poison-input stop. */
+export interface DrainConfig {
+  /** `DRAIN_SLICE_INPUTS`: inputs one drain runs before yielding its session when more is pending. Default 10. */
+  sliceInputs: number;
+  /** `DRAIN_SLICE_MS`: time one drain holds a session before yielding when more is pending, in milliseconds. Default 30000. */
+  sliceMs: number;
+  /** `SWEEP_EVERY_MS`: sweeper period (and the check of its schedule), in milliseconds (≥ 100). Default 5000. */
+  sweepEveryMs: number;
+  /** `SWEEP_GRACE_MS`: open inputs younger than this are left to their own kick, in milliseconds. Default 2000. */
+  sweepGraceMs: number;
+  /** `MAX_INPUT_ATTEMPTS`: starts of one input before the drain ends it `failed` (R10), 1–1000. Default 10. */
+  maxInputAttempts: number;
 }
 
 /** Retention and batching of the per-session Redis event streams (DESIGN.md §4.7). */

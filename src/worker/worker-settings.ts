@@ -1,16 +1,12 @@
 import type { ResolvedConfig } from '../config/index.js';
 import type { DrainSettings } from './worker-context.js';
 
-/** Drain settings from the configuration, with the fleet's defaults (see `DrainSettings`). */
+/** Drain settings from the configuration (see `DrainSettings`), `overrides` on top (tests, embedders). */
 export function drainSettings(config: ResolvedConfig, overrides: Partial<DrainSettings> = {}): DrainSettings {
   return {
     leaseTtlMs: config.worker.leaseTtlMs,
-    sliceInputs: 10,
-    sliceMs: 30_000,
+    ...config.worker.drain,
     maxInputBytes: config.worker.maxInputBytes,
-    sweepEveryMs: 5_000,
-    sweepGraceMs: 2_000,
-    maxInputAttempts: 10,
     ...overrides,
   };
 }

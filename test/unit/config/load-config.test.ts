@@ -30,7 +30,15 @@ describe('loadConfig defaults', () => {
         requestTimeoutMs: 120_000,
         fallback: [],
       },
-      worker: { concurrency: 16, poolSize: 10, batch: { maxSize: 64, maxInFlight: 2 }, leaseTtlMs: 30_000, toolsModule: null, maxInputBytes: 1_048_576 },
+      worker: {
+        concurrency: 16,
+        poolSize: 10,
+        batch: { maxSize: 64, maxInFlight: 2 },
+        leaseTtlMs: 30_000,
+        drain: { sliceInputs: 10, sliceMs: 30_000, sweepEveryMs: 5_000, sweepGraceMs: 2_000, maxInputAttempts: 10 },
+        toolsModule: null,
+        maxInputBytes: 1_048_576,
+      },
       events: { maxLen: 10_000, idleExpirySeconds: 604_800, coalesceMs: 25 },
       metrics: { port: 9464 },
       log: { level: 'info', format: 'json', content: false },
@@ -79,6 +87,11 @@ describe('loadConfig with values set', () => {
       LOOPFLEET_TOOLS: './tools.js',
       LOOPFLEET_MAX_INPUT_BYTES: '2048',
       LEASE_TTL_MS: '1000',
+      DRAIN_SLICE_INPUTS: '3',
+      DRAIN_SLICE_MS: '4000',
+      SWEEP_EVERY_MS: '750',
+      SWEEP_GRACE_MS: '0',
+      MAX_INPUT_ATTEMPTS: '2',
     });
     expect(config.databaseUrl).toBe('postgresql://app:pw@db:5432/app');
     expect(config.redisUrl).toBe('rediss://cache:6380/1');
@@ -91,7 +104,15 @@ describe('loadConfig with values set', () => {
       requestTimeoutMs: 5000,
       fallback: [],
     });
-    expect(config.worker).toEqual({ concurrency: 4, poolSize: 7, batch: { maxSize: 1, maxInFlight: 3 }, leaseTtlMs: 1000, toolsModule: './tools.js', maxInputBytes: 2048 });
+    expect(config.worker).toEqual({
+      concurrency: 4,
+      poolSize: 7,
+      batch: { maxSize: 1, maxInFlight: 3 },
+      leaseTtlMs: 1000,
+      drain: { sliceInputs: 3, sliceMs: 4000, sweepEveryMs: 750, sweepGraceMs: 0, maxInputAttempts: 2 },
+      toolsModule: './tools.js',
+      maxInputBytes: 2048,
+    });
     expect(config.metrics).toEqual({ port: 0 });
     expect(config.log).toEqual({ level: 'debug', format: 'pretty', content: true });
   });
@@ -166,6 +187,11 @@ describe('invalid variables', () => {
     ['LOG_FORMAT', 'xml', 'must be one of json, pretty'],
     ['LOG_CONTENT', 'yes', 'must be true, false, 1 or 0'],
     ['LEASE_TTL_MS', '999', 'must be an integer of at least 1000'],
+    ['DRAIN_SLICE_INPUTS', '0', 'must be a positive integer (inputs) (got "0")'],
+    ['DRAIN_SLICE_MS', '1.5', 'must be a positive integer (milliseconds) (got "1.5")'],
+    ['SWEEP_EVERY_MS', '99', 'must be an integer of at least 100 (milliseconds) (got "99")'],
+    ['SWEEP_GRACE_MS', '-1', 'must be a non-negative integer (milliseconds) (got "-1")'],
+    ['MAX_INPUT_ATTEMPTS', '1001', 'must be at most 1000 (got "1001")'],
     ['LLM_REQUEST_TIMEOUT_MS', '3000000000', 'must be at most 2147483647'],
     ['LOOPFLEET_MAX_INPUT_BYTES', '0', 'must be a positive integer (bytes)'],
   ])('rejects %s=%j, naming the variable', (variable, value, expected) => {
