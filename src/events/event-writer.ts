@@ -15,11 +15,11 @@ export interface WritingChannel {
 export const MAX_CALL_CHARS = 1_000_000;
 
 /**
- * Shares script calls across sessions (docs/events.md): every channel that has events ready in one
- * turn of the event loop writes in the same call at the end of that turn. A channel asks once
- * (`ready`) and is asked for its batch when the call is built, so it never has two batches in flight
- * — a retried EVAL can never overtake an earlier batch of the same session. Calls themselves are not
- * throttled: Redis answers in well under a millisecond, and the turn already gathers every session
+ * Shares script calls across sessions (docs/client.md, "How events are written"): every channel that
+ * has events ready in one turn of the event loop writes in the same call at the end of that turn. A
+ * channel asks once (`enqueue`) and is asked for its batch when the call is built, so it never has
+ * two batches in flight — a retried EVAL can never overtake an earlier batch of the same session.
+ * Calls themselves are not throttled: Redis answers in well under a millisecond, and the turn already gathers every session
  * that emitted in it.
  */
 export class EventWriter {

@@ -1,5 +1,7 @@
 import { MESSAGE_COLUMNS } from '../rows/message-row.js';
 import { TOOL_CALL_COLUMNS } from '../rows/tool-call-row.js';
+import { OPEN_TOOL_CALLS } from './load-open-tool-calls.js';
+import { ACTIVE_MESSAGES } from './load-window.js';
 
 /** The `usage_rounds` columns, named as `UsageRoundRecord` fields. */
 const USAGE_ROUND_COLUMNS = `session_id AS "sessionId", input_seq AS "inputSeq", round, provider, model,
@@ -29,7 +31,7 @@ export function loadRunStateSql(keys: readonly RunStateKey[]): string {
   return [
     `SELECT session_id AS "sessionId", ${MESSAGE_COLUMNS}
   FROM messages
- WHERE session_id IN (${sessions}) AND state = 'active'
+ WHERE session_id IN (${sessions}) AND ${ACTIVE_MESSAGES}
  ORDER BY session_id, seq`,
     `SELECT ${USAGE_ROUND_COLUMNS}
   FROM usage_rounds
@@ -37,7 +39,7 @@ export function loadRunStateSql(keys: readonly RunStateKey[]): string {
  ORDER BY session_id, input_seq, round`,
     `SELECT ${TOOL_CALL_COLUMNS}
   FROM tool_calls
- WHERE session_id IN (${sessions}) AND status IN ('started', 'in_doubt')
+ WHERE session_id IN (${sessions}) AND ${OPEN_TOOL_CALLS}
  ORDER BY session_id, started_at, tool_call_id`,
   ].join(';\n');
 }

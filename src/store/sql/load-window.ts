@@ -1,5 +1,8 @@
 import { MESSAGE_COLUMNS } from '../rows/message-row.js';
 
+/** The predicate of the partial index `messages_active_idx`: every window read uses exactly this. */
+export const ACTIVE_MESSAGES = "state = 'active'";
+
 /**
  * The active window. Its predicate is exactly that of the partial index `messages_active_idx`
  * (session_id, seq) WHERE state = 'active', which also yields seq order: compacted rows are never
@@ -8,5 +11,5 @@ import { MESSAGE_COLUMNS } from '../rows/message-row.js';
  */
 export const LOAD_WINDOW_SQL = `SELECT ${MESSAGE_COLUMNS}
   FROM messages
- WHERE session_id = $1 AND state = 'active'
+ WHERE session_id = $1 AND ${ACTIVE_MESSAGES}
  ORDER BY seq`;
