@@ -106,10 +106,10 @@ export async function deleteQueueKeys(redis: Redis, queue: string): Promise<void
   }
 }
 
-const TUNABLE = ['DATABASE_BATCH_SIZE', 'DATABASE_BATCH_STATEMENTS'];
+const TUNABLE = ['DATABASE_BATCH_SIZE', 'DATABASE_BATCH_STATEMENTS', 'WINDOW_CACHE_MB', 'WINDOW_CACHE_MIN_MESSAGES'];
 
 export function benchConfig(env: Record<string, string>): ResolvedConfig {
-  // The group-commit settings may be set from outside, to compare them on the same workload.
+  // The group-commit and window-cache settings may be set from outside, to compare them on the same workload.
   const tuning = Object.fromEntries(TUNABLE.flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name]!]])));
   return loadConfig({ REDIS_URL, LLM_PROVIDER: 'scripted', LOG_LEVEL: 'silent', METRICS_PORT: '0', ...tuning, ...env });
 }

@@ -59,6 +59,8 @@ const independentSchema = z.object({
   DRAIN_SLICE_MS: envVariable(30_000, integer({ min: 1, max: MAX_TIMER_MS, expected: 'a positive integer (milliseconds)' })),
   SWEEP_EVERY_MS: envVariable(5_000, integer({ min: 100, max: MAX_TIMER_MS, expected: 'an integer of at least 100 (milliseconds)' })),
   SWEEP_GRACE_MS: envVariable(2_000, integer({ min: 0, max: MAX_TIMER_MS, expected: 'a non-negative integer (milliseconds)' })),
+  WINDOW_CACHE_MB: envVariable(64, integer({ min: 0, max: 1_048_576, expected: 'a non-negative integer (MiB; 0 turns the window cache off)' })),
+  WINDOW_CACHE_MIN_MESSAGES: envVariable(1, integer({ min: 1, max: 10_000_000, expected: 'a positive integer (messages)' })),
   MAX_INPUT_ATTEMPTS: envVariable(10, integer({ min: 1, max: 1000, expected: 'an integer from 1 to 1000 (starts of one input)' })),
 });
 

@@ -54,6 +54,7 @@ function toResolvedConfig(env: ParsedEnv): ResolvedConfig {
       concurrency: env.WORKER_CONCURRENCY,
       poolSize: env.DATABASE_POOL_SIZE,
       batch: { maxSize: env.DATABASE_BATCH_SIZE, maxInFlight: env.DATABASE_BATCH_STATEMENTS },
+      windowCache: { maxBytes: env.WINDOW_CACHE_MB * 1024 * 1024, minMessages: env.WINDOW_CACHE_MIN_MESSAGES },
       leaseTtlMs: env.LEASE_TTL_MS,
       drain: {
         sliceInputs: env.DRAIN_SLICE_INPUTS,

@@ -63,6 +63,13 @@ export interface WorkerConfig {
    * meanwhile wait for one to finish and go together. Default 2. Keep it below `DATABASE_POOL_SIZE`.
    */
   batch: { maxSize: number; maxInFlight: number };
+  /**
+   * The worker's cache of long active windows (docs/store.md, "The window cache"): a run of a session
+   * whose window it holds reads only the messages appended since.
+   * `WINDOW_CACHE_MB`: estimated size all cached windows may take, in MiB (0 = off). Default 64.
+   * `WINDOW_CACHE_MIN_MESSAGES`: shorter windows are read whole every run instead. Default 1 (all).
+   */
+  windowCache: { maxBytes: number; minMessages: number };
   /** `LEASE_TTL_MS`: how long a session lease lives without renewal, in milliseconds (≥ 1000). Default 30000. */
   leaseTtlMs: number;
   /** How drains share the fleet and how the sweeper repairs it (docs/fleet.md, Settings). */

@@ -42,6 +42,7 @@ import { requestCancel } from './request-cancel.js';
 import { ReadBatcher } from './read-batcher.js';
 import type { BatchOptions } from './batch-queue.js';
 import { RowBatcher } from './row-batcher.js';
+import { WindowCache, type WindowCacheOptions } from './window-cache.js';
 
 /** Options of {@link PostgresSessionStore}. */
 export interface PostgresSessionStoreOptions {
@@ -50,6 +51,8 @@ export interface PostgresSessionStoreOptions {
    * share a statement (group commit); the hot reads share round trips within the same limits.
    */
   batch?: BatchOptions;
+  /** The worker-side cache of long active windows (docs/store.md, "The window cache"). */
+  windowCache?: WindowCacheOptions;
 }
 
 /**
@@ -63,6 +66,7 @@ export class PostgresSessionStore implements SessionStore {
   private readonly db: NodePgDatabase;
   private readonly writes: RowBatcher;
   private readonly reads: ReadBatcher;
+  private readonly windows: WindowCache;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -72,6 +76,7 @@ export class PostgresSessionStore implements SessionStore {
     this.writes = new RowBatcher(pool, options.batch);
     // Reads take no locks and write nothing: they batch by the same limits, in their own round trips.
     this.reads = new ReadBatcher(pool, options.batch);
+    this.windows = new WindowCache(options.windowCache);
   }
 
   createSession(params: CreateSessionParams): Promise<SessionRecord> {
@@ -143,7 +148,7 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   loadRunState(sessionId: string, inputSeq: number): Promise<RunState> {
-    return loadRunState(this.reads, sessionId, inputSeq);
+    return loadRunState(this.reads, this.windows, sessionId, inputSeq);
   }
 
   requestCancel(sessionId: string): Promise<Date> {

@@ -152,7 +152,7 @@ interface ContextParts {
 
 function workerContext(config: ResolvedConfig, options: StartWorkerOptions, parts: ContextParts): WorkerContext {
   const { connections, logger } = parts;
-  const postgres = new PostgresSessionStore(connections.pool, { batch: config.worker.batch });
+  const postgres = new PostgresSessionStore(connections.pool, { batch: config.worker.batch, windowCache: config.worker.windowCache });
   const store = options.wrapStore?.(postgres) ?? postgres;
   return {
     workerId: parts.workerId,

@@ -11,6 +11,12 @@ import { bigint, boolean, check, index, jsonb, pgSequence, pgTable, text, timest
 export const leaseTokenSeq = pgSequence('lease_token_seq', { startWith: 1, minValue: 1, increment: 1, cache: 1 });
 
 /**
+ * The source of window epochs ({@link sessions} `window_epoch`): one database-wide sequence, so an
+ * epoch is never handed out twice — not to a session that was deleted and created again either.
+ */
+export const windowEpochSeq = pgSequence('window_epoch_seq', { startWith: 1, minValue: 1, increment: 1 });
+
+/**
  * One row per session: identity, agent profile, the per-session sequence allocators, the lease with
  * its fencing token, the pending tool-call state and cumulative stats (DESIGN.md §5).
  */
@@ -46,6 +52,16 @@ export const sessions = pgTable(
      * cleanly handed-over session costs no check. True for rows that predate it.
      */
     finishesOwed: boolean('finishes_owed').notNull().default(true),
+    /**
+     * Changes whenever a message of the session leaves the active window — a fold (compaction) takes
+     * `nextval('window_epoch_seq')` in the same statement — and starts from the sequence too, so a
+     * session created again under an old id never has an epoch it had before. Messages are otherwise
+     * only appended, with seqs above every existing one: a window read at epoch E up to seq N is still
+     * exact while the epoch is E, plus the active rows above N. That is what a worker's window cache
+     * checks (docs/store.md, "The window cache"). An out-of-band edit of `messages` must take a new
+     * epoch too.
+     */
+    windowEpoch: bigint('window_epoch', { mode: 'number' }).notNull().default(sql`nextval('window_epoch_seq')`),
     statInputs: bigint('stat_inputs', { mode: 'number' }).notNull().default(0),
     statRounds: bigint('stat_rounds', { mode: 'number' }).notNull().default(0),
     statLlmCalls: bigint('stat_llm_calls', { mode: 'number' }).notNull().default(0),

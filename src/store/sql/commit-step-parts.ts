@@ -35,6 +35,8 @@ export function fenceCte(parts: StepParts): string {
   const sets = [
     parts.messages && 'next_message_seq = s.next_message_seq + step.message_count',
     parts.pending && `pending = ${pending}`,
+    // Rows leave the active window: a new epoch, so no cached copy of it is reused (docs/store.md).
+    parts.compaction && "window_epoch = nextval('window_epoch_seq')",
     ...(parts.finish
       ? [
           `status = CASE

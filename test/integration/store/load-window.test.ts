@@ -6,9 +6,11 @@ import { openStoreFixture, sessionId, type StoreFixture } from './store-fixture.
 interface PlanNode {
   'Node Type': string;
   'Index Name'?: string;
+  'Relation Name'?: string;
   'Rows Removed by Filter'?: number;
   'Shared Hit Blocks': number;
   'Shared Read Blocks': number;
+  'Actual Rows': number;
   Plans?: PlanNode[];
 }
 
@@ -16,6 +18,7 @@ describe('loadWindow', () => {
   let fx: StoreFixture;
   const big = sessionId('big');
   const small = sessionId('small');
+  const long = sessionId('long');
 
   beforeAll(async () => {
     fx = await openStoreFixture('window');
@@ -34,7 +37,17 @@ describe('loadWindow', () => {
       );
       await fx.pool.query('UPDATE sessions SET next_message_seq = $2 WHERE id = $1', [id, compacted + 10]);
     }
+    // 10,000 active messages: the whole history is the window.
+    await fx.store.createSession({ id: long });
+    await fx.pool.query(
+      `INSERT INTO messages (session_id, seq, role, content)
+       SELECT $1, g, CASE WHEN g % 2 = 1 THEN 'user' ELSE 'assistant' END, to_jsonb('active message ' || g)
+         FROM generate_series(1, 10000) AS g`,
+      [long],
+    );
+    await fx.pool.query('UPDATE sessions SET next_message_seq = 10000 WHERE id = $1', [long]);
     await fx.pool.query('ANALYZE messages');
+    await fx.pool.query('ANALYZE sessions');
   });
 
   afterAll(async () => {
@@ -66,11 +79,11 @@ describe('loadWindow', () => {
   });
 
   it('read for several run starts at once (batched), is served by the same index and does not walk the folded rows either', async () => {
-    const windowOf = (ids: string[]) => loadRunStateSql(ids.map((id) => ({ sessionLiteral: `'${id}'`, inputSeq: 1 }))).split(';\n')[0]!;
+    const windowOf = (ids: string[]) => loadRunStateSql(ids.map((id) => ({ sessionLiteral: `'${id}'`, inputSeq: 1, cached: null }))).split(';\n')[0]!;
     const both = await explain(windowOf([big, small]));
     const smallOnly = await explain(windowOf([small]));
     expect(both.some((node) => node['Index Name'] === 'messages_active_idx')).toBe(true);
-    expect(both.filter((node) => (node['Rows Removed by Filter'] ?? 0) > 0)).toEqual([]);
+    expect(both.filter((node) => node['Relation Name'] === 'messages' && (node['Rows Removed by Filter'] ?? 0) > 0)).toEqual([]);
     // The big session adds its 10 active rows' pages, not its 10,000 folded ones.
     expect(blocks(both)).toBeLessThanOrEqual(2 * blocks(smallOnly) + 3);
     const states = await Promise.all([big, small].map((id) => fx.store.loadRunState(id, 1)));
@@ -78,6 +91,22 @@ describe('loadWindow', () => {
       Array.from({ length: 10 }, (_, i) => 10_001 + i),
       Array.from({ length: 10 }, (_, i) => 11 + i),
     ]);
+  });
+
+  it('read from a cached window, walks only the rows above its seq (the window cache, 10,000 active rows)', async () => {
+    const epoch = (await fx.pool.query<{ e: number }>('SELECT window_epoch::int AS e FROM sessions WHERE id = $1', [long])).rows[0]!.e;
+    const windowOf = (cached: { windowEpoch: number; throughSeq: number } | null) =>
+      loadRunStateSql([{ sessionLiteral: `'${long}'`, inputSeq: 1, cached }]).split(';\n')[0]!;
+    const tail = await explain(windowOf({ windowEpoch: epoch, throughSeq: 9_995 }));
+    const whole = await explain(windowOf(null));
+    const stale = await explain(windowOf({ windowEpoch: epoch + 1_000_000, throughSeq: 9_995 }));
+    expect(tail.some((node) => node['Index Name'] === 'messages_active_idx')).toBe(true);
+    // (The three-row sessions table is scanned; what matters is that no message row is read and dropped.)
+    expect(tail.filter((node) => node['Relation Name'] === 'messages' && (node['Rows Removed by Filter'] ?? 0) > 0)).toEqual([]);
+    const rows = (plan: PlanNode[]) => plan[0]!['Actual Rows'];
+    expect([rows(tail), rows(whole), rows(stale)]).toEqual([5, 10_000, 10_000]);
+    expect(blocks(tail)).toBeLessThanOrEqual(10);
+    expect(blocks(whole)).toBeGreaterThan(10 * blocks(tail));
   });
 
   it('would notice a plan that walks the folded rows (control for the measurement above)', async () => {

@@ -20,7 +20,7 @@ describe('runMigrations', () => {
 
   it('creates the schema on an empty database, then does nothing', async () => {
     const first = await runMigrations({ databaseUrl: db.url });
-    expect(first.applied).toEqual(['0000_init', '0001_finishes_owed']);
+    expect(first.applied).toEqual(['0000_init', '0001_finishes_owed', '0002_window_epoch']);
     const second = await runMigrations({ databaseUrl: db.url });
     expect(second.applied).toEqual([]);
     expect(second.total).toBe(first.total);
@@ -30,7 +30,7 @@ describe('runMigrations', () => {
   });
 });
 
-describe('0001_finishes_owed on a database at 0000_init', () => {
+describe('0001_finishes_owed and 0002_window_epoch on a database at 0000_init', () => {
   let db: TestDatabase;
 
   beforeAll(async () => {
@@ -41,7 +41,7 @@ describe('0001_finishes_owed on a database at 0000_init', () => {
     await db.drop();
   });
 
-  it('adds the flag set on every existing session, so their next drains check for owed finishes', async () => {
+  it('adds the flag set on every existing session (their next drains check for owed finishes) and a distinct window epoch for each', async () => {
     const client = new pg.Client({ connectionString: db.url });
     await client.connect();
     try {
@@ -56,10 +56,14 @@ describe('0001_finishes_owed on a database at 0000_init', () => {
         createHash('sha256').update(init).digest('hex'),
         journal.entries.find((entry) => entry.tag === '0000_init')!.when,
       ]);
-      await client.query(`INSERT INTO sessions (id) VALUES ('before-upgrade')`);
+      await client.query(`INSERT INTO sessions (id) VALUES ('before-upgrade'), ('before-upgrade-2')`);
       const upgrade = await runMigrations({ databaseUrl: db.url });
-      expect(upgrade.applied).toEqual(['0001_finishes_owed']);
+      expect(upgrade.applied).toEqual(['0001_finishes_owed', '0002_window_epoch']);
       expect((await client.query(`SELECT finishes_owed FROM sessions WHERE id = 'before-upgrade'`)).rows).toEqual([{ finishes_owed: true }]);
+      // Every existing session gets its own epoch from the sequence; new ones continue it.
+      await client.query(`INSERT INTO sessions (id) VALUES ('after-upgrade')`);
+      const epochs = await client.query<{ e: string }>(`SELECT window_epoch AS e FROM sessions ORDER BY window_epoch`);
+      expect(new Set(epochs.rows.map((row) => row.e)).size).toBe(3);
     } finally {
       await client.end();
     }

@@ -34,6 +34,7 @@ describe('loadConfig defaults', () => {
         concurrency: 16,
         poolSize: 10,
         batch: { maxSize: 64, maxInFlight: 2 },
+        windowCache: { maxBytes: 64 * 1024 * 1024, minMessages: 1 },
         leaseTtlMs: 30_000,
         drain: { sliceInputs: 10, sliceMs: 30_000, sweepEveryMs: 5_000, sweepGraceMs: 2_000, maxInputAttempts: 10 },
         toolsModule: null,
@@ -92,6 +93,8 @@ describe('loadConfig with values set', () => {
       SWEEP_EVERY_MS: '750',
       SWEEP_GRACE_MS: '0',
       MAX_INPUT_ATTEMPTS: '2',
+      WINDOW_CACHE_MB: '0',
+      WINDOW_CACHE_MIN_MESSAGES: '5',
     });
     expect(config.databaseUrl).toBe('postgresql://app:pw@db:5432/app');
     expect(config.redisUrl).toBe('rediss://cache:6380/1');
@@ -108,6 +111,7 @@ describe('loadConfig with values set', () => {
       concurrency: 4,
       poolSize: 7,
       batch: { maxSize: 1, maxInFlight: 3 },
+      windowCache: { maxBytes: 0, minMessages: 5 },
       leaseTtlMs: 1000,
       drain: { sliceInputs: 3, sliceMs: 4000, sweepEveryMs: 750, sweepGraceMs: 0, maxInputAttempts: 2 },
       toolsModule: './tools.js',
@@ -192,6 +196,8 @@ describe('invalid variables', () => {
     ['SWEEP_EVERY_MS', '99', 'must be an integer of at least 100 (milliseconds) (got "99")'],
     ['SWEEP_GRACE_MS', '-1', 'must be a non-negative integer (milliseconds) (got "-1")'],
     ['MAX_INPUT_ATTEMPTS', '1001', 'must be at most 1000 (got "1001")'],
+    ['WINDOW_CACHE_MB', '-1', 'must be a non-negative integer (MiB; 0 turns the window cache off) (got "-1")'],
+    ['WINDOW_CACHE_MIN_MESSAGES', '0', 'must be a positive integer (messages) (got "0")'],
     ['LLM_REQUEST_TIMEOUT_MS', '3000000000', 'must be at most 2147483647'],
     ['LOOPFLEET_MAX_INPUT_BYTES', '0', 'must be a positive integer (bytes)'],
   ])('rejects %s=%j, naming the variable', (variable, value, expected) => {

@@ -1,0 +1,2 @@
+CREATE SEQUENCE "public"."window_epoch_seq" INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START WITH 1 CACHE 1;--> statement-breakpoint
+ALTER TABLE "sessions" ADD COLUMN "window_epoch" bigint DEFAULT nextval('window_epoch_seq') NOT NULL;
