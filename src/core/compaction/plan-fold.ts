@@ -74,6 +74,16 @@ export function planFold(window: readonly StoredMessage[], options: FoldOptions)
   };
 }
 
+/**
+ * The estimate at which {@link planFold} folds: `contextBudgetTokens × triggerRatio`, from the same
+ * resolved options, so a caller that knows the window's estimate can skip a window under it. Throws
+ * on invalid options, as `planFold` does.
+ */
+export function foldTriggerTokens(options: FoldOptions): number {
+  const { contextBudgetTokens, triggerRatio } = resolveFoldOptions(options);
+  return contextBudgetTokens * triggerRatio;
+}
+
 function resolveFoldOptions(options: FoldOptions): Required<FoldOptions> {
   const resolved = { triggerRatio: 0.75, keepLastInputs: 4, ...stripUndefined(options) };
   const problems: string[] = [];

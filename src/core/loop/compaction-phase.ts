@@ -1,6 +1,7 @@
-import { buildSummaryRequest, compactNoteMessage, planFold } from '../compaction/index.js';
+import { buildSummaryRequest, compactNoteMessage } from '../compaction/index.js';
 import { estimateMessagesTokens } from '../budget/index.js';
 import { CancelledError } from '../errors/index.js';
+import { planWindowFold } from '../window/index.js';
 import { commitStep } from './commit-step.js';
 import { emit } from './emit.js';
 import type { RunContext } from './run-context.js';
@@ -12,7 +13,7 @@ import type { RunContext } from './run-context.js';
  */
 export async function maybeCompact(ctx: RunContext): Promise<void> {
   const { profile, deps } = ctx;
-  const plan = planFold(ctx.window, {
+  const plan = planWindowFold(ctx.window, {
     contextBudgetTokens: profile.contextBudgetTokens,
     triggerRatio: profile.compactTriggerRatio,
     keepLastInputs: profile.compactKeepLastInputs,

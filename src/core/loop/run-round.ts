@@ -2,6 +2,7 @@ import type { ToolCall } from '../messages.js';
 import type { LlmResponse } from '../ports/llm.js';
 import type { InputResult } from '../session-types.js';
 import { parseToolArguments } from '../tools/index.js';
+import { windowCallIds } from '../window/index.js';
 import { commitStep } from './commit-step.js';
 import { emit } from './emit.js';
 import { finishRun } from './finish-run.js';
@@ -68,14 +69,13 @@ export async function endRound(ctx: RunContext, hasTools: boolean, responseText:
  * reuse `call_0` every turn; the ledger and the tool-result pairing both key on it).
  */
 function normaliseToolCalls(calls: readonly ToolCall[], ctx: RunContext): ToolCall[] {
-  const seen = new Set<string>();
-  for (const row of ctx.window) {
-    if (row.message.role === 'assistant') for (const call of row.message.toolCalls ?? []) seen.add(call.id);
-  }
+  if (calls.length === 0) return [];
+  const inWindow = windowCallIds(ctx.window);
+  const given = new Set<string>();
   return calls.map((call, index) => {
     let id = call.id.trim() === '' ? `call_${ctx.params.input.seq}_${ctx.round}_${index}` : call.id;
-    if (seen.has(id)) id = `${id}_${ctx.params.input.seq}_${ctx.round}_${index}`;
-    seen.add(id);
+    if (inWindow.has(id) || given.has(id)) id = `${id}_${ctx.params.input.seq}_${ctx.round}_${index}`;
+    given.add(id);
     return { ...call, id };
   });
 }
