@@ -21,6 +21,7 @@ import { writeFile } from 'node:fs/promises';
 import { Redis } from 'ioredis';
 import { RedisEventPublisher } from '../src/events/index.js';
 import type { FleetEvent } from '../src/events/index.js';
+import { eventFinishedKey, eventSeqKey, eventStreamKey } from '../src/producer/fleet-keys.js';
 
 const SESSIONS = 100;
 const EVENTS = 20_000;
@@ -88,7 +89,7 @@ async function publisherRun(redis: Redis, queue: string): Promise<{ ms: number; 
 }
 
 async function clear(redis: Redis, queue: string): Promise<void> {
-  const keys = sessionIds.flatMap((sessionId) => [`${queue}:events:${sessionId}`, `${queue}:events:${sessionId}:seq`]);
+  const keys = sessionIds.flatMap((sessionId) => [eventStreamKey(queue, sessionId), eventSeqKey(queue, sessionId), eventFinishedKey(queue, sessionId)]);
   await redis.del(...keys);
 }
 

@@ -10,6 +10,11 @@ import type { FleetEvent } from './fleet-events.js';
 export interface EncodedEvent {
   type: string;
   body: string;
+  /**
+   * Set on an `input_finished` of an input: that input's seq. The publish script writes at most one
+   * such entry per session and input (I6); entries without it are never deduplicated.
+   */
+  finishes?: number;
 }
 
 /** Fields the envelope owns; a payload field of the same name would shadow or duplicate them. */
@@ -46,7 +51,7 @@ export function encodeEvent(sessionId: string, inputSeq: number | null, event: F
     const lead = leadOf(event.type);
     if (json.startsWith(lead)) {
       // Always starts with `"sessionId":`, so the script's `{"seq":N,` prefix yields valid JSON.
-      return { type: event.type, body: json.length === lead.length + 1 ? `${head}}` : head + json.slice(lead.length) };
+      return entry(event.type, json.length === lead.length + 1 ? `${head}}` : head + json.slice(lead.length), inputSeq);
     }
   }
   const data: Record<string, unknown> = {};
@@ -54,7 +59,11 @@ export function encodeEvent(sessionId: string, inputSeq: number | null, event: F
     if (!ENVELOPE_KEYS.has(key)) data[key] = value;
   }
   const json = JSON.stringify(data);
-  return { type: event.type, body: json === '{}' ? `${head}}` : `${head},${json.slice(1)}` };
+  return entry(event.type, json === '{}' ? `${head}}` : `${head},${json.slice(1)}`, inputSeq);
+}
+
+function entry(type: string, body: string, inputSeq: number | null): EncodedEvent {
+  return type === 'input_finished' && inputSeq !== null ? { type, body, finishes: inputSeq } : { type, body };
 }
 
 /** The complete `data` text for a given `seq`: what the publish script writes. Used by tests and the bench floor. */

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { StateConflictError } from '../core/errors/index.js';
-import { eventSeqKey, eventStreamKey } from '../producer/fleet-keys.js';
+import { eventFinishedKey, eventSeqKey, eventStreamKey } from '../producer/fleet-keys.js';
 import {
   resolveEventPublisherOptions,
   type EventPublishErrorContext,
@@ -27,12 +27,17 @@ import { SessionChannel, type PublisherCounters } from './session-channel.js';
  * cannot carry) leaves the stream incomplete: it is counted in `dropped` and reported to `onError`,
  * never thrown into the loop; the session's next successful write skips its `seq` numbers, so
  * subscribers see a hole (a `gap`) and rebuild from Postgres, which holds the truth.
+ *
+ * An input's `input_finished` is written at most once (I6): one published again for an input whose
+ * finish is already on the stream — a holder that stalled past its lease and woke after the next
+ * holder republished it — is left out by the script, takes no `seq`, and is counted in
+ * `duplicateFinishes`. Other event types are never deduplicated.
  */
 export class RedisEventPublisher {
   private readonly config: EventPublisherConfig;
   private readonly writer: EventWriter;
   private readonly channels = new Map<string, SessionChannel>();
-  private readonly counters: PublisherCounters = { published: 0, dropped: 0, coalesced: 0 };
+  private readonly counters: PublisherCounters = { published: 0, dropped: 0, coalesced: 0, duplicateFinishes: 0 };
   private readonly host: SinkHost;
   private closing: Promise<void> | null = null;
 
@@ -65,6 +70,11 @@ export class RedisEventPublisher {
     return this.counters.coalesced;
   }
 
+  /** `input_finished` events not written because their input's finish was already on the stream. */
+  get duplicateFinishes(): number {
+    return this.counters.duplicateFinishes;
+  }
+
   /** A sink for one run of `sessionId`; every event it emits carries `inputSeq`. */
   runSink(sessionId: string, inputSeq: number | null): RunEventSink {
     return new PublisherRunSink(this.host, sessionId, inputSeq);
@@ -72,7 +82,9 @@ export class RedisEventPublisher {
 
   /**
    * Publishes one event now, after anything already queued for the session, and resolves with its
-   * stream id. Rejects (and reports to `onError`) when the write fails or the publisher is closed.
+   * stream id — or with '' for an `input_finished` that was not written because its input's finish
+   * is already on the stream. Rejects (and reports to `onError`) when the write fails or the
+   * publisher is closed.
    */
   publish(sessionId: string, inputSeq: number | null, event: FleetEvent): Promise<string> {
     if (this.closing !== null) {
@@ -119,7 +131,11 @@ export class RedisEventPublisher {
     if (channel === undefined) {
       channel = new SessionChannel({
         sessionId,
-        target: { streamKey: eventStreamKey(this.config.queueName, sessionId), seqKey: eventSeqKey(this.config.queueName, sessionId) },
+        target: {
+          streamKey: eventStreamKey(this.config.queueName, sessionId),
+          seqKey: eventSeqKey(this.config.queueName, sessionId),
+          finishedKey: eventFinishedKey(this.config.queueName, sessionId),
+        },
         config: this.config,
         writer: this.writer,
         counters: this.counters,

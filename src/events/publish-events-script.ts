@@ -4,10 +4,19 @@ import type { EncodedEvent } from './event-body.js';
 
 /**
  * The one Redis call per write of the publisher (DESIGN.md §4.7), carrying a batch of events for each
- * of several sessions. Atomically, per session: allocate the batch's `seq` numbers with INCRBY on its
- * counter, XADD each entry with `{"seq":N,` prefixed to its body, trim approximately, and push back
- * both keys' idle expiry. Because numbering and appending happen in one script, seq order equals
- * stream order even with several publishers on one session.
+ * of several sessions. Atomically, per session: leave out each `input_finished` whose input already
+ * has one on the stream, allocate the `seq` numbers of the entries left with INCRBY on its counter,
+ * XADD each with `{"seq":N,` prefixed to its body, record the inputs just finished, trim
+ * approximately, and push back the keys' idle expiry. Because numbering and appending happen in one
+ * script, seq order equals stream order even with several publishers on one session.
+ *
+ * Exactly one `input_finished` per input (I6): a holder stalled past its lease between an input's
+ * terminal commit and its publish can wake after the next holder republished the lost event. The
+ * session's finished set (member and score: the input seq) says which inputs' finishes were written;
+ * an input is added only after its XADD succeeded, in the same script, so "in the set" and "on the
+ * stream" cannot disagree, and a refused XADD never hides a finish from the repair. A left-out entry
+ * takes no `seq` (a hole would tell subscribers events were lost) and its place in the reply is ''.
+ * The set keeps the newest {@link FINISHES_KEPT} inputs: only the last inputs can have a late finish.
  *
  * Each session's part runs under `redis.pcall`: a session whose keys fail (a key of the wrong type)
  * gets its error message back in place of its ids, and the other sessions' parts still apply.
@@ -15,46 +24,82 @@ import type { EncodedEvent } from './event-body.js';
  * `skip` burns that many numbers first: events this publisher lost earlier leave a visible hole in
  * `seq`, so subscribers learn the stream is incomplete.
  *
- * KEYS: stream and seq counter of each session, in turn. ARGV: maxLen, idle expiry seconds, then for
- * each session `skip`, the entry count, and `type`, `body` per entry. Returns, per session in order,
- * its new entries' stream ids, or an error message.
+ * KEYS: stream, seq counter and finished set of each session, in turn. ARGV: maxLen, idle expiry
+ * seconds, the finished set's size, then for each session `skip`, the entry count, and `type`, `body`,
+ * `finishes` (the input seq of an `input_finished`, else '') per entry. Returns, per session in order,
+ * an id per entry (the stream id, or '' for a finish left out), or an error message.
  *
  * All keys of a call must live on one Redis node: a single server or a primary with replicas (Redis
  * Cluster would need every stream key in one hash slot).
  */
 const PUBLISH_EVENTS_LUA = `
-local maxLen, ttl = ARGV[1], ARGV[2]
+local maxLen, ttl, kept = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local results = {}
-local a = 3
-for s = 1, #KEYS / 2 do
-  local stream, counter = KEYS[2 * s - 1], KEYS[2 * s]
+local a = 4
+for s = 1, #KEYS / 3 do
+  local stream, counter, finished = KEYS[3 * s - 2], KEYS[3 * s - 1], KEYS[3 * s]
   local skip, count = tonumber(ARGV[a]), tonumber(ARGV[a + 1])
   local first = a + 2
-  a = first + 2 * count
-  local last = redis.pcall('INCRBY', counter, count + skip)
+  a = first + 3 * count
+  local written, writes, seen, err = {}, 0, {}, nil
+  for i = 1, count do
+    local input = ARGV[first + 3 * i - 1]
+    local fresh = input == '' or not seen[input]
+    if fresh and input ~= '' then
+      seen[input] = true
+      local score = redis.pcall('ZSCORE', finished, input)
+      if type(score) == 'table' then
+        err = score.err
+        break
+      end
+      fresh = not score
+    end
+    written[i] = fresh
+    if fresh then writes = writes + 1 end
+  end
+  local last = err and { err = err } or redis.pcall('INCRBY', counter, writes + skip)
   if type(last) == 'table' then
     results[s] = last.err
   else
-    local ids = {}
+    local ids, marked, seq = {}, false, last - writes
     for i = 1, count do
-      local at = first + 2 * (i - 1)
-      local id = redis.pcall('XADD', stream, '*', 'type', ARGV[at], 'data', string.format('{"seq":%d,', last - count + i) .. ARGV[at + 1])
-      if type(id) == 'table' then
-        ids = id.err
-        break
+      local at = first + 3 * (i - 1)
+      if written[i] then
+        seq = seq + 1
+        local id = redis.pcall('XADD', stream, '*', 'type', ARGV[at], 'data', string.format('{"seq":%d,', seq) .. ARGV[at + 1])
+        if type(id) == 'table' then
+          ids = id.err
+          break
+        end
+        ids[i] = id
+        if ARGV[at + 2] ~= '' then
+          redis.pcall('ZADD', finished, ARGV[at + 2], ARGV[at + 2])
+          marked = true
+        end
+      else
+        ids[i] = ''
       end
-      ids[i] = id
+    end
+    if marked then
+      redis.pcall('ZREMRANGEBYRANK', finished, 0, -kept - 1)
     end
     if type(ids) == 'table' then
       redis.pcall('XTRIM', stream, 'MAXLEN', '~', maxLen)
       redis.pcall('EXPIRE', stream, ttl)
     end
     redis.pcall('EXPIRE', counter, ttl)
+    redis.pcall('EXPIRE', finished, ttl)
     results[s] = ids
   end
 end
 return results
 `;
+
+/**
+ * Inputs per session whose written `input_finished` the finished set remembers (the newest by seq). A
+ * late duplicate can only come from a holder stalled inside its last input(s), far within this.
+ */
+export const FINISHES_KEPT = 1_000;
 
 /** The ioredis command name; namespaced because the connection may be shared with other code. */
 const COMMAND = 'loopfleetPublishSessionEvents';
@@ -63,6 +108,8 @@ const COMMAND = 'loopfleetPublishSessionEvents';
 export interface PublishTarget {
   streamKey: string;
   seqKey: string;
+  /** The inputs whose `input_finished` was written (`eventFinishedKey`). */
+  finishedKey: string;
 }
 
 /** Retention applied to every stream a publisher writes. */
@@ -79,8 +126,9 @@ export interface SessionBatch {
 }
 
 /**
- * Writes the batches (of distinct sessions) in one call and resolves, per batch in order, with its
- * stream ids or the error that session's part met. Rejects when the call as a whole failed (the
+ * Writes the batches (of distinct sessions) in one call and resolves, per batch in order, with an id
+ * per entry (its stream id, or '' for an `input_finished` left out because its input already had one)
+ * or the error that session's part met. Rejects when the call as a whole failed (the
  * connection, the script): then whether any part applied is unknown.
  */
 export type PublishEvents = (batches: readonly SessionBatch[]) => Promise<(string[] | Error)[]>;
@@ -99,11 +147,11 @@ export function publishEventsCommand(redis: Redis, retention: PublishRetention):
   const call = (commands[COMMAND] as ScriptFn).bind(redis);
   return async (batches) => {
     const keys: string[] = [];
-    const args: (string | number)[] = [retention.maxLen, retention.idleExpirySeconds];
+    const args: (string | number)[] = [retention.maxLen, retention.idleExpirySeconds, FINISHES_KEPT];
     for (const batch of batches) {
-      keys.push(batch.target.streamKey, batch.target.seqKey);
+      keys.push(batch.target.streamKey, batch.target.seqKey, batch.target.finishedKey);
       args.push(batch.skip, batch.entries.length);
-      for (const entry of batch.entries) args.push(entry.type, entry.body);
+      for (const entry of batch.entries) args.push(entry.type, entry.body, entry.finishes ?? '');
     }
     // numberOfKeys varies per call, so it leads the arguments (ioredis's dynamic-keys form).
     const reply = await call(keys.length, ...keys, ...args);
@@ -111,6 +159,7 @@ export function publishEventsCommand(redis: Redis, retention: PublishRetention):
       throw new InfrastructureError(`publish script answered ${describe(reply)} for ${batches.length} session(s)`);
     }
     return reply.map((part: unknown, index) => {
+      // One id per entry, '' in the place of a finish left out (so positions still line up).
       if (Array.isArray(part) && part.length === batches[index]!.entries.length) return part as string[];
       return new InfrastructureError(`Redis refused the events of stream ${batches[index]!.target.streamKey}: ${typeof part === 'string' ? part : describe(part)}`);
     });

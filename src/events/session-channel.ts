@@ -11,6 +11,7 @@ export interface PublisherCounters {
   published: number;
   dropped: number;
   coalesced: number;
+  duplicateFinishes: number;
 }
 
 /** What a channel needs from its publisher. */
@@ -28,7 +29,7 @@ export interface ChannelDeps {
 interface QueuedEntry extends EncodedEvent {
   /** Position in this channel's queue since it was created: flushes wait on it. */
   position: number;
-  /** Set for `publish()`, whose caller waits for the id. */
+  /** Set for `publish()`, whose caller waits for the id ('' when the script left a duplicate finish out). */
   settle: { resolve(id: string): void; reject(error: Error): void } | undefined;
 }
 
@@ -68,7 +69,10 @@ export class SessionChannel implements WritingChannel {
     this.schedule();
   }
 
-  /** Writes an event after everything queued before it; resolves with its stream id. */
+  /**
+   * Writes an event after everything queued before it; resolves with its stream id, or '' for an
+   * `input_finished` whose input already had one on the stream (not written again, I6).
+   */
   publish(inputSeq: number | null, event: FleetEvent): Promise<string> {
     this.releaseDelta();
     return new Promise<string>((resolve, reject) => {
@@ -107,7 +111,7 @@ export class SessionChannel implements WritingChannel {
     }
     this.overflowing = false;
     this.enqueued += 1;
-    this.queue.push({ type: encoded.type, body: encoded.body, position: this.enqueued, settle });
+    this.queue.push({ type: encoded.type, body: encoded.body, finishes: encoded.finishes, position: this.enqueued, settle });
     return true;
   }
 
@@ -173,7 +177,10 @@ export class SessionChannel implements WritingChannel {
       this.failBatch(batch, outcome);
     } else {
       this.lost -= skip;
-      this.deps.counters.published += batch.length;
+      // '' marks a duplicate input_finished the script left out: settled, but not on the stream.
+      const left = outcome.filter((id) => id === '').length;
+      this.deps.counters.published += batch.length - left;
+      this.deps.counters.duplicateFinishes += left;
       batch.forEach((entry, i) => entry.settle?.resolve(outcome[i] ?? ''));
     }
     this.writing = null;

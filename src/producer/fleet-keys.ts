@@ -30,6 +30,14 @@ export function eventSeqKey(queueName: string, sessionId: string): string {
   return `${queueName}:events:${sessionId}:seq`;
 }
 
+/**
+ * The input seqs whose `input_finished` is on the session's stream (a sorted set, member and score the
+ * input seq, bounded to the newest ones): the publish script writes an input's finish only once (I6).
+ */
+export function eventFinishedKey(queueName: string, sessionId: string): string {
+  return `${queueName}:events:${sessionId}:finished`;
+}
+
 /** Pub/sub channel on which cancel requests reach the lease holder at once. */
 export function cancelChannel(queueName: string): string {
   return `${queueName}:cancel`;

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { CreateSessionParams, SessionStore } from '../core/ports/session-store.js';
 import { assertSessionId } from '../core/session-id.js';
 import type { SessionRecord } from '../core/session-types.js';
-import { eventSeqKey, eventStreamKey } from './fleet-keys.js';
+import { eventFinishedKey, eventSeqKey, eventStreamKey } from './fleet-keys.js';
 import { attemptWithin } from './settle-within.js';
 
 /**
@@ -40,9 +40,10 @@ export class SessionAdmin {
 
   /**
    * Deletes the session with everything it owns in Postgres (inputs, messages, tool ledger, usage),
-   * then its event stream. Returns false when there was no such session. A worker running one of its
-   * inputs at that moment loses its lease and stops. The stream is removed best-effort: when Redis
-   * is down it expires on its own.
+   * then its event stream (with its seq counter and its set of finished inputs, so a session created
+   * again under the same id starts afresh). Returns false when there was no such session. A worker
+   * running one of its inputs at that moment loses its lease and stops. The stream is removed
+   * best-effort: when Redis is down it expires on its own.
    */
   async delete(sessionId: string): Promise<boolean> {
     const id = assertSessionId(sessionId);
@@ -51,7 +52,8 @@ export class SessionAdmin {
 
   async #delete(id: string): Promise<boolean> {
     const deleted = await this.deps.store.deleteSession(id);
-    const removed = this.deps.redis.del(eventStreamKey(this.deps.queueName, id), eventSeqKey(this.deps.queueName, id));
+    const { queueName } = this.deps;
+    const removed = this.deps.redis.del(eventStreamKey(queueName, id), eventSeqKey(queueName, id), eventFinishedKey(queueName, id));
     const attempt = await attemptWithin(removed, this.deps.redisTimeoutMs);
     if (!attempt.ok) this.deps.logger?.warn({ err: attempt.error, sessionId: id }, 'session deleted; its event stream was not (it will expire)');
     return deleted;

@@ -1,6 +1,6 @@
 import { TERMINAL_INPUT_STATUSES, type InputRecord } from '../core/session-types.js';
 import { parseStreamEntry, type RawStreamEntry } from '../events/stream-entry.js';
-import { eventStreamKey } from '../producer/fleet-keys.js';
+import { eventFinishedKey, eventStreamKey } from '../producer/fleet-keys.js';
 import type { WorkerContext } from './worker-context.js';
 
 /** Stream entries read back, newest first, before giving up on deciding (a trimmed or lost stream). */
@@ -15,12 +15,17 @@ const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_INPUT_STATUSES);
  * `input_finished` is published after the input's terminal commit, so a holder that dies between the
  * two leaves an input finished in Postgres without its event (I6: exactly one per input). The next
  * drain of the session repairs it before running anything: it looks up the last finished input (and
- * the inputs steered into it) and publishes the event of each one whose latest entry on the stream is
- * not its `input_finished`. When the stream cannot tell (trimmed, or Redis lost it) nothing is
- * published: a client that missed it gets a `gap` and rebuilds from Postgres (I7).
+ * the inputs steered into it) and publishes the event of each one whose finish is neither in the
+ * session's finished set (written by the publish script since it has one) nor the latest entry of
+ * that input on the stream (the check streams written before the set existed still need). When the
+ * stream cannot tell (trimmed, or Redis lost it) nothing is published: a client that missed it gets a
+ * `gap` and rebuilds from Postgres (I7).
+ *
+ * Publishing is safe against the holder this repairs: if it was only stalled and publishes its event
+ * after all (before or after this), the script writes whichever comes first and leaves the other out.
  *
  * `nextSeq` is the input this drain is about to start (not resumed), or null when the inbox is empty.
- * Returns how many events were published.
+ * Returns how many events were written.
  */
 export async function republishLostFinishes(ctx: WorkerContext, sessionId: string, nextSeq: number | null): Promise<number> {
   const lastSeq = nextSeq === null ? ((await ctx.store.getSession(sessionId))?.nextSeq ?? 0) : nextSeq - 1;
@@ -31,13 +36,23 @@ export async function republishLostFinishes(ctx: WorkerContext, sessionId: strin
   // A steered input whose host is still open finishes with it, later.
   if (host === null || !TERMINAL.has(host.status) || host.result === null) return 0;
   const steered = lastSeq > host.seq ? (await ctx.store.listInputs(sessionId, { afterSeq: host.seq, limit: lastSeq - host.seq })).filter((input) => input.steeredInto === host.seq) : [];
-  const missing = await unpublished(ctx, sessionId, [host, ...steered].map((input) => input.seq));
-  if (missing.size === 0) return 0;
-  for (const input of [host, ...steered].filter((candidate) => missing.has(candidate.seq))) {
-    await ctx.publisher.publish(sessionId, input.seq, finishedEvent(input, host));
+  const written = await recordedFinishes(ctx, sessionId, host.seq, lastSeq);
+  const open = [host, ...steered].filter((input) => !written.has(input.seq));
+  if (open.length === 0) return 0;
+  const missing = await unpublished(ctx, sessionId, open.map((input) => input.seq));
+  const published: number[] = [];
+  for (const input of open.filter((candidate) => missing.has(candidate.seq))) {
+    // '' when the script left it out: the stalled holder's own event got there first.
+    if ((await ctx.publisher.publish(sessionId, input.seq, finishedEvent(input, host))) !== '') published.push(input.seq);
   }
-  ctx.logger.warn({ sessionId, inputSeqs: [...missing] }, 'published input_finished events a dead worker never sent');
-  return missing.size;
+  if (published.length > 0) ctx.logger.warn({ sessionId, inputSeqs: published }, 'published input_finished events a dead worker never sent');
+  return published.length;
+}
+
+/** Inputs from `fromSeq` to `toSeq` whose `input_finished` the publish script recorded as written. */
+async function recordedFinishes(ctx: WorkerContext, sessionId: string, fromSeq: number, toSeq: number): Promise<Set<number>> {
+  const members = await ctx.redis.zrangebyscore(eventFinishedKey(ctx.queueName, sessionId), fromSeq, toSeq);
+  return new Set(members.map(Number));
 }
 
 /** The event of a finished input, from its row (a steered input's row carries its host's result). */
@@ -49,7 +64,8 @@ function finishedEvent(input: InputRecord, host: InputRecord) {
 }
 
 /**
- * Of `seqs`, those whose newest entry on the stream is not their `input_finished`. Entries of other
+ * Of `seqs`, those whose newest entry on the stream is not their `input_finished` (for inputs the
+ * finished set does not know: ones finished before the publish script kept it, or not at all). Entries of other
  * inputs are skipped; an input with no entry within the scan is undecided and left out.
  */
 async function unpublished(ctx: WorkerContext, sessionId: string, seqs: number[]): Promise<Set<number>> {

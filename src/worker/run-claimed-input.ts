@@ -46,11 +46,11 @@ export async function runClaimedInput(
     );
     const { result, error } = outcome;
     await sink.flush();
-    await ctx.publisher.publish(sessionId, input.seq, { type: 'input_finished', ...result, error });
+    await publishFinish(ctx, sessionId, input.seq, { type: 'input_finished', ...result, error });
     // A resumed run did not see the steering its dead predecessor applied: those inputs are in Postgres.
     if (resumed) steered.unshift(...(await steeredBefore(ctx, sessionId, input.seq, steered)));
     for (const seq of steered) {
-      await ctx.publisher.publish(sessionId, seq, { type: 'input_finished', ...result, error, steeredInto: input.seq });
+      await publishFinish(ctx, sessionId, seq, { type: 'input_finished', ...result, error, steeredInto: input.seq });
     }
     return outcome;
   } finally {
@@ -58,6 +58,16 @@ export async function runClaimedInput(
     unregister();
     await sink.close();
   }
+}
+
+/**
+ * Publishes an input's `input_finished`. The publisher leaves it out ('') when the input's finish is
+ * already on the stream: this holder stalled past its lease after the terminal commit, and the next
+ * holder republished the event first (I6 stays exactly one).
+ */
+async function publishFinish(ctx: WorkerContext, sessionId: string, inputSeq: number, event: Extract<FleetEvent, { type: 'input_finished' }>): Promise<void> {
+  if ((await ctx.publisher.publish(sessionId, inputSeq, event)) !== '') return;
+  ctx.logger.warn({ sessionId, inputSeq }, 'input_finished was already published by the holder that took over; not written again');
 }
 
 /** Inputs steered into `hostSeq` by an earlier holder of the run (not in `known`), in seq order. */

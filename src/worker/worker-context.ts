@@ -10,6 +10,7 @@ import type { CancelRegistry } from './cancel-registry.js';
 
 /** What the worker needs of the event publisher (src/events). */
 export interface EventPublisherPort {
+  /** Resolves with the entry's stream id, or '' for an `input_finished` its input already had on the stream (not written again). */
   publish(sessionId: string, inputSeq: number | null, event: FleetEvent): Promise<string>;
   /** A run's sink: the loop's events and the fleet's lifecycle events of that input, queued in order. */
   runSink(sessionId: string, inputSeq: number): { emit(event: FleetEvent): void; flush(): Promise<void>; close(): Promise<void> };

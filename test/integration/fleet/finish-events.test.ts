@@ -2,9 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScriptedLlm } from '../../../src/llm/scripted-llm.js';
 import { acceptAndKick } from '../../../src/producer/accept-input.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
-import { eventStreamKey } from '../../../src/producer/fleet-keys.js';
+import { eventFinishedKey, eventStreamKey } from '../../../src/producer/fleet-keys.js';
+import { RedisEventPublisher } from '../../../src/events/event-publisher.js';
+import { createLogger } from '../../../src/observability/logger.js';
+import { republishLostFinishes } from '../../../src/worker/lost-finish-events.js';
+import type { WorkerContext } from '../../../src/worker/worker-context.js';
 import { heldReply, InstrumentedStore, sessionEvents } from './fixtures/fleet-helpers.js';
 import type { StepCommit } from '../../../src/core/ports/session-store.js';
+import type { FleetEvent } from '../../../src/events/fleet-events.js';
 
 /**
  * I6 across a crash: `input_finished` is published after the input's terminal commit, so a holder
@@ -25,6 +30,31 @@ describe('exactly one input_finished per input, across a crash', () => {
 
   const finishedSeqs = async (sessionId: string) =>
     (await sessionEvents(fleet.redis, fleet.config.queueName, sessionId)).filter((event) => event.type === 'input_finished').map((event) => event.data.inputSeq);
+
+  /** Takes an input's input_finished back off the stream and out of the finished set: as if it was never published. */
+  const unpublish = async (sessionId: string, inputSeq: number) => {
+    const finished = (await sessionEvents(fleet.redis, fleet.config.queueName, sessionId)).filter((event) => event.type === 'input_finished' && event.data.inputSeq === inputSeq);
+    await fleet.redis.xdel(eventStreamKey(fleet.config.queueName, sessionId), ...finished.map((event) => event.id));
+    await fleet.redis.zrem(eventFinishedKey(fleet.config.queueName, sessionId), String(inputSeq));
+  };
+
+  /** Runs `inputs` of `sessionId` to the end on a worker of its own, then stops it. */
+  const runToEnd = async (sessionId: string, inputs: string[]) => {
+    const worker = await fleet.startWorker({ settings: { sweepEveryMs: 3_600_000 } });
+    try {
+      for (const [n, input] of inputs.entries()) {
+        await acceptAndKick(fleet.acceptDeps, { sessionId, kind: 'send', payload: { input } });
+        await fleet.waitForSessionIdle(sessionId, n + 1);
+        await fleet.waitFor('its input_finished', async () => ((await finishedSeqs(sessionId)).length >= n + 1 ? true : undefined));
+      }
+    } finally {
+      await worker.close();
+    }
+  };
+
+  /** What `republishLostFinishes` uses of a worker, on the fixture's connections and a publisher of its own. */
+  const repairContext = (publisher: RedisEventPublisher) =>
+    ({ store: fleet.store, redis: fleet.redis, queueName: fleet.config.queueName, publisher, logger: createLogger({ level: 'silent', format: 'json', redactContent: true }) }) as unknown as WorkerContext;
 
   it('a holder that died between the terminal commit and the XADD: the next drain publishes the lost event, once, first', async () => {
     const sessionId = 'lost-finish';
@@ -78,10 +108,10 @@ describe('exactly one input_finished per input, across a crash', () => {
       await worker.close();
     }
     // The state a kill -9 between the terminal commit and the XADD leaves: the input is done in
-    // Postgres, its event is not on the stream, the dead holder's lease lapsed without a release, and
-    // the session still owes the finish (the terminal commit set the flag; no release cleared it).
-    const finished = (await sessionEvents(fleet.redis, fleet.config.queueName, sessionId)).filter((event) => event.type === 'input_finished');
-    await fleet.redis.xdel(eventStreamKey(fleet.config.queueName, sessionId), ...finished.map((event) => event.id));
+    // Postgres, its event is not on the stream (nor, written by the same script, in the finished
+    // set), the dead holder's lease lapsed without a release, and the session still owes the finish
+    // (the terminal commit set the flag; no release cleared it).
+    await unpublish(sessionId, 1);
     expect((await fleet.pool.query(`SELECT finishes_owed FROM sessions WHERE id = $1`, [sessionId])).rows[0]).toEqual({ finishes_owed: false });
     await fleet.pool.query(`UPDATE sessions SET lease_owner = 'dead-worker', lease_expires_at = now() - interval '1 second', finishes_owed = true WHERE id = $1`, [sessionId]);
     expect(await finishedSeqs(sessionId)).toEqual([]);
@@ -99,6 +129,92 @@ describe('exactly one input_finished per input, across a crash', () => {
       [1, 'completed', 'Echo: the only one'],
     ]);
     expect((await fleet.store.getInput(sessionId, 1))?.attempts).toBe(1);
+  });
+
+  it("a holder stalled past its lease after the terminal commit (not dead): the next drain republishes the finish, and the stalled holder's own publish, arriving after it, is left out", async () => {
+    const sessionId = 'stalled-finish';
+    const store = new InstrumentedStore();
+    const warnings: { msg?: string; inputSeq?: number }[] = [];
+    const logger = createLogger({ level: 'warn', format: 'json', redactContent: true, destination: { write: (line: string) => void warnings.push(JSON.parse(line)) } });
+    // Right after the terminal commit of input 1, before input_finished is published: the holder stalls there.
+    const stalled = store.hold('commitStep', {
+      when: (args) => (args[0] as StepCommit).sessionId === sessionId && (args[0] as StepCommit).input?.seq === 1,
+      after: true,
+    });
+    const holder = await fleet.startWorker({ wrapStore: store.wrap, logger, settings: { sweepEveryMs: 3_600_000 } });
+    let successor: Awaited<ReturnType<FleetFixture['startWorker']>> | undefined;
+    try {
+      await acceptAndKick(fleet.acceptDeps, { sessionId, kind: 'send', payload: { input: 'first' } });
+      await stalled.entered;
+      // Its lease lapses and is taken: the next drain repairs the finish it has not published.
+      await fleet.pool.query(`UPDATE sessions SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [sessionId]);
+      const taken = await fleet.store.acquireLease({ sessionId, owner: 'test', ttlMs: 60_000 });
+      if (!taken.acquired) throw new Error('lease not taken');
+      await fleet.store.releaseLease({ sessionId, token: taken.token });
+      successor = await fleet.startWorker({ settings: { sweepEveryMs: 300, sweepGraceMs: 200 } });
+      await acceptAndKick(fleet.acceptDeps, { sessionId, kind: 'send', payload: { input: 'second' } });
+      await fleet.waitForSessionIdle(sessionId, 2);
+      await fleet.waitFor('both input_finished events', async () => ((await finishedSeqs(sessionId)).length >= 2 ? true : undefined));
+      // The stalled holder wakes up and publishes input 1's finish after all.
+      stalled.release();
+      await fleet.waitFor('the stalled holder to publish its late input_finished', async () =>
+        warnings.some((line) => line.inputSeq === 1 && line.msg?.startsWith('input_finished was already published') === true) ? true : undefined,
+      );
+    } finally {
+      stalled.release();
+      await holder.close({ graceMs: 1_000 });
+      await successor?.close();
+    }
+    const events = await sessionEvents(fleet.redis, fleet.config.queueName, sessionId);
+    expect(events.filter((event) => event.type === 'input_finished').map((event) => [event.data.inputSeq, event.data.finalText])).toEqual([
+      [1, 'Echo: first'],
+      [2, 'Echo: second'],
+    ]);
+    expect(events.map((event) => event.data.seq)).toEqual(events.map((_, i) => i + 1));
+  });
+
+  it("the repair against a late duplicate, at the publisher: whichever of the repair's and the stalled holder's input_finished comes first is the one written", async () => {
+    const sessionId = 'repair-vs-late';
+    await runToEnd(sessionId, ['one']);
+    const input = (await fleet.store.getInput(sessionId, 1))!;
+    const late: FleetEvent = { type: 'input_finished', ...input.result!, error: null };
+    const repairer = new RedisEventPublisher(fleet.redis, { queueName: fleet.config.queueName });
+    const zombie = new RedisEventPublisher(fleet.redis, { queueName: fleet.config.queueName });
+    try {
+      // The repair first, then the stalled holder.
+      await unpublish(sessionId, 1);
+      expect(await republishLostFinishes(repairContext(repairer), sessionId, null)).toBe(1);
+      expect(await zombie.publish(sessionId, 1, late)).toBe('');
+      expect(await finishedSeqs(sessionId)).toEqual([1]);
+      // The stalled holder first, then the repair: it sees the finish written (the set) and writes nothing.
+      await unpublish(sessionId, 1);
+      expect(await zombie.publish(sessionId, 1, late)).not.toBe('');
+      expect(await republishLostFinishes(repairContext(repairer), sessionId, null)).toBe(0);
+      expect(await finishedSeqs(sessionId)).toEqual([1]);
+      expect([repairer.duplicateFinishes, zombie.duplicateFinishes]).toEqual([0, 1]);
+    } finally {
+      await Promise.all([repairer.close(), zombie.close()]);
+    }
+  });
+
+  it('the repair on a stream written before the finished set existed: it still reads the stream, and publishes only what is missing there', async () => {
+    const sessionId = 'repair-before-set';
+    await runToEnd(sessionId, ['old']);
+    const publisher = new RedisEventPublisher(fleet.redis, { queueName: fleet.config.queueName });
+    const setKey = eventFinishedKey(fleet.config.queueName, sessionId);
+    try {
+      // The finish is on the stream, the set does not exist: nothing to repair.
+      await fleet.redis.del(setKey);
+      expect(await republishLostFinishes(repairContext(publisher), sessionId, null)).toBe(0);
+      expect(await finishedSeqs(sessionId)).toEqual([1]);
+      // Neither has it: it is published, and recorded from then on.
+      await unpublish(sessionId, 1);
+      expect(await republishLostFinishes(repairContext(publisher), sessionId, null)).toBe(1);
+      expect(await finishedSeqs(sessionId)).toEqual([1]);
+      expect(await fleet.redis.zrange(setKey, 0, -1)).toEqual(['1']);
+    } finally {
+      await publisher.close();
+    }
   });
 
   it('a drain that published every finish says so on release, and the next drain of the session skips the check', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StreamEvent, StreamItem } from '../../../src/events/fleet-events.js';
-import { eventStreamKey } from '../../../src/producer/fleet-keys.js';
+import { eventFinishedKey, eventSeqKey, eventStreamKey } from '../../../src/producer/fleet-keys.js';
 import { ResultTimeoutError } from '../../../src/producer/result-timeout-error.js';
 import { SessionQueue } from '../../../src/producer/session-queue.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
@@ -191,9 +191,12 @@ describe('SessionQueue: add, result, events', () => {
     const stats = await queue.stats('crud-1');
     expect(stats).toMatchObject({ sessionId: 'crud-1', status: 'idle', inputs: { total: 1, done: 1, pending: 0, running: 0, failed: 0, cancelled: 0 } });
     expect(stats.totals).toMatchObject({ inputs: 1, rounds: 1, llmCalls: 1 });
+    const keys = [eventStreamKey, eventSeqKey, eventFinishedKey].map((key) => key(fleet.config.queueName, 'crud-1'));
+    await fleet.waitFor('the input_finished written', async () => ((await fleet.redis.zscore(keys[2]!, '1')) !== null ? true : undefined));
+    expect(await fleet.redis.exists(...keys)).toBe(3);
     expect(await queue.sessions.delete('crud-1')).toBe(true);
     expect(await queue.sessions.get('crud-1')).toBeNull();
-    expect(await fleet.redis.exists(eventStreamKey(fleet.config.queueName, 'crud-1'))).toBe(0);
+    expect(await fleet.redis.exists(...keys)).toBe(0);
     expect(await queue.sessions.delete('crud-1')).toBe(false);
     await expect(queue.history('crud-1')).rejects.toMatchObject({ code: 'session.not_found' });
     await expect(queue.stats('crud-1')).rejects.toMatchObject({ code: 'session.not_found' });

@@ -29,7 +29,8 @@ describe('RedisEventPublisher (write-behind, against a fake script)', () => {
     expect(redis.calls).toHaveLength(0);
     await sink.flush();
     expect(redis.calls).toHaveLength(1);
-    expect(redis.calls[0]).toMatchObject({ streamKey: 'q:events:s1', seqKey: 'q:events:s1:seq', maxLen: 10_000, ttl: 604_800, skip: 0 });
+    expect(redis.calls[0]).toMatchObject({ streamKey: 'q:events:s1', seqKey: 'q:events:s1:seq', finishedKey: 'q:events:s1:finished', maxLen: 10_000, ttl: 604_800, kept: 1_000, skip: 0 });
+    expect(redis.calls[0]?.entries.map((e) => e.finishes)).toEqual(['', '', '', '', '']);
     expect(redis.calls[0]?.entries.map((e) => JSON.parse(e.data) as unknown)).toEqual(
       [0, 1, 2, 3, 4].map((i) => ({ seq: i + 1, sessionId: 's1', inputSeq: 3, roundIndex: i })),
     );
@@ -142,6 +143,31 @@ describe('RedisEventPublisher (write-behind, against a fake script)', () => {
     expect(stream.map((e) => e.type)).toEqual(['stream_delta', 'input_started']);
     expect(stream[1]?.id).toBe(id);
     expect(publisher.coalesced).toBe(1);
+  });
+
+  it("passes an input_finished's input seq to the script, resolves publish() with '' for a finish left out, and counts it apart from published", async () => {
+    const { redis, publisher } = setup();
+    const finished = (steeredInto?: number): FleetEvent => ({
+      type: 'input_finished',
+      status: 'completed',
+      finalText: 'done',
+      rounds: 1,
+      toolCalls: 0,
+      usage: { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 1 },
+      error: null,
+      ...(steeredInto === undefined ? {} : { steeredInto }),
+    });
+    const first = await publisher.publish('s1', 1, finished());
+    const steered = await publisher.publish('s1', 2, finished(1));
+    const late = await publisher.publish('s1', 1, finished());
+    expect(first).not.toBe('');
+    expect(steered).not.toBe('');
+    expect(late).toBe('');
+    expect(redis.calls.map((c) => c.entries.map((e) => e.finishes))).toEqual([['1'], ['2'], ['1']]);
+    expect(seqs(redis)).toEqual([1, 2]);
+    expect(publisher.published).toBe(2);
+    expect(publisher.duplicateFinishes).toBe(1);
+    expect(publisher.dropped).toBe(0);
   });
 
   it('releases a pending delta when its window ends, without any flush', async () => {

@@ -39,6 +39,14 @@ describe('encodeEvent', () => {
     expect(JSON.parse(dataText(1, encodeEvent('s', 1, finished).body))).not.toHaveProperty('steeredInto');
   });
 
+  it("marks an input_finished with the input it finishes (the script's deduplication key), and nothing else", () => {
+    const finished: FleetEvent = { type: 'input_finished', status: 'completed', finalText: '', rounds: 1, toolCalls: 0, usage: { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 1 }, error: null, steeredInto: 2 };
+    expect(encodeEvent('s', 3, finished).finishes).toBe(3);
+    expect(encodeEvent('s', 3, { ...finished, steeredInto: undefined } as FleetEvent).finishes).toBe(3);
+    expect(encodeEvent('s', null, finished)).not.toHaveProperty('finishes');
+    expect(encodeEvent('s', 3, { type: 'input_resumed', reason: 'worker_lost', attempt: 2 })).not.toHaveProperty('finishes');
+  });
+
   it('throws on a payload JSON cannot carry', () => {
     const bad = { type: 'tool_call_started', name: 'n', toolCallId: 'c', toolInput: 10n, attempt: 1 } as unknown as FleetEvent;
     expect(() => encodeEvent('s', 1, bad)).toThrow();

@@ -6,15 +6,20 @@ export interface ScriptCall {
   call: number;
   streamKey: string;
   seqKey: string;
+  finishedKey: string;
   maxLen: number;
   ttl: number;
+  /** How many finished inputs the set keeps. */
+  kept: number;
   skip: number;
-  entries: { id: string; type: string; data: string }[];
+  /** `finishes`: the input seq of an `input_finished` entry, '' otherwise; `id` is '' for one left out. */
+  entries: { id: string; type: string; data: string; finishes: string }[];
 }
 
 /**
  * Stands in for ioredis in unit tests of the publisher: `defineCommand` installs a function that does
- * what the Lua script does (per session: seq, XADD, ids) in memory. Calls can be held (`hold()`) to
+ * what the Lua script does (per session: leave out finishes already written, seq, XADD, record the
+ * finished inputs, ids) in memory. Calls can be held (`hold()`) to
  * observe what queues behind an in-flight batch, failed as a whole (`failNext`), or have one
  * stream's part refused (`refuse`), as Redis refuses a key of the wrong type.
  */
@@ -26,6 +31,8 @@ export class FakeScriptRedis {
   /** Streams whose parts are refused with this message, as the script's `pcall` reports them. */
   readonly refuse = new Map<string, string>();
   readonly streams = new Map<string, { id: string; type: string; data: string }[]>();
+  /** The finished set of each session: input seqs whose `input_finished` was written. */
+  readonly finished = new Map<string, Set<string>>();
   private readonly seqs = new Map<string, number>();
   private nextId = 1;
   private held: (() => void)[] | null = null;
@@ -61,14 +68,24 @@ export class FakeScriptRedis {
     const text = args.map(String);
     const keyCount = Number(text[0]);
     const keys = text.slice(1, 1 + keyCount);
-    const [maxLen, ttl, ...rest] = text.slice(1 + keyCount);
+    const [maxLen, ttl, kept, ...rest] = text.slice(1 + keyCount);
     const parts: ScriptCall[] = [];
-    for (let s = 0; s < keyCount / 2; s += 1) {
+    for (let s = 0; s < keyCount / 3; s += 1) {
       const skip = Number(rest.shift());
       const count = Number(rest.shift());
-      const pairs = rest.splice(0, 2 * count);
-      const part: ScriptCall = { call, streamKey: keys[2 * s]!, seqKey: keys[2 * s + 1]!, maxLen: Number(maxLen), ttl: Number(ttl), skip, entries: [] };
-      for (let i = 0; i < count; i += 1) part.entries.push({ id: '', type: pairs[2 * i]!, data: pairs[2 * i + 1]! });
+      const triples = rest.splice(0, 3 * count);
+      const part: ScriptCall = {
+        call,
+        streamKey: keys[3 * s]!,
+        seqKey: keys[3 * s + 1]!,
+        finishedKey: keys[3 * s + 2]!,
+        maxLen: Number(maxLen),
+        ttl: Number(ttl),
+        kept: Number(kept),
+        skip,
+        entries: [],
+      };
+      for (let i = 0; i < count; i += 1) part.entries.push({ id: '', type: triples[3 * i]!, data: triples[3 * i + 1]!, finishes: triples[3 * i + 2]! });
       parts.push(part);
       this.calls.push(part);
     }
@@ -83,7 +100,11 @@ export class FakeScriptRedis {
       let seq = (this.seqs.get(part.seqKey) ?? 0) + part.skip;
       const stream = this.streams.get(part.streamKey) ?? [];
       this.streams.set(part.streamKey, stream);
+      const finished = this.finished.get(part.finishedKey) ?? new Set<string>();
+      this.finished.set(part.finishedKey, finished);
       for (const entry of part.entries) {
+        if (entry.finishes !== '' && finished.has(entry.finishes)) continue;
+        if (entry.finishes !== '') finished.add(entry.finishes);
         seq += 1;
         entry.id = `${this.nextId++}-0`;
         entry.data = `{"seq":${seq},${entry.data}`;
