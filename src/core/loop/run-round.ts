@@ -9,7 +9,8 @@ import { finishRun } from './finish-run.js';
 import { modelTurn } from './model-turn.js';
 import { replyTurn } from './reply-turn.js';
 import type { RunContext } from './run-context.js';
-import { runToolPhase } from './tool-phase.js';
+import { ledgerWrite } from './pending-results.js';
+import { runToolPhase, startsWithAssistantStep } from './tool-phase.js';
 import { addUsage, usageRow } from './usage.js';
 
 export const TRUNCATION_NOTICE =
@@ -33,7 +34,10 @@ export async function runRound(ctx: RunContext): Promise<InputResult | null> {
 
 async function toolTurn(ctx: RunContext, response: LlmResponse, calls: ToolCall[], attempts: number): Promise<InputResult | null> {
   const round = ctx.round;
+  // The calls' `started` rows go with the message when nothing can come between (see the function).
+  const recordedStarted = startsWithAssistantStep(ctx, calls) ? calls : [];
   await commitStep(ctx, {
+    ...(recordedStarted.length > 0 ? { toolCalls: recordedStarted.map((call) => ledgerWrite(ctx, call, round, 'started')) } : {}),
     messages: [{ round, message: { role: 'assistant', content: response.text, toolCalls: calls } }],
     usageRounds: [usageRow(ctx, round, response, attempts)],
     pending: {
@@ -46,7 +50,7 @@ async function toolTurn(ctx: RunContext, response: LlmResponse, calls: ToolCall[
     },
   });
   ctx.emptyStreak = 0;
-  const phase = await runToolPhase(ctx, calls, round, response.text);
+  const phase = await runToolPhase(ctx, calls, round, response.text, new Set(recordedStarted.map((call) => call.id)));
   if (phase.kind === 'waiting') return finishRun(ctx, 'waiting_for_input', response.text, { reason: 'waiting_for_input', rounds: round + 1 });
   if (phase.kind === 'break') return finishRun(ctx, 'completed', response.text, { reason: phase.reason, rounds: round + 1 });
   // Truncated arguments are never repaired (they would write half files); the model is told instead,

@@ -19,7 +19,13 @@ const IN_DOUBT_FAIL =
  * pending state in one step. Hooks may skip calls or stop the batch; whatever is left unanswered is
  * closed with a synthetic result before returning.
  */
-export async function runToolPhase(ctx: RunContext, calls: ToolCall[], round: number, assistantText = ''): Promise<ToolPhaseResult> {
+export async function runToolPhase(
+  ctx: RunContext,
+  calls: ToolCall[],
+  round: number,
+  assistantText = '',
+  recordedStarted: ReadonlySet<string> = new Set(),
+): Promise<ToolPhaseResult> {
   const { hooks } = ctx.deps;
   if (hooks.handles('round.decide')) {
     const decide = { roundIndex: round, toolCalls: calls, assistantText, output: '[skipped by round_decide hook]' };
@@ -36,7 +42,7 @@ export async function runToolPhase(ctx: RunContext, calls: ToolCall[], round: nu
     const batch = { roundIndex: round, toolCalls: calls, output: '[skipped by batch hook]' };
     if ((await hooks.run('tools.batch.before', batch)) === 'skip') return closeAll(ctx, calls, batch.output, round, { kind: 'done' });
   }
-  const result = await executeCalls(ctx, calls, round);
+  const result = await executeCalls(ctx, calls, round, recordedStarted);
   if (hooks.handles('tools.batch.after')) await hooks.run('tools.batch.after', { roundIndex: round, toolCalls: calls });
   return result;
 }
@@ -46,8 +52,28 @@ async function closeAll(ctx: RunContext, calls: ToolCall[], content: string, rou
   return result;
 }
 
-/** tool.before for every call first (in order), in-doubt resolution, then the batch itself. */
-async function executeCalls(ctx: RunContext, calls: ToolCall[], round: number): Promise<ToolPhaseResult> {
+/**
+ * Whether the ledger's `started` rows of a round's calls may be written in the step that commits the
+ * assistant message asking for them, instead of one step per call just before it runs (I5): one
+ * commit per call fewer. Only when nothing can decide between the two whether a call runs — no
+ * `round.decide`, `tools.batch.before` or `tool.before` hook, no `request_user_input` — and every
+ * call's tool is declared `retry`. A crash in between then leaves a call that never ran recorded as
+ * started: in doubt, and `retry` runs it again — what would have happened had its start not been
+ * recorded (plus a `tool_call_in_doubt` event and a second attempt on its ledger row). A `fail` tool
+ * must not be told "outcome unknown" about a call that never ran, so its start keeps its own step.
+ */
+export function startsWithAssistantStep(ctx: RunContext, calls: readonly ToolCall[]): boolean {
+  const { hooks } = ctx.deps;
+  if (hooks.handles('round.decide') || hooks.handles('tools.batch.before') || hooks.handles('tool.before')) return false;
+  return calls.every((call) => call.name !== REQUEST_USER_INPUT && ctx.tools.get(call.name)?.policy === 'retry');
+}
+
+/**
+ * tool.before for every call first (in order), in-doubt resolution, then the batch itself. Calls in
+ * `recordedStarted` had their `started` row committed with the assistant message: their start only
+ * announces them.
+ */
+async function executeCalls(ctx: RunContext, calls: ToolCall[], round: number, recordedStarted: ReadonlySet<string>): Promise<ToolPhaseResult> {
   const runnable: ToolCall[] = [];
   for (const call of calls) {
     const prepared = await beforeCall(ctx, call, round);
@@ -61,7 +87,7 @@ async function executeCalls(ctx: RunContext, calls: ToolCall[], round: number): 
       clock: ctx.deps.clock,
       maxResultChars: ctx.profile.maxToolResultChars,
       concurrency: ctx.profile.toolConcurrency,
-      onStart: (call) => startCall(ctx, call, round),
+      onStart: (call) => (recordedStarted.has(call.id) ? announceStart(ctx, call) : startCall(ctx, call, round)),
       onFinish: (outcome) => flusher.finished(outcome),
     });
   } catch (error) {
@@ -98,6 +124,10 @@ async function beforeCall(ctx: RunContext, call: ToolCall, round: number): Promi
 
 async function startCall(ctx: RunContext, call: ToolCall, round: number): Promise<void> {
   await commitStep(ctx, { toolCalls: [ledgerWrite(ctx, call, round, 'started')] });
+  announceStart(ctx, call);
+}
+
+function announceStart(ctx: RunContext, call: ToolCall): void {
   emit(ctx, { type: 'tool_call_started', name: call.name, toolCallId: call.id, toolInput: parsedOrRaw(call), attempt: 1 });
 }
 

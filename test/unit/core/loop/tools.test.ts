@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { protocolViolations } from '../../../../src/core/history/index.js';
 import type { ToolContext } from '../../../../src/core/tools/index.js';
 import { ScriptedLlm } from '../../../../src/llm/scripted-llm.js';
-import { deferred, LoopHarness, patientClock, runChecked } from './loop-harness.js';
+import type { SessionStore, StepCommit } from '../../../../src/core/ports/session-store.js';
+import { InMemorySessionStore } from '../../../support/fakes/in-memory-session-store.js';
+import { crashable, deferred, LoopHarness, patientClock, runChecked, StoreCrashed } from './loop-harness.js';
 
 const echoTool = {
   name: 'echo',
@@ -155,5 +157,87 @@ describe('tool calls', () => {
     const history = await harness.history();
     expect(protocolViolations(history)).toEqual([]);
     for (const request of llm.requests) expect(protocolViolations(request.messages)).toEqual([]);
+  });
+});
+
+/** The steps a store was asked to commit, in order, with what each carried. */
+function recordingStore(inner: SessionStore) {
+  const steps: { messages: string[]; ledger: string[] }[] = [];
+  const store = new Proxy(inner, {
+    get(target, property) {
+      if (property === 'commitStep') {
+        return (step: StepCommit) => {
+          steps.push({
+            messages: (step.messages ?? []).map((entry) => entry.message.role),
+            ledger: (step.toolCalls ?? []).map((call) => `${call.toolCallId}:${call.status}`),
+          });
+          return target.commitStep(step);
+        };
+      }
+      const value = Reflect.get(target, property, target) as unknown;
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return { store, steps };
+}
+
+describe("the tool ledger's starts (I5)", () => {
+  const twoEchoes = { toolCalls: [{ id: 'e1', name: 'echo', arguments: { text: 'a' } }, { id: 'e2', name: 'echo', arguments: { text: 'b' } }] };
+
+  it("the starts of retry calls go with the assistant's request: no commit of their own, recorded before each call runs", async () => {
+    const inner = new InMemorySessionStore();
+    const { store, steps } = recordingStore(inner);
+    const ledgerSeen: unknown[] = [];
+    const watched = { ...echoTool, execute: async (args: { text: string }) => (ledgerSeen.push(await inner.loadOpenToolCalls('s1')), `echo: ${args.text}`) };
+    const harness = new LoopHarness({ llm: new ScriptedLlm([twoEchoes, { text: 'after tools' }]), tools: [watched], store, clock: patientClock });
+    await harness.send('go');
+    expect(await runChecked(harness)).toMatchObject({ status: 'completed', toolCalls: 2 });
+    expect(steps).toEqual([
+      { messages: ['user'], ledger: [] },
+      { messages: ['assistant'], ledger: ['e1:started', 'e2:started'] },
+      { messages: ['tool'], ledger: ['e1:completed'] },
+      { messages: ['tool'], ledger: ['e2:completed'] },
+      { messages: ['assistant'], ledger: [] },
+    ]);
+    expect(ledgerSeen[0]).toMatchObject([{ toolCallId: 'e1', status: 'started', attempts: 1 }, { toolCallId: 'e2', status: 'started', attempts: 1 }]);
+    expect(await inner.loadOpenToolCalls('s1')).toEqual([]);
+    // Each call is still announced when it starts, before its end.
+    const types = harness.sink.events.filter((event) => event.type.startsWith('tool_call_')).map((event) => `${event.type}:${(event as { toolCallId: string }).toolCallId}`);
+    expect(types).toEqual(['tool_call_started:e1', 'tool_call_completed:e1', 'tool_call_started:e2', 'tool_call_completed:e2']);
+  });
+
+  it('a fail tool, or a tool.before hook, keeps a commit per start, just before each call runs', async () => {
+    for (const setup of ['fail', 'hook'] as const) {
+      const { store, steps } = recordingStore(new InMemorySessionStore());
+      const tool = setup === 'fail' ? { ...echoTool, policy: 'fail' as const } : echoTool;
+      const harness = new LoopHarness({ llm: new ScriptedLlm([twoEchoes, { text: 'after tools' }]), tools: [tool], store, clock: patientClock });
+      if (setup === 'hook') harness.hooks.register('tool.before', () => undefined);
+      await harness.send('go');
+      expect(await runChecked(harness)).toMatchObject({ status: 'completed', toolCalls: 2 });
+      expect(steps.map((step) => step.ledger), setup).toEqual([[], [], ['e1:started'], ['e1:completed'], ['e2:started'], ['e2:completed'], []]);
+    }
+  });
+
+  it('a worker that dies after the request leaves its retry calls in doubt: the takeover runs each once more, the one that never ran included', async () => {
+    const store = new InMemorySessionStore();
+    const worker = crashable(store);
+    const runs: string[] = [];
+    const counted = { ...echoTool, execute: (args: { text: string }) => (runs.push(args.text), `echo: ${args.text}`) };
+    // Commits: user message, request (with both starts); e1 runs, and its result is the commit that fails.
+    worker.crashAfter(2);
+    const first = new LoopHarness({ llm: new ScriptedLlm([twoEchoes]), tools: [counted], store: worker, clock: patientClock });
+    await first.send('go');
+    await expect(first.runNext()).rejects.toBeInstanceOf(StoreCrashed);
+    expect(runs).toEqual(['a']);
+    expect(await store.loadOpenToolCalls('s1')).toMatchObject([{ toolCallId: 'e1', status: 'started' }, { toolCallId: 'e2', status: 'started' }]);
+    const second = new LoopHarness({ llm: new ScriptedLlm([{ text: 'after tools' }]), tools: [counted], store, clock: patientClock });
+    expect(await runChecked(second)).toMatchObject({ status: 'completed', toolCalls: 2 });
+    expect(runs).toEqual(['a', 'a', 'b']);
+    expect(second.sink.ofType('tool_call_in_doubt').map((event) => [event.toolCallId, event.policy])).toEqual([
+      ['e1', 'retry'],
+      ['e2', 'retry'],
+    ]);
+    expect(protocolViolations(await second.history())).toEqual([]);
+    expect(await store.loadOpenToolCalls('s1')).toEqual([]);
   });
 });
