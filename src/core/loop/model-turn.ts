@@ -14,13 +14,18 @@ export type ModelTurn =
 
 /**
  * Asks the model for this round's reply, with the `llm.before`/`llm.after` hooks around the call:
- * `llm.before` may persist messages, edit the request copy, answer instead of the model
+ * `llm.before` may persist messages, edit the request copy (its messages too, in place: they are a
+ * deep copy), answer instead of the model
  * (`short_circuit`) or stop (`break`); `llm.after` may replace the reply or stop after persisting it.
  */
 export async function modelTurn(ctx: RunContext): Promise<ModelTurn> {
   const round = ctx.round;
   let request = buildRequest(ctx);
   if (ctx.deps.hooks.handles('llm.before')) {
+    // The hook gets its own copy of the messages: the request's are the window's rows themselves
+    // (shared with later rounds, and frozen when the store's window cache holds them), so an edit in
+    // place must reach this request only. A copy of the window per round, paid only with this hook.
+    request = { ...request, messages: structuredClone(request.messages) };
     const before = { roundIndex: round, request, output: null as LlmResponse | null, persistMessages: [] as typeof request.messages };
     const directive = await ctx.deps.hooks.run('llm.before', before);
     if (before.persistMessages.length > 0) {

@@ -163,6 +163,22 @@ describe('hooks (power-loop §7)', () => {
       expect(harness.sink.ofType('session_ended')).toEqual([{ type: 'session_ended', reason: 'hook_break', status: 'completed' }]);
     });
 
+    it('may edit the request messages in place: the edit reaches that request only, not the window', async () => {
+      const harness = new LoopHarness({
+        llm: new ScriptedLlm([{ toolCalls: [{ id: 'n1', name: 'noop' }] }, { text: 'done' }]),
+        tools: [{ name: 'noop', description: 'No-op', parameters: { type: 'object', properties: {} }, execute: () => 'ok' }],
+      });
+      const llm = harness.deps.llm as ScriptedLlm;
+      harness.hooks.register('llm.before', (ctx) => {
+        if (ctx.roundIndex === 0) (ctx.request.messages[0] as { content: string }).content = 'redacted';
+      });
+      await harness.send('secret');
+      expect(await runChecked(harness)).toMatchObject({ status: 'completed', finalText: 'done' });
+      expect(llm.requests[0]!.messages[0]).toEqual({ role: 'user', content: 'redacted' });
+      expect(llm.requests[1]!.messages[0]).toEqual({ role: 'user', content: 'secret' });
+      expect((await harness.history())[0]).toEqual({ role: 'user', content: 'secret' });
+    });
+
     it('persistMessages are appended durably and sent; request edits are not persisted', async () => {
       const { harness, llm } = harnessWith([{ text: 'noted' }]);
       harness.hooks.register('llm.before', (ctx) => {
