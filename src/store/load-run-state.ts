@@ -27,7 +27,7 @@ const RUN_STATE: ReadKind<RunStateRead> = {
       reads.map((read) => ({
         sessionLiteral: pg.escapeLiteral(read.sessionId),
         inputSeq: read.inputSeq,
-        cached: read.cached === null ? null : { windowEpoch: read.cached.windowEpoch, throughSeq: read.cached.throughSeq },
+        cached: read.cached,
       })),
     ),
 };

@@ -27,8 +27,8 @@ export interface CachedWindow extends CachedWindowKey {
 const ROW_OVERHEAD_BYTES = 200;
 
 /**
- * The active windows of the sessions a worker ran lately, so that the next run of a session with a
- * long window reads only the rows appended since (docs/store.md, "The window cache"). An entry is a
+ * The active windows of the sessions a worker ran lately, so that the next run of a session reads
+ * only the rows appended since (docs/store.md, "The window cache"). An entry is a
  * window exactly as read at some moment, tagged with the session's `window_epoch` then: messages are
  * only ever appended above every existing seq, or leave the window in a fold that takes a new epoch
  * (and a session created again under an old id starts from a new epoch too), so while the epoch is
@@ -69,10 +69,11 @@ export class WindowCache {
     const window = extended ? sent.rows.concat(rows) : rows;
     this.drop(sessionId);
     const last = window.at(-1);
-    if (this.maxBytes === 0 || window.length < this.minMessages || last === undefined) return window.slice();
+    // Not kept: `window` is already the caller's (fresh rows, or a new array from concat).
+    if (this.maxBytes === 0 || window.length < this.minMessages || last === undefined) return window;
     let bytes = extended ? sent.bytes : 0;
     for (const row of extended ? rows : window) bytes += rowBytes(row);
-    if (bytes > this.maxBytes) return window.slice();
+    if (bytes > this.maxBytes) return window;
     for (const row of extended ? rows : window) deepFreeze(row);
     this.entries.set(sessionId, { windowEpoch, throughSeq: last.seq, rows: window, bytes });
     this.bytes += bytes;
@@ -84,7 +85,7 @@ export class WindowCache {
     return window.slice();
   }
 
-  /** Forgets a session's window (its session is gone, or a read of it failed part-way). */
+  /** Forgets a session's window (the session is gone, or a newer read replaces it). */
   drop(sessionId: string): void {
     const entry = this.entries.get(sessionId);
     if (entry === undefined) return;
