@@ -2,6 +2,7 @@ import type { LlmConfig, LlmProviderName } from '../config/index.js';
 import type { Llm } from '../core/ports/llm.js';
 import { AnthropicLlm } from './anthropic/anthropic-llm.js';
 import { FallbackLlm } from './fallback-llm.js';
+import { createNodeHttpFetch } from './node-http-fetch.js';
 import { OpenAiLlm } from './openai/openai-llm.js';
 import { ScriptedLlm } from './scripted-llm.js';
 
@@ -19,7 +20,13 @@ export function createLlm(config: LlmConfig): Llm {
 function providerLlm(config: LlmConfig, provider: LlmProviderName, model: string): Llm {
   switch (provider) {
     case 'openai':
-      return new OpenAiLlm({ apiKey: requireKey(config.openai.apiKey, 'OPENAI_API_KEY'), baseUrl: config.openai.baseUrl, model, timeoutMs: config.requestTimeoutMs });
+      return new OpenAiLlm({
+        apiKey: requireKey(config.openai.apiKey, 'OPENAI_API_KEY'),
+        baseUrl: config.openai.baseUrl,
+        model,
+        timeoutMs: config.requestTimeoutMs,
+        ...(config.openaiHttpClient === 'node' ? { fetch: createNodeHttpFetch() } : {}),
+      });
     case 'anthropic':
       return new AnthropicLlm({ apiKey: requireKey(config.anthropic.apiKey, 'ANTHROPIC_API_KEY'), baseUrl: config.anthropic.baseUrl, model, timeoutMs: config.requestTimeoutMs });
     case 'scripted':

@@ -27,6 +27,7 @@ describe('loadConfig defaults', () => {
         model: 'scripted',
         openai: { apiKey: null, baseUrl: null },
         anthropic: { apiKey: null, baseUrl: null },
+        openaiHttpClient: 'node',
         requestTimeoutMs: 120_000,
         fallback: [],
       },
@@ -93,6 +94,7 @@ describe('loadConfig with values set', () => {
       SWEEP_EVERY_MS: '750',
       SWEEP_GRACE_MS: '0',
       MAX_INPUT_ATTEMPTS: '2',
+      OPENAI_HTTP_CLIENT: 'fetch',
       WINDOW_CACHE_MB: '0',
       WINDOW_CACHE_MIN_MESSAGES: '5',
     });
@@ -104,6 +106,7 @@ describe('loadConfig with values set', () => {
       model: 'claude-opus-4-1',
       openai: { apiKey: null, baseUrl: 'http://localhost:8080/v1' },
       anthropic: { apiKey: ANTHROPIC_KEY, baseUrl: 'https://proxy.example/anthropic' },
+      openaiHttpClient: 'fetch',
       requestTimeoutMs: 5000,
       fallback: [],
     });
@@ -196,6 +199,7 @@ describe('invalid variables', () => {
     ['SWEEP_EVERY_MS', '99', 'must be an integer of at least 100 (milliseconds) (got "99")'],
     ['SWEEP_GRACE_MS', '-1', 'must be a non-negative integer (milliseconds) (got "-1")'],
     ['MAX_INPUT_ATTEMPTS', '1001', 'must be at most 1000 (got "1001")'],
+    ['OPENAI_HTTP_CLIENT', 'undici', 'must be one of node, fetch (got "undici")'],
     ['WINDOW_CACHE_MB', '-1', 'must be a non-negative integer (MiB; 0 turns the window cache off) (got "-1")'],
     ['WINDOW_CACHE_MIN_MESSAGES', '0', 'must be a positive integer (messages) (got "0")'],
     ['LLM_REQUEST_TIMEOUT_MS', '3000000000', 'must be at most 2147483647'],
