@@ -3,6 +3,7 @@ import type { ClaimedInput } from '../core/ports/session-store.js';
 import { kickSession } from '../producer/kick.js';
 import { giveUpInput } from './give-up-input.js';
 import { keepLease } from './lease-keeper.js';
+import { linkedSignal } from './linked-signal.js';
 import { republishLostFinishes } from './lost-finish-events.js';
 import { runClaimedInput } from './run-claimed-input.js';
 import type { WorkerContext } from './worker-context.js';
@@ -42,7 +43,8 @@ export async function drainSession(ctx: WorkerContext, sessionId: string, jobSig
   }
   const log = ctx.logger.child({ sessionId, leaseToken: lease.token });
   const keeper = keepLease(store, sessionId, lease.token, settings.leaseTtlMs, (error) => log.warn({ err: error }, 'lease renewal failed'));
-  const stop = AbortSignal.any([keeper.signal, ctx.shutdown, ...(jobSignal === undefined ? [] : [jobSignal])]);
+  const linked = linkedSignal([keeper.signal, ctx.shutdown, ...(jobSignal === undefined ? [] : [jobSignal])]);
+  const stop = linked.signal;
   const finishes: Finishes = { owed: lease.finishesOwed };
   try {
     const outcome = await drainWithLease(ctx, sessionId, lease.token, lease.claimed, stop, finishes);
@@ -51,6 +53,7 @@ export async function drainSession(ctx: WorkerContext, sessionId: string, jobSig
     return outcome;
   } finally {
     keeper.stop();
+    linked.dispose();
     // Only a drain that published every finish it owed lets the next one skip the check.
     await store.releaseLease({ sessionId, token: lease.token, finishesPublished: !finishes.owed }).catch((error: unknown) => log.warn({ err: error }, 'lease release failed'));
   }

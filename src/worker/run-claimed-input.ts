@@ -2,6 +2,7 @@ import type { ClaimedInput } from '../core/ports/session-store.js';
 import type { FleetEvent } from '../events/fleet-events.js';
 import { runInputOutcome, type RunOutcome } from '../core/loop/run-input.js';
 import { finishingCancel } from '../core/loop/run-outcomes.js';
+import { linkedSignal } from './linked-signal.js';
 import type { WorkerContext } from './worker-context.js';
 
 /**
@@ -23,6 +24,8 @@ export async function runClaimedInput(
   // Registered first: a pub/sub cancel reaches this run from here on; the durable flag as the claim
   // read it covers earlier requests, and the periodic re-read the sliver in between.
   const unregister = ctx.cancels.register(sessionId, cancel);
+  // The run stops for the drain's reasons (lease lost, shutdown) or a cancel of this input.
+  const runSignal = linkedSignal([stop, cancel.signal]);
   const sink = ctx.publisher.runSink(sessionId, input.seq);
   const steered: number[] = [];
   try {
@@ -42,7 +45,7 @@ export async function runClaimedInput(
           },
         },
       },
-      { sessionId, leaseToken, input, resumed, session, pendingInputs: claimed.pendingInputs, pendingSteers: claimed.pendingSteers, signal: AbortSignal.any([stop, cancel.signal]) },
+      { sessionId, leaseToken, input, resumed, session, pendingInputs: claimed.pendingInputs, pendingSteers: claimed.pendingSteers, signal: runSignal.signal },
     );
     const { result, error } = outcome;
     await sink.flush();
@@ -55,6 +58,7 @@ export async function runClaimedInput(
     return outcome;
   } finally {
     stopWatch();
+    runSignal.dispose();
     unregister();
     await sink.close();
   }
