@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type pg from 'pg';
@@ -77,6 +78,9 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
   const connections = openConnections(config, logger);
   const stopping = new AbortController();
   const shutdown = new AbortController();
+  // Every running drain listens on it (one listener each, removed when the drain ends: linkedSignal);
+  // up to WORKER_CONCURRENCY at once is expected, not a leak.
+  setMaxListeners(0, shutdown.signal);
   const ctx = workerContext(config, options, { workerId, logger, llm, tools, connections, stopping: stopping.signal, shutdown: shutdown.signal });
   connections.subscriber.on('message', (_channel: string, sessionId: string) => ctx.cancels.cancel(sessionId));
   await connections.subscriber.subscribe(cancelChannel(config.queueName));

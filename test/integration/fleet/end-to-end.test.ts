@@ -33,3 +33,35 @@ describe('fleet end to end (offline scripted model)', () => {
     }
   });
 });
+
+describe('fleet end to end: many drains at once in one worker', () => {
+  let fleet: FleetFixture;
+
+  beforeAll(async () => {
+    fleet = await FleetFixture.create('e2e_wide', { WORKER_CONCURRENCY: '32' });
+    await fleet.startWorker();
+  });
+
+  afterAll(async () => {
+    await fleet.close();
+  });
+
+  it('runs 24 sessions side by side without a listener-leak warning on the shared shutdown signal', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => void warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const sessions = Array.from({ length: 24 }, (_, i) => `wide-${i}`);
+      await Promise.all(sessions.map((sessionId) => acceptAndKick(fleet.acceptDeps, { sessionId, kind: 'send', payload: { input: `hello ${sessionId}` } })));
+      for (const sessionId of sessions) {
+        const [input] = await fleet.waitForSessionIdle(sessionId, 1);
+        expect(input?.result?.finalText).toBe(`Echo: hello ${sessionId}`);
+      }
+      // Warnings are emitted on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((warning) => warning.name === 'MaxListenersExceededWarning')).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+});
