@@ -31,6 +31,22 @@ describe('exactly one input_finished per input, across a crash', () => {
   const finishedSeqs = async (sessionId: string) =>
     (await sessionEvents(fleet.redis, fleet.config.queueName, sessionId)).filter((event) => event.type === 'input_finished').map((event) => event.data.inputSeq);
 
+  /**
+   * As after a crash or a stall: the session's lease lapses and is taken once; then a new worker
+   * drains a second input (repairing what the first holder owes) until both finishes are out.
+   */
+  async function takeOverAndSendSecond(sessionId: string): Promise<Awaited<ReturnType<FleetFixture['startWorker']>>> {
+    await fleet.pool.query(`UPDATE sessions SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [sessionId]);
+    const taken = await fleet.store.acquireLease({ sessionId, owner: 'test', ttlMs: 60_000 });
+    if (!taken.acquired) throw new Error('lease not taken');
+    await fleet.store.releaseLease({ sessionId, token: taken.token });
+    const successor = await fleet.startWorker({ settings: { sweepEveryMs: 300, sweepGraceMs: 200 } });
+    await acceptAndKick(fleet.acceptDeps, { sessionId, kind: 'send', payload: { input: 'second' } });
+    await fleet.waitForSessionIdle(sessionId, 2);
+    await fleet.waitFor('both input_finished events', async () => ((await finishedSeqs(sessionId)).length >= 2 ? true : undefined));
+    return successor;
+  }
+
   /** Takes an input's input_finished back off the stream and out of the finished set: as if it was never published. */
   const unpublish = async (sessionId: string, inputSeq: number) => {
     const finished = (await sessionEvents(fleet.redis, fleet.config.queueName, sessionId)).filter((event) => event.type === 'input_finished' && event.data.inputSeq === inputSeq);
@@ -72,14 +88,7 @@ describe('exactly one input_finished per input, across a crash', () => {
       expect(await fleet.store.getInput(sessionId, 1)).toMatchObject({ status: 'done', result: { finalText: 'Echo: first' } });
       expect(await finishedSeqs(sessionId)).toEqual([]);
       // As after a crash: the lease lapses and is taken, and the dead holder's drain job stays active.
-      await fleet.pool.query(`UPDATE sessions SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [sessionId]);
-      const taken = await fleet.store.acquireLease({ sessionId, owner: 'test', ttlMs: 60_000 });
-      if (!taken.acquired) throw new Error('lease not taken');
-      await fleet.store.releaseLease({ sessionId, token: taken.token });
-      successor = await fleet.startWorker({ settings: { sweepEveryMs: 300, sweepGraceMs: 200 } });
-      await acceptAndKick(fleet.acceptDeps, { sessionId, kind: 'send', payload: { input: 'second' } });
-      await fleet.waitForSessionIdle(sessionId, 2);
-      await fleet.waitFor('both input_finished events', async () => ((await finishedSeqs(sessionId)).length >= 2 ? true : undefined));
+      successor = await takeOverAndSendSecond(sessionId);
       const events = await sessionEvents(fleet.redis, fleet.config.queueName, sessionId);
       const finished = events.filter((event) => event.type === 'input_finished');
       expect(finished.map((event) => [event.data.inputSeq, event.data.status, event.data.finalText])).toEqual([
@@ -147,14 +156,7 @@ describe('exactly one input_finished per input, across a crash', () => {
       await acceptAndKick(fleet.acceptDeps, { sessionId, kind: 'send', payload: { input: 'first' } });
       await stalled.entered;
       // Its lease lapses and is taken: the next drain repairs the finish it has not published.
-      await fleet.pool.query(`UPDATE sessions SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [sessionId]);
-      const taken = await fleet.store.acquireLease({ sessionId, owner: 'test', ttlMs: 60_000 });
-      if (!taken.acquired) throw new Error('lease not taken');
-      await fleet.store.releaseLease({ sessionId, token: taken.token });
-      successor = await fleet.startWorker({ settings: { sweepEveryMs: 300, sweepGraceMs: 200 } });
-      await acceptAndKick(fleet.acceptDeps, { sessionId, kind: 'send', payload: { input: 'second' } });
-      await fleet.waitForSessionIdle(sessionId, 2);
-      await fleet.waitFor('both input_finished events', async () => ((await finishedSeqs(sessionId)).length >= 2 ? true : undefined));
+      successor = await takeOverAndSendSecond(sessionId);
       // The stalled holder wakes up and publishes input 1's finish after all.
       stalled.release();
       await fleet.waitFor('the stalled holder to publish its late input_finished', async () =>
