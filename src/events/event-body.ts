@@ -15,6 +15,13 @@ export interface EncodedEvent {
    * such entry per session and input (I6); entries without it are never deduplicated.
    */
   finishes?: number;
+  /**
+   * Set on the `input_accepted` of a session's input 1: the session starts (again). The publish
+   * script forgets the finished inputs it remembers for the session id — left by an earlier session of
+   * the same id whose Redis keys a delete could not remove — so none of the new session's finishes is
+   * taken for a duplicate.
+   */
+  firstInput?: true;
 }
 
 /** Fields the envelope owns; a payload field of the same name would shadow or duplicate them. */
@@ -63,7 +70,9 @@ export function encodeEvent(sessionId: string, inputSeq: number | null, event: F
 }
 
 function entry(type: string, body: string, inputSeq: number | null): EncodedEvent {
-  return type === 'input_finished' && inputSeq !== null ? { type, body, finishes: inputSeq } : { type, body };
+  if (type === 'input_finished' && inputSeq !== null) return { type, body, finishes: inputSeq };
+  if (type === 'input_accepted' && inputSeq === 1) return { type, body, firstInput: true };
+  return { type, body };
 }
 
 /** The complete `data` text for a given `seq`: what the publish script writes. Used by tests and the bench floor. */

@@ -26,7 +26,8 @@ import type { EncodedEvent } from './event-body.js';
  *
  * KEYS: stream, seq counter and finished set of each session, in turn. ARGV: maxLen, idle expiry
  * seconds, the finished set's size, then for each session `skip`, the entry count, and `type`, `body`,
- * `finishes` (the input seq of an `input_finished`, else '') per entry. Returns, per session in order,
+ * a mark per entry (the input seq of an `input_finished`; `first` for the `input_accepted` of input 1,
+ * which empties the finished set first — another session's under the same id; else ''). Returns, per session in order,
  * an id per entry (the stream id, or '' for a finish left out), or an error message.
  *
  * All keys of a call must live on one Redis node: a single server or a primary with replicas (Redis
@@ -44,6 +45,11 @@ for s = 1, #KEYS / 3 do
   local written, writes, seen, err = {}, 0, {}, nil
   for i = 1, count do
     local input = ARGV[first + 3 * i - 1]
+    if input == 'first' then
+      -- A session's input 1 was accepted: whatever finishes the set remembers are another session's.
+      redis.pcall('DEL', finished)
+      input = ''
+    end
     local fresh = input == '' or not seen[input]
     if fresh and input ~= '' then
       seen[input] = true
@@ -72,7 +78,7 @@ for s = 1, #KEYS / 3 do
           break
         end
         ids[i] = id
-        if ARGV[at + 2] ~= '' then
+        if ARGV[at + 2] ~= '' and ARGV[at + 2] ~= 'first' then
           redis.pcall('ZADD', finished, ARGV[at + 2], ARGV[at + 2])
           marked = true
         end
@@ -151,7 +157,7 @@ export function publishEventsCommand(redis: Redis, retention: PublishRetention):
     for (const batch of batches) {
       keys.push(batch.target.streamKey, batch.target.seqKey, batch.target.finishedKey);
       args.push(batch.skip, batch.entries.length);
-      for (const entry of batch.entries) args.push(entry.type, entry.body, entry.finishes ?? '');
+      for (const entry of batch.entries) args.push(entry.type, entry.body, entry.finishes !== undefined ? String(entry.finishes) : entry.firstInput === true ? 'first' : '');
     }
     // numberOfKeys varies per call, so it leads the arguments (ioredis's dynamic-keys form).
     const reply = await call(keys.length, ...keys, ...args);

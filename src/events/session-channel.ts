@@ -111,7 +111,7 @@ export class SessionChannel implements WritingChannel {
     }
     this.overflowing = false;
     this.enqueued += 1;
-    this.queue.push({ type: encoded.type, body: encoded.body, finishes: encoded.finishes, position: this.enqueued, settle });
+    this.queue.push({ ...encoded, position: this.enqueued, settle });
     return true;
   }
 

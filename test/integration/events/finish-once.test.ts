@@ -82,6 +82,28 @@ describe('the publish script writes one input_finished per input', () => {
     expect([publisher.published, publisher.duplicateFinishes, publisher.dropped]).toEqual([3, 2, 0]);
   });
 
+  it("forgets the finishes of an earlier session under the same id when input 1 is accepted again (a delete whose Redis part failed)", async () => {
+    const publisher = new RedisEventPublisher(redis, { queueName: fx.queue });
+    const sessionId = fx.sessionId('again');
+    const accepted: FleetEvent = { type: 'input_accepted', kind: 'send', mode: 'queue', inputId: 'i-1' };
+    await publisher.publish(sessionId, 1, accepted);
+    await publisher.publish(sessionId, 1, finished('old session'));
+    await publisher.publish(sessionId, 2, finished('old session, input 2'));
+    // The session is deleted in Postgres but its keys stay; one of the same id starts over.
+    expect(await publisher.publish(sessionId, 1, accepted)).not.toBe('');
+    expect(await redis.zcard(eventFinishedKey(fx.queue, sessionId))).toBe(0);
+    expect(await publisher.publish(sessionId, 1, finished('new session'))).not.toBe('');
+    // Input 2 of the new session is not taken for the old one's either; only its own late copy is.
+    expect(await publisher.publish(sessionId, 2, finished('new session, input 2'))).not.toBe('');
+    expect(await publisher.publish(sessionId, 1, finished('late copy'))).toBe('');
+    await publisher.close();
+    expect((await finishes(sessionId)).slice(2)).toEqual([
+      [1, 'new session'],
+      [2, 'new session, input 2'],
+    ]);
+    await gapless(sessionId);
+  });
+
   it("never leaves out other events: two input_resumed of one input, another input's finish and each steered input's finish are all written", async () => {
     const publisher = new RedisEventPublisher(redis, { queueName: fx.queue });
     const sessionId = fx.sessionId('others');

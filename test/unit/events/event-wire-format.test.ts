@@ -47,6 +47,13 @@ describe('encodeEvent', () => {
     expect(encodeEvent('s', 3, { type: 'input_resumed', reason: 'worker_lost', attempt: 2 })).not.toHaveProperty('finishes');
   });
 
+  it("marks the input_accepted of a session's input 1, and only it, as a session's start", () => {
+    const accepted: FleetEvent = { type: 'input_accepted', kind: 'send', mode: 'queue', inputId: 'i' };
+    expect(encodeEvent('s', 1, accepted).firstInput).toBe(true);
+    expect(encodeEvent('s', 2, accepted)).not.toHaveProperty('firstInput');
+    expect(encodeEvent('s', 1, { type: 'input_resumed', reason: 'worker_lost', attempt: 2 })).not.toHaveProperty('firstInput');
+  });
+
   it('throws on a payload JSON cannot carry', () => {
     const bad = { type: 'tool_call_started', name: 'n', toolCallId: 'c', toolInput: 10n, attempt: 1 } as unknown as FleetEvent;
     expect(() => encodeEvent('s', 1, bad)).toThrow();

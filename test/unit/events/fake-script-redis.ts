@@ -12,7 +12,10 @@ export interface ScriptCall {
   /** How many finished inputs the set keeps. */
   kept: number;
   skip: number;
-  /** `finishes`: the input seq of an `input_finished` entry, '' otherwise; `id` is '' for one left out. */
+  /**
+   * `finishes`: the entry's mark — the input seq of an `input_finished`, `first` for the
+   * `input_accepted` of input 1 (empties the finished set), '' otherwise; `id` is '' for one left out.
+   */
   entries: { id: string; type: string; data: string; finishes: string }[];
 }
 
@@ -103,8 +106,10 @@ export class FakeScriptRedis {
       const finished = this.finished.get(part.finishedKey) ?? new Set<string>();
       this.finished.set(part.finishedKey, finished);
       for (const entry of part.entries) {
-        if (entry.finishes !== '' && finished.has(entry.finishes)) continue;
-        if (entry.finishes !== '') finished.add(entry.finishes);
+        const finish = entry.finishes === 'first' ? '' : entry.finishes;
+        if (entry.finishes === 'first') finished.clear();
+        if (finish !== '' && finished.has(finish)) continue;
+        if (finish !== '') finished.add(finish);
         seq += 1;
         entry.id = `${this.nextId++}-0`;
         entry.data = `{"seq":${seq},${entry.data}`;
