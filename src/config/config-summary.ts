@@ -14,7 +14,7 @@ export function configSummary(config: ResolvedConfig): Record<string, unknown> {
       provider: config.llm.provider,
       model: config.llm.model,
       openai: endpointSummary(config.llm.openai),
-      openaiHttpClient: config.llm.openaiHttpClient,
+      httpClient: config.llm.httpClient,
       anthropic: endpointSummary(config.llm.anthropic),
       requestTimeoutMs: config.llm.requestTimeoutMs,
       fallback: config.llm.fallback.map((pair) => `${pair.provider}:${pair.model}`),

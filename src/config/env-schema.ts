@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { envVariable, flag, integer, matching, oneOf, text, url } from './env-variable.js';
-import { LLM_PROVIDERS, LOG_FORMATS, LOG_LEVELS, OPENAI_HTTP_CLIENTS, type LlmProviderName, type OpenAiHttpClient } from './resolved-config.js';
+import { LLM_PROVIDERS, LOG_FORMATS, LOG_LEVELS, LLM_HTTP_CLIENTS, type LlmProviderName, type LlmHttpClient } from './resolved-config.js';
 
 /** Node's timers overflow above this and fire at once, so no millisecond setting may exceed it. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -31,7 +31,7 @@ const independentSchema = z.object({
   LLM_MODEL: envVariable<string | null>(null, text),
   OPENAI_BASE_URL: httpUrl,
   ANTHROPIC_BASE_URL: httpUrl,
-  OPENAI_HTTP_CLIENT: envVariable<OpenAiHttpClient>('node', oneOf(OPENAI_HTTP_CLIENTS)),
+  LLM_HTTP_CLIENT: envVariable<LlmHttpClient>('node', oneOf(LLM_HTTP_CLIENTS)),
   LLM_REQUEST_TIMEOUT_MS: envVariable(
     120_000,
     integer({ min: 1, max: MAX_TIMER_MS, expected: 'a positive integer (milliseconds)' }),

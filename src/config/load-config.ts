@@ -24,7 +24,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ResolvedConfig
 }
 
 /** The variables only a worker uses: which model it calls and with which keys. */
-const LLM_VARIABLES = ['LLM_PROVIDER', 'LLM_MODEL', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_HTTP_CLIENT', 'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'LLM_FALLBACK'];
+const LLM_VARIABLES = ['LLM_PROVIDER', 'LLM_MODEL', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'LLM_HTTP_CLIENT', 'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'LLM_FALLBACK'];
 
 /**
  * The configuration of a process that does not call a model — a producer (`SessionQueue.fromEnv`),
@@ -47,7 +47,7 @@ function toResolvedConfig(env: ParsedEnv): ResolvedConfig {
       model: env.LLM_MODEL ?? DEFAULT_MODEL[env.LLM_PROVIDER],
       openai: { apiKey: env.OPENAI_API_KEY, baseUrl: env.OPENAI_BASE_URL },
       anthropic: { apiKey: env.ANTHROPIC_API_KEY, baseUrl: env.ANTHROPIC_BASE_URL },
-      openaiHttpClient: env.OPENAI_HTTP_CLIENT,
+      httpClient: env.LLM_HTTP_CLIENT,
       requestTimeoutMs: env.LLM_REQUEST_TIMEOUT_MS,
       fallback: env.LLM_FALLBACK,
     },

@@ -2,9 +2,9 @@
 export const LLM_PROVIDERS = ['openai', 'anthropic', 'scripted'] as const;
 export type LlmProviderName = (typeof LLM_PROVIDERS)[number];
 
-/** The HTTP clients the OpenAI adapter can send with (`OPENAI_HTTP_CLIENT`). */
-export const OPENAI_HTTP_CLIENTS = ['node', 'fetch'] as const;
-export type OpenAiHttpClient = (typeof OPENAI_HTTP_CLIENTS)[number];
+/** The HTTP clients the provider SDKs can send with (`LLM_HTTP_CLIENT`). */
+export const LLM_HTTP_CLIENTS = ['node', 'fetch'] as const;
+export type LlmHttpClient = (typeof LLM_HTTP_CLIENTS)[number];
 
 /** pino's built-in levels, most to least severe; `silent` turns logging off. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -33,12 +33,12 @@ export interface LlmConfig {
   /** OpenAI settings; used when `provider` is `openai`. */
   openai: ProviderEndpointConfig;
   /**
-   * `OPENAI_HTTP_CLIENT`: how the OpenAI SDK sends its requests. `node` (default): `node:http`/`https`
-   * with kept-alive connections (src/llm/node-http-fetch.ts) — about a quarter less worker CPU per
-   * call than `fetch`; `fetch`: Node's global `fetch` (undici), e.g. behind a proxy set with undici's
-   * `setGlobalDispatcher`, which `node` does not use.
+   * `LLM_HTTP_CLIENT`: how the OpenAI and Anthropic SDKs send their requests. `node` (default):
+   * `node:http`/`https` with kept-alive connections (src/llm/node-http-fetch.ts) — about a quarter less
+   * worker CPU per OpenAI call than `fetch`; `fetch`: Node's global `fetch` (undici), e.g. behind a
+   * proxy set with undici's `setGlobalDispatcher`, which `node` does not use.
    */
-  openaiHttpClient: OpenAiHttpClient;
+  httpClient: LlmHttpClient;
   /** Anthropic settings; used when `provider` is `anthropic`. */
   anthropic: ProviderEndpointConfig;
   /**

@@ -25,13 +25,24 @@ function providerLlm(config: LlmConfig, provider: LlmProviderName, model: string
         baseUrl: config.openai.baseUrl,
         model,
         timeoutMs: config.requestTimeoutMs,
-        ...(config.openaiHttpClient === 'node' ? { fetch: createNodeHttpFetch() } : {}),
+        ...httpClient(config),
       });
     case 'anthropic':
-      return new AnthropicLlm({ apiKey: requireKey(config.anthropic.apiKey, 'ANTHROPIC_API_KEY'), baseUrl: config.anthropic.baseUrl, model, timeoutMs: config.requestTimeoutMs });
+      return new AnthropicLlm({
+        apiKey: requireKey(config.anthropic.apiKey, 'ANTHROPIC_API_KEY'),
+        baseUrl: config.anthropic.baseUrl,
+        model,
+        timeoutMs: config.requestTimeoutMs,
+        ...httpClient(config),
+      });
     case 'scripted':
       return new ScriptedLlm([], { model, whenExhausted: 'echo', recordRequests: false });
   }
+}
+
+/** The SDK's `fetch` for `LLM_HTTP_CLIENT`: its own node:http client (kept-alive connections) or the global one. */
+function httpClient(config: LlmConfig): { fetch?: typeof fetch } {
+  return config.httpClient === 'node' ? { fetch: createNodeHttpFetch() } : {};
 }
 
 /** The configuration loader already refuses a provider without its key; this keeps the types honest. */

@@ -1,10 +1,11 @@
 /**
- * A `fetch` on `node:http`/`node:https` for the provider SDKs (`OPENAI_HTTP_CLIENT=node`, the default).
+ * A `fetch` on `node:http`/`node:https` for the provider SDKs (`LLM_HTTP_CLIENT=node`, the default).
  *
  * Node's own `fetch` (undici) wraps every response body in a WHATWG stream and every request in
  * Request/Headers/AbortSignal machinery; through the OpenAI SDK, a standard input's two streamed
- * calls spent a quarter of the worker's CPU there (bench/RESULTS.md). The SDK only needs a
- * Response-shaped object whose `body` it can iterate: it takes any async-iterable body as is. So this
+ * calls spent a quarter of the worker's CPU there (bench/RESULTS.md). The SDKs (OpenAI, Anthropic)
+ * only need a Response-shaped object whose `body` they can iterate: they take any async-iterable body
+ * as is. So this
  * returns `status`, `ok`, `statusText`, `url`, `headers` (a `Headers`), `body` (the Node response
  * stream, decompressed when the server encoded it) and `text()`/`json()`/`arrayBuffer()`.
  *
@@ -14,7 +15,7 @@
  * returned as is — the providers' APIs do not redirect). Request bodies: strings and byte arrays;
  * anything else is refused with a `TypeError` (the chat endpoints send JSON text). Connections are
  * kept alive per instance. Not supported: undici's global dispatcher (`setGlobalDispatcher`, e.g. a
- * `ProxyAgent`) — use `OPENAI_HTTP_CLIENT=fetch` behind such a proxy.
+ * `ProxyAgent`) — use `LLM_HTTP_CLIENT=fetch` behind such a proxy.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -91,7 +92,7 @@ function requestBody(body: RequestInit['body']): string | Uint8Array | undefined
   if (body === undefined || body === null) return undefined;
   if (typeof body === 'string' || body instanceof Uint8Array) return body;
   if (body instanceof ArrayBuffer) return new Uint8Array(body);
-  throw new TypeError('fetch failed: this fetch sends string and byte bodies only (OPENAI_HTTP_CLIENT=fetch sends any)');
+  throw new TypeError('fetch failed: this fetch sends string and byte bodies only (LLM_HTTP_CLIENT=fetch sends any)');
 }
 
 function toResponse(url: URL, response: http.IncomingMessage): NodeHttpResponse {

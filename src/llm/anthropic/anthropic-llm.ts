@@ -30,6 +30,8 @@ export interface AnthropicLlmOptions {
    * `timeout`) and each silence in the streamed body (see `stream-idle-guard.ts`).
    */
   timeoutMs: number;
+  /** The `fetch` the SDK uses; default the global one (`LLM_HTTP_CLIENT`, src/llm/node-http-fetch.ts). */
+  fetch?: typeof fetch;
 }
 
 /**
@@ -68,6 +70,7 @@ export class AnthropicLlm implements Llm {
       timeout: options.timeoutMs,
       logLevel: 'off',
       defaultHeaders: { 'x-api-key': options.apiKey },
+      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
     });
   }
 

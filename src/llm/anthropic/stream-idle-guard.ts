@@ -8,6 +8,7 @@
  * which the SDK drops before yielding, so a stream that only pings (a long pause before a tool's
  * input, say) is alive and must not be cut.
  */
+import { pipeline, Readable, Transform } from 'node:stream';
 import type { Middleware } from '@anthropic-ai/sdk';
 import { LlmTransientError } from '../../core/errors/index.js';
 import { StreamGuard } from '../stream-guard.js';
@@ -35,12 +36,27 @@ export class StreamIdleGuard {
 
   /**
    * SDK middleware that starts the watch when the response headers arrive and counts every body
-   * chunk as activity. Error responses pass untouched: their body is read at once.
+   * chunk as activity — of a web stream (the global `fetch`) or of the Node stream the node:http
+   * client answers with (`LLM_HTTP_CLIENT=node`). Error responses pass untouched: their body is read
+   * at once.
    */
   readonly middleware: Middleware = async (request, next) => {
     const response = await next(request);
     if (!response.ok || response.body === null || this.#disposed) return response;
     this.#guard.watchIdle();
+    const body: unknown = response.body;
+    if (body instanceof Readable) {
+      // The node:http client (LLM_HTTP_CLIENT=node) answers with the Node stream itself.
+      const touched = new Transform({
+        transform: (chunk: Buffer, _encoding, done) => {
+          this.#guard.touch();
+          done(null, chunk);
+        },
+      });
+      // pipeline: an error or an early end on either side ends both (and frees the socket).
+      pipeline(body, touched, () => undefined);
+      return { ...response, body: touched } as unknown as Response;
+    }
     const touch = new TransformStream<Uint8Array, Uint8Array>({
       transform: (chunk, controller) => {
         this.#guard.touch();

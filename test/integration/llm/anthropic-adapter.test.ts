@@ -2,204 +2,215 @@
  * The Anthropic adapter through the real SDK against the protocol-faithful fake server: streaming,
  * tool calls, usage, thinking, the request it sends, and how HTTP errors are classified.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { classifyLlmError, resolveRetryPolicy, retryAfterMs, runWithRetry } from '../../../src/core/retry/index.js';
 import type { Clock } from '../../../src/core/ports/clock.js';
-import { AnthropicLlm } from '../../../src/llm/anthropic/index.js';
+import { createNodeHttpFetch } from '../../../src/llm/node-http-fetch.js';
+import { AnthropicLlm, type AnthropicLlmOptions } from '../../../src/llm/anthropic/index.js';
 import { ECHO_TOOL, llmRequest, recordingHandlers } from '../../support/fake-anthropic/llm-request.js';
 import { errorStep, startFakeAnthropicServer, textStep, toolStep, type FakeAnthropicServer } from '../../support/fake-anthropic-server.js';
 
 let server: FakeAnthropicServer;
+/** Every test runs over both HTTP clients the adapter can use (LLM_HTTP_CLIENT): node:http and fetch. */
+let httpClient: 'node' | 'fetch' = 'node';
+const nodeHttpFetch = createNodeHttpFetch();
+const anthropicLlm = (options: AnthropicLlmOptions) => new AnthropicLlm({ ...options, ...(httpClient === 'node' ? { fetch: nodeHttpFetch } : {}) });
 let llm: AnthropicLlm;
 const live = () => ({ signal: new AbortController().signal });
 
 beforeEach(async () => {
   server = await startFakeAnthropicServer();
-  llm = new AnthropicLlm({ apiKey: 'sk-ant-test', baseUrl: server.url, model: 'claude-test', timeoutMs: 10_000 });
+  llm = anthropicLlm({ apiKey: 'sk-ant-test', baseUrl: server.url, model: 'claude-test', timeoutMs: 10_000 });
 });
 
 afterEach(async () => {
   await server.close();
 });
 
-describe('AnthropicLlm streaming', () => {
-  it('streams plain text, delta by delta', async () => {
-    server.push(textStep(['Hel', 'lo', ' world'], { usage: { inputTokens: 21, outputTokens: 3 } }));
-    const handlers = recordingHandlers();
-    const response = await llm.complete(llmRequest(), { ...live(), handlers });
-    expect(handlers.text).toEqual(['Hel', 'lo', ' world']);
-    expect(response).toEqual({
-      text: 'Hello world',
-      thinking: '',
-      toolCalls: [],
-      finishReason: 'stop',
-      rawFinishReason: 'end_turn',
-      usage: { promptTokens: 21, completionTokens: 3, cachedTokens: 0, reasoningTokens: 0, totalTokens: 24 },
-      model: 'claude-test',
-      provider: 'anthropic',
+describe.each(['node', 'fetch'] as const)('over the %s HTTP client', (client) => {
+  beforeAll(() => {
+    httpClient = client;
+  });
+
+  describe('AnthropicLlm streaming', () => {
+    it('streams plain text, delta by delta', async () => {
+      server.push(textStep(['Hel', 'lo', ' world'], { usage: { inputTokens: 21, outputTokens: 3 } }));
+      const handlers = recordingHandlers();
+      const response = await llm.complete(llmRequest(), { ...live(), handlers });
+      expect(handlers.text).toEqual(['Hel', 'lo', ' world']);
+      expect(response).toEqual({
+        text: 'Hello world',
+        thinking: '',
+        toolCalls: [],
+        finishReason: 'stop',
+        rawFinishReason: 'end_turn',
+        usage: { promptTokens: 21, completionTokens: 3, cachedTokens: 0, reasoningTokens: 0, totalTokens: 24 },
+        model: 'claude-test',
+        provider: 'anthropic',
+      });
+    });
+
+    it('returns one tool call', async () => {
+      server.push(toolStep([{ id: 'toolu_01', name: 'echo', input: { text: 'x' } }]));
+      const response = await llm.complete(llmRequest({ tools: [ECHO_TOOL], toolChoice: 'auto' }), live());
+      expect(response).toMatchObject({ text: '', finishReason: 'tool_calls', rawFinishReason: 'tool_use' });
+      expect(response.toolCalls).toEqual([{ id: 'toolu_01', name: 'echo', arguments: '{"text":"x"}' }]);
+    });
+
+    it('returns parallel tool calls after text, in block order', async () => {
+      server.push(toolStep([{ id: 'toolu_a', name: 'echo', input: { text: 'a' } }, { id: 'toolu_b', name: 'echo', input: { text: 'b' } }, { id: 'toolu_c', name: 'echo' }], { text: 'Three calls.' }));
+      const handlers = recordingHandlers();
+      const response = await llm.complete(llmRequest({ tools: [ECHO_TOOL], toolChoice: 'auto' }), { ...live(), handlers });
+      expect(handlers.text).toEqual(['Three calls.']);
+      expect(response.toolCalls).toEqual([
+        { id: 'toolu_a', name: 'echo', arguments: '{"text":"a"}' },
+        { id: 'toolu_b', name: 'echo', arguments: '{"text":"b"}' },
+        { id: 'toolu_c', name: 'echo', arguments: '{}' },
+      ]);
+    });
+
+    it('joins input JSON streamed in many small fragments, escapes and non-ASCII split anywhere', async () => {
+      const json = JSON.stringify({ path: 'docs/naïve.md', content: 'line "one"\nline two ✓', n: [1, 2, 3] });
+      server.push(toolStep([{ id: 'toolu_x', name: 'write', inputChunks: ['', ...json.match(/.{1,3}/gs)!] }]));
+      const response = await llm.complete(llmRequest({ tools: [ECHO_TOOL], toolChoice: 'auto' }), live());
+      expect(response.toolCalls[0]!.arguments).toBe(json);
+      expect(JSON.parse(response.toolCalls[0]!.arguments)).toEqual({ path: 'docs/naïve.md', content: 'line "one"\nline two ✓', n: [1, 2, 3] });
+    });
+
+    it('reports usage with cache reads and writes', async () => {
+      server.push(textStep('ok', { usage: { inputTokens: 50, cacheReadInputTokens: 2000, cacheCreationInputTokens: 400, outputTokens: 9 } }));
+      const response = await llm.complete(llmRequest(), live());
+      expect(response.usage).toEqual({ promptTokens: 2450, completionTokens: 9, cachedTokens: 2000, reasoningTokens: 0, totalTokens: 2459 });
+    });
+
+    it('streams thinking deltas apart from text', async () => {
+      server.push({ kind: 'stream', blocks: [{ type: 'thinking', chunks: ['Let me ', 'think.'] }, { type: 'text', chunks: ['42'] }] });
+      const handlers = recordingHandlers();
+      const response = await llm.complete(llmRequest(), { ...live(), handlers });
+      expect(handlers.thinking).toEqual(['Let me ', 'think.']);
+      expect(handlers.text).toEqual(['42']);
+      expect(response).toMatchObject({ text: '42', thinking: 'Let me think.' });
+    });
+
+    it('reports the model that answered and max_tokens as length', async () => {
+      server.push(textStep('cut', { model: 'claude-other', stopReason: 'max_tokens' }));
+      expect(await llm.complete(llmRequest(), live())).toMatchObject({ model: 'claude-other', finishReason: 'length', rawFinishReason: 'max_tokens' });
+    });
+
+    it('waits for a slow first event shorter than timeoutMs', async () => {
+      server.push(textStep('late', { firstEventDelayMs: 100 }));
+      expect((await llm.complete(llmRequest(), live())).text).toBe('late');
     });
   });
 
-  it('returns one tool call', async () => {
-    server.push(toolStep([{ id: 'toolu_01', name: 'echo', input: { text: 'x' } }]));
-    const response = await llm.complete(llmRequest({ tools: [ECHO_TOOL], toolChoice: 'auto' }), live());
-    expect(response).toMatchObject({ text: '', finishReason: 'tool_calls', rawFinishReason: 'tool_use' });
-    expect(response.toolCalls).toEqual([{ id: 'toolu_01', name: 'echo', arguments: '{"text":"x"}' }]);
-  });
-
-  it('returns parallel tool calls after text, in block order', async () => {
-    server.push(toolStep([{ id: 'toolu_a', name: 'echo', input: { text: 'a' } }, { id: 'toolu_b', name: 'echo', input: { text: 'b' } }, { id: 'toolu_c', name: 'echo' }], { text: 'Three calls.' }));
-    const handlers = recordingHandlers();
-    const response = await llm.complete(llmRequest({ tools: [ECHO_TOOL], toolChoice: 'auto' }), { ...live(), handlers });
-    expect(handlers.text).toEqual(['Three calls.']);
-    expect(response.toolCalls).toEqual([
-      { id: 'toolu_a', name: 'echo', arguments: '{"text":"a"}' },
-      { id: 'toolu_b', name: 'echo', arguments: '{"text":"b"}' },
-      { id: 'toolu_c', name: 'echo', arguments: '{}' },
-    ]);
-  });
-
-  it('joins input JSON streamed in many small fragments, escapes and non-ASCII split anywhere', async () => {
-    const json = JSON.stringify({ path: 'docs/naïve.md', content: 'line "one"\nline two ✓', n: [1, 2, 3] });
-    server.push(toolStep([{ id: 'toolu_x', name: 'write', inputChunks: ['', ...json.match(/.{1,3}/gs)!] }]));
-    const response = await llm.complete(llmRequest({ tools: [ECHO_TOOL], toolChoice: 'auto' }), live());
-    expect(response.toolCalls[0]!.arguments).toBe(json);
-    expect(JSON.parse(response.toolCalls[0]!.arguments)).toEqual({ path: 'docs/naïve.md', content: 'line "one"\nline two ✓', n: [1, 2, 3] });
-  });
-
-  it('reports usage with cache reads and writes', async () => {
-    server.push(textStep('ok', { usage: { inputTokens: 50, cacheReadInputTokens: 2000, cacheCreationInputTokens: 400, outputTokens: 9 } }));
-    const response = await llm.complete(llmRequest(), live());
-    expect(response.usage).toEqual({ promptTokens: 2450, completionTokens: 9, cachedTokens: 2000, reasoningTokens: 0, totalTokens: 2459 });
-  });
-
-  it('streams thinking deltas apart from text', async () => {
-    server.push({ kind: 'stream', blocks: [{ type: 'thinking', chunks: ['Let me ', 'think.'] }, { type: 'text', chunks: ['42'] }] });
-    const handlers = recordingHandlers();
-    const response = await llm.complete(llmRequest(), { ...live(), handlers });
-    expect(handlers.thinking).toEqual(['Let me ', 'think.']);
-    expect(handlers.text).toEqual(['42']);
-    expect(response).toMatchObject({ text: '42', thinking: 'Let me think.' });
-  });
-
-  it('reports the model that answered and max_tokens as length', async () => {
-    server.push(textStep('cut', { model: 'claude-other', stopReason: 'max_tokens' }));
-    expect(await llm.complete(llmRequest(), live())).toMatchObject({ model: 'claude-other', finishReason: 'length', rawFinishReason: 'max_tokens' });
-  });
-
-  it('waits for a slow first event shorter than timeoutMs', async () => {
-    server.push(textStep('late', { firstEventDelayMs: 100 }));
-    expect((await llm.complete(llmRequest(), live())).text).toBe('late');
-  });
-});
-
-describe('AnthropicLlm request shape', () => {
-  it('sends system apart, tool results in one user turn with the notice after them, and the API headers', async () => {
-    server.push(textStep('ok'));
-    await llm.complete(
-      llmRequest({
-        systemPrompt: 'Be brief.',
-        tools: [ECHO_TOOL],
-        toolChoice: 'auto',
-        maxTokens: 256,
-        temperature: 0.7,
+  describe('AnthropicLlm request shape', () => {
+    it('sends system apart, tool results in one user turn with the notice after them, and the API headers', async () => {
+      server.push(textStep('ok'));
+      await llm.complete(
+        llmRequest({
+          systemPrompt: 'Be brief.',
+          tools: [ECHO_TOOL],
+          toolChoice: 'auto',
+          maxTokens: 256,
+          temperature: 0.7,
+          messages: [
+            { role: 'system', content: 'Memory: none.' },
+            { role: 'user', content: 'go' },
+            { role: 'assistant', content: 'Calling.', toolCalls: [{ id: 'c1', name: 'echo', arguments: '{"text":"a"}' }, { id: 'c2', name: 'echo', arguments: '{"text":"b"}' }] },
+            { role: 'tool', toolCallId: 'c1', name: 'echo', content: 'a' },
+            { role: 'tool', toolCallId: 'c2', name: 'echo', content: 'failed', isError: true },
+            { role: 'user', content: '[notice] truncated' },
+          ],
+        }),
+        live(),
+      );
+      expect(server.requests).toHaveLength(1);
+      const [request] = server.requests;
+      expect(request!.method).toBe('POST');
+      expect(request!.path).toBe('/v1/messages');
+      expect(request!.headers).toMatchObject({ 'x-api-key': 'sk-ant-test', authorization: 'Bearer sk-ant-test', 'anthropic-version': '2026-10-21', 'content-type': 'application/json' });
+      expect(request!.body).toEqual({
+        model: 'claude-test',
+        max_tokens: 256,
+        stream: true,
+        system: 'Be brief.\n\nMemory: none.',
+        tools: [{ name: 'echo', description: ECHO_TOOL.description, input_schema: ECHO_TOOL.parameters }],
+        tool_choice: { type: 'auto' },
         messages: [
-          { role: 'system', content: 'Memory: none.' },
-          { role: 'user', content: 'go' },
-          { role: 'assistant', content: 'Calling.', toolCalls: [{ id: 'c1', name: 'echo', arguments: '{"text":"a"}' }, { id: 'c2', name: 'echo', arguments: '{"text":"b"}' }] },
-          { role: 'tool', toolCallId: 'c1', name: 'echo', content: 'a' },
-          { role: 'tool', toolCallId: 'c2', name: 'echo', content: 'failed', isError: true },
-          { role: 'user', content: '[notice] truncated' },
+          { role: 'user', content: [{ type: 'text', text: 'go' }] },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'text', text: 'Calling.' },
+              { type: 'tool_use', id: 'c1', name: 'echo', input: { text: 'a' } },
+              { type: 'tool_use', id: 'c2', name: 'echo', input: { text: 'b' } },
+            ],
+          },
+          {
+            role: 'user',
+            content: [
+              { type: 'tool_result', tool_use_id: 'c1', content: 'a' },
+              { type: 'tool_result', tool_use_id: 'c2', content: 'failed', is_error: true },
+              { type: 'text', text: '[notice] truncated' },
+            ],
+          },
         ],
-      }),
-      live(),
-    );
-    expect(server.requests).toHaveLength(1);
-    const [request] = server.requests;
-    expect(request!.method).toBe('POST');
-    expect(request!.path).toBe('/v1/messages');
-    expect(request!.headers).toMatchObject({ 'x-api-key': 'sk-ant-test', authorization: 'Bearer sk-ant-test', 'anthropic-version': '2026-10-21', 'content-type': 'application/json' });
-    expect(request!.body).toEqual({
-      model: 'claude-test',
-      max_tokens: 256,
-      stream: true,
-      system: 'Be brief.\n\nMemory: none.',
-      tools: [{ name: 'echo', description: ECHO_TOOL.description, input_schema: ECHO_TOOL.parameters }],
-      tool_choice: { type: 'auto' },
-      messages: [
-        { role: 'user', content: [{ type: 'text', text: 'go' }] },
-        {
-          role: 'assistant',
-          content: [
-            { type: 'text', text: 'Calling.' },
-            { type: 'tool_use', id: 'c1', name: 'echo', input: { text: 'a' } },
-            { type: 'tool_use', id: 'c2', name: 'echo', input: { text: 'b' } },
-          ],
-        },
-        {
-          role: 'user',
-          content: [
-            { type: 'tool_result', tool_use_id: 'c1', content: 'a' },
-            { type: 'tool_result', tool_use_id: 'c2', content: 'failed', is_error: true },
-            { type: 'text', text: '[notice] truncated' },
-          ],
-        },
-      ],
+      });
+    });
+
+    it('sends neither tools nor tool_choice when no tools are offered', async () => {
+      server.push(textStep('ok'));
+      await llm.complete(llmRequest({ toolChoice: null }), live());
+      expect(Object.keys(server.requests[0]!.body!).sort()).toEqual(['max_tokens', 'messages', 'model', 'stream']);
+    });
+
+    it('honours a base URL with a path prefix', async () => {
+      const proxied = anthropicLlm({ apiKey: 'k', baseUrl: `${server.url}/anthropic`, model: 'm', timeoutMs: 10_000 });
+      server.push(textStep('ok'));
+      expect((await proxied.complete(llmRequest(), live())).text).toBe('ok');
+      expect(server.requests[0]!.path).toBe('/anthropic/v1/messages');
     });
   });
 
-  it('sends neither tools nor tool_choice when no tools are offered', async () => {
-    server.push(textStep('ok'));
-    await llm.complete(llmRequest({ toolChoice: null }), live());
-    expect(Object.keys(server.requests[0]!.body!).sort()).toEqual(['max_tokens', 'messages', 'model', 'stream']);
-  });
-
-  it('honours a base URL with a path prefix', async () => {
-    const proxied = new AnthropicLlm({ apiKey: 'k', baseUrl: `${server.url}/anthropic`, model: 'm', timeoutMs: 10_000 });
-    server.push(textStep('ok'));
-    expect((await proxied.complete(llmRequest(), live())).text).toBe('ok');
-    expect(server.requests[0]!.path).toBe('/anthropic/v1/messages');
-  });
-});
-
-describe('AnthropicLlm HTTP errors', () => {
-  it.each([408, 409, 429, 500, 502, 503, 504, 529])('%s is retryable, after exactly one request', async (status) => {
-    server.push(errorStep(status));
-    const error = await llm.complete(llmRequest(), live()).catch((caught: unknown) => caught);
-    expect(error).toMatchObject({ status });
-    expect((error as { headers: Headers }).headers.get('request-id')).toBe('req_fake_1');
-    expect(classifyLlmError(error)).toEqual({ retryable: true, reason: 'http_status', status });
-    expect(server.requests).toHaveLength(1);
-  });
-
-  it.each([400, 401, 403, 404, 413, 422])('%s is not retryable, after exactly one request', async (status) => {
-    server.push(errorStep(status));
-    const error = await llm.complete(llmRequest(), live()).catch((caught: unknown) => caught);
-    expect(error).toMatchObject({ status });
-    expect(classifyLlmError(error)).toEqual({ retryable: false, reason: 'http_status', status });
-    expect(server.requests).toHaveLength(1);
-  });
-
-  it('keeps the error type and message from Anthropic’s body', async () => {
-    server.push(errorStep(529, { message: 'Overloaded' }));
-    const error = await llm.complete(llmRequest(), live()).catch((caught: unknown) => caught);
-    expect(error).toMatchObject({ name: 'OverloadedError', status: 529, type: 'overloaded_error', apiMessage: 'Overloaded', requestID: 'req_fake_1' });
-  });
-
-  it('honours retry-after: retryAfterMs reads it and the retry policy waits that long', async () => {
-    server.push(errorStep(429, { headers: { 'retry-after': '7' } }), textStep('finally'));
-    const sleeps: number[] = [];
-    const clock: Clock = { now: () => 0, sleep: async (ms) => void sleeps.push(ms) };
-    let first: unknown;
-    const response = await runWithRetry((_attempt, signal) => llm.complete(llmRequest(), { signal }), {
-      policy: resolveRetryPolicy({ maxAttempts: 3, initialDelayMs: 1, maxDelayMs: 2, totalTimeoutMs: null }),
-      clock,
-      random: () => 0.5,
-      onAttemptFailed: (info) => (first ??= info.error),
+  describe('AnthropicLlm HTTP errors', () => {
+    it.each([408, 409, 429, 500, 502, 503, 504, 529])('%s is retryable, after exactly one request', async (status) => {
+      server.push(errorStep(status));
+      const error = await llm.complete(llmRequest(), live()).catch((caught: unknown) => caught);
+      expect(error).toMatchObject({ status });
+      expect((error as { headers: Headers }).headers.get('request-id')).toBe('req_fake_1');
+      expect(classifyLlmError(error)).toEqual({ retryable: true, reason: 'http_status', status });
+      expect(server.requests).toHaveLength(1);
     });
-    expect(response.text).toBe('finally');
-    expect(retryAfterMs(first)).toBe(7000);
-    expect(sleeps).toEqual([7000]);
-    expect(server.requests).toHaveLength(2);
+
+    it.each([400, 401, 403, 404, 413, 422])('%s is not retryable, after exactly one request', async (status) => {
+      server.push(errorStep(status));
+      const error = await llm.complete(llmRequest(), live()).catch((caught: unknown) => caught);
+      expect(error).toMatchObject({ status });
+      expect(classifyLlmError(error)).toEqual({ retryable: false, reason: 'http_status', status });
+      expect(server.requests).toHaveLength(1);
+    });
+
+    it('keeps the error type and message from Anthropic’s body', async () => {
+      server.push(errorStep(529, { message: 'Overloaded' }));
+      const error = await llm.complete(llmRequest(), live()).catch((caught: unknown) => caught);
+      expect(error).toMatchObject({ name: 'OverloadedError', status: 529, type: 'overloaded_error', apiMessage: 'Overloaded', requestID: 'req_fake_1' });
+    });
+
+    it('honours retry-after: retryAfterMs reads it and the retry policy waits that long', async () => {
+      server.push(errorStep(429, { headers: { 'retry-after': '7' } }), textStep('finally'));
+      const sleeps: number[] = [];
+      const clock: Clock = { now: () => 0, sleep: async (ms) => void sleeps.push(ms) };
+      let first: unknown;
+      const response = await runWithRetry((_attempt, signal) => llm.complete(llmRequest(), { signal }), {
+        policy: resolveRetryPolicy({ maxAttempts: 3, initialDelayMs: 1, maxDelayMs: 2, totalTimeoutMs: null }),
+        clock,
+        random: () => 0.5,
+        onAttemptFailed: (info) => (first ??= info.error),
+      });
+      expect(response.text).toBe('finally');
+      expect(retryAfterMs(first)).toBe(7000);
+      expect(sleeps).toEqual([7000]);
+      expect(server.requests).toHaveLength(2);
+    });
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The node:http `fetch` (OPENAI_HTTP_CLIENT=node) against a real HTTP server on loopback: what the
+ * The node:http `fetch` (LLM_HTTP_CLIENT=node) against a real HTTP server on loopback: what the
  * provider SDKs rely on from `fetch`. The OpenAI adapter's whole suite also runs over it
  * (openai-adapter*.test.ts, "over the node HTTP client").
  */

@@ -13,7 +13,7 @@ import { errorResponse, FakeOpenAiServer, textStream } from '../../support/fake-
 import { llmRequest, recordingHandlers } from '../../support/fake-openai/llm-request.js';
 
 const server = new FakeOpenAiServer();
-/** Every test runs over both HTTP clients the adapter can use (OPENAI_HTTP_CLIENT): node:http and fetch. */
+/** Every test runs over both HTTP clients the adapter can use (LLM_HTTP_CLIENT): node:http and fetch. */
 let httpClient: 'node' | 'fetch' = 'node';
 const nodeHttpFetch = createNodeHttpFetch();
 const httpClientOption = () => (httpClient === 'node' ? { fetch: nodeHttpFetch } : {});
