@@ -1,3 +1,4 @@
+import { StateCorruptError } from '../errors/index.js';
 import type { Message, MessageKind, StoredMessage } from '../messages.js';
 import type { PendingState } from '../pending-state.js';
 import type { CompactionWrite, InputTransition, ToolCallWrite, UsageRoundWrite } from '../ports/session-store.js';
@@ -27,23 +28,18 @@ export interface StepInput {
 /**
  * Commits one step in one fenced transaction, then brings the in-memory run state in line with what
  * was written (window, pending) and publishes `message_appended`. `message.append` hooks run first
- * and may change what is persisted.
+ * and may change what is persisted. Messages deferred with {@link deferMessages} are written first,
+ * in the same transaction.
  */
 export async function commitStep(ctx: RunContext, step: StepInput): Promise<number[]> {
   const { deps, params } = ctx;
-  const messages = [...(step.messages ?? [])];
-  if (step.appendHooks !== false && deps.hooks.handles('message.append')) {
-    for (const [index, entry] of messages.entries()) {
-      const append = { message: entry.message };
-      await deps.hooks.run('message.append', append);
-      // Handlers may edit the message in place or replace it; what they leave is what is persisted.
-      messages[index] = { ...entry, message: append.message };
-    }
-  }
+  const messages = step.appendHooks === false ? [...(step.messages ?? [])] : await runAppendHooks(ctx, step.messages ?? []);
+  const deferred = ctx.deferred;
+  const written = deferred.length === 0 ? messages : [...deferred.map((entry) => entry.entry), ...messages];
   const result = await deps.store.commitStep({
     sessionId: params.sessionId,
     leaseToken: params.leaseToken,
-    messages: messages.map((entry) => ({
+    messages: written.map((entry) => ({
       inputSeq: params.input.seq,
       round: entry.round,
       kind: entry.kind ?? 'message',
@@ -56,26 +52,65 @@ export async function commitStep(ctx: RunContext, step: StepInput): Promise<numb
     ...(step.input !== undefined ? { input: step.input } : {}),
     ...(step.steer !== undefined ? { steer: { seqs: step.steer.seqs, intoInputSeq: params.input.seq } } : {}),
   });
+  const { seqs, moved } = settleDeferred(ctx, result.messageSeqs);
   ctx.pendingInputs = result.pendingInputs;
   ctx.pendingSteers = result.pendingSteers;
   if (step.input !== undefined) {
     ctx.finishedError = step.input.errorCode === undefined ? null : { code: step.input.errorCode, message: step.input.errorMessage ?? '' };
   }
-  applyToWindow(ctx, step, messages, result.messageSeqs);
-  if (step.pending !== undefined) ctx.pending = step.pending;
-  ctx.lastMessageSeq = result.messageSeqs.at(-1) ?? ctx.lastMessageSeq;
-  result.messageSeqs.forEach((seq, index) => {
-    const entry = messages[index]!;
-    emit(ctx, { type: 'message_appended', messageSeq: seq, role: entry.message.role, kind: entry.kind ?? 'message', roundIndex: entry.round });
-  });
-  return result.messageSeqs;
-}
-
-function applyToWindow(ctx: RunContext, step: StepInput, messages: StepMessageInput[], seqs: number[]): void {
   if (step.compaction !== undefined) {
     const folded = new Set(step.compaction.foldSeqs);
     ctx.window = ctx.window.filter((row) => !folded.has(row.seq));
   }
+  if (step.pending !== undefined) ctx.pending = step.pending;
+  appendToWindow(ctx, messages, seqs);
+  // Thrown once the run's state matches what was written, so the failure's closing step is right.
+  if (moved !== null) throw moved;
+  return seqs;
+}
+
+/**
+ * Puts messages into the run's window and announces them (`message_appended`) now, with the seqs the
+ * store will give them, but writes them with the run's next step instead of a commit of their own.
+ * For the input's own message: the step after the model's first reply — or the input's finish —
+ * always follows, so the input costs one commit less. A run that stops before that step leaves them
+ * unwritten, and the next holder appends them again, with the same seqs (the input is still running
+ * and nothing else was written after it).
+ */
+export async function deferMessages(ctx: RunContext, entries: StepMessageInput[]): Promise<void> {
+  const messages = await runAppendHooks(ctx, entries);
+  const seqs = messages.map((_, index) => ctx.lastMessageSeq + index + 1);
+  ctx.deferred.push(...messages.map((entry, index) => ({ entry, seq: seqs[index]! })));
+  appendToWindow(ctx, messages, seqs);
+}
+
+async function runAppendHooks(ctx: RunContext, entries: StepMessageInput[]): Promise<StepMessageInput[]> {
+  const messages = [...entries];
+  if (!ctx.deps.hooks.handles('message.append')) return messages;
+  for (const [index, entry] of messages.entries()) {
+    const append = { message: entry.message };
+    await ctx.deps.hooks.run('message.append', append);
+    // Handlers may edit the message in place or replace it; what they leave is what is persisted.
+    messages[index] = { ...entry, message: append.message };
+  }
+  return messages;
+}
+
+/**
+ * The step's own seqs, and whether the deferred messages it carried got other seqs than they were
+ * announced with. They are written either way: a mismatch (another writer under this lease) fails
+ * the input, and its closing step must not write them twice.
+ */
+function settleDeferred(ctx: RunContext, seqs: number[]): { seqs: number[]; moved: StateCorruptError | null } {
+  const deferred = ctx.deferred;
+  if (deferred.length === 0) return { seqs, moved: null };
+  ctx.deferred = [];
+  const index = deferred.findIndex((entry, i) => seqs[i] !== entry.seq);
+  const moved = index === -1 ? null : new StateCorruptError(`message announced as seq ${deferred[index]!.seq} was written as ${String(seqs[index])}`);
+  return { seqs: seqs.slice(deferred.length), moved };
+}
+
+function appendToWindow(ctx: RunContext, messages: StepMessageInput[], seqs: number[]): void {
   const createdAt = new Date(ctx.deps.clock.now());
   messages.forEach((entry, index) => {
     const stored: StoredMessage = {
@@ -88,5 +123,10 @@ function applyToWindow(ctx: RunContext, step: StepInput, messages: StepMessageIn
       createdAt,
     };
     ctx.window.push(stored);
+  });
+  ctx.lastMessageSeq = seqs.at(-1) ?? ctx.lastMessageSeq;
+  seqs.forEach((seq, index) => {
+    const entry = messages[index]!;
+    emit(ctx, { type: 'message_appended', messageSeq: seq, role: entry.message.role, kind: entry.kind ?? 'message', roundIndex: entry.round });
   });
 }

@@ -56,6 +56,7 @@ export async function loadRunContext(deps: LoopDeps, params: RunParams): Promise
     completeDecideFires: 0,
     budgetGraceUntil: 0,
     lastMessageSeq: session.nextMessageSeq,
+    deferred: [],
     inDoubt: new Map(openCalls.filter((call) => call.status === 'started').map((call): [string, ToolCallRecord] => [call.toolCallId, call])),
     roundsRecorded,
     pendingInputs: params.pendingInputs ?? true,

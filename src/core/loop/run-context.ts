@@ -12,6 +12,7 @@ import type { RetryPolicy } from '../retry/index.js';
 import type { InputRecord, SessionRecord, ToolCallRecord, Usage } from '../session-types.js';
 import type { ToolRegistry } from '../tools/index.js';
 import type { StructuredValidator } from '../structured-output/index.js';
+import type { StepMessageInput } from './commit-step.js';
 
 /** The ports and settings a run needs; built once per worker, shared by every run. */
 export interface LoopDeps {
@@ -88,8 +89,13 @@ export interface RunContext {
   completeDecideFires: number;
   /** Rounds before this index skip the budget check: a finalize window granted by `complete.decide`. */
   budgetGraceUntil: number;
-  /** Seq of the last message written to the session; the next append gets the one after. */
+  /** Seq of the last message written to the session (or deferred); the next append gets the one after. */
   lastMessageSeq: number;
+  /**
+   * Messages in `window` and announced, with the seqs the store will give them, that the run's next
+   * step writes first (`deferMessages`): the input's own message.
+   */
+  deferred: { entry: StepMessageInput; seq: number }[];
   /** Ledger rows a previous holder left `started`: calls whose outcome is in doubt (I5). */
   inDoubt: Map<string, ToolCallRecord>;
   /** The response format's schema, compiled on first use. */

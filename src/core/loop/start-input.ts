@@ -3,7 +3,7 @@ import { sendContent } from '../input-payload.js';
 import type { UserMessage } from '../messages.js';
 import type { InputResult } from '../session-types.js';
 import { closeOpenCalls } from './close-open-calls.js';
-import { commitStep } from './commit-step.js';
+import { commitStep, deferMessages } from './commit-step.js';
 import { finishRun } from './finish-run.js';
 import { narrowPending, toolResultMessage, unresolvedCalls } from './pending-results.js';
 import { rejectedResult } from './run-outcomes.js';
@@ -32,6 +32,9 @@ export async function startInput(ctx: RunContext): Promise<InputResult | null> {
  * Makes a `send` or `timer` part of the conversation, once. Called after open calls were answered:
  * a user message between an assistant's tool calls and their results is refused by both providers
  * (power-loop edge case 3). Its own message is the one row of the input written outside a round.
+ * It joins the window and is announced now, and is written with the run's next step (the one after
+ * the model's first reply, or the finish): a commit of its own would only make it durable a model
+ * call earlier, and a run that stops before that step appends it again when the input resumes.
  */
 export async function appendInputMessage(ctx: RunContext): Promise<void> {
   const parsed = ctx.parsed;
@@ -42,7 +45,7 @@ export async function appendInputMessage(ctx: RunContext): Promise<void> {
     parsed.kind === 'send'
       ? { role: 'user', ...sendContent(parsed.payload) }
       : { role: 'user', content: `<timer id="${parsed.payload.timerId}" firing="${parsed.payload.fireCount}">\n${parsed.payload.note}\n</timer>` };
-  await commitStep(ctx, { messages: [{ round: null, message }] });
+  await deferMessages(ctx, [{ round: null, message }]);
 }
 
 async function startResume(ctx: RunContext, started: boolean): Promise<InputResult | null> {

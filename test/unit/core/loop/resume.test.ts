@@ -20,16 +20,17 @@ const twoLookups = { toolCalls: [{ id: 'l1', name: 'lookup', arguments: { word: 
 
 /**
  * A session whose first input asked for two tools and whose worker died right after persisting that
- * request (commit 1: the user message, commit 2: the assistant's tool calls and the pending state),
- * before either call started. The dying worker has the tool as `fail`: such calls record their start
- * each in its own commit just before running, so the third commit — l1's start — is where it dies (a
- * `retry` tool's starts go with the request; see "the starts of retry calls …" in tools.test.ts).
+ * request (commit 1: the user message — written with the run's first step after the model's reply —
+ * with the assistant's tool calls and the pending state), before either call started. The dying
+ * worker has the tool as `fail`: such calls record their start each in its own commit just before
+ * running, so the second commit — l1's start — is where it dies (a `retry` tool's starts go with the
+ * request; see "the starts of retry calls …" in tools.test.ts).
  */
 async function crashedAfterToolRequest(): Promise<InMemorySessionStore> {
   runs.length = 0;
   const store = new InMemorySessionStore();
   const worker = crashable(store);
-  worker.crashAfter(2);
+  worker.crashAfter(1);
   const harness = new LoopHarness({ llm: new ScriptedLlm([twoLookups]), tools: [{ ...lookupTool, policy: 'fail' as const }], store: worker });
   await harness.send('define a and b');
   await expect(harness.runNext()).rejects.toBeInstanceOf(StoreCrashed);
@@ -119,8 +120,8 @@ describe('pending tool calls: takeover, resume and abortPending', () => {
     runs.length = 0;
     const store = new InMemorySessionStore();
     const worker = crashable(store);
-    // Commits: user message, tool request (with the ledger start), tool result, wrap-up prompt; the finish fails.
-    worker.crashAfter(4);
+    // Commits: user message with the tool request (and the ledger start), tool result, wrap-up prompt; the finish fails.
+    worker.crashAfter(3);
     const lookupA = { toolCalls: [{ id: 'l1', name: 'lookup', arguments: { word: 'a' } }] };
     const first = new LoopHarness({ llm: new ScriptedLlm([lookupA, { text: 'lost summary' }]), tools: [lookupTool], store: worker, profile: { maxRounds: 1 } });
     await first.send('define a');

@@ -239,12 +239,24 @@ describe('run statuses', () => {
       controller.abort(reason());
       await expect(run).rejects.toBeInstanceOf(CancelledError);
       expect(await harness.store.getInput(harness.sessionId, 1)).toMatchObject({ status: 'running', result: null });
-      expect(await harness.history()).toEqual([{ role: 'user', content: 'go' }]);
+      // The input's own message is written with the run's first step after the model's reply: a run
+      // stopped before it leaves the history as it was, and the next holder appends the message again.
+      expect(await harness.history()).toEqual([]);
       // A run that stops without finishing announces no end: the next holder continues the input.
       expect(harness.sink.ofType('session_ended')).toEqual([]);
       expect(harness.sink.ofType('loop_cancelled')).toEqual([]);
       const next = await runChecked(harness);
       expect(next).toMatchObject({ status: 'completed', finalText: 'second attempt' });
+      expect(await harness.history()).toEqual([
+        { role: 'user', content: 'go' },
+        { role: 'assistant', content: 'second attempt' },
+      ]);
+      // Each attempt announced the message it appended, with the seq it has in the history.
+      expect(harness.sink.ofType('message_appended').map((event) => [event.messageSeq, event.role])).toEqual([
+        [1, 'user'],
+        [1, 'user'],
+        [2, 'assistant'],
+      ]);
       expect(harness.sink.ofType('session_started').map((event) => event.resumed)).toEqual([false, true]);
       expect(harness.sink.ofType('session_ended')).toHaveLength(1);
       gate.resolve();

@@ -193,8 +193,8 @@ describe("the tool ledger's starts (I5)", () => {
     await harness.send('go');
     expect(await runChecked(harness)).toMatchObject({ status: 'completed', toolCalls: 2 });
     expect(steps).toEqual([
-      { messages: ['user'], ledger: [] },
-      { messages: ['assistant'], ledger: ['e1:started', 'e2:started'] },
+      // The input's own message goes with the first step after the model's reply (deferMessages).
+      { messages: ['user', 'assistant'], ledger: ['e1:started', 'e2:started'] },
       { messages: ['tool'], ledger: ['e1:completed'] },
       { messages: ['tool'], ledger: ['e2:completed'] },
       { messages: ['assistant'], ledger: [] },
@@ -214,7 +214,7 @@ describe("the tool ledger's starts (I5)", () => {
       if (setup === 'hook') harness.hooks.register('tool.before', () => undefined);
       await harness.send('go');
       expect(await runChecked(harness)).toMatchObject({ status: 'completed', toolCalls: 2 });
-      expect(steps.map((step) => step.ledger), setup).toEqual([[], [], ['e1:started'], ['e1:completed'], ['e2:started'], ['e2:completed'], []]);
+      expect(steps.map((step) => step.ledger), setup).toEqual([[], ['e1:started'], ['e1:completed'], ['e2:started'], ['e2:completed'], []]);
     }
   });
 
@@ -223,8 +223,8 @@ describe("the tool ledger's starts (I5)", () => {
     const worker = crashable(store);
     const runs: string[] = [];
     const counted = { ...echoTool, execute: (args: { text: string }) => (runs.push(args.text), `echo: ${args.text}`) };
-    // Commits: user message, request (with both starts); e1 runs, and its result is the commit that fails.
-    worker.crashAfter(2);
+    // Commits: user message with the request (and both starts); e1 runs, and its result is the commit that fails.
+    worker.crashAfter(1);
     const first = new LoopHarness({ llm: new ScriptedLlm([twoEchoes]), tools: [counted], store: worker, clock: patientClock });
     await first.send('go');
     await expect(first.runNext()).rejects.toBeInstanceOf(StoreCrashed);

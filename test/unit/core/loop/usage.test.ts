@@ -71,8 +71,8 @@ describe('usage per input and per session (power-loop §2)', () => {
   it('a taken-over input keeps counting the usage spent before the crash, once', async () => {
     const store = new InMemorySessionStore();
     const worker = crashable(store);
-    // Commits: user message, tool request (+ round 0 usage and the ledger start), tool result; then the worker dies.
-    worker.crashAfter(3);
+    // Commits: user message with the tool request (+ round 0 usage and the ledger start), tool result; then the worker dies.
+    worker.crashAfter(2);
     const script = () => [
       { toolCalls: [{ id: 'n1', name: 'noop' }], usage: { promptTokens: 100, completionTokens: 10 } },
       { text: 'done', usage: { promptTokens: 200, completionTokens: 20 } },
