@@ -2,7 +2,9 @@
  * Throughput of the standard input (user text → LLM call returning one `noop` tool call → tool →
  * LLM call streaming the answer in 10 deltas), one in-process worker, zero-latency model:
  * - `scripted`: the in-process scripted provider;
- * - `openai`: the real `openai` SDK against a loopback fake server (in this process, so its CPU counts);
+ * - `openai`: the real `openai` SDK against a loopback fake server run in its own process, like a remote
+ *   model (its HTTP and SSE work off the worker's event loop): its CPU is reported separately as
+ *   `llmServer`, and included in `machine`;
  * with the floors measured in the same run, rounds rotated so none always runs first:
  * - raw BullMQ no-op jobs (add + process, same producer and worker concurrency);
  * - raw Postgres transactions, as many per input and with as many statements as the fleet used;
@@ -28,10 +30,10 @@ import {
   REDIS_URL,
   StandardScriptedLlm,
   startBenchWorker,
-  startStandardOpenAiServer,
   uniqueName,
 } from './lib/fleet.js';
 import { bullmqFloor, postgresFloor, xaddFloor } from './lib/floors.js';
+import { startStandardOpenAiServerProcess } from './lib/openai-fake-process.js';
 import { cpuPerItem, cpuSnapshot } from './lib/process-cpu.js';
 import { standardRun } from './lib/standard-run.js';
 import { deadline, median, report, round } from './lib/stats.js';
@@ -80,7 +82,7 @@ async function main(): Promise<void> {
   const db = await createBenchDatabase('tput');
   const queueName = uniqueName('tput');
   const redis = new Redis(REDIS_URL);
-  const fake = await startStandardOpenAiServer();
+  const fake = await startStandardOpenAiServerProcess();
   const producer = new SessionQueue({ databaseUrl: db.url, redisUrl: REDIS_URL, queueName });
   const env = { DATABASE_URL: db.url, LOOPFLEET_QUEUE: queueName, WORKER_CONCURRENCY: String(CONCURRENCY) };
   const scriptedConfig = benchConfig(env);
@@ -90,6 +92,7 @@ async function main(): Promise<void> {
   const totals: Record<string, CountTotals> = {};
   const cpuPerInput: Record<string, Record<string, number | null>[]> = { scripted: [], openai: [] };
   const failures: Record<string, number> = {};
+  const openaiRequests: number[] = [];
   try {
     const fleetRun = async (provider: 'scripted' | 'openai', run: number, measure: boolean) => {
       const counter = new FinishCounter();
@@ -100,14 +103,19 @@ async function main(): Promise<void> {
       const statements = countPgStatements();
       const commands = countRedisCommands();
       const n = N;
-      const cpuBefore = cpuSnapshot();
+      // The fake server's CPU only where it serves the run (it idles through the scripted ones).
+      const pids: Record<string, number> = provider === 'openai' ? { llmServer: fake.pid } : {};
+      const cpuBefore = cpuSnapshot(pids);
+      const requestsBefore = provider === 'openai' ? await fake.requests() : 0;
       const result = await standardRun({ producer, counter, n, sessions: SESSIONS, producerConcurrency: PRODUCER_CONCURRENCY, prefix: `${provider}-${run}`, timeoutMs: 90_000 });
-      if (measure) cpuPerInput[provider]!.push(cpuPerItem(cpuBefore, cpuSnapshot(), n));
+      if (measure) cpuPerInput[provider]!.push(cpuPerItem(cpuBefore, cpuSnapshot(pids), n));
       statements.restore();
       commands.restore();
       await worker.close({ graceMs: 5_000 });
       const notDone = n - (result.finished['done'] ?? 0);
       failures[provider] = (failures[provider] ?? 0) + notDone;
+      // The fake server's own count: the SDK path really made the standard input's two calls.
+      if (provider === 'openai' && measure) openaiRequests.push((await fake.requests()) - requestsBefore);
       if (!measure) return;
       times[provider].push(result.ms);
       // Counts are summed over every measured run (per input: the sums over all their inputs).
@@ -159,18 +167,30 @@ async function main(): Promise<void> {
       name: 'throughput',
       command: 'npx tsx bench/throughput.bench.ts',
       runs: RUNS,
-      sizes: { inputsPerRun: N, floorItemsPerRun: FLOOR_N, warmupRounds: 1, sessions: SESSIONS, workerConcurrency: CONCURRENCY, producerConcurrency: PRODUCER_CONCURRENCY, workerProcesses: 1 },
+      sizes: {
+        inputsPerRun: N,
+        floorItemsPerRun: FLOOR_N,
+        warmupRounds: 1,
+        sessions: SESSIONS,
+        workerConcurrency: CONCURRENCY,
+        producerConcurrency: PRODUCER_CONCURRENCY,
+        workerProcesses: 1,
+        // Where the openai workload's fake model ran: results from before this field had it in the bench process.
+        llmServer: 'child process',
+      },
       figures: {
         scriptedInputsPerSec: scripted,
         openaiInputsPerSec: openai,
         runsMs: Object.fromEntries(Object.entries(times).map(([k, v]) => [k, v.map((ms) => round(ms, 0))])),
         notCompleted: failures,
+        openaiRequestsPerInput: openaiRequests.length === 0 ? null : round(openaiRequests.reduce((a, b) => a + b, 0) / (openaiRequests.length * N), 2),
         // Milliseconds of CPU per input, by process (Linux /proc; medians over the runs). Node is this
-        // process: producer, worker and — for openai — the fake server.
+        // process: producer and worker; for openai, llmServer is the fake server's own process (also
+        // counted in machine, the whole machine).
         cpuMsPerInput: Object.fromEntries(
           Object.entries(cpuPerInput).map(([provider, runs]) => [
             provider,
-            Object.fromEntries((['node', 'postgres', 'redis', 'machine'] as const).map((key) => {
+            Object.fromEntries(Object.keys(runs[0] ?? {}).map((key) => {
               const values = runs.map((entry) => entry[key]).filter((value): value is number => value !== null);
               return [key, values.length === 0 ? null : round(median(values), 2)];
             })),

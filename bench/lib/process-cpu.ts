@@ -1,7 +1,8 @@
 /**
  * CPU time of the processes a run loads — this Node process, the PostgreSQL server (every backend),
- * Redis — and of the whole machine, read from Linux `/proc`, so a figure can say where an input's CPU
- * goes. Elsewhere (no `/proc`) only this process is measured and the others read as null.
+ * Redis, any other process named by pid (a fake model server in its own process) — and of the whole
+ * machine, read from Linux `/proc`, so a figure can say where an input's CPU goes. Elsewhere (no
+ * `/proc`) only this process is measured and the others read as null.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 
@@ -13,6 +14,31 @@ export interface CpuSnapshot {
   postgres: number | null;
   redis: number | null;
   machine: number | null;
+  /** The processes asked for by name (`cpuSnapshot({ llmServer: pid })`); null when unreadable (exited, no `/proc`). */
+  processes: Record<string, number | null>;
+}
+
+/** Milliseconds of CPU per item, by process: the fixed ones plus every process named in the snapshots. */
+export interface CpuPerItem {
+  node: number | null;
+  postgres: number | null;
+  redis: number | null;
+  machine: number | null;
+  [process: string]: number | null;
+}
+
+/** utime + stime of one `/proc/<pid>/stat` line (fields after the command name, which may hold spaces). */
+function statTicks(stat: string): number {
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+function pidTicks(pid: number): number | null {
+  try {
+    return statTicks(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return null; // exited, or no /proc
+  }
 }
 
 function procTicks(): { postgres: number; redis: number } | null {
@@ -33,8 +59,7 @@ function procTicks(): { postgres: number; redis: number } | null {
     const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
     const key = name.startsWith('postgres') ? 'postgres' : name.startsWith('redis') ? 'redis' : null;
     if (key === null) continue;
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    ticks[key] += Number(fields[11]) + Number(fields[12]); // utime + stime
+    ticks[key] += statTicks(stat);
   }
   return ticks;
 }
@@ -49,8 +74,12 @@ function machineTicks(): number | null {
   }
 }
 
-/** CPU used so far, in milliseconds. Postgres backends that exit in between are not counted. */
-export function cpuSnapshot(): CpuSnapshot {
+/**
+ * CPU used so far, in milliseconds. Postgres backends that exit in between are not counted.
+ * `processes` names other pids to read too, e.g. `{ llmServer: pid }` for a fake model server run in
+ * its own process: it is not this process, postgres or redis, so only `machine` would count it otherwise.
+ */
+export function cpuSnapshot(processes: Readonly<Record<string, number>> = {}): CpuSnapshot {
   const usage = process.cpuUsage();
   const ticks = procTicks();
   const machine = machineTicks();
@@ -59,16 +88,28 @@ export function cpuSnapshot(): CpuSnapshot {
     postgres: ticks === null ? null : ticks.postgres * TICK_MS,
     redis: ticks === null ? null : ticks.redis * TICK_MS,
     machine: machine === null ? null : machine * TICK_MS,
+    processes: Object.fromEntries(
+      Object.entries(processes).map(([name, pid]) => {
+        const own = pidTicks(pid);
+        return [name, own === null ? null : own * TICK_MS];
+      }),
+    ),
   };
 }
 
-/** Milliseconds of CPU per item between two snapshots, by process. */
-export function cpuPerItem(before: CpuSnapshot, after: CpuSnapshot, items: number): Record<keyof CpuSnapshot, number | null> {
-  const per = (a: number | null, b: number | null) => (a === null || b === null ? null : Number(((b - a) / items).toFixed(2)));
+/**
+ * Milliseconds of CPU per item between two snapshots, by process. A process named in the snapshots
+ * comes before `machine` (which includes it), and reads null unless both snapshots read it.
+ */
+export function cpuPerItem(before: CpuSnapshot, after: CpuSnapshot, items: number): CpuPerItem {
+  const per = (a: number | null | undefined, b: number | null | undefined) =>
+    a === null || a === undefined || b === null || b === undefined ? null : Number(((b - a) / items).toFixed(2));
+  const named = Object.keys(after.processes).map((name) => [name, per(before.processes[name], after.processes[name])]);
   return {
     node: per(before.node, after.node),
     postgres: per(before.postgres, after.postgres),
     redis: per(before.redis, after.redis),
+    ...Object.fromEntries(named),
     machine: per(before.machine, after.machine),
   };
 }
