@@ -11,7 +11,7 @@
  */
 import { SessionQueue } from '../src/producer/session-queue.js';
 import type { LlmCallOptions, LlmRequest, LlmResponse } from '../src/core/ports/llm.js';
-import { benchConfig, cleanupAll, createBenchDatabase, deleteQueueKeys, FinishCounter, REDIS_URL, StandardScriptedLlm, startBenchWorker, uniqueName } from './lib/fleet.js';
+import { benchConfig, closeFleetBench, createBenchDatabase, deleteQueueKeys, FinishCounter, REDIS_URL, StandardScriptedLlm, startBenchWorker, uniqueName } from './lib/fleet.js';
 import { cpuMs, deadline, pool, report, round, sleep } from './lib/stats.js';
 import { Redis } from 'ioredis';
 
@@ -114,12 +114,7 @@ async function main(): Promise<void> {
       ],
     });
   } finally {
-    await worker?.close({ graceMs: 5_000, force: true });
-    await producer.close();
-    await deleteQueueKeys(redis, queueName);
-    await redis.quit();
-    await db.drop();
-    await cleanupAll();
+    await closeFleetBench({ worker, producer, redis, queueName, db }, { force: true });
   }
 }
 

@@ -17,7 +17,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { SessionQueue } from '../src/producer/session-queue.js';
-import { benchConfig, cleanupAll, createBenchDatabase, deleteQueueKeys, FinishCounter, REDIS_URL, StandardScriptedLlm, startBenchWorker, uniqueName } from './lib/fleet.js';
+import { benchConfig, closeFleetBench, createBenchDatabase, FinishCounter, REDIS_URL, StandardScriptedLlm, startBenchWorker, uniqueName } from './lib/fleet.js';
 import { standardRun } from './lib/standard-run.js';
 import { deadline, median, percentile, report, round, sleep } from './lib/stats.js';
 import { StreamWatcher } from './lib/stream-watcher.js';
@@ -154,12 +154,7 @@ async function main(): Promise<void> {
       ],
     });
   } finally {
-    await worker.close({ graceMs: 5_000 });
-    await producer.close();
-    await deleteQueueKeys(redis, queueName);
-    await redis.quit();
-    await db.drop();
-    await cleanupAll();
+    await closeFleetBench({ worker, producer, redis, queueName, db });
   }
 }
 

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 
-const WORKLOADS = ['throughput', 'latency', 'concurrency', 'history', 'scale-out', 'event-publish', 'openai-adapter', 'anthropic-adapter'];
+const WORKLOADS = ['throughput', 'latency', 'dispatch-stages', 'concurrency', 'history', 'scale-out', 'event-publish', 'openai-adapter', 'anthropic-adapter'];
 const only = process.env.BENCH_ONLY?.split(',').map((name) => name.trim());
 const selected = WORKLOADS.filter((name) => only === undefined || only.includes(name));
 

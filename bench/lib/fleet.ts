@@ -19,6 +19,7 @@ import { createLogger } from '../../src/observability/logger.js';
 import { BatchQueue } from '../../src/store/batch-queue.js';
 import { quoteIdent, runMigrations } from '../../src/store/migrate.js';
 import { startWorker, type RunningWorker, type StartWorkerOptions } from '../../src/worker/start-worker.js';
+import type { SessionQueue } from '../../src/producer/session-queue.js';
 import { textEvents, toolCallEvents } from '../../test/support/fake-openai/script.js';
 import { writeStream } from '../../test/support/fake-openai/write-response.js';
 
@@ -213,6 +214,28 @@ export async function startStandardOpenAiServer(options: { delayMs?: number } = 
         server.close(() => resolve());
       }),
   };
+}
+
+/** What a fleet bench opens and must close, whatever happened. */
+export interface FleetBenchParts {
+  worker: RunningWorker | null;
+  producer: SessionQueue;
+  redis: Redis;
+  queueName: string;
+  db: BenchDatabase;
+}
+
+/**
+ * Closes a fleet bench in order — the worker (given 5 s to finish, then aborted when `force`), the
+ * producer, the queue's Redis keys, the connection, the database — then every registered cleanup.
+ */
+export async function closeFleetBench(parts: FleetBenchParts, options: { force?: boolean } = {}): Promise<void> {
+  await parts.worker?.close({ graceMs: 5_000, ...(options.force === true ? { force: true } : {}) });
+  await parts.producer.close();
+  await deleteQueueKeys(parts.redis, parts.queueName);
+  await parts.redis.quit();
+  await parts.db.drop();
+  await cleanupAll();
 }
 
 /** Starts an in-process worker with the bench's defaults (silent logger, no health server, bench tools). */
