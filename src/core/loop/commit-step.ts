@@ -33,7 +33,7 @@ export interface StepInput {
  */
 export async function commitStep(ctx: RunContext, step: StepInput): Promise<number[]> {
   const { deps, params } = ctx;
-  const messages = step.appendHooks === false ? [...(step.messages ?? [])] : await runAppendHooks(ctx, step.messages ?? []);
+  const messages = step.appendHooks === false ? (step.messages ?? []) : await runAppendHooks(ctx, step.messages ?? []);
   const deferred = ctx.deferred;
   const written = deferred.length === 0 ? messages : [...deferred.map((entry) => entry.entry), ...messages];
   const result = await deps.store.commitStep({

@@ -26,7 +26,7 @@ describe('crash at every persisted step (Postgres store)', { timeout: 300_000 },
 
   it('replays to the same history and results', async () => {
     const { commits } = await checkEveryCrashPoint(fresh, {});
-    expect(commits).toBeGreaterThan(15);
+    expect(commits).toBeGreaterThan(20);
   });
 
   it('replays to the same history with compaction', async () => {

@@ -6,7 +6,7 @@ import { crashAfterCommits, SimulatedCrash } from '../../../support/fakes/crashi
 import { addTool, DeterministicLlm } from './deterministic-llm.js';
 import { LoopHarness } from './loop-harness.js';
 
-const TASKS = ['task:a:2', 'task:b:0', 'task:c:3'];
+const TASKS = ['task:a:2', 'task:b:0', 'task:c:3', 'task:d:1'];
 
 /** A store and a session id no other scenario uses. */
 export type StoreFactory = () => Promise<{ store: SessionStore; sessionId: string }>;
