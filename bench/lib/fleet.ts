@@ -130,7 +130,7 @@ export function benchTools(): ToolRegistry {
 export const ANSWER_CHUNKS = 10;
 
 /** True when the request is the second call of the standard input (the tool result is last). */
-function afterTool(messages: readonly { role: string }[]): boolean {
+export function afterTool(messages: readonly { role: string }[]): boolean {
   return messages.at(-1)?.role === 'tool';
 }
 
