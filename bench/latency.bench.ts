@@ -1,13 +1,16 @@
 /**
  * Latency of the standard input (scripted provider, zero-latency model), one in-process worker, as a
  * client sees it on the session streams, at 50 % and 90 % of the saturation rate measured first in
- * the same run (closed loop, as in the throughput bench). Open-loop arrivals at a fixed rate over
- * SESSIONS sessions (round robin, so inputs rarely queue behind one of their own session):
+ * the same run (closed loop, as in the throughput bench). The client — open-loop arrivals at a fixed
+ * rate through the real producer, and one subscriber over every session stream (`lib/open-loop.ts`) —
+ * runs in a process of its own (`lib/producer-process.ts`), as producers and subscribers run apart
+ * from the workers in production: this process holds the worker alone. Timed there, on the machine's
+ * one clock (`monotonicMs`):
  * - dispatch: `add()` called → `input_started` received;
- * - fan-out: the model emitted a delta (time stamped in its text) → the subscriber received it; the
- *   publisher coalesces deltas for up to LOOPFLEET_EVENTS_COALESCE_MS (25 ms), so that is the floor;
+ * - fan-out: the model emitted a delta (time stamped in its text by this process) → the subscriber
+ *   received it; the publisher coalesces deltas for up to LOOPFLEET_EVENTS_COALESCE_MS (25 ms), so
+ *   that is the floor;
  * - end-to-end: `add()` called → `input_finished` received.
- * The subscriber is one `XREAD BLOCK` over all session streams, in this process.
  *
  * Each level runs BENCH_LATENCY_RUNS times (default 3); each percentile is the median over the runs.
  *
@@ -16,11 +19,11 @@
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
-import { SessionQueue } from '../src/producer/session-queue.js';
 import { benchConfig, closeFleetBench, createBenchDatabase, FinishCounter, REDIS_URL, StandardScriptedLlm, startBenchWorker, uniqueName } from './lib/fleet.js';
+import { deltaStamp, type OpenLoopResult, type Percentiles } from './lib/open-loop.js';
+import { startProducerProcess, type ProducerProcess, type SessionQueueTarget } from './lib/producer-process.js';
 import { standardRun } from './lib/standard-run.js';
-import { deadline, median, percentile, report, round, sleep } from './lib/stats.js';
-import { StreamWatcher } from './lib/stream-watcher.js';
+import { deadline, median, report, round } from './lib/stats.js';
 
 const SECONDS = Number(process.env.BENCH_LATENCY_SECONDS ?? 6);
 const SATURATION_INPUTS = Number(process.env.BENCH_SATURATION_INPUTS ?? 600);
@@ -31,71 +34,30 @@ const RUNS = Number(process.env.BENCH_LATENCY_RUNS ?? 3);
 const CONCURRENCY = 128;
 const COALESCE_MS = 25;
 
-interface Percentiles {
-  p50: number;
-  p90: number;
-  p99: number;
-  max: number;
-}
+type Run = OpenLoopResult & {
+  /** Delay of this process's event loop (the worker's) during the run. */
+  eventLoopDelayMs: Percentiles;
+};
 
-interface Level {
+interface Level extends Omit<Run, 'inputs'> {
   load: number;
   rate: number;
   inputs: number;
-  /** `add()` called → `input_accepted` received: the accept commit and the event, before any worker. */
-  acceptedMs: Percentiles;
-  dispatchMs: Percentiles;
-  fanoutMs: Percentiles;
-  endToEndMs: Percentiles;
-  /** Delay of this process's event loop (producer, worker and subscriber share it) during the run. */
-  eventLoopDelayMs: Percentiles;
   /** p99s of each run (the figures above are medians over them). */
   runs?: { dispatchP99: number; fanoutP99: number; endToEndP99: number }[];
 }
 
-async function openLoop(producer: SessionQueue, redis: Redis, queueName: string, counter: FinishCounter, prefix: string, rate: number): Promise<Omit<Level, 'load' | 'rate'>> {
-  const sessionIds = Array.from({ length: SESSIONS }, (_, i) => `${prefix}-${i}`);
-  const watcher = new StreamWatcher(redis, queueName, sessionIds);
-  watcher.start();
-  // The producer, the worker and the subscriber share this event loop: its delays are part of every figure.
+/** One open loop in the client process, with this process's event-loop delay measured meanwhile. */
+async function openLoop(client: ProducerProcess, target: SessionQueueTarget, prefix: string, rate: number): Promise<Run> {
   const loopDelay = monitorEventLoopDelay({ resolution: 1 });
   loopDelay.enable();
-  const total = Math.max(20, Math.round(rate * SECONDS));
-  const before = counter.finished;
-  const addedAt = new Map<string, number>();
-  const adds: Promise<void>[] = [];
-  const started = performance.now();
-  for (let i = 0; i < total; i += 1) {
-    const due = started + (i * 1000) / rate;
-    const wait = due - performance.now();
-    if (wait > 1) await sleep(wait);
-    const sessionId = sessionIds[i % SESSIONS]!;
-    const t0 = performance.now();
-    adds.push(producer.add('send', { sessionId, input: `latency input ${i}` }).then((handle) => void addedAt.set(`${sessionId}#${handle.seq}`, t0)));
+  try {
+    const result = await client.openLoop(target, { redisUrl: REDIS_URL, queueName: target.queueName, prefix, sessions: SESSIONS, rate, total: Math.max(20, Math.round(rate * SECONDS)), timeoutMs: 120_000 });
+    const ns = (value: number) => round(value / 1e6, 2);
+    return { ...result, eventLoopDelayMs: { p50: ns(loopDelay.percentile(50)), p90: ns(loopDelay.percentile(90)), p99: ns(loopDelay.percentile(99)), max: ns(loopDelay.max) } };
+  } finally {
+    loopDelay.disable();
   }
-  await Promise.all(adds);
-  await counter.waitFor(before + total, 120_000);
-  await sleep(200);
-  await watcher.stop();
-  loopDelay.disable();
-  const dispatch: number[] = [];
-  const accepted: number[] = [];
-  const fanout: number[] = [];
-  const endToEnd: number[] = [];
-  for (const event of watcher.events) {
-    const key = `${event.sessionId}#${String(event.data['inputSeq'])}`;
-    const t0 = addedAt.get(key);
-    if (event.type === 'input_started' && t0 !== undefined) dispatch.push(event.at - t0);
-    if (event.type === 'input_accepted' && t0 !== undefined) accepted.push(event.at - t0);
-    if (event.type === 'input_finished' && t0 !== undefined) endToEnd.push(event.at - t0);
-    if (event.type === 'stream_delta') {
-      for (const match of String(event.data['text']).matchAll(/\[(\d+\.\d+)\]/g)) fanout.push(event.at - Number(match[1]));
-    }
-  }
-  const p = (values: number[]) => ({ p50: round(percentile(values, 50), 2), p90: round(percentile(values, 90), 2), p99: round(percentile(values, 99), 2), max: round(Math.max(...values), 2) });
-  const ns = (value: number) => round(value / 1e6, 2);
-  const eventLoopDelayMs = { p50: ns(loopDelay.percentile(50)), p90: ns(loopDelay.percentile(90)), p99: ns(loopDelay.percentile(99)), max: ns(loopDelay.max) };
-  return { inputs: total, acceptedMs: p(accepted), dispatchMs: p(dispatch), fanoutMs: p(fanout), endToEndMs: p(endToEnd), eventLoopDelayMs };
 }
 
 async function main(): Promise<void> {
@@ -103,11 +65,13 @@ async function main(): Promise<void> {
   const db = await createBenchDatabase('lat');
   const queueName = uniqueName('lat');
   const redis = new Redis(REDIS_URL);
-  const producer = new SessionQueue({ databaseUrl: db.url, redisUrl: REDIS_URL, queueName });
+  const client = await startProducerProcess();
+  const target = { databaseUrl: db.url, redisUrl: REDIS_URL, queueName };
+  const producer = client.sessionQueue(target);
   const counter = new FinishCounter();
   const config = benchConfig({ DATABASE_URL: db.url, LOOPFLEET_QUEUE: queueName, WORKER_CONCURRENCY: String(CONCURRENCY), LOOPFLEET_EVENTS_COALESCE_MS: String(COALESCE_MS) });
   // Each delta carries the time it was emitted, so the subscriber can time the fan-out.
-  const llm = new StandardScriptedLlm({ chunk: () => `[${performance.now().toFixed(3)}]` });
+  const llm = new StandardScriptedLlm({ chunk: deltaStamp });
   const worker = await startBenchWorker(config, { wrapStore: counter.wrapStore, llm });
   try {
     await standardRun({ producer, counter, n: 100, sessions: SESSIONS, producerConcurrency: 64, prefix: 'warm', timeoutMs: 60_000 });
@@ -118,9 +82,9 @@ async function main(): Promise<void> {
     for (const load of [0.5, 0.9]) {
       const rate = saturationRate * load;
       // Several open-loop runs per level (the machine is noisy): each percentile is the median over them.
-      const runs: Omit<Level, 'load' | 'rate'>[] = [];
-      for (let run = 0; run < RUNS; run += 1) runs.push(await openLoop(producer, redis, queueName, counter, `l${load * 100}-${run}`, rate));
-      const med = (pick: (entry: Omit<Level, 'load' | 'rate'>) => Percentiles): Percentiles => ({
+      const runs: Run[] = [];
+      for (let run = 0; run < RUNS; run += 1) runs.push(await openLoop(client, target, `l${load * 100}-${run}`, rate));
+      const med = (pick: (entry: Run) => Percentiles): Percentiles => ({
         p50: median(runs.map((entry) => pick(entry).p50)),
         p90: median(runs.map((entry) => pick(entry).p90)),
         p99: median(runs.map((entry) => pick(entry).p99)),
@@ -135,6 +99,7 @@ async function main(): Promise<void> {
         fanoutMs: med((entry) => entry.fanoutMs),
         endToEndMs: med((entry) => entry.endToEndMs),
         eventLoopDelayMs: med((entry) => entry.eventLoopDelayMs),
+        clientEventLoopDelayMs: med((entry) => entry.clientEventLoopDelayMs),
         runs: runs.map((entry) => ({ dispatchP99: entry.dispatchMs.p99, fanoutP99: entry.fanoutMs.p99, endToEndP99: entry.endToEndMs.p99 })),
       });
     }
@@ -144,7 +109,7 @@ async function main(): Promise<void> {
       name: 'latency',
       command: 'npx tsx bench/latency.bench.ts',
       runs: RUNS,
-      sizes: { secondsPerLevel: SECONDS, saturationInputs: SATURATION_INPUTS, sessions: SESSIONS, workerConcurrency: CONCURRENCY, coalesceMs: COALESCE_MS },
+      sizes: { client: 'child process', secondsPerLevel: SECONDS, saturationInputs: SATURATION_INPUTS, sessions: SESSIONS, workerConcurrency: CONCURRENCY, coalesceMs: COALESCE_MS },
       figures: { saturationInputsPerSec: round(saturationRate, 1), levels },
       floor: { coalesceWindowMs: COALESCE_MS },
       ratio: { fanoutP99MinusCoalesceMsAt50: round(half.fanoutMs.p99 - COALESCE_MS, 2) },
@@ -154,7 +119,7 @@ async function main(): Promise<void> {
       ],
     });
   } finally {
-    await closeFleetBench({ worker, producer, redis, queueName, db });
+    await closeFleetBench({ worker, producer: client, redis, queueName, db });
   }
 }
 

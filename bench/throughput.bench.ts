@@ -1,24 +1,29 @@
 /**
  * Throughput of the standard input (user text → LLM call returning one `noop` tool call → tool →
- * LLM call streaming the answer in 10 deltas), one in-process worker, zero-latency model:
+ * LLM call streaming the answer in 10 deltas), one in-process worker, zero-latency model, inputs
+ * submitted through the real producer (`SessionQueue.add`) run in its own process
+ * (`lib/producer-process.ts`), as producers are separate services (API servers) in production: its
+ * work does not compete with the worker for this process's event loop, and its CPU is reported
+ * separately as `producer` (and included in `machine`):
  * - `scripted`: the in-process scripted provider;
  * - `openai`: the real `openai` SDK against a loopback fake server run in its own process, like a remote
  *   model (its HTTP and SSE work off the worker's event loop): its CPU is reported separately as
  *   `llmServer`, and included in `machine`;
  * with the floors measured in the same run, rounds rotated so none always runs first:
- * - raw BullMQ no-op jobs (add + process, same producer and worker concurrency);
+ * - raw BullMQ no-op jobs (add + process, same producer and worker concurrency; added by the same
+ *   producer process, processed in this one, so the ratio compares like with like);
  * - raw Postgres transactions, as many per input and with as many statements as the fleet used;
  * - raw pipelined `XADD`s, as many per input as the fleet wrote stream entries.
- * Also counts, per input, Postgres statements and write commits and Redis commands sent (client side,
- * summed over the measured runs) — the inputs of the capacity model. (`pg_stat_database.xact_commit`
- * is not used: Postgres 15 flushes it lazily, up to a second late, and runs of about a second lost
- * most of their commits to the gaps between them.)
+ * Also counts, per input, Postgres statements and write commits and Redis commands sent (client side:
+ * this process's and, counted there the same way, the producer process's; summed over the measured
+ * runs) — the inputs of the capacity model. (`pg_stat_database.xact_commit` is not used: Postgres 15
+ * flushes it lazily, up to a second late, and runs of about a second lost most of their commits to
+ * the gaps between them.)
  *
  * Run alone: `npx tsx bench/throughput.bench.ts` (sizes: BENCH_INPUTS per run, default 1000; BENCH_RUNS, default 5;
  * BENCH_FLOOR_INPUTS per floor run, default 5 × BENCH_INPUTS).
  */
 import { Redis } from 'ioredis';
-import { SessionQueue } from '../src/producer/session-queue.js';
 import {
   benchConfig,
   cleanupAll,
@@ -35,6 +40,7 @@ import {
 import { bullmqFloor, postgresFloor, xaddFloor } from './lib/floors.js';
 import { startStandardOpenAiServerProcess } from './lib/openai-fake-process.js';
 import { cpuPerItem, cpuSnapshot } from './lib/process-cpu.js';
+import { startProducerProcess } from './lib/producer-process.js';
 import { standardRun } from './lib/standard-run.js';
 import { deadline, median, report, round } from './lib/stats.js';
 
@@ -83,7 +89,8 @@ async function main(): Promise<void> {
   const queueName = uniqueName('tput');
   const redis = new Redis(REDIS_URL);
   const fake = await startStandardOpenAiServerProcess();
-  const producer = new SessionQueue({ databaseUrl: db.url, redisUrl: REDIS_URL, queueName });
+  const producerProcess = await startProducerProcess();
+  const producer = producerProcess.sessionQueue({ databaseUrl: db.url, redisUrl: REDIS_URL, queueName });
   const env = { DATABASE_URL: db.url, LOOPFLEET_QUEUE: queueName, WORKER_CONCURRENCY: String(CONCURRENCY) };
   const scriptedConfig = benchConfig(env);
   const openaiConfig = benchConfig({ ...env, LLM_PROVIDER: 'openai', OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: fake.url, LLM_MODEL: 'gpt-bench' });
@@ -103,8 +110,8 @@ async function main(): Promise<void> {
       const statements = countPgStatements();
       const commands = countRedisCommands();
       const n = N;
-      // The fake server's CPU only where it serves the run (it idles through the scripted ones).
-      const pids: Record<string, number> = provider === 'openai' ? { llmServer: fake.pid } : {};
+      // The producer's CPU in every run; the fake server's only where it serves the run (it idles through the scripted ones).
+      const pids: Record<string, number> = provider === 'openai' ? { llmServer: fake.pid, producer: producerProcess.pid } : { producer: producerProcess.pid };
       const cpuBefore = cpuSnapshot(pids);
       const requestsBefore = provider === 'openai' ? await fake.requests() : 0;
       const result = await standardRun({ producer, counter, n, sessions: SESSIONS, producerConcurrency: PRODUCER_CONCURRENCY, prefix: `${provider}-${run}`, timeoutMs: 90_000 });
@@ -120,7 +127,11 @@ async function main(): Promise<void> {
       times[provider].push(result.ms);
       // Counts are summed over every measured run (per input: the sums over all their inputs).
       const sum = (totals[provider] ??= { inputs: 0, statements: 0, writeCommits: 0, readOnly: 0, batchedRows: 0, batchedStatements: 0, entries: 0, sent: {} });
+      // The producer process counted its own share of the run's commands: added in, as when it ran here.
+      const produced = result.produced;
+      if (produced === undefined) throw new Error('throughput bench: the producer process reported no counts');
       const counted = statements.read();
+      for (const key of Object.keys(counted) as (keyof typeof counted)[]) counted[key] += produced.pg[key];
       sum.inputs += n;
       sum.statements += counted.statements;
       sum.writeCommits += counted.writeCommits;
@@ -129,7 +140,7 @@ async function main(): Promise<void> {
       sum.batchedStatements += counted.batchedStatements;
       // Entries written to this run's session streams: the fleet's events per input.
       for (let s = 0; s < SESSIONS; s += 1) sum.entries += await redis.xlen(`${queueName}:events:${provider}-${run}-${s}`);
-      for (const [name, count] of Object.entries(commands.read())) sum.sent[name] = (sum.sent[name] ?? 0) + count;
+      for (const sent of [commands.read(), produced.redis]) for (const [name, count] of Object.entries(sent)) sum.sent[name] = (sum.sent[name] ?? 0) + count;
       perInput[provider] = perInputOf(sum);
     };
     // Round -1 is the warm-up (JIT, connections, caches, the fake server): every workload, not measured.
@@ -143,7 +154,7 @@ async function main(): Promise<void> {
           continue;
         }
         let ms: number;
-        if (what === 'bullmq') ms = await bullmqFloor(REDIS_URL, FLOOR_N, CONCURRENCY, PRODUCER_CONCURRENCY);
+        if (what === 'bullmq') ms = await bullmqFloor(REDIS_URL, FLOOR_N, CONCURRENCY, PRODUCER_CONCURRENCY, producerProcess);
         else if (what === 'postgres') {
           const counts = perInput['scripted'] ?? { pgWriteCommits: 5, pgStatements: 25 };
           // The floor does the fleet's durable (writing) commits, with all its statements spread over them.
@@ -177,6 +188,8 @@ async function main(): Promise<void> {
         workerProcesses: 1,
         // Where the openai workload's fake model ran: results from before this field had it in the bench process.
         llmServer: 'child process',
+        // Where the producer (and the BullMQ floor's adds) ran: results from before this field had it in the bench process.
+        producer: 'child process',
       },
       figures: {
         scriptedInputsPerSec: scripted,
@@ -185,8 +198,8 @@ async function main(): Promise<void> {
         notCompleted: failures,
         openaiRequestsPerInput: openaiRequests.length === 0 ? null : round(openaiRequests.reduce((a, b) => a + b, 0) / (openaiRequests.length * N), 2),
         // Milliseconds of CPU per input, by process (Linux /proc; medians over the runs). Node is this
-        // process: producer and worker; for openai, llmServer is the fake server's own process (also
-        // counted in machine, the whole machine).
+        // process: the worker; producer is the producer's own process; for openai, llmServer is the fake
+        // server's own process (both also counted in machine, the whole machine).
         cpuMsPerInput: Object.fromEntries(
           Object.entries(cpuPerInput).map(([provider, runs]) => [
             provider,
@@ -219,7 +232,7 @@ async function main(): Promise<void> {
       ],
     });
   } finally {
-    await producer.close();
+    await producerProcess.close();
     await fake.close();
     await deleteQueueKeys(redis, queueName);
     await redis.quit();

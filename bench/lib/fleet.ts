@@ -219,7 +219,8 @@ export async function startStandardOpenAiServer(options: { delayMs?: number } = 
 /** What a fleet bench opens and must close, whatever happened. */
 export interface FleetBenchParts {
   worker: RunningWorker | null;
-  producer: SessionQueue;
+  /** A `SessionQueue`, or a producer process (anything closed the same way). */
+  producer: { close(): Promise<void> };
   redis: Redis;
   queueName: string;
   db: BenchDatabase;

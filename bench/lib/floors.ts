@@ -8,14 +8,55 @@ import pg from 'pg';
 import { deleteQueueKeys, uniqueName } from './fleet.js';
 import { pool } from './stats.js';
 
+/** Adds no-op jobs to one floor queue; opened (connected, ready) before the floor's clock starts. */
+export interface NoopJobs {
+  /** Adds `n` no-op jobs, `concurrency` adds in flight; resolves once every add resolved. */
+  add(n: number, concurrency: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Where the floor's adds are made: this process (`inProcessNoopJobs`) or a producer process. */
+export interface NoopJobProducer {
+  open(redisUrl: string, queueName: string): Promise<NoopJobs>;
+}
+
+/** The floor's adds themselves, with the raw BullMQ API. */
+export async function addNoopJobs(queue: Queue, n: number, concurrency: number): Promise<void> {
+  await pool(Array.from({ length: n }, (_, i) => i), concurrency, async (i) => {
+    await queue.add('noop', { i }, { removeOnComplete: true, removeOnFail: true });
+  });
+}
+
+/** Adds made by a `Queue` of this process, on a connection of its own. */
+export const inProcessNoopJobs: NoopJobProducer = {
+  async open(redisUrl, queueName) {
+    const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
+    const queue = new Queue(queueName, { connection });
+    const close = async () => {
+      await queue.close();
+      await connection.quit();
+    };
+    try {
+      await queue.waitUntilReady();
+    } catch (error) {
+      await close();
+      throw error;
+    }
+    return { add: (n, concurrency) => addNoopJobs(queue, n, concurrency), close };
+  },
+};
+
 /**
- * Raw BullMQ: `n` no-op jobs added (`producerConcurrency` adds in flight) and processed by one
- * worker at `concurrency`; milliseconds from the first add until the last job completed.
+ * Raw BullMQ: `n` no-op jobs added (`producerConcurrency` adds in flight) by `producer` — this
+ * process by default — and processed by one worker in this process at `concurrency`; milliseconds
+ * from the first add until the last job completed.
  */
-export async function bullmqFloor(redisUrl: string, n: number, concurrency: number, producerConcurrency: number): Promise<number> {
+export async function bullmqFloor(redisUrl: string, n: number, concurrency: number, producerConcurrency: number, producer: NoopJobProducer = inProcessNoopJobs): Promise<number> {
   const name = uniqueName('floor');
+  const jobs = await producer.open(redisUrl, name);
   const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
   const workerConnection = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  // The bench's own handle on the queue, to remove it afterwards whoever added the jobs.
   const queue = new Queue(name, { connection });
   let completed = 0;
   let done: () => void = () => undefined;
@@ -25,17 +66,16 @@ export async function bullmqFloor(redisUrl: string, n: number, concurrency: numb
     completed += 1;
     if (completed === n) done();
   });
-  void worker.run();
-  await worker.waitUntilReady();
   try {
+    void worker.run();
+    await worker.waitUntilReady();
     const started = performance.now();
-    await pool(Array.from({ length: n }, (_, i) => i), producerConcurrency, async (i) => {
-      await queue.add('noop', { i }, { removeOnComplete: true, removeOnFail: true });
-    });
+    await jobs.add(n, producerConcurrency);
     await allDone;
     return performance.now() - started;
   } finally {
     await worker.close();
+    await jobs.close();
     await queue.obliterate({ force: true }).catch(() => undefined);
     await deleteQueueKeys(connection, name).catch(() => undefined);
     await queue.close();

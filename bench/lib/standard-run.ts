@@ -1,14 +1,39 @@
 /**
  * One throughput run of the standard input against an in-process worker: `n` inputs over `sessions`
- * sessions submitted through the real producer (`SessionQueue.add`, `producerConcurrency` in flight),
- * timed from the first add until the last input's final step committed.
+ * sessions submitted through the real producer (`SessionQueue.add`, `producerConcurrency` in flight) —
+ * in this process, or in a producer process of its own (`producer-process.ts`) as a producer service
+ * would be — timed from the first add until the last input's final step committed.
  */
-import type { SessionQueue } from '../../src/producer/session-queue.js';
+import { SessionQueue } from '../../src/producer/session-queue.js';
 import type { FinishCounter } from './fleet.js';
 import { pool } from './stats.js';
 
-export interface StandardRunOptions {
-  producer: SessionQueue;
+/** A run's adds: input `i` of `n` goes to session `<prefix>-<i % sessions>`, `concurrency` adds in flight. */
+export interface StandardInputBatch {
+  n: number;
+  sessions: number;
+  prefix: string;
+  concurrency: number;
+}
+
+/**
+ * A producer that makes a batch's adds elsewhere (another process) and resolves once every add
+ * resolved, with what it reports about them (`Result`: the producer process's command counts).
+ */
+export interface StandardInputProducer<Result> {
+  addStandardInputs(batch: StandardInputBatch): Promise<Result>;
+}
+
+/** The batch's adds through `queue`, the real producer API; rejects with the first add that failed. */
+export async function addStandardInputs(queue: SessionQueue, batch: StandardInputBatch): Promise<void> {
+  await pool(Array.from({ length: batch.n }, (_, i) => i), batch.concurrency, async (i) => {
+    await queue.add('send', { sessionId: `${batch.prefix}-${i % batch.sessions}`, input: `standard input ${i}: please call noop` });
+  });
+}
+
+export interface StandardRunOptions<Result> {
+  /** A `SessionQueue` adds in this process; a `StandardInputProducer` wherever it runs. */
+  producer: SessionQueue | StandardInputProducer<Result>;
   counter: FinishCounter;
   n: number;
   sessions: number;
@@ -18,15 +43,24 @@ export interface StandardRunOptions {
   timeoutMs: number;
 }
 
-export async function standardRun(options: StandardRunOptions): Promise<{ ms: number; finished: Record<string, number> }> {
+export interface StandardRunResult<Result> {
+  ms: number;
+  finished: Record<string, number>;
+  /** What a `StandardInputProducer` resolved with; undefined for a `SessionQueue`. */
+  produced: Result | undefined;
+}
+
+export async function standardRun<Result = undefined>(options: StandardRunOptions<Result>): Promise<StandardRunResult<Result>> {
   const { producer, counter, n } = options;
+  const batch: StandardInputBatch = { n, sessions: options.sessions, prefix: options.prefix, concurrency: options.producerConcurrency };
   const before = counter.finished;
   const beforeStatus = { ...counter.byStatus };
+  let produced: Result | undefined;
+  // The clock starts as the first add is sent (for a producer process: as its command is written).
   const started = performance.now();
   const allFinished = counter.waitFor(before + n, options.timeoutMs);
-  await pool(Array.from({ length: n }, (_, i) => i), options.producerConcurrency, async (i) => {
-    await producer.add('send', { sessionId: `${options.prefix}-${i % options.sessions}`, input: `standard input ${i}: please call noop` });
-  });
+  if (producer instanceof SessionQueue) await addStandardInputs(producer, batch);
+  else produced = await producer.addStandardInputs(batch);
   await allFinished;
   const ms = performance.now() - started;
   const finished: Record<string, number> = {};
@@ -34,5 +68,5 @@ export async function standardRun(options: StandardRunOptions): Promise<{ ms: nu
     const delta = count - (beforeStatus[status] ?? 0);
     if (delta > 0) finished[status] = delta;
   }
-  return { ms, finished };
+  return { ms, finished, produced };
 }

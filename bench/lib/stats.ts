@@ -73,6 +73,13 @@ export async function pool<T>(items: readonly T[], limit: number, fn: (item: T, 
   await Promise.all(lanes);
 }
 
+/**
+ * Milliseconds on CLOCK_MONOTONIC (`process.hrtime`): one clock for every process of the machine, so a
+ * time stamped in one process (a delta's emit time in the worker) can be compared in another (the
+ * client that receives it). `performance.now()` counts from each process's own start.
+ */
+export const monotonicMs = (): number => Number(process.hrtime.bigint()) / 1e6;
+
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** CPU time (user + system) of this process, in milliseconds. */

@@ -9,7 +9,7 @@ export interface ReceivedEvent {
   sessionId: string;
   type: string;
   data: Record<string, unknown>;
-  /** performance.now() when the reply carrying it was received. */
+  /** When the reply carrying it was received, on the watcher's clock (`performance.now()` unless given). */
   at: number;
 }
 
@@ -21,7 +21,12 @@ export class StreamWatcher {
   #stopped = false;
   #loop: Promise<void> | null = null;
 
-  constructor(redis: Redis, queueName: string, readonly sessionIds: readonly string[]) {
+  constructor(
+    redis: Redis,
+    queueName: string,
+    readonly sessionIds: readonly string[],
+    private readonly now: () => number = () => performance.now(),
+  ) {
     this.#connection = redis.duplicate();
     this.#keys = sessionIds.map((id) => `${queueName}:events:${id}`);
     this.#cursors = sessionIds.map(() => '0-0');
@@ -34,7 +39,7 @@ export class StreamWatcher {
   async #run(): Promise<void> {
     while (!this.#stopped) {
       const reply = (await this.#connection.xread('COUNT', 1000, 'BLOCK', 200, 'STREAMS', ...this.#keys, ...this.#cursors)) as [string, [string, string[]][]][] | null;
-      const at = performance.now();
+      const at = this.now();
       for (const [key, entries] of reply ?? []) {
         const index = this.#keys.indexOf(key);
         for (const [id, fields] of entries) {
