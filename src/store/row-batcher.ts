@@ -65,8 +65,8 @@ function selectRows(waiting: readonly BatchedRow[], maxSize: number): Set<number
  * id column (`statement.key`): a session without a row was refused and nothing of its write was applied.
  */
 export async function runBatchStatement(pool: pg.Pool, statement: BatchStatement, rows: readonly BatchedRow[]): Promise<Map<string, unknown>> {
-  // In session id order: statements locking some of the same rows then usually lock them in one order
-  // (a deadlock that still happens fails one statement, whose rows are sent again one by one).
+  // In session id order, the order every batched statement locks its sessions' rows in
+  // (sql/lock-sessions.ts); a statement that fails anyway has its rows sent again one by one.
   const ordered = rows.length > 1 ? [...rows].sort((a, b) => (a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0)) : rows;
   const records = `[${ordered.map((row) => row.record).join(',')}]`;
   // A server's error response leaves the connection idle (the statement was all there was to roll

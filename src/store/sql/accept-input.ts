@@ -32,7 +32,8 @@ WITH req AS (
     AS r(session_id text, input_id text, kind text, mode text, payload jsonb, origin_job_id text)
 ),
 locked AS (
-  INSERT INTO sessions (id, next_seq) SELECT req.session_id, 1 FROM req
+  -- In session id order, as every batched statement locks sessions (./lock-sessions.ts).
+  INSERT INTO sessions (id, next_seq) SELECT req.session_id, 1 FROM req ORDER BY req.session_id COLLATE "C"
   ON CONFLICT (id) DO UPDATE SET next_seq = sessions.next_seq + 1, updated_at = now()
   RETURNING id, next_seq
 )

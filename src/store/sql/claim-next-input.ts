@@ -2,6 +2,7 @@ import { INPUT_COLUMNS } from '../rows/input-row.js';
 import type { BatchStatement } from '../row-batcher.js';
 import { qualifiedColumns } from '../rows/prefixed-row.js';
 import { SESSION_COLUMNS } from '../rows/session-row.js';
+import { lockSessionsCte, SESSION_LOCKS } from './lock-sessions.js';
 
 /** Prefix of the session's columns in a claim's row (the input's are unprefixed). */
 export const SESSION_PREFIX = 'session.';
@@ -82,10 +83,12 @@ WITH req AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(session_id text, lease_token bigint)
 ),
 ${NEXT_OPEN_INPUTS},
+${lockSessionsCte('req', 'locking.lease_token = req.lease_token AND EXISTS (SELECT 1 FROM next WHERE next.session_id = locking.id)')},
 marked AS (
   UPDATE sessions AS s
      SET status = 'running', updated_at = now()
     FROM req
+    JOIN ${SESSION_LOCKS} ON ${SESSION_LOCKS}.id = req.session_id
    WHERE s.id = req.session_id AND s.lease_token = req.lease_token
      AND EXISTS (SELECT 1 FROM next WHERE next.session_id = s.id)
   RETURNING s.*
@@ -122,6 +125,7 @@ WITH req AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(session_id text, owner text, ttl_ms bigint)
 ),
 ${NEXT_OPEN_INPUTS},
+${lockSessionsCte('req', '(locking.lease_expires_at IS NULL OR locking.lease_expires_at <= now())')},
 leased AS (
   UPDATE sessions AS s
      SET lease_owner = req.owner,
@@ -130,6 +134,7 @@ leased AS (
          status = CASE WHEN EXISTS (SELECT 1 FROM next WHERE next.session_id = s.id) THEN 'running' ELSE s.status END,
          updated_at = now()
     FROM req
+    JOIN ${SESSION_LOCKS} ON ${SESSION_LOCKS}.id = req.session_id
    WHERE s.id = req.session_id
      AND (s.lease_expires_at IS NULL OR s.lease_expires_at <= now())
   RETURNING s.*

@@ -1,4 +1,5 @@
 import type { BatchStatement } from '../row-batcher.js';
+import { lockSessionsCte, SESSION_LOCKS } from './lock-sessions.js';
 
 /**
  * Frees the lease of each session whose token still holds it. The token stays on the row (a stale
@@ -12,10 +13,15 @@ import type { BatchStatement } from '../row-batcher.js';
 export const RELEASE_LEASES: BatchStatement = {
   name: 'loopfleet_release_leases',
   text: `
+WITH r AS (
+  SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(session_id text, lease_token bigint, finishes_published boolean)
+),
+${lockSessionsCte('r', 'locking.lease_token = r.lease_token AND locking.lease_expires_at IS NOT NULL')}
 UPDATE sessions AS s
    SET lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
        finishes_owed = s.finishes_owed AND NOT coalesce(r.finishes_published, false)
-  FROM jsonb_to_recordset($1::jsonb) AS r(session_id text, lease_token bigint, finishes_published boolean)
+  FROM r
+  JOIN ${SESSION_LOCKS} ON ${SESSION_LOCKS}.id = r.session_id
  WHERE s.id = r.session_id AND s.lease_token = r.lease_token AND s.lease_expires_at IS NOT NULL
 RETURNING s.id AS "sessionId"`,
 };

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InputRecord } from '../../../src/core/session-types.js';
-import { leasedSession, openStoreFixture, pollUntil, sessionId, type StoreFixture } from './store-fixture.js';
+import { backendsWaitingOnLocks, leasedSession, openStoreFixture, pollUntil, sessionId, type StoreFixture } from './store-fixture.js';
 
 /**
  * Timestamps in commit order (DESIGN.md I2): an input is claimed after it was accepted, so its
@@ -36,14 +36,7 @@ describe('claim timestamps', () => {
   }
 
   /** Backends of the store's pool waiting on a lock. */
-  async function waitingOnLocks(): Promise<number> {
-    const result = await fx.pool.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM pg_stat_activity
-        WHERE datname = current_database() AND application_name = $1 AND wait_event_type = 'Lock'`,
-      [APPLICATION],
-    );
-    return result.rows[0]?.n ?? 0;
-  }
+  const waitingOnLocks = () => backendsWaitingOnLocks(fx.pool, APPLICATION);
 
   it('stamps started_at after accepted_at when the claim waited for the lock an accept held (forced order)', async () => {
     const ids: string[] = [];

@@ -58,6 +58,16 @@ export async function pollUntil<T>(attempt: () => Promise<T | undefined>, timeou
   }
 }
 
+/** Backends of this database with `applicationName` waiting on a lock (a statement queued behind a row lock). */
+export async function backendsWaitingOnLocks(pool: pg.Pool, applicationName: string): Promise<number> {
+  const result = await pool.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pg_stat_activity
+      WHERE datname = current_database() AND application_name = $1 AND wait_event_type = 'Lock'`,
+    [applicationName],
+  );
+  return result.rows[0]?.n ?? 0;
+}
+
 /** A unique session id for one test. */
 export function sessionId(label: string): string {
   return `${label}-${Math.random().toString(36).slice(2, 10)}`;
