@@ -2,7 +2,7 @@ import { INPUT_COLUMNS } from '../rows/input-row.js';
 import type { BatchStatement } from '../row-batcher.js';
 import { qualifiedColumns } from '../rows/prefixed-row.js';
 import { SESSION_COLUMNS } from '../rows/session-row.js';
-import { lockSessionsCte, SESSION_LOCKS } from './lock-sessions.js';
+import { lockedSession, lockSessionsCte } from './lock-sessions.js';
 
 /** Prefix of the session's columns in a claim's row (the input's are unprefixed). */
 export const SESSION_PREFIX = 'session.';
@@ -88,8 +88,7 @@ marked AS (
   UPDATE sessions AS s
      SET status = 'running', updated_at = now()
     FROM req
-    JOIN ${SESSION_LOCKS} ON ${SESSION_LOCKS}.id = req.session_id
-   WHERE s.id = req.session_id AND s.lease_token = req.lease_token
+   WHERE s.id = req.session_id AND ${lockedSession('s')} AND s.lease_token = req.lease_token
      AND EXISTS (SELECT 1 FROM next WHERE next.session_id = s.id)
   RETURNING s.*
 ),
@@ -134,8 +133,7 @@ leased AS (
          status = CASE WHEN EXISTS (SELECT 1 FROM next WHERE next.session_id = s.id) THEN 'running' ELSE s.status END,
          updated_at = now()
     FROM req
-    JOIN ${SESSION_LOCKS} ON ${SESSION_LOCKS}.id = req.session_id
-   WHERE s.id = req.session_id
+   WHERE s.id = req.session_id AND ${lockedSession('s')}
      AND (s.lease_expires_at IS NULL OR s.lease_expires_at <= now())
   RETURNING s.*
 ),

@@ -7,7 +7,7 @@
  * they rely on.
  */
 import type { StepParts } from './commit-step.js';
-import { lockSessionsCte, SESSION_LOCKS } from './lock-sessions.js';
+import { lockedSession, lockSessionsCte } from './lock-sessions.js';
 
 /** What the fence reads besides the row: the message count, the clock, and a finish's stats. */
 export function stepColumns(parts: StepParts): string[] {
@@ -67,8 +67,7 @@ fence AS (
   UPDATE sessions AS s
      SET ${sets.join(',\n         ')}
     FROM step
-    JOIN ${SESSION_LOCKS} ON ${SESSION_LOCKS}.id = step.session_id
-   WHERE s.id = step.session_id AND s.lease_token = step.lease_token${preconditions.map((c) => `\n     AND ${c}`).join('')}
+   WHERE s.id = step.session_id AND ${lockedSession('s')} AND s.lease_token = step.lease_token${preconditions.map((c) => `\n     AND ${c}`).join('')}
   RETURNING ${baseSeq} AS base_seq, s.next_seq, step.*
 )`;
 }

@@ -9,8 +9,8 @@
  * for a second.
  *
  * So each such statement first locks its sessions' rows in session id order, bytewise
- * (`COLLATE "C"`, whatever the database's collation), and its UPDATE joins those locked rows, which it
- * can only reach once they are locked. Accepts take their rows in the same order
+ * (`COLLATE "C"`, whatever the database's collation), and its UPDATE writes only rows among those
+ * locked, whose ids it reads — all of them — before it reads a row. Accepts take their rows in the same order
  * (`ORDER BY … COLLATE "C"` on their insert). Locking in one global order, no two of these
  * statements can wait for each other in a cycle.
  *
@@ -21,7 +21,7 @@
  * conditions there as before.
  */
 
-/** The name of the CTE {@link lockSessionsCte} defines: join it to reach only locked rows. */
+/** The name of the CTE {@link lockSessionsCte} defines. */
 export const SESSION_LOCKS = 'session_locks';
 
 /**
@@ -29,15 +29,27 @@ export const SESSION_LOCKS = 'session_locks';
  * that meet `condition` — the statement's own condition on the row (`locking`) and its record
  * (`source`), so it locks the rows its UPDATE would and no others: a row the UPDATE would pass over
  * on the snapshot (an empty inbox, a stale token) is not waited for, as before. A row a concurrent
- * writer changed is locked on its latest version and the condition checked again there.
+ * writer changed is locked on its latest version and the condition checked again there. The ids
+ * are also given as an array, so the rows are found through the primary key (a batch's record set
+ * is estimated at 100 rows, which alone makes the planner scan the whole table).
  */
 export function lockSessionsCte(source: string, condition: string): string {
   return `${SESSION_LOCKS} AS MATERIALIZED (
   SELECT locking.id
     FROM sessions AS locking
     JOIN ${source} ON ${source}.session_id = locking.id
-   WHERE ${condition}
+   WHERE locking.id = ANY(ARRAY(SELECT ${source}.session_id FROM ${source}))
+     AND ${condition}
    ORDER BY locking.id COLLATE "C"
      FOR NO KEY UPDATE OF locking
 )`;
+}
+
+/**
+ * The UPDATE's condition on its row (`alias`): one of the locked rows. The array is computed once,
+ * before the UPDATE reads a row — so every lock is taken, in order, before it writes — and lets it
+ * reach its rows through the primary key.
+ */
+export function lockedSession(alias: string): string {
+  return `${alias}.id = ANY(ARRAY(SELECT ${SESSION_LOCKS}.id FROM ${SESSION_LOCKS}))`;
 }

@@ -1,5 +1,5 @@
 import type { BatchStatement } from '../row-batcher.js';
-import { lockSessionsCte, SESSION_LOCKS } from './lock-sessions.js';
+import { lockedSession, lockSessionsCte } from './lock-sessions.js';
 
 /**
  * Frees the lease of each session whose token still holds it. The token stays on the row (a stale
@@ -21,7 +21,6 @@ UPDATE sessions AS s
    SET lease_owner = NULL, lease_expires_at = NULL, updated_at = now(),
        finishes_owed = s.finishes_owed AND NOT coalesce(r.finishes_published, false)
   FROM r
-  JOIN ${SESSION_LOCKS} ON ${SESSION_LOCKS}.id = r.session_id
- WHERE s.id = r.session_id AND s.lease_token = r.lease_token AND s.lease_expires_at IS NOT NULL
+ WHERE s.id = r.session_id AND ${lockedSession('s')} AND s.lease_token = r.lease_token AND s.lease_expires_at IS NOT NULL
 RETURNING s.id AS "sessionId"`,
 };
