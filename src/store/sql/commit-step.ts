@@ -25,7 +25,11 @@
  * - steering: the host input is `running` and every steered input `pending`;
  * - finishing: the input is `running`.
  * Every other CTE joins `fence`, so a step it does not match writes nothing; the client then tells
- * `lease.lost` from `state.conflict` by reading {@link STEP_REFUSAL_SQL}.
+ * `lease.lost` from `state.conflict` by reading {@link STEP_REFUSAL_SQL}. Before `fence` writes, the
+ * rows it may write are locked in session id order (`session_locks`, `./lock-sessions.ts`), so steps
+ * batched with other sessions never deadlock with accepts, claims or releases sharing some of them;
+ * waiting there for a concurrent writer, then re-checking on the latest version, is what the UPDATE's
+ * own wait did before.
  *
  * **Why the preconditions may read the statement's snapshot.** The subqueries see the snapshot taken
  * when the statement began, not the latest committed rows; only the `sessions` row itself is
