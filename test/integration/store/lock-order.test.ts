@@ -3,19 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ACCEPT_INPUTS } from '../../../src/store/sql/accept-input.js';
 import { backendsWaitingOnLocks, leasedSession, openStoreFixture, pollUntil, runningSession, type StoreFixture } from './store-fixture.js';
 
-/**
- * Batched statements lock `sessions` rows in session id order (src/store/sql/lock-sessions.ts), so a
- * producer's accepts and a worker's batch sharing sessions never deadlock. On a table of a few
- * hundred sessions the UPDATEs are planned as hash joins over a sequential scan, which visit rows in
- * heap order; the sessions here are created in reverse id order, so heap order is the opposite of
- * id order and a batch that locked as it visited would take B before A.
- *
- * Each case forces the interleaving that deadlocked (Postgres broke it after `deadlock_timeout`, 1 s,
- * failing one statement): an accept batch for [A, B] — played as two accepts in one transaction, so
- * the test decides when the second lock is asked for — holds A; the store's batch for [A, B] is sent
- * and waits for A; then the accept asks for B. Locking in id order the batch holds nothing while it
- * waits for A, so B is free, the accept commits, and the batch applies to both sessions.
- */
 /** Postgres's SQLSTATE for a transaction it aborted to break a deadlock. */
 const DEADLOCK_DETECTED = '40P01';
 
@@ -42,6 +29,19 @@ async function watchQueries(work: () => Promise<void>): Promise<{ sent: unknown[
   return { sent, failedCodes };
 }
 
+/**
+ * Batched statements lock `sessions` rows in session id order (src/store/sql/lock-sessions.ts), so a
+ * producer's accepts and a worker's batch sharing sessions never deadlock. On a table of a few
+ * hundred sessions the UPDATEs are planned as hash joins over a sequential scan, which visit rows in
+ * heap order; the sessions here are created in reverse id order, so heap order is the opposite of
+ * id order and a batch that locked as it visited would take B before A.
+ *
+ * Each case forces the interleaving that deadlocked (Postgres broke it after `deadlock_timeout`, 1 s,
+ * failing one statement): an accept batch for [A, B] — played as two accepts in one transaction, so
+ * the test decides when the second lock is asked for — holds A; the store's batch for [A, B] is sent
+ * and waits for A; then the accept asks for B. Locking in id order the batch holds nothing while it
+ * waits for A, so B is free, the accept commits, and the batch applies to both sessions.
+ */
 describe('batched statements lock sessions in id order', () => {
   const APPLICATION = 'loopfleet-test-lock-order';
   /** Enough sessions that the planner scans the table instead of probing its index per row. */
