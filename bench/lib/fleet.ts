@@ -19,7 +19,6 @@ import { createLogger } from '../../src/observability/logger.js';
 import { BatchQueue } from '../../src/store/batch-queue.js';
 import { quoteIdent, runMigrations } from '../../src/store/migrate.js';
 import { startWorker, type RunningWorker, type StartWorkerOptions } from '../../src/worker/start-worker.js';
-import type { SessionQueue } from '../../src/producer/session-queue.js';
 import { textEvents, toolCallEvents } from '../../test/support/fake-openai/script.js';
 import { writeStream } from '../../test/support/fake-openai/write-response.js';
 

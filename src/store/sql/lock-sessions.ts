@@ -30,8 +30,9 @@ export const SESSION_LOCKS = 'session_locks';
  * (`source`), so it locks the rows its UPDATE would and no others: a row the UPDATE would pass over
  * on the snapshot (an empty inbox, a stale token) is not waited for, as before. A row a concurrent
  * writer changed is locked on its latest version and the condition checked again there. The ids
- * are also given as an array, so the rows are found through the primary key (a batch's record set
- * is estimated at 100 rows, which alone makes the planner scan the whole table).
+ * are also given as an array, so the planner can reach the rows through the primary key (a batch's
+ * record set is estimated at 100 rows, which alone makes it scan the whole table); it does once the
+ * table is past a few pages.
  */
 export function lockSessionsCte(source: string, condition: string): string {
   return `${SESSION_LOCKS} AS MATERIALIZED (
@@ -47,8 +48,8 @@ export function lockSessionsCte(source: string, condition: string): string {
 
 /**
  * The UPDATE's condition on its row (`alias`): one of the locked rows. The array is computed once,
- * before the UPDATE reads a row — so every lock is taken, in order, before it writes — and lets it
- * reach its rows through the primary key.
+ * before the UPDATE reads a row — so every lock is taken, in order, before it writes — and gives it
+ * a primary-key path to its rows.
  */
 export function lockedSession(alias: string): string {
   return `${alias}.id = ANY(ARRAY(SELECT ${SESSION_LOCKS}.id FROM ${SESSION_LOCKS}))`;
