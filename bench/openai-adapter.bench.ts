@@ -1,7 +1,8 @@
 /**
- * What the OpenAI adapter costs on top of the SDK. The fake server streams one response of CHUNKS
+ * What the OpenAI adapter costs against the SDK alone. The fake server streams one response of CHUNKS
  * text deltas; each run times (a) the raw SDK iterating the stream and concatenating the deltas and
- * (b) `OpenAiLlm.complete` with stream handlers over the same stream. After a warm-up of each, the
+ * (b) `OpenAiLlm.complete` with stream handlers over the same stream (which reads the body's events
+ * itself, `src/llm/sse-events.ts`, so a ratio below 1 is its saving over the SDK's stream decoder). After a warm-up of each, the
  * two are timed in pairs, alternating which goes first; the medians are reported.
  *
  * Run: `npx tsx bench/openai-adapter.bench.ts` — prints the JSON and writes bench/results/openai-adapter.json.

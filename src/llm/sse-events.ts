@@ -1,0 +1,112 @@
+/**
+ * Server-sent events read from a response body, parsed as the HTML standard's EventSource parser
+ * does (https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation),
+ * for the adapters that read a stream's events themselves (the OpenAI adapter, `openai-llm.ts`).
+ *
+ * - Lines end with CRLF, LF or CR; a CR that ends one chunk waits for the next, which may begin with
+ *   its LF. A UTF-8 sequence split between two chunks is decoded whole; invalid bytes become U+FFFD.
+ *   A byte-order mark at the very start is skipped.
+ * - `data:` lines append to the event's data, joined with LF; `event:` names it; one space after the
+ *   colon is dropped; a line starting with `:` is a comment; `id:` and `retry:` (reconnection state,
+ *   never used here: a call is not resumed) and unknown fields are ignored; a line without a colon is
+ *   a field with an empty value.
+ * - A blank line ends the event. It is yielded when it has a `data:` line or a name (as the OpenAI
+ *   SDK's decoder does; the standard drops one without data), and dropped otherwise. An event the
+ *   body ends in the middle of (no blank line after it) is dropped, as the standard and the SDK do.
+ */
+
+/** One event: its `event:` name (null when it had none) and its data lines joined with LF. */
+export interface SseEvent {
+  event: string | null;
+  data: string;
+}
+
+/** Yields the events of `body` as they complete; ends when the body ends, throws what it throws. */
+export async function* sseEvents(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent, void, undefined> {
+  const parser = new SseParser();
+  const decoder = new TextDecoder('utf-8', { ignoreBOM: false });
+  for await (const chunk of body) {
+    const events = parser.push(decoder.decode(chunk, { stream: true }));
+    for (const event of events) yield event;
+  }
+  for (const event of parser.end(decoder.decode())) yield event;
+}
+
+/** The line and event state between two chunks. */
+export class SseParser {
+  /** Text after the last complete line. */
+  #rest = '';
+  /** The previous text ended in CR: an LF starting the next belongs to that line end. */
+  #afterCr = false;
+  #event: string | null = null;
+  #data: string[] = [];
+
+  /** Parses `text` (the next decoded part of the body) and returns the events it completed. */
+  push(text: string): SseEvent[] {
+    const events: SseEvent[] = [];
+    let start = this.#afterCr && text.charCodeAt(0) === LF ? 1 : 0;
+    if (text.length > 0) this.#afterCr = false;
+    let rest = this.#rest;
+    // CR alone or in CRLF is rare (the providers end lines with LF): searched for only while present.
+    let cr = text.indexOf('\r', start);
+    for (;;) {
+      const lf = text.indexOf('\n', start);
+      if (cr !== -1 && cr < start) cr = text.indexOf('\r', start);
+      let end: number;
+      let next: number;
+      if (cr !== -1 && (lf === -1 || cr < lf)) {
+        end = cr;
+        next = cr + 1;
+        if (next === text.length) this.#afterCr = true;
+        else if (text.charCodeAt(next) === LF) next += 1;
+      } else if (lf !== -1) {
+        end = lf;
+        next = lf + 1;
+      } else break;
+      const line = rest === '' ? text.slice(start, end) : rest + text.slice(start, end);
+      rest = '';
+      start = next;
+      this.#line(line, events);
+    }
+    this.#rest = start === 0 ? rest + text : rest + text.slice(start);
+    return events;
+  }
+
+  /**
+   * The body ended. What follows the last blank line is discarded (an incomplete event is not
+   * dispatched: the standard's rule, and the SDKs').
+   */
+  end(text = ''): SseEvent[] {
+    const events = this.push(text);
+    this.#rest = '';
+    this.#event = null;
+    this.#data = [];
+    return events;
+  }
+
+  #line(line: string, events: SseEvent[]): void {
+    if (line === '') {
+      this.#dispatch(events);
+      return;
+    }
+    if (line.charCodeAt(0) === COLON) return;
+    const colon = line.indexOf(':');
+    const field = colon === -1 ? line : line.slice(0, colon);
+    let value = colon === -1 ? '' : line.slice(colon + 1);
+    if (value.charCodeAt(0) === SPACE) value = value.slice(1);
+    if (field === 'data') this.#data.push(value);
+    else if (field === 'event') this.#event = value;
+  }
+
+  #dispatch(events: SseEvent[]): void {
+    if (this.#data.length > 0 || this.#event !== null) {
+      events.push({ event: this.#event, data: this.#data.length === 1 ? this.#data[0]! : this.#data.join('\n') });
+    }
+    this.#event = null;
+    this.#data = [];
+  }
+}
+
+const LF = 0x0a;
+const COLON = 0x3a;
+const SPACE = 0x20;
