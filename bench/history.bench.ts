@@ -6,7 +6,11 @@
  * steps. Inputs run one at a time, variants interleaved; per-input wall time (accept → final commit)
  * and process CPU per input, medians. The 10-message variant is the floor.
  *
- * Run alone: `npx tsx bench/history.bench.ts` (BENCH_HISTORY_ROUNDS, default 16).
+ * 64 measured inputs per variant: with 16, the uncompacted ratio read 1.02–1.24 over six runs of one
+ * hour (a few milliseconds per input, one input at a time, so single slow inputs move a median of 16);
+ * with 64 it read 1.09–1.11 over four (bench/RESULTS.md), for about a second more.
+ *
+ * Run alone: `npx tsx bench/history.bench.ts` (BENCH_HISTORY_ROUNDS, default 64).
  */
 import pg from 'pg';
 import { Redis } from 'ioredis';
@@ -14,7 +18,7 @@ import { SessionQueue } from '../src/producer/session-queue.js';
 import { benchConfig, cleanupAll, createBenchDatabase, deleteQueueKeys, FinishCounter, REDIS_URL, StandardScriptedLlm, startBenchWorker, uniqueName } from './lib/fleet.js';
 import { cpuMs, deadline, median, report, round } from './lib/stats.js';
 
-const ROUNDS = Number(process.env.BENCH_HISTORY_ROUNDS ?? 16);
+const ROUNDS = Number(process.env.BENCH_HISTORY_ROUNDS ?? 64);
 const SESSIONS_PER_VARIANT = 4;
 const LARGE = 10_000;
 const VARIANTS = [
