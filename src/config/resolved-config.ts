@@ -56,8 +56,18 @@ export interface LlmConfig {
 
 /** How a worker process takes and runs jobs. */
 export interface WorkerConfig {
-  /** `WORKER_CONCURRENCY`: jobs one process runs at once, 1–1000. Default 16. */
+  /** `WORKER_CONCURRENCY`: jobs one process runs at once, 1–10000. Default 16. */
   concurrency: number;
+  /**
+   * `WORKER_HEAP_GROWTH_PERCENT`: how far V8 lets the old generation grow past what survived its last
+   * full collection before it collects again, in percent (V8's `--heap-growing-percent`), set by
+   * `loopfleet worker` at start; 0–1000, 0 leaves V8 its own factor (up to 300 % more). Default 100.
+   * Inputs in flight keep their objects alive across a model call, so most of them are garbage of the
+   * old generation once the inputs end; left to V8, it lets that garbage grow to several times the
+   * live heap first (bench/RESULTS.md: 2,000 inputs in flight peaked at ≈ 430 MB with V8's factor,
+   * ≈ 330 MB with 100, for ≈ 5 % more CPU).
+   */
+  heapGrowthPercent: number;
   /**
    * `DATABASE_POOL_SIZE`: Postgres connections one worker process opens at most, 1–1000. Default 10.
    * Every store operation of a run is one statement, so a connection is held only for a round trip:

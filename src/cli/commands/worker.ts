@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../config/index.js';
 import { loggerFromConfig } from '../../observability/logger.js';
+import { applyHeapGrowth } from '../../worker/heap-growth.js';
 import { startWorker } from '../../worker/start-worker.js';
 import { EXIT, type CliIo } from '../cli-io.js';
 
@@ -18,6 +19,8 @@ export async function workerCommand(args: string[], io: CliIo): Promise<number> 
   }
   const config = loadConfig(io.env);
   const logger = loggerFromConfig(config);
+  // The process is the worker's own: its GC may favour a bounded heap (src/worker/heap-growth.ts).
+  logger.info({ heapGrowth: applyHeapGrowth(config.worker.heapGrowthPercent) }, 'V8 heap growth');
   const worker = await startWorker(config, { logger });
   await new Promise<void>((resolve) => {
     let signals = 0;

@@ -6,8 +6,9 @@ import { WorkerProcess } from '../../support/worker-process.js';
 /**
  * Bad configuration fails at start-up, before any side effect (DESIGN.md I8): a `LOOPFLEET_TOOLS`
  * module that throws while loading, exports an invalid tool, or is missing makes `loopfleet worker`
- * exit 1 with a message naming the module and the problem — without connecting to anything. Postgres
- * and Redis point at a listener of this test that counts connection attempts.
+ * exit 1 with a message naming the module and the problem — without connecting to anything; so does a
+ * bad `WORKER_HEAP_GROWTH_PERCENT`, and a good one is set (and logged) first. Postgres and Redis point at
+ * a listener of this test that counts connection attempts.
  */
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 
@@ -44,6 +45,41 @@ describe('loopfleet worker refuses a bad tools module before connecting', () => 
     expect(worker.stderr).toMatch(/^loopfleet worker: \[tool\.definition_invalid\] /);
     expect(worker.stderr).toMatch(message);
     expect(worker.logs.some((line) => line.msg === 'worker started')).toBe(false);
+    expect(connections).toHaveLength(0);
+  }, 90_000);
+
+  // The command sets V8's heap growth first thing (src/worker/heap-growth.ts), so even a worker that
+  // then fails on its tools has logged what it set.
+  it.concurrent.each([
+    ['unset: the default, 100 %', undefined, { applied: true, percent: 100 }],
+    ['250', '250', { applied: true, percent: 250 }],
+    ['0: V8 keeps its own factor', '0', { applied: false, reason: 'v8-default' }],
+  ])('WORKER_HEAP_GROWTH_PERCENT %s', async (_label, percent, heapGrowth) => {
+    const worker = WorkerProcess.spawn(`startup-heap-${percent ?? 'default'}`, {
+      DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/never`,
+      REDIS_URL: `redis://127.0.0.1:${port}`,
+      LOOPFLEET_TOOLS: fixture('throwing-tools.ts'),
+      METRICS_PORT: '0',
+      LOG_LEVEL: 'info',
+      ...(percent === undefined ? {} : { WORKER_HEAP_GROWTH_PERCENT: percent }),
+    });
+    const exit = await worker.waitForExit(60_000);
+    expect(exit, worker.diagnostics()).toEqual({ code: 1, signal: null });
+    expect(worker.logs.find((line) => line.msg === 'V8 heap growth')?.['heapGrowth'], worker.diagnostics()).toEqual(heapGrowth);
+    expect(connections).toHaveLength(0);
+  }, 90_000);
+
+  it('refuses a WORKER_HEAP_GROWTH_PERCENT that is not a percent from 0 to 1000, before connecting', async () => {
+    const worker = WorkerProcess.spawn('startup-heap-bad', {
+      DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/never`,
+      REDIS_URL: `redis://127.0.0.1:${port}`,
+      METRICS_PORT: '0',
+      WORKER_HEAP_GROWTH_PERCENT: '2000',
+    });
+    const exit = await worker.waitForExit(60_000);
+    expect(exit, worker.diagnostics()).toEqual({ code: 1, signal: null });
+    expect(worker.stderr).toMatch(/^loopfleet worker: \[config\.invalid\] /);
+    expect(worker.stderr).toMatch(/WORKER_HEAP_GROWTH_PERCENT: must be at most 1000 \(got "2000"\)/);
     expect(connections).toHaveLength(0);
   }, 90_000);
 });

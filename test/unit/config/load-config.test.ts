@@ -33,6 +33,7 @@ describe('loadConfig defaults', () => {
       },
       worker: {
         concurrency: 16,
+        heapGrowthPercent: 100,
         poolSize: 10,
         batch: { maxSize: 64, maxInFlight: 2 },
         windowCache: { maxBytes: 64 * 1024 * 1024, minMessages: 1 },
@@ -79,6 +80,7 @@ describe('loadConfig with values set', () => {
       OPENAI_BASE_URL: 'http://localhost:8080/v1',
       LLM_REQUEST_TIMEOUT_MS: '5000',
       WORKER_CONCURRENCY: '4',
+      WORKER_HEAP_GROWTH_PERCENT: '0',
       DATABASE_POOL_SIZE: '7',
       DATABASE_BATCH_SIZE: '1',
       DATABASE_BATCH_STATEMENTS: '3',
@@ -112,6 +114,7 @@ describe('loadConfig with values set', () => {
     });
     expect(config.worker).toEqual({
       concurrency: 4,
+      heapGrowthPercent: 0,
       poolSize: 7,
       batch: { maxSize: 1, maxInFlight: 3 },
       windowCache: { maxBytes: 0, minMessages: 5 },
@@ -180,7 +183,10 @@ describe('invalid variables', () => {
     ['WORKER_CONCURRENCY', 'abc', 'must be a positive integer (got "abc")'],
     ['WORKER_CONCURRENCY', '1.5', 'must be a positive integer (got "1.5")'],
     ['WORKER_CONCURRENCY', '1e2', 'must be a positive integer (got "1e2")'],
-    ['WORKER_CONCURRENCY', '1001', 'must be at most 1000 (got "1001")'],
+    ['WORKER_CONCURRENCY', '10001', 'must be at most 10000 (got "10001")'],
+    ['WORKER_HEAP_GROWTH_PERCENT', '-1', 'must be an integer from 0 to 1000 (percent; 0 leaves V8 its own) (got "-1")'],
+    ['WORKER_HEAP_GROWTH_PERCENT', '1001', 'must be at most 1000 (got "1001")'],
+    ['WORKER_HEAP_GROWTH_PERCENT', '50%', 'must be an integer from 0 to 1000 (percent; 0 leaves V8 its own) (got "50%")'],
     ['DATABASE_POOL_SIZE', '0', 'must be a positive integer (got "0")'],
     ['DATABASE_POOL_SIZE', '1001', 'must be at most 1000 (got "1001")'],
     ['DATABASE_BATCH_SIZE', '0', 'must be an integer from 1 to 1000 (writes per statement) (got "0")'],
