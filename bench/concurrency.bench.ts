@@ -1,164 +1,206 @@
 /**
- * 2,000 standard inputs in flight in one worker process, each LLM call taking 1 s (scripted provider,
- * `delayMs: 1000`, 2 calls per input): CPU and RSS of the process.
- * The 2,000 inputs (2,000 sessions) are accepted first; then a worker with concurrency 2,000 starts
- * (WORKER_CONCURRENCY is validated up to 1,000, so the resolved config is set directly).
- * Starting 2,000 inputs takes longer than one model second on two cores, so without help the first
- * calls return while the last inputs are still starting and no moment has all 2,000 merely waiting.
- * The model's first call therefore starts its 1 s once all 2,000 first calls have arrived: the
- * "held" window runs from the 2,000th arrival to the first answer, ≥ 1 s in which all 2,000 are in
- * flight and the process does only what holding them costs (plus the tail of the last start-ups).
- * CPU is read at both ends of that window. Sampled every 250 ms too: RSS, CPU, LLM calls in flight.
- * The floor is the same process idle with a started worker (CPU and RSS before the inputs are released).
+ * 2,000 standard inputs in flight in one worker process, with a slow model: CPU and RSS of the worker.
+ *
+ * The worker is `loopfleet worker` as deployed: its own process, compiled (`dist/`, built first — no
+ * TypeScript loader in it), `LLM_PROVIDER=openai` through the real SDK and its `node:http` client to the
+ * bench's fake OpenAI server, itself in a process of its own, answering each call after 1 s
+ * (2 calls per input, 2,000 sessions, `WORKER_CONCURRENCY=2000`). The fake model holds every first
+ * call until all 2,000 have arrived, then gives each its 1 s: the "held" window runs from the 2,000th
+ * arrival to the first answer, ≥ 1 s in which all 2,000 calls are open at once and the worker does only
+ * what holding them costs. The server reads the worker's CPU at both ends of it (`/proc`).
+ * Also: the most calls the server had open at once, the worker's peak RSS (`VmHWM`), its RSS and CPU
+ * sampled every 250 ms, its CPU per input over the run; the floor is the same worker idle, started,
+ * before any input exists.
+ *
+ * Two runs: the worker's default heap growth (`WORKER_HEAP_GROWTH_PERCENT=100`), which the targets
+ * read, and V8's own (`0`), for comparison (docs/fleet.md, "Memory").
  *
  * Run alone: `npx tsx bench/concurrency.bench.ts` (BENCH_INFLIGHT, default 2000).
  */
-import { SessionQueue } from '../src/producer/session-queue.js';
-import type { LlmCallOptions, LlmRequest, LlmResponse } from '../src/core/ports/llm.js';
-import { afterTool, benchConfig, closeFleetBench, createBenchDatabase, deleteQueueKeys, FinishCounter, REDIS_URL, StandardScriptedLlm, startBenchWorker, uniqueName } from './lib/fleet.js';
-import { cpuMs, deadline, pool, report, round, sleep } from './lib/stats.js';
+import pg from 'pg';
 import { Redis } from 'ioredis';
+import { SessionQueue } from '../src/producer/session-queue.js';
+import { BENCH_TOOLS_MODULE, buildDist, processMemoryMb, spawnCliWorker, type CliWorker } from './lib/cli-worker.js';
+import { cleanupAll, createBenchDatabase, deleteQueueKeys, REDIS_URL, uniqueName, type BenchDatabase } from './lib/fleet.js';
+import { startStandardOpenAiServerProcess } from './lib/openai-fake-process.js';
+import { processCpuMs } from './lib/process-cpu.js';
+import { deadline, pool, report, round, sleep } from './lib/stats.js';
 
 const INFLIGHT = Number(process.env.BENCH_INFLIGHT ?? 2000);
 const LLM_DELAY_MS = 1000;
 
-interface Mark {
-  t: number;
-  cpu: number;
+interface Sample {
+  s: number;
+  rssMb: number;
+  cpuPct: number;
 }
 
-const mark = (): Mark => ({ t: performance.now(), cpu: cpuMs() });
+interface RunResult {
+  heapGrowthPercent: number;
+  completedInTime: boolean;
+  finished: number;
+  statuses: Record<string, number>;
+  peakLlmCallsInFlight: number;
+  heldWindowMs: number | null;
+  /** The worker's CPU in the held window, in ms: `/proc` counts 10 ms ticks, so 0 means under 10 ms. */
+  heldCpuMs: number | null;
+  heldCpuPctOfOneCore: number | null;
+  runCpuPctOfOneCore: number;
+  cpuMsPerInput: number;
+  peakRssMb: number;
+  wallMs: number;
+  llmRequests: number;
+  idle: { cpuPct: number; rssMb: number };
+  timeline: Sample[];
+}
 
-/**
- * Counts calls in flight, and holds every first call until `expected` first calls have arrived (or
- * `gateTimeoutMs` passed, so a run that cannot start them all still ends); then each takes its 1 s.
- * Marks the window between the last arrival and the first answer.
- */
-class GatedLlm extends StandardScriptedLlm {
-  inFlight = 0;
-  firstCalls = 0;
-  heldFrom: Mark | null = null;
-  heldTo: Mark | null = null;
-  readonly #expected: number;
-  readonly #gate: Promise<void>;
-  #open: () => void = () => undefined;
+/** The inputs of one run's sessions (`<prefix>…`) by status. */
+async function statusCounts(client: pg.Client, prefix: string): Promise<Record<string, number>> {
+  const { rows } = await client.query<{ status: string; c: string }>('SELECT status, count(*) AS c FROM session_inputs WHERE starts_with(session_id, $1) GROUP BY status', [prefix]);
+  return Object.fromEntries(rows.map((row) => [row.status, Number(row.c)]));
+}
 
-  constructor(expected: number, gateTimeoutMs: number) {
-    super({ delayMs: LLM_DELAY_MS });
-    this.#expected = expected;
-    this.#gate = new Promise<void>((resolve) => {
-      this.#open = resolve;
+const ended = (counts: Record<string, number>) => (counts['done'] ?? 0) + (counts['failed'] ?? 0) + (counts['cancelled'] ?? 0);
+
+async function run(db: BenchDatabase, client: pg.Client, heapGrowthPercent: number): Promise<RunResult> {
+  const queueName = uniqueName('conc');
+  const prefix = `c${heapGrowthPercent}-`;
+  const fake = await startStandardOpenAiServerProcess({ delayMs: LLM_DELAY_MS, holdFirstCalls: INFLIGHT, holdTimeoutMs: 90_000 });
+  const producer = new SessionQueue({ databaseUrl: db.url, redisUrl: REDIS_URL, queueName });
+  let worker: CliWorker | null = null;
+  try {
+    worker = spawnCliWorker(
+      {
+        DATABASE_URL: db.url,
+        REDIS_URL,
+        LOOPFLEET_QUEUE: queueName,
+        WORKER_CONCURRENCY: String(INFLIGHT),
+        WORKER_HEAP_GROWTH_PERCENT: String(heapGrowthPercent),
+        LLM_PROVIDER: 'openai',
+        OPENAI_API_KEY: 'sk-bench',
+        OPENAI_BASE_URL: fake.url,
+        LLM_MODEL: 'gpt-bench',
+        LOOPFLEET_TOOLS: BENCH_TOOLS_MODULE,
+        LOG_LEVEL: 'info',
+        METRICS_PORT: '0',
+      },
+      'dist',
+    );
+    const { pid } = worker;
+    await worker.ready;
+    await fake.watch(pid);
+    // Floor: the started worker, idle (no input exists yet).
+    await sleep(500);
+    const idleCpu0 = processCpuMs(pid)!;
+    const idleT0 = performance.now();
+    await sleep(2000);
+    const idle = {
+      cpuPct: round(((processCpuMs(pid)! - idleCpu0) / (performance.now() - idleT0)) * 100, 1),
+      rssMb: round(processMemoryMb(pid)!.rssMb, 0),
+    };
+
+    const timeline: Sample[] = [];
+    const cpu0 = processCpuMs(pid)!;
+    const t0 = performance.now();
+    let last = { t: t0, cpu: cpu0 };
+    const sampler = setInterval(() => {
+      const now = performance.now();
+      const cpu = processCpuMs(pid);
+      const memory = processMemoryMb(pid);
+      if (cpu === null || memory === null) return;
+      timeline.push({ s: round((now - t0) / 1000, 2), rssMb: round(memory.rssMb, 0), cpuPct: round(((cpu - last.cpu) / (now - last.t)) * 100, 0) });
+      last = { t: now, cpu };
+    }, 250);
+    // The inputs go in while the worker runs: each drain starts its first call as its kick arrives,
+    // and the fake model holds them all until the last one is there.
+    await pool(Array.from({ length: INFLIGHT }, (_, i) => i), 64, async (i) => {
+      await producer.add('send', { sessionId: `${prefix}${i}`, input: `concurrent input ${i}` });
     });
-    setTimeout(() => this.#open(), gateTimeoutMs).unref();
-  }
-
-  override async complete(request: LlmRequest, options: LlmCallOptions): Promise<LlmResponse> {
-    this.inFlight += 1;
-    try {
-      if (!afterTool(request.messages)) {
-        this.firstCalls += 1;
-        if (this.firstCalls === this.#expected) {
-          this.heldFrom = mark();
-          this.#open();
-        }
-        await this.#gate;
-      }
-      const response = await super.complete(request, options);
-      this.heldTo ??= mark();
-      return response;
-    } finally {
-      this.inFlight -= 1;
+    const limit = performance.now() + 150_000;
+    let statuses = await statusCounts(client, prefix);
+    while (ended(statuses) < INFLIGHT && performance.now() < limit) {
+      await sleep(100);
+      statuses = await statusCounts(client, prefix);
     }
+    const finished = ended(statuses);
+    const wallMs = performance.now() - t0;
+    clearInterval(sampler);
+    const cpuRun = processCpuMs(pid)! - cpu0;
+    const memory = processMemoryMb(pid)!;
+    const held = await fake.held();
+    const heldMs = held.from !== null && held.to !== null ? held.to.t - held.from.t : null;
+    const heldCpuMs = held.from?.cpuMs != null && held.to?.cpuMs != null ? held.to.cpuMs - held.from.cpuMs : null;
+    const heldCpu = heldCpuMs !== null && heldMs !== null && heldMs > 0 ? (heldCpuMs / heldMs) * 100 : null;
+    return {
+      heapGrowthPercent,
+      completedInTime: finished >= INFLIGHT,
+      finished,
+      statuses,
+      peakLlmCallsInFlight: await fake.peakInFlight(),
+      heldWindowMs: heldMs === null ? null : round(heldMs, 0),
+      heldCpuMs,
+      heldCpuPctOfOneCore: heldCpu === null ? null : round(heldCpu, 1),
+      runCpuPctOfOneCore: round((cpuRun / wallMs) * 100, 1),
+      cpuMsPerInput: round(cpuRun / Math.max(1, finished), 2),
+      peakRssMb: round(memory.peakRssMb, 0),
+      wallMs: round(wallMs, 0),
+      llmRequests: await fake.requests(),
+      idle,
+      // Every second sample: the shape of the run, not every reading.
+      timeline: timeline.filter((_, i) => i % 2 === 0),
+    };
+  } finally {
+    await worker?.stop();
+    await producer.close();
+    await fake.close();
+    const redis = new Redis(REDIS_URL);
+    await deleteQueueKeys(redis, queueName);
+    await redis.quit();
   }
 }
 
 async function main(): Promise<void> {
-  const stop = deadline(240_000, 'concurrency bench');
+  const stop = deadline(300_000, 'concurrency bench');
+  await buildDist();
   const db = await createBenchDatabase('conc');
-  const queueName = uniqueName('conc');
-  const redis = new Redis(REDIS_URL);
-  const producer = new SessionQueue({ databaseUrl: db.url, redisUrl: REDIS_URL, queueName });
-  const counter = new FinishCounter();
-  const base = benchConfig({ DATABASE_URL: db.url, LOOPFLEET_QUEUE: queueName, WORKER_CONCURRENCY: '1000' });
-  // WORKER_CONCURRENCY is validated up to 1000; the bench sets the resolved value directly.
-  const config = { ...base, worker: { ...base.worker, concurrency: INFLIGHT } };
-  const llm = new GatedLlm(INFLIGHT, 60_000);
-  let worker: Awaited<ReturnType<typeof startBenchWorker>> | null = null;
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
   try {
-    // Floor: the process with a started, idle worker — before any input exists (its sweeper would
-    // otherwise find the inbox and drain it).
-    const idleQueue = uniqueName('idle');
-    const idleWorker = await startBenchWorker({ ...config, queueName: idleQueue }, { llm: new StandardScriptedLlm() });
-    await sleep(500);
-    const idleCpu0 = cpuMs();
-    const idleT0 = performance.now();
-    await sleep(2000);
-    const idleCpuPct = ((cpuMs() - idleCpu0) / (performance.now() - idleT0)) * 100;
-    const idleRssMb = process.memoryUsage().rss / 2 ** 20;
-    await idleWorker.close({ graceMs: 1000 });
-    await deleteQueueKeys(redis, idleQueue);
-    await pool(Array.from({ length: INFLIGHT }, (_, i) => i), 64, async (i) => {
-      await producer.add('send', { sessionId: `c-${i}`, input: `concurrent input ${i}` });
-    });
-
-    const samples: { t: number; cpuPct: number; rssMb: number; inFlight: number }[] = [];
-    let lastCpu = cpuMs();
-    let lastT = performance.now();
-    const sampler = setInterval(() => {
-      const now = performance.now();
-      const cpu = cpuMs();
-      samples.push({ t: now, cpuPct: ((cpu - lastCpu) / (now - lastT)) * 100, rssMb: process.memoryUsage().rss / 2 ** 20, inFlight: llm.inFlight });
-      lastCpu = cpu;
-      lastT = now;
-    }, 250);
-    const cpu0 = cpuMs();
-    const t0 = performance.now();
-    worker = await startBenchWorker(config, { wrapStore: counter.wrapStore, llm });
-    // Bounded: a run that does not finish in time is reported with what finished.
-    const completedInTime = await counter.waitFor(INFLIGHT, 150_000).then(
-      () => true,
-      () => false,
-    );
-    const wallMs = performance.now() - t0;
-    const runCpuPct = ((cpuMs() - cpu0) / wallMs) * 100;
-    clearInterval(sampler);
-    const peak = Math.max(...samples.map((s) => s.inFlight));
-    const { heldFrom, heldTo } = llm;
-    const heldMs = heldFrom && heldTo ? heldTo.t - heldFrom.t : 0;
-    const heldCpuPct = heldFrom && heldTo && heldMs > 0 ? ((heldTo.cpu - heldFrom.cpu) / heldMs) * 100 : Number.NaN;
-    const allHeld = heldFrom !== null && peak >= INFLIGHT;
-    const peakRss = Math.max(...samples.map((s) => s.rssMb));
+    const runs: RunResult[] = [];
+    for (const percent of [100, 0]) runs.push(await run(db, client, percent));
     stop();
+    const main = runs[0]!;
+    const v8Default = runs[1]!;
     await report({
       name: 'concurrency',
       command: 'npx tsx bench/concurrency.bench.ts',
-      runs: 1,
-      sizes: { inputs: INFLIGHT, sessions: INFLIGHT, workerConcurrency: INFLIGHT, llmDelayMs: LLM_DELAY_MS, llmCallsPerInput: 2 },
-      figures: {
-        completedInTime,
-        finishedCount: counter.finished,
-        peakLlmCallsInFlight: peak,
-        heldWindowMs: round(heldMs, 0),
-        heldCpuPctOfOneCore: round(heldCpuPct, 1),
-        runCpuPctOfOneCore: round(runCpuPct, 1),
-        peakRssMb: round(peakRss, 0),
-        wallMs: round(wallMs, 0),
-        cpuMsPerInput: round((cpuMs() - cpu0) / Math.max(1, counter.finished), 2),
-        finished: counter.byStatus,
-        errors: counter.errors,
-        timeline: samples.filter((_, i) => i % 8 === 0).map((s) => ({ s: round((s.t - t0) / 1000, 1), inFlight: s.inFlight, cpuPct: round(s.cpuPct, 0), rssMb: round(s.rssMb, 0) })),
+      runs: runs.length,
+      sizes: {
+        inputs: INFLIGHT,
+        sessions: INFLIGHT,
+        workerConcurrency: INFLIGHT,
+        llmDelayMs: LLM_DELAY_MS,
+        llmCallsPerInput: 2,
+        worker: 'loopfleet worker process, compiled (dist/)',
+        llm: 'openai SDK (LLM_HTTP_CLIENT=node) → fake OpenAI server in its own process',
       },
-      floor: { idleWorkerCpuPct: round(idleCpuPct, 1), idleRssMb: round(idleRssMb, 0) },
-      ratio: { peakRssVsIdle: round(peakRss / idleRssMb, 2) },
+      figures: {
+        ...Object.fromEntries(Object.entries(main).filter(([key]) => key !== 'idle')),
+        v8DefaultHeapGrowth: v8Default,
+      },
+      floor: { idleWorkerCpuPct: main.idle.cpuPct, idleRssMb: main.idle.rssMb },
+      ratio: { peakRssVsIdle: round(main.peakRssMb / main.idle.rssMb, 2), peakRssVsV8DefaultHeapGrowth: round(main.peakRssMb / v8Default.peakRssMb, 2) },
       targets: [
-        { target: `${INFLIGHT} inputs in flight held (peak LLM calls in flight)`, value: peak, met: peak >= INFLIGHT },
-        { target: 'CPU < 50% of one core while they are all in flight', value: round(heldCpuPct, 1), met: allHeld && heldCpuPct < 50 },
-        { target: 'RSS < 400 MB', value: round(peakRss, 0), met: peakRss < 400 },
-        { target: 'every input completes (done)', value: counter.byStatus['done'] ?? 0, met: (counter.byStatus['done'] ?? 0) === INFLIGHT },
+        { target: `${INFLIGHT} inputs in flight held (most LLM calls open at once, at the server)`, value: main.peakLlmCallsInFlight, met: main.peakLlmCallsInFlight >= INFLIGHT },
+        { target: 'CPU < 50% of one core while they are all in flight', value: main.heldCpuPctOfOneCore, met: main.heldCpuPctOfOneCore !== null && main.peakLlmCallsInFlight >= INFLIGHT && main.heldCpuPctOfOneCore < 50 },
+        { target: 'RSS < 400 MB (the worker process, peak)', value: main.peakRssMb, met: main.peakRssMb < 400 },
+        { target: 'every input completes (done)', value: main.statuses['done'] ?? 0, met: (main.statuses['done'] ?? 0) === INFLIGHT },
       ],
     });
   } finally {
-    await closeFleetBench({ worker, producer, redis, queueName, db }, { force: true });
+    await client.end();
+    await db.drop();
+    await cleanupAll();
   }
 }
 

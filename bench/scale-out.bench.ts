@@ -8,42 +8,17 @@
  *
  * Run alone: `npx tsx bench/scale-out.bench.ts` (BENCH_SCALE_INPUTS, default 300).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { SessionQueue } from '../src/producer/session-queue.js';
-import { cleanupAll, createBenchDatabase, deleteQueueKeys, onCleanup, REDIS_URL, uniqueName } from './lib/fleet.js';
+import { spawnCliWorker, type CliWorker } from './lib/cli-worker.js';
+import { cleanupAll, createBenchDatabase, deleteQueueKeys, REDIS_URL, uniqueName } from './lib/fleet.js';
 import { bullmqFloor } from './lib/floors.js';
 import { deadline, pool, report, round, sleep } from './lib/stats.js';
 
 const N = Number(process.env.BENCH_SCALE_INPUTS ?? 300);
 const SESSIONS = 200;
 const CONCURRENCY = 64;
-const CLI = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
-
-function spawnWorker(env: Record<string, string>): { child: ChildProcess; ready: Promise<void> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'worker'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const ready = new Promise<void>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      if (out.includes('worker started')) resolve();
-    });
-    child.stderr!.on('data', () => undefined);
-    child.once('exit', (code) => reject(new Error(`worker exited (${code}) before it started: ${out.slice(-500)}`)));
-  });
-  return { child, ready };
-}
-
-async function stopWorker(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(timer);
-}
 
 async function main(): Promise<void> {
   const stop = deadline(300_000, 'scale-out bench');
@@ -53,8 +28,7 @@ async function main(): Promise<void> {
   const client = new pg.Client({ connectionString: db.url });
   await client.connect();
   const producer = new SessionQueue({ databaseUrl: db.url, redisUrl: REDIS_URL, queueName });
-  const children = new Set<ChildProcess>();
-  onCleanup(async () => void (await Promise.all([...children].map(stopWorker))));
+  const children = new Set<CliWorker>();
   const env = { DATABASE_URL: db.url, REDIS_URL, LOOPFLEET_QUEUE: queueName, LLM_PROVIDER: 'scripted', WORKER_CONCURRENCY: String(CONCURRENCY), LOG_LEVEL: 'info', METRICS_PORT: '0', LEASE_TTL_MS: '30000' };
   const results: { processes: number; inputsPerSec: number; floorBullmqJobsPerSec: number; ratioVsFloor: number; commitsPerInput: number; ms: number }[] = [];
   try {
@@ -64,8 +38,8 @@ async function main(): Promise<void> {
       return Number((await client.query<{ c: string }>('SELECT xact_commit AS c FROM pg_stat_database WHERE datname = current_database()')).rows[0]!.c);
     };
     for (const processes of [1, 2, 4]) {
-      const spawned = Array.from({ length: processes }, () => spawnWorker(env));
-      spawned.forEach(({ child }) => children.add(child));
+      const spawned = Array.from({ length: processes }, () => spawnCliWorker(env));
+      spawned.forEach((worker) => children.add(worker));
       await Promise.all(spawned.map((w) => w.ready));
       await sleep(500);
       const before = await finished();
@@ -81,8 +55,8 @@ async function main(): Promise<void> {
       }
       const ms = performance.now() - t0;
       const commitsPerInput = ((await commits()) - commits0) / N;
-      await Promise.all(spawned.map(({ child }) => stopWorker(child)));
-      spawned.forEach(({ child }) => children.delete(child));
+      await Promise.all(spawned.map((worker) => worker.stop()));
+      spawned.forEach((worker) => children.delete(worker));
       const floorMs = await bullmqFloor(REDIS_URL, N, CONCURRENCY, 64);
       const rate = N / (ms / 1000);
       const floor = N / (floorMs / 1000);
@@ -101,7 +75,7 @@ async function main(): Promise<void> {
       targets: [{ target: 'informational: no target for scale-out on a 2-core machine', value: null, met: null }],
     });
   } finally {
-    await Promise.all([...children].map(stopWorker));
+    await Promise.all([...children].map((worker) => worker.stop()));
     await producer.close();
     await client.end();
     await deleteQueueKeys(redis, queueName);

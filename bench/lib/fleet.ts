@@ -18,6 +18,7 @@ import { ScriptedLlm, type ScriptedReply } from '../../src/llm/scripted-llm.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { BatchQueue } from '../../src/store/batch-queue.js';
 import { quoteIdent, runMigrations } from '../../src/store/migrate.js';
+import { applyHeapGrowth } from '../../src/worker/heap-growth.js';
 import { startWorker, type RunningWorker, type StartWorkerOptions } from '../../src/worker/start-worker.js';
 import { textEvents, toolCallEvents } from '../../test/support/fake-openai/script.js';
 import { writeStream } from '../../test/support/fake-openai/write-response.js';
@@ -158,13 +159,47 @@ export class StandardScriptedLlm extends ScriptedLlm {
   }
 }
 
+/** How the bench's fake OpenAI server answers. */
+export interface StandardOpenAiServerOptions {
+  /** Milliseconds before each response's headers (a slow model). */
+  delayMs?: number;
+  /**
+   * Holds every first call (the one that answers with the tool call) until this many first calls have
+   * arrived, then lets each take its `delayMs`: a window in which all of them are in flight at once
+   * (the concurrency bench). Released anyway after `holdTimeoutMs` (default 60 s), or on close.
+   */
+  holdFirstCalls?: number;
+  holdTimeoutMs?: number;
+}
+
+/** Moments of the hold (`holdFirstCalls`) the caller wants to see as they happen. */
+export interface StandardOpenAiServerHooks {
+  /** The last of the held first calls arrived: all of them are in flight now. */
+  onHoldReleased?(): void;
+  /** The first held call's response was written in full (its `delayMs` over). */
+  onFirstHeldAnswered?(): void;
+}
+
 /**
  * A loopback OpenAI Chat Completions endpoint that answers by request content (the test fake answers
  * from a FIFO queue, which interleaved sessions cannot use): the standard input's tool call, then its
- * 10-delta answer, in the real SSE framing (`writeStream` of the test fake). `delayMs` delays headers.
+ * 10-delta answer, in the real SSE framing (`writeStream` of the test fake). Options: {@link StandardOpenAiServerOptions}.
  */
-export async function startStandardOpenAiServer(options: { delayMs?: number } = {}): Promise<{ url: string; requests: () => number; close: () => Promise<void> }> {
+export async function startStandardOpenAiServer(
+  options: StandardOpenAiServerOptions = {},
+  hooks: StandardOpenAiServerHooks = {},
+): Promise<{ url: string; requests: () => number; peakInFlight: () => number; close: () => Promise<void> }> {
   let count = 0;
+  let inFlight = 0;
+  let peakInFlight = 0;
+  let firstHeldAnswered = false;
+  // The hold (`holdFirstCalls`): first calls wait here until that many have arrived (or the hold times out).
+  let firstCalls = 0;
+  let releaseHeld: () => void = () => undefined;
+  const held = new Promise<void>((resolve) => {
+    releaseHeld = resolve;
+  });
+  const holdTimer = options.holdFirstCalls === undefined ? null : setTimeout(() => releaseHeld(), options.holdTimeoutMs ?? 60_000);
   const pendingDelays = new Set<() => void>();
   const delay = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -184,6 +219,17 @@ export async function startStandardOpenAiServer(options: { delayMs?: number } = 
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { model?: string; messages: { role: string }[]; stream_options?: { include_usage?: boolean } };
     const n = ++count;
+    inFlight += 1;
+    peakInFlight = Math.max(peakInFlight, inFlight);
+    res.once('close', () => (inFlight -= 1));
+    if (options.holdFirstCalls !== undefined && !afterTool(body.messages)) {
+      firstCalls += 1;
+      if (firstCalls === options.holdFirstCalls) {
+        hooks.onHoldReleased?.();
+        releaseHeld();
+      }
+      await held;
+    }
     const events = afterTool(body.messages)
       ? textEvents(Array.from({ length: ANSWER_CHUNKS }, (_, i) => `word${i} `))
       : toolCallEvents([{ id: `call_${n}`, name: 'noop', arguments: '{}' }], { pieces: 1 });
@@ -198,6 +244,10 @@ export async function startStandardOpenAiServer(options: { delayMs?: number } = 
         delay,
       },
     );
+    if (options.holdFirstCalls !== undefined && !firstHeldAnswered && !afterTool(body.messages)) {
+      firstHeldAnswered = true;
+      hooks.onFirstHeldAnswered?.();
+    }
   };
   const server = createServer((req, res) => void handle(req, res));
   server.keepAliveTimeout = 60_000;
@@ -206,8 +256,11 @@ export async function startStandardOpenAiServer(options: { delayMs?: number } = 
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests: () => count,
+    peakInFlight: () => peakInFlight,
     close: () =>
       new Promise<void>((resolve) => {
+        if (holdTimer !== null) clearTimeout(holdTimer);
+        releaseHeld();
         for (const finish of pendingDelays) finish();
         server.closeAllConnections();
         server.close(() => resolve());
@@ -238,8 +291,13 @@ export async function closeFleetBench(parts: FleetBenchParts, options: { force?:
   await cleanupAll();
 }
 
-/** Starts an in-process worker with the bench's defaults (silent logger, no health server, bench tools). */
+/**
+ * Starts an in-process worker with the bench's defaults (silent logger, no health server, bench tools),
+ * and sets V8's heap growth as `loopfleet worker` does (`WORKER_HEAP_GROWTH_PERCENT`, default 100): the
+ * bench process is then the worker's process, GC included.
+ */
 export function startBenchWorker(config: ResolvedConfig, options: StartWorkerOptions = {}): Promise<RunningWorker> {
+  applyHeapGrowth(config.worker.heapGrowthPercent);
   return startWorker(config, { logger: silentLogger(), healthServer: false, tools: benchTools(), ...options });
 }
 

@@ -33,6 +33,12 @@ function statTicks(stat: string): number {
   return Number(fields[11]) + Number(fields[12]);
 }
 
+/** CPU time (user + system) of process `pid` so far, in milliseconds (10 ms ticks); null when unreadable. */
+export function processCpuMs(pid: number): number | null {
+  const ticks = pidTicks(pid);
+  return ticks === null ? null : ticks * TICK_MS;
+}
+
 function pidTicks(pid: number): number | null {
   try {
     return statTicks(readFileSync(`/proc/${pid}/stat`, 'utf8'));
