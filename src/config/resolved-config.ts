@@ -64,8 +64,8 @@ export interface WorkerConfig {
    * `loopfleet worker` at start; 0–1000, 0 leaves V8 its own factor (up to 300 % more). Default 100.
    * Inputs in flight keep their objects alive across a model call, so most of them are garbage of the
    * old generation once the inputs end; left to V8, it lets that garbage grow to several times the
-   * live heap first (bench/RESULTS.md: 2,000 inputs in flight peaked at ≈ 430 MB with V8's factor,
-   * ≈ 330 MB with 100, for ≈ 5 % more CPU).
+   * live heap first (bench/RESULTS.md: 2,000 inputs in flight peaked at 418–433 MB with V8's factor,
+   * 326–342 MB with 100, for 4–8 % more CPU).
    */
   heapGrowthPercent: number;
   /**

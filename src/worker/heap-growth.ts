@@ -7,8 +7,9 @@
  * — alive across its model call, so they are promoted to the old generation and become garbage there
  * when the input ends. Left to itself, V8 grows the old generation by up to 4× what survived when
  * collections are fast, so a worker with many inputs in flight reaches several times its live heap
- * before it collects: with 2,000 in flight through the OpenAI SDK the process peaked at ≈ 430 MB,
- * ≈ 330 MB with 100 % (bench/RESULTS.md), for ≈ 5 % more CPU at full throughput.
+ * before it collects: with 2,000 in flight through the OpenAI SDK the process peaked at 418–433 MB,
+ * 326–342 MB with 100 % (bench/RESULTS.md, item 30), for 4–8 % more CPU in that run and 3–7 % fewer
+ * inputs/s at full throughput.
  *
  * V8 reads the flag each time it sets the old generation's next limit, so setting it at run time takes
  * effect from the next full collection. It changes the whole process, which is why only the worker
