@@ -169,7 +169,7 @@ async function main(): Promise<void> {
     const runs: RunResult[] = [];
     for (const percent of [100, 0]) runs.push(await run(db, client, percent));
     stop();
-    const main = runs[0]!;
+    const byDefault = runs[0]!;
     const v8Default = runs[1]!;
     await report({
       name: 'concurrency',
@@ -185,16 +185,16 @@ async function main(): Promise<void> {
         llm: 'openai SDK (LLM_HTTP_CLIENT=node) → fake OpenAI server in its own process',
       },
       figures: {
-        ...Object.fromEntries(Object.entries(main).filter(([key]) => key !== 'idle')),
+        ...Object.fromEntries(Object.entries(byDefault).filter(([key]) => key !== 'idle')),
         v8DefaultHeapGrowth: v8Default,
       },
-      floor: { idleWorkerCpuPct: main.idle.cpuPct, idleRssMb: main.idle.rssMb },
-      ratio: { peakRssVsIdle: round(main.peakRssMb / main.idle.rssMb, 2), peakRssVsV8DefaultHeapGrowth: round(main.peakRssMb / v8Default.peakRssMb, 2) },
+      floor: { idleWorkerCpuPct: byDefault.idle.cpuPct, idleRssMb: byDefault.idle.rssMb },
+      ratio: { peakRssVsIdle: round(byDefault.peakRssMb / byDefault.idle.rssMb, 2), peakRssVsV8DefaultHeapGrowth: round(byDefault.peakRssMb / v8Default.peakRssMb, 2) },
       targets: [
-        { target: `${INFLIGHT} inputs in flight held (most LLM calls open at once, at the server)`, value: main.peakLlmCallsInFlight, met: main.peakLlmCallsInFlight >= INFLIGHT },
-        { target: 'CPU < 50% of one core while they are all in flight', value: main.heldCpuPctOfOneCore, met: main.heldCpuPctOfOneCore !== null && main.peakLlmCallsInFlight >= INFLIGHT && main.heldCpuPctOfOneCore < 50 },
-        { target: 'RSS < 400 MB (the worker process, peak)', value: main.peakRssMb, met: main.peakRssMb < 400 },
-        { target: 'every input completes (done)', value: main.statuses['done'] ?? 0, met: (main.statuses['done'] ?? 0) === INFLIGHT },
+        { target: `${INFLIGHT} inputs in flight held (most LLM calls open at once, at the server)`, value: byDefault.peakLlmCallsInFlight, met: byDefault.peakLlmCallsInFlight >= INFLIGHT },
+        { target: 'CPU < 50% of one core while they are all in flight', value: byDefault.heldCpuPctOfOneCore, met: byDefault.heldCpuPctOfOneCore !== null && byDefault.peakLlmCallsInFlight >= INFLIGHT && byDefault.heldCpuPctOfOneCore < 50 },
+        { target: 'RSS < 400 MB (the worker process, peak)', value: byDefault.peakRssMb, met: byDefault.peakRssMb < 400 },
+        { target: 'every input completes (done)', value: byDefault.statuses['done'] ?? 0, met: (byDefault.statuses['done'] ?? 0) === INFLIGHT },
       ],
     });
   } finally {

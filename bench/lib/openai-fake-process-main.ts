@@ -13,18 +13,14 @@
  */
 import { serveBenchChild } from './bench-child.js';
 import { startStandardOpenAiServer, type StandardOpenAiServerOptions } from './fleet.js';
+import type { HoldMark } from './openai-fake-process.js';
 import { processCpuMs } from './process-cpu.js';
 import { monotonicMs } from './stats.js';
 
-interface Mark {
-  t: number;
-  cpuMs: number | null;
-}
-
 const options = JSON.parse(process.argv[2] ?? '{}') as StandardOpenAiServerOptions;
 let watched: number | null = null;
-const marks: { from: Mark | null; to: Mark | null } = { from: null, to: null };
-const mark = (): Mark => ({ t: monotonicMs(), cpuMs: watched === null ? null : processCpuMs(watched) });
+const marks: { from: HoldMark | null; to: HoldMark | null } = { from: null, to: null };
+const mark = (): HoldMark => ({ t: monotonicMs(), cpuMs: watched === null ? null : processCpuMs(watched) });
 const server = await startStandardOpenAiServer(options, {
   onHoldReleased: () => (marks.from = mark()),
   onFirstHeldAnswered: () => (marks.to = mark()),

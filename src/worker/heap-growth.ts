@@ -26,7 +26,10 @@ export type HeapGrowth =
 
 const NODE_FLAG = /^--heap[-_]growing[-_]percent(?:=|$)/;
 
-/** Sets `--heap-growing-percent` unless `percent` is 0 (V8's own factor) or node was given the flag. */
+/**
+ * Sets `--heap-growing-percent` unless `percent` is 0 (V8's own factor) or node was given the flag.
+ * Once per process, at start: 0 leaves the flag as it is, so it does not undo an earlier call.
+ */
 export function applyHeapGrowth(percent: number, execArgv: readonly string[] = process.execArgv): HeapGrowth {
   if (!Number.isInteger(percent) || percent < 0) throw new RangeError(`heap growth must be a non-negative integer percent (got ${String(percent)})`);
   const flag = execArgv.find((arg) => NODE_FLAG.test(arg));

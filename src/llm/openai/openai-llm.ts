@@ -136,7 +136,7 @@ export class OpenAiLlm implements Llm {
         }
         if (next.done === true) break;
         guard.touch();
-        // After `[DONE]` the body is read to its end (so the connection can be reused), unread.
+        // After `[DONE]` the rest of the body is read to its end, unparsed, so the connection is reused.
         if (sawDone) continue;
         let chunk: unknown;
         try {
