@@ -7,7 +7,8 @@
  * (2 calls per input, 2,000 sessions, `WORKER_CONCURRENCY=2000`). The fake model holds every first
  * call until all 2,000 have arrived, then gives each its 1 s: the "held" window runs from the 2,000th
  * arrival to the first answer, ≥ 1 s in which all 2,000 calls are open at once and the worker does only
- * what holding them costs. The server reads the worker's CPU at both ends of it (`/proc`).
+ * what holding them costs. The server reads the worker's CPU at both ends of it (`/proc`, its threads'
+ * schedstat: nanoseconds).
  * Also: the most calls the server had open at once, the worker's peak RSS (`VmHWM`), its RSS and CPU
  * sampled every 250 ms, its CPU per input over the run; the floor is the same worker idle, started,
  * before any input exists.
@@ -42,7 +43,7 @@ interface RunResult {
   statuses: Record<string, number>;
   peakLlmCallsInFlight: number;
   heldWindowMs: number | null;
-  /** The worker's CPU in the held window, in ms: `/proc` counts 10 ms ticks, so 0 means under 10 ms. */
+  /** The worker's CPU in the held window, in ms (its threads' schedstat, nanoseconds). */
   heldCpuMs: number | null;
   heldCpuPctOfOneCore: number | null;
   runCpuPctOfOneCore: number;
@@ -138,7 +139,7 @@ async function run(db: BenchDatabase, client: pg.Client, heapGrowthPercent: numb
       statuses,
       peakLlmCallsInFlight: await fake.peakInFlight(),
       heldWindowMs: heldMs === null ? null : round(heldMs, 0),
-      heldCpuMs,
+      heldCpuMs: heldCpuMs === null ? null : round(heldCpuMs, 1),
       heldCpuPctOfOneCore: heldCpu === null ? null : round(heldCpu, 1),
       runCpuPctOfOneCore: round((cpuRun / wallMs) * 100, 1),
       cpuMsPerInput: round(cpuRun / Math.max(1, finished), 2),

@@ -33,8 +33,29 @@ function statTicks(stat: string): number {
   return Number(fields[11]) + Number(fields[12]);
 }
 
-/** CPU time (user + system) of process `pid` so far, in milliseconds (10 ms ticks); null when unreadable. */
+/**
+ * CPU time of process `pid` so far, in milliseconds: the sum of its threads' time on a CPU from
+ * `/proc/<pid>/task/<tid>/schedstat` (nanoseconds — a window of a second with a few milliseconds of
+ * CPU reads as such, where `/proc/<pid>/stat`'s 10 ms ticks read 0 or 10), or those ticks where
+ * schedstat is missing; null when unreadable. A thread that exits takes its time with it (Node's
+ * threads live as long as the process).
+ */
 export function processCpuMs(pid: number): number | null {
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return null; // exited, or no /proc
+  }
+  let ns = 0;
+  for (const tid of tids) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // A thread that exited meanwhile; no schedstat at all is caught below.
+    }
+  }
+  if (ns > 0) return ns / 1e6;
   const ticks = pidTicks(pid);
   return ticks === null ? null : ticks * TICK_MS;
 }

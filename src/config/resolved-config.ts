@@ -65,7 +65,7 @@ export interface WorkerConfig {
    * Inputs in flight keep their objects alive across a model call, so most of them are garbage of the
    * old generation once the inputs end; left to V8, it lets that garbage grow to several times the
    * live heap first (bench/RESULTS.md: 2,000 inputs in flight peaked at 418–433 MB with V8's factor,
-   * 326–342 MB with 100, for 4–8 % more CPU).
+   * 320–342 MB with 100, for 4–8 % more CPU).
    */
   heapGrowthPercent: number;
   /**
