@@ -1,7 +1,7 @@
 /**
  * The standard input's `noop` tool as a `LOOPFLEET_TOOLS` module (an ES module whose default export is
  * the tool array), for `loopfleet worker` processes compiled to `dist/`, which load plain JavaScript:
- * the same definition as `benchTools()` in `fleet.ts` gives in-process workers.
+ * `benchTools()` in `fleet.ts` gives in-process workers the same array.
  */
 export default [
   {

@@ -22,6 +22,7 @@ import { applyHeapGrowth } from '../../src/worker/heap-growth.js';
 import { startWorker, type RunningWorker, type StartWorkerOptions } from '../../src/worker/start-worker.js';
 import { textEvents, toolCallEvents } from '../../test/support/fake-openai/script.js';
 import { writeStream } from '../../test/support/fake-openai/write-response.js';
+import benchToolDefinitions from './bench-tools.mjs';
 
 export const ADMIN_URL = process.env.BENCH_POSTGRES_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -115,16 +116,12 @@ export function benchConfig(env: Record<string, string>): ResolvedConfig {
   return loadConfig({ REDIS_URL, LLM_PROVIDER: 'scripted', LOG_LEVEL: 'silent', METRICS_PORT: '0', ...tuning, ...env });
 }
 
-/** The no-op tool the standard input calls (plus the built-ins every worker has). */
+/**
+ * The no-op tool the standard input calls (plus the built-ins every worker has): the definition in
+ * `bench-tools.mjs`, which compiled `loopfleet worker` processes load as their `LOOPFLEET_TOOLS`.
+ */
 export function benchTools(): ToolRegistry {
-  const noop: AnyToolDefinition = {
-    name: 'noop',
-    description: 'Does nothing and returns "ok".',
-    parameters: { type: 'object', properties: {}, additionalProperties: false },
-    concurrencySafe: true,
-    execute: () => 'ok',
-  } as AnyToolDefinition;
-  return ToolRegistry.from([currentTimeTool(systemClock) as AnyToolDefinition, noop]);
+  return ToolRegistry.from([currentTimeTool(systemClock) as AnyToolDefinition, ...benchToolDefinitions]);
 }
 
 export const ANSWER_CHUNKS = 10;

@@ -116,10 +116,7 @@ export function cpuSnapshot(processes: Readonly<Record<string, number>> = {}): C
     redis: ticks === null ? null : ticks.redis * TICK_MS,
     machine: machine === null ? null : machine * TICK_MS,
     processes: Object.fromEntries(
-      Object.entries(processes).map(([name, pid]) => {
-        const own = pidTicks(pid);
-        return [name, own === null ? null : own * TICK_MS];
-      }),
+      Object.entries(processes).map(([name, pid]) => [name, processCpuMs(pid)]),
     ),
   };
 }
