@@ -37,6 +37,8 @@ export class RedisEventPublisher {
   private readonly config: EventPublisherConfig;
   private readonly writer: EventWriter;
   private readonly channels = new Map<string, SessionChannel>();
+  /** Channels that went idle, oldest first (a channel in use again stays listed until it is the oldest). */
+  private readonly idle = new Map<string, SessionChannel>();
   private readonly counters: PublisherCounters = { published: 0, dropped: 0, coalesced: 0, duplicateFinishes: 0 };
   private readonly host: SinkHost;
   private closing: Promise<void> | null = null;
@@ -63,6 +65,11 @@ export class RedisEventPublisher {
   /** Stream entries lost so far: failed batches, unserialisable payloads, overflow, emits after close. */
   get dropped(): number {
     return this.counters.dropped;
+  }
+
+  /** Sessions the publisher holds a write queue for: those with events in hand, and up to {@link IDLE_CHANNELS_KEPT} idle ones. */
+  get sessionChannels(): number {
+    return this.channels.size;
   }
 
   /** Deltas merged into an earlier one instead of getting their own entry. */
@@ -140,13 +147,27 @@ export class RedisEventPublisher {
         writer: this.writer,
         counters: this.counters,
         report: (error, context) => this.report(error, context),
-        onIdle: (idle) => {
-          if (this.channels.get(sessionId) === idle) this.channels.delete(sessionId);
-        },
+        onIdle: (idle) => this.retire(sessionId, idle),
       });
       this.channels.set(sessionId, channel);
     }
     return channel;
+  }
+
+  /**
+   * Keeps an idle channel for reuse: a running session's channel empties after most of its writes,
+   * and building it again for the next event (keys, coalescer, closures) was a measurable share of
+   * the worker's allocation. Beyond {@link IDLE_CHANNELS_KEPT} idle channels the oldest is forgotten,
+   * so finished sessions do not accumulate.
+   */
+  private retire(sessionId: string, channel: SessionChannel): void {
+    this.idle.delete(sessionId);
+    this.idle.set(sessionId, channel);
+    if (this.idle.size <= IDLE_CHANNELS_KEPT) return;
+    const [oldestId, oldest] = this.idle.entries().next().value as [string, SessionChannel];
+    this.idle.delete(oldestId);
+    // One in use again since it went idle is listed anew when it next empties.
+    if (oldest.forgettable && this.channels.get(oldestId) === oldest) this.channels.delete(oldestId);
   }
 
   /** Hands a loss to `onError`; a throwing reporter is contained so it cannot reach the loop. */
@@ -158,6 +179,9 @@ export class RedisEventPublisher {
     }
   }
 }
+
+/** Idle session channels a publisher keeps for reuse (≈ 1 kB each). */
+export const IDLE_CHANNELS_KEPT = 1_024;
 
 function closedError(): StateConflictError {
   return new StateConflictError('event publisher is closed');

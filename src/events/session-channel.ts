@@ -22,7 +22,7 @@ export interface ChannelDeps {
   writer: EventWriter;
   counters: PublisherCounters;
   report(error: Error, context: EventPublishErrorContext): void;
-  /** Called when the channel holds nothing any more, so the publisher can forget it. */
+  /** Called when the channel holds nothing any more, so the publisher may forget it. */
   onIdle(channel: SessionChannel): void;
 }
 
@@ -220,8 +220,13 @@ export class SessionChannel implements WritingChannel {
     for (const waiter of done) waiter.resolve();
   }
 
-  /** Lets the publisher forget a channel that holds nothing, so finished sessions cost no memory. */
+  /** Whether the publisher may drop the channel: idle, and no flush waiting on it. */
+  get forgettable(): boolean {
+    return this.idle && this.waiters.length === 0;
+  }
+
+  /** Tells the publisher when the channel holds nothing, so finished sessions do not accumulate. */
   private forgetIfIdle(): void {
-    if (this.idle && this.waiters.length === 0) this.deps.onIdle(this);
+    if (this.forgettable) this.deps.onIdle(this);
   }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { RedisEventPublisher } from '../../../src/events/event-publisher.js';
+import { IDLE_CHANNELS_KEPT, RedisEventPublisher } from '../../../src/events/event-publisher.js';
 import type { EventPublishErrorContext, EventPublisherOptions } from '../../../src/events/event-publisher-options.js';
 import type { FleetEvent } from '../../../src/events/fleet-events.js';
 import { FakeScriptRedis } from './fake-script-redis.js';
@@ -254,6 +254,26 @@ describe('RedisEventPublisher (write-behind, against a fake script)', () => {
     ]);
     sink.emit(round(9));
     expect(errors.map((e) => e.context.stage)).toEqual(['closed']);
+  });
+
+  it("keeps an idle session's queue for its next events, forgets the oldest idle ones beyond the bound, and never one in use", async () => {
+    const { redis, publisher } = setup({ coalesceMs: 60_000 });
+    const busy = publisher.runSink('busy', 1);
+    busy.emit(round(0));
+    await busy.flush();
+    expect(publisher.sessionChannels).toBe(1);
+    // In use again (an open delta) while more sessions than the bound go idle after it.
+    busy.emit(delta('a'));
+    const others = Array.from({ length: IDLE_CHANNELS_KEPT + 10 }, (_, i) => publisher.runSink(`s${i}`, 1));
+    for (const sink of others) sink.emit(round(0));
+    await Promise.all(others.map((sink) => sink.flush()));
+    expect(publisher.sessionChannels).toBe(IDLE_CHANNELS_KEPT + 1);
+    await busy.flush();
+    expect(publisher.sessionChannels).toBe(IDLE_CHANNELS_KEPT);
+    expect(seqs(redis, 'q:events:busy')).toEqual([1, 2]);
+    expect(JSON.parse(redis.streams.get('q:events:busy')![1]!.data)).toMatchObject({ text: 'a' });
+    expect(publisher.published).toBe(2 + others.length);
+    expect(publisher.dropped).toBe(0);
   });
 
   it('close() on the publisher flushes every session, then refuses; quits the connection only when it owns it', async () => {
