@@ -4,10 +4,8 @@ import { MESSAGE_KINDS, messageSchema } from '../core/messages.js';
 import { pendingStateSchema } from '../core/pending-state.js';
 import type { StepCommit } from '../core/ports/session-store.js';
 import { TERMINAL_INPUT_STATUSES, TOOL_CALL_STATUSES } from '../core/session-types.js';
+import { checkedStep, INT4_MAX, TOOL_CALL_ID_MAX } from './commit-step-fast-check.js';
 import { inputResultSchema } from './rows/input-row.js';
-
-/** Largest value of a Postgres `integer` column (rounds, token counts, durations). */
-const INT4_MAX = 2_147_483_647;
 
 const seq = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 const int4 = z.number().int().nonnegative().max(INT4_MAX);
@@ -20,7 +18,7 @@ const stepMessageSchema = z.object({
 });
 
 const toolCallWriteSchema = z.object({
-  toolCallId: z.string().min(1).max(500),
+  toolCallId: z.string().min(1).max(TOOL_CALL_ID_MAX),
   inputSeq: seq,
   round: int4,
   name: z.string().min(1),
@@ -66,7 +64,11 @@ const inputTransitionSchema = z.object({
   errorMessage: z.string().optional(),
 });
 
-const stepSchema = z
+/**
+ * What a step must be. The common steps are checked without parsing by `checkedStep`
+ * (`commit-step-fast-check.ts`), which must agree with this schema: change both together.
+ */
+export const stepSchema = z
   .object({
     messages: z.array(stepMessageSchema).default([]),
     pending: pendingStateSchema.nullable().optional(),
@@ -108,6 +110,8 @@ export type ValidatedStep = z.infer<typeof stepSchema>;
  * used on load, so nothing is written that would later be refused as corrupt.
  */
 export function validateStep(step: StepCommit): ValidatedStep {
+  const checked = checkedStep(step);
+  if (checked !== undefined) return checked;
   const parsed = stepSchema.safeParse(step);
   if (parsed.success) return parsed.data;
   const issues = parsed.error.issues.slice(0, 5).map((issue) => `${issue.path.map(String).join('.')}: ${issue.message}`);
