@@ -50,6 +50,20 @@ describe('RedisEventPublisher against Redis', () => {
     expect(publisher.published).toBe(3);
   });
 
+  it('writes text of any script byte for byte, every entry in its place', async () => {
+    const publisher = new RedisEventPublisher(redis, { queueName: fx.queue, coalesceMs: 0 });
+    const sessionId = fx.sessionId('utf8');
+    const sink = publisher.runSink(sessionId, 1);
+    const texts = ['héllo', '👋 日本語', '', ',', 'a,b,,c', '\u0000', 'x'.repeat(5_000), 'Ωmega'];
+    for (const text of texts) sink.emit({ type: 'stream_delta', streamId: 'main', text });
+    await sink.close();
+    await publisher.close();
+    const stream = await entries(sessionId);
+    expect(stream.map(([, fields]) => fields[1])).toEqual(texts.map(() => 'stream_delta'));
+    expect(stream.map(([, fields]) => (JSON.parse(fields[3]!) as { text: string }).text)).toEqual(texts);
+    expect(stream.map(([, fields]) => (JSON.parse(fields[3]!) as { seq: number }).seq)).toEqual(texts.map((_, i) => i + 1));
+  });
+
   it('numbers seq 1..N without gaps, in stream order, across two publishers on separate connections', async () => {
     const sessionId = fx.sessionId('race');
     const a = new RedisEventPublisher(fx.connect(), { queueName: fx.queue, ownsConnection: true });
