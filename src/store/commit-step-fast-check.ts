@@ -10,6 +10,11 @@
  * It exists because the schema parse was ≈ 10 % of a worker's CPU per input with the garbage it left
  * (bench/RESULTS.md). The schema stays the definition: a change to it needs the same change here, or
  * the steps it touches fall back to the schema (slower, never wrong).
+ *
+ * A step vouched for is written as it is, not as a copy: its values are read again when it is
+ * serialised. Steps are plain data the loop builds (plain objects and arrays, read-only once built);
+ * one whose properties compute a different value on each read (accessors, proxies) would be written
+ * with whatever the second read gives.
  */
 import { MESSAGE_KINDS } from '../core/messages.js';
 import type { StepCommit } from '../core/ports/session-store.js';
