@@ -5,7 +5,7 @@ import { ScriptedLlm } from '../../../src/llm/scripted-llm.js';
 import { checkedStep } from '../../../src/store/commit-step-fast-check.js';
 import { stepSchema, validateStep } from '../../../src/store/commit-step-validation.js';
 import { InMemorySessionStore } from '../../support/fakes/in-memory-session-store.js';
-import { LoopHarness } from '../core/loop/loop-harness.js';
+import { echoTool, LoopHarness } from '../core/loop/loop-harness.js';
 
 /** Records every step a run commits. */
 class StepRecordingStore extends InMemorySessionStore {
@@ -213,14 +213,8 @@ describe('validateStep: the fast path agrees with the schema', () => {
 
   it("takes the fast path for every step of the loop's common inputs (a tool round, then a streamed answer)", async () => {
     const store = new StepRecordingStore();
-    const echo = {
-      name: 'echo',
-      description: 'Echo the text back',
-      parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false },
-      execute: (args: { text: string }) => `echo: ${args.text}`,
-    };
     const llm = new ScriptedLlm([{ toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'x' } }] }, { chunks: ['do', 'ne'] }, { text: 'again' }]);
-    const harness = new LoopHarness({ llm, tools: [echo], store });
+    const harness = new LoopHarness({ llm, tools: [echoTool], store });
     await harness.send('go');
     await harness.send('more');
     expect(await harness.runNext()).toMatchObject({ status: 'completed', finalText: 'done' });

@@ -1,14 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { protocolViolations } from '../../../../src/core/history/index.js';
 import { ScriptedLlm } from '../../../../src/llm/scripted-llm.js';
-import { LoopHarness } from './loop-harness.js';
-
-const echoTool = {
-  name: 'echo',
-  description: 'Echo the text back',
-  parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false },
-  execute: (args: { text: string }) => `echo: ${args.text}`,
-};
+import { echoTool, LoopHarness } from './loop-harness.js';
 
 describe('runInput: a plain run', () => {
   it('completes with the model text, persisting user and assistant messages', async () => {

@@ -15,6 +15,14 @@ import { ToolRegistry, type AnyToolDefinition } from '../../../../src/core/tools
 import { CollectingSink } from '../../../support/fakes/collecting-sink.js';
 import { InMemorySessionStore } from '../../../support/fakes/in-memory-session-store.js';
 
+/** A tool that answers with its `text` argument (the loop tests' common tool). */
+export const echoTool = {
+  name: 'echo',
+  description: 'Echo the text back',
+  parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false },
+  execute: (args: { text: string }) => `echo: ${args.text}`,
+};
+
 /** A clock whose sleeps resolve at once (retry backoff in unit tests costs nothing). */
 export const instantClock: Clock = {
   now: () => Date.now(),

@@ -6,14 +6,7 @@ import { finishingCancel } from '../../../../src/core/loop/run-outcomes.js';
 import type { Llm } from '../../../../src/core/ports/llm.js';
 import { requestUserInputTool } from '../../../../src/core/tools/index.js';
 import { ScriptedLlm } from '../../../../src/llm/scripted-llm.js';
-import { deferred, LoopHarness, patientClock, runChecked } from './loop-harness.js';
-
-const echoTool = {
-  name: 'echo',
-  description: 'Echo the text back',
-  parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false },
-  execute: (args: { text: string }) => `echo: ${args.text}`,
-};
+import { deferred, echoTool, LoopHarness, patientClock, runChecked } from './loop-harness.js';
 
 async function expectValidHistory(harness: LoopHarness, allowTrailingPending = false): Promise<void> {
   expect(protocolViolations(await harness.history(), { allowTrailingPending })).toEqual([]);

@@ -4,14 +4,7 @@ import type { ToolContext } from '../../../../src/core/tools/index.js';
 import { ScriptedLlm } from '../../../../src/llm/scripted-llm.js';
 import type { SessionStore, StepCommit } from '../../../../src/core/ports/session-store.js';
 import { InMemorySessionStore } from '../../../support/fakes/in-memory-session-store.js';
-import { crashable, deferred, LoopHarness, patientClock, runChecked, StoreCrashed } from './loop-harness.js';
-
-const echoTool = {
-  name: 'echo',
-  description: 'Echo the text back',
-  parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false },
-  execute: (args: { text: string }) => `echo: ${args.text}`,
-};
+import { crashable, deferred, echoTool, LoopHarness, patientClock, runChecked, StoreCrashed } from './loop-harness.js';
 
 const failingTool = {
   name: 'explode',
