@@ -180,7 +180,7 @@ export class RedisEventPublisher {
   }
 }
 
-/** Idle session channels a publisher keeps for reuse (≈ 1 kB each). */
+/** Idle session channels a publisher keeps for reuse. */
 export const IDLE_CHANNELS_KEPT = 1_024;
 
 function closedError(): StateConflictError {
