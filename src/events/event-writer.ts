@@ -4,8 +4,8 @@ import type { PublishEvents, SessionBatch } from './publish-events-script.js';
 export interface WritingChannel {
   /** Takes the next batch to write, marking the channel busy; null when it has nothing. */
   startWrite(): SessionBatch | null;
-  /** The batch's stream ids, or why it was not written. */
-  endWrite(outcome: string[] | Error): void;
+  /** The batch's stream ids (null: all written, ids not asked for), or why it was not written. */
+  endWrite(outcome: string[] | null | Error): void;
 }
 
 /**
@@ -61,7 +61,7 @@ export class EventWriter {
   }
 
   private async call(channels: WritingChannel[], batches: SessionBatch[]): Promise<void> {
-    let outcomes: (string[] | Error)[];
+    let outcomes: (string[] | null | Error)[];
     try {
       outcomes = await this.write(batches);
     } catch (cause) {

@@ -24,11 +24,21 @@ import type { EncodedEvent } from './event-body.js';
  * `skip` burns that many numbers first: events this publisher lost earlier leave a visible hole in
  * `seq`, so subscribers learn the stream is incomplete.
  *
+ * **What each part asks for** (its flags, a string of letters): `r` — answer the entries' ids; a
+ * part without it answers only how many entries it wrote (most writes are fire-and-forget events
+ * nobody awaits, and 28 ids per standard input were work for Redis and the client alike). A part
+ * that marks finishes always asks for ids: a left-out finish is told by its ''. `e` — push back the
+ * keys' idle expiry. A publisher asks for that at most once per {@link expiryRefreshMs} per session;
+ * the script pushes it back anyway when the counter did not exist (the keys are new, or were
+ * deleted with the session), and sets the finished set's whenever it adds to the set, so no key is
+ * ever left without an expiry.
+ *
  * KEYS: stream, seq counter and finished set of each session, in turn. ARGV: maxLen, idle expiry
- * seconds, the finished set's size, then for each session `skip`, the entry count, and `type`, `body`,
- * a mark per entry (the input seq of an `input_finished`; `first` for the `input_accepted` of input 1,
- * which empties the finished set first — another session's under the same id; else ''). Returns, per session in order,
- * an id per entry (the stream id, or '' for a finish left out), or an error message.
+ * seconds, the finished set's size, then for each session `skip`, the entry count, its flags, and
+ * `type`, `body`, a mark per entry (the input seq of an `input_finished`; `first` for the
+ * `input_accepted` of input 1, which empties the finished set first — another session's under the
+ * same id; else ''). Returns, per session in order: with `r`, an id per entry (the stream id, or ''
+ * for a finish left out); without, the number of entries written; or an error message.
  *
  * All keys of a call must live on one Redis node: a single server or a primary with replicas (Redis
  * Cluster would need every stream key in one hash slot).
@@ -39,8 +49,9 @@ local results = {}
 local a = 4
 for s = 1, #KEYS / 3 do
   local stream, counter, finished = KEYS[3 * s - 2], KEYS[3 * s - 1], KEYS[3 * s]
-  local skip, count = tonumber(ARGV[a]), tonumber(ARGV[a + 1])
-  local first = a + 2
+  local skip, count, flags = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), ARGV[a + 2]
+  local report, refresh = string.find(flags, 'r', 1, true) ~= nil, string.find(flags, 'e', 1, true) ~= nil
+  local first = a + 3
   a = first + 3 * count
   local written, writes, seen, err = {}, 0, {}, nil
   for i = 1, count do
@@ -67,6 +78,8 @@ for s = 1, #KEYS / 3 do
   if type(last) == 'table' then
     results[s] = last.err
   else
+    -- The counter was just created: so are the stream and the set, which have no expiry yet.
+    if last == writes + skip then refresh = true end
     local ids, marked, seq = {}, false, last - writes
     for i = 1, count do
       local at = first + 3 * (i - 1)
@@ -77,24 +90,28 @@ for s = 1, #KEYS / 3 do
           ids = id.err
           break
         end
-        ids[i] = id
+        if report then ids[i] = id end
         if ARGV[at + 2] ~= '' and ARGV[at + 2] ~= 'first' then
           redis.pcall('ZADD', finished, ARGV[at + 2], ARGV[at + 2])
           marked = true
         end
-      else
+      elseif report then
         ids[i] = ''
       end
     end
     if marked then
       redis.pcall('ZREMRANGEBYRANK', finished, 0, -kept - 1)
+      if not refresh then redis.pcall('EXPIRE', finished, ttl) end
     end
     if type(ids) == 'table' then
       redis.pcall('XTRIM', stream, 'MAXLEN', '~', maxLen)
-      redis.pcall('EXPIRE', stream, ttl)
+      if refresh then redis.pcall('EXPIRE', stream, ttl) end
     end
-    redis.pcall('EXPIRE', counter, ttl)
-    redis.pcall('EXPIRE', finished, ttl)
+    if refresh then
+      redis.pcall('EXPIRE', counter, ttl)
+      redis.pcall('EXPIRE', finished, ttl)
+    end
+    if type(ids) == 'table' and not report then ids = writes end
     results[s] = ids
   end
 end
@@ -124,20 +141,37 @@ export interface PublishRetention {
   idleExpirySeconds: number;
 }
 
+/**
+ * How long a publisher may leave a session's keys' idle expiry where its last push put it: a tenth of
+ * the expiry, at most a minute. A stream therefore expires between `idleExpirySeconds` less this and
+ * `idleExpirySeconds` after its last event (7 days less at most a minute, by default).
+ */
+export function expiryRefreshMs(idleExpirySeconds: number): number {
+  return Math.min(60_000, idleExpirySeconds * 100);
+}
+
 /** One session's part of a call: its entries (never empty), after burning `skip` seq numbers. */
 export interface SessionBatch {
   target: PublishTarget;
   entries: readonly EncodedEvent[];
   skip: number;
+  /**
+   * Answer the entries' stream ids (someone awaits one). A batch with a finish gets them anyway (a
+   * left-out finish is told by its ''); any other, without it, is answered only as written.
+   */
+  report: boolean;
+  /** Push back the keys' idle expiry (the script also does when the keys are new). */
+  refreshExpiry: boolean;
 }
 
 /**
  * Writes the batches (of distinct sessions) in one call and resolves, per batch in order, with an id
  * per entry (its stream id, or '' for an `input_finished` left out because its input already had one)
- * or the error that session's part met. Rejects when the call as a whole failed (the
- * connection, the script): then whether any part applied is unknown.
+ * when the batch asked for them (`report`), null when it did not and every entry was written, or the
+ * error that session's part met. Rejects when the call as a whole failed (the connection, the
+ * script): then whether any part applied is unknown.
  */
-export type PublishEvents = (batches: readonly SessionBatch[]) => Promise<(string[] | Error)[]>;
+export type PublishEvents = (batches: readonly SessionBatch[]) => Promise<(string[] | null | Error)[]>;
 
 type ScriptFn = (...args: (string | number)[]) => Promise<unknown>;
 
@@ -154,10 +188,18 @@ export function publishEventsCommand(redis: Redis, retention: PublishRetention):
   return async (batches) => {
     const keys: string[] = [];
     const args: (string | number)[] = [retention.maxLen, retention.idleExpirySeconds, FINISHES_KEPT];
+    const reports: boolean[] = [];
     for (const batch of batches) {
       keys.push(batch.target.streamKey, batch.target.seqKey, batch.target.finishedKey);
-      args.push(batch.skip, batch.entries.length);
-      for (const entry of batch.entries) args.push(entry.type, entry.body, entry.finishes !== undefined ? String(entry.finishes) : entry.firstInput === true ? 'first' : '');
+      let report = batch.report;
+      const at = args.length + 2;
+      args.push(batch.skip, batch.entries.length, '');
+      for (const entry of batch.entries) {
+        if (entry.finishes !== undefined) report = true;
+        args.push(entry.type, entry.body, entry.finishes !== undefined ? String(entry.finishes) : entry.firstInput === true ? 'first' : '');
+      }
+      args[at] = report ? (batch.refreshExpiry ? 're' : 'r') : batch.refreshExpiry ? 'e' : '';
+      reports.push(report);
     }
     // numberOfKeys varies per call, so it leads the arguments (ioredis's dynamic-keys form).
     const reply = await call(keys.length, ...keys, ...args);
@@ -165,13 +207,17 @@ export function publishEventsCommand(redis: Redis, retention: PublishRetention):
       throw new InfrastructureError(`publish script answered ${describe(reply)} for ${batches.length} session(s)`);
     }
     return reply.map((part: unknown, index) => {
-      // One id per entry, '' in the place of a finish left out (so positions still line up).
-      if (Array.isArray(part) && part.length === batches[index]!.entries.length) return part as string[];
-      return new InfrastructureError(`Redis refused the events of stream ${batches[index]!.target.streamKey}: ${typeof part === 'string' ? part : describe(part)}`);
+      const batch = batches[index]!;
+      // One id per entry, '' in the place of a finish left out (so positions still line up); or,
+      // unasked, the count written — every entry, as only finishes are ever left out.
+      if (reports[index] === true ? Array.isArray(part) && part.length === batch.entries.length : part === batch.entries.length) {
+        return reports[index] === true ? (part as string[]) : null;
+      }
+      return new InfrastructureError(`Redis refused the events of stream ${batch.target.streamKey}: ${typeof part === 'string' ? part : describe(part)}`);
     });
   };
 }
 
 function describe(reply: unknown): string {
-  return Array.isArray(reply) ? `an array of ${reply.length}` : typeof reply;
+  return Array.isArray(reply) ? `an array of ${reply.length}` : typeof reply === 'number' ? `the count ${reply}` : typeof reply;
 }

@@ -4,7 +4,7 @@ import { encodeEvent, envelopeHead, type EncodedEvent } from './event-body.js';
 import type { EventPublishErrorContext, EventPublisherConfig } from './event-publisher-options.js';
 import { MAX_CALL_CHARS, type EventWriter, type WritingChannel } from './event-writer.js';
 import type { FleetEvent } from './fleet-events.js';
-import type { PublishTarget, SessionBatch } from './publish-events-script.js';
+import { expiryRefreshMs, type PublishTarget, type SessionBatch } from './publish-events-script.js';
 
 /** Counters shared by every channel of one publisher. */
 export interface PublisherCounters {
@@ -48,6 +48,8 @@ export class SessionChannel implements WritingChannel {
   private scheduled = false;
   /** The batch in flight, if any. */
   private writing: { batch: QueuedEntry[]; skip: number } | null = null;
+  /** When this channel last asked for the keys' idle expiry to be pushed back (`config.now()`). */
+  private expiryPushedAt = Number.NEGATIVE_INFINITY;
   private overflowing = false;
   /** Entries lost since the last successful write: their seq numbers are burned by the next one. */
   private lost = 0;
@@ -166,15 +168,25 @@ export class SessionChannel implements WritingChannel {
     }
     const skip = this.lost;
     this.writing = { batch, skip };
-    return { target: this.deps.target, entries: batch, skip };
+    // Ids only when someone awaits one (`publish`); the expiry pushed back at most once per interval.
+    const now = this.deps.config.now();
+    const refreshExpiry = now - this.expiryPushedAt >= expiryRefreshMs(this.deps.config.idleExpirySeconds);
+    if (refreshExpiry) this.expiryPushedAt = now;
+    return { target: this.deps.target, entries: batch, skip, report: batch.some((entry) => entry.settle !== undefined), refreshExpiry };
   }
 
-  endWrite(outcome: string[] | Error): void {
+  endWrite(outcome: string[] | null | Error): void {
     const writing = this.writing;
     if (writing === null) return;
     const { batch, skip } = writing;
     if (outcome instanceof Error) {
+      // Whether the expiry was pushed back is unknown: the next write asks again.
+      this.expiryPushedAt = Number.NEGATIVE_INFINITY;
       this.failBatch(batch, outcome);
+    } else if (outcome === null) {
+      // Every entry written; none was awaited (the script answers ids whenever a finish is in the batch).
+      this.lost -= skip;
+      this.deps.counters.published += batch.length;
     } else {
       this.lost -= skip;
       // '' marks a duplicate input_finished the script left out: settled, but not on the stream.

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RedisEventPublisher } from '../../../src/events/event-publisher.js';
 import type { EventPublishErrorContext } from '../../../src/events/event-publisher-options.js';
 import type { FleetEvent } from '../../../src/events/fleet-events.js';
+import { expiryRefreshMs } from '../../../src/events/publish-events-script.js';
 import { openEventsFixture, type EventsFixture } from './events-fixture.js';
 
 type Entry = [string, string[]];
@@ -107,6 +108,46 @@ describe('RedisEventPublisher against Redis', () => {
       expect(ttl).toBeGreaterThan(0);
       expect(ttl).toBeLessThanOrEqual(300);
     }
+    await publisher.close();
+  });
+
+  it('pushes the idle expiry back at most once per refresh interval, and always on keys it creates', async () => {
+    let clock = 1_000_000;
+    const publisher = new RedisEventPublisher(redis, { queueName: fx.queue, idleExpirySeconds: 300, now: () => clock });
+    const sessionId = fx.sessionId('ttl-refresh');
+    const keys = [`${fx.queue}:events:${sessionId}`, `${fx.queue}:events:${sessionId}:seq`, `${fx.queue}:events:${sessionId}:finished`];
+    const ttls = async () => Promise.all(keys.map((key) => redis.ttl(key)));
+    const sink = publisher.runSink(sessionId, 1);
+    sink.emit(round(0));
+    await sink.flush();
+    const [streamTtl, seqTtl] = await ttls();
+    expect([streamTtl, seqTtl].every((ttl) => ttl > 250 && ttl <= 300)).toBe(true);
+
+    // Within the interval a write leaves the expiry where the last push put it.
+    for (const key of keys.slice(0, 2)) await redis.expire(key, 5);
+    sink.emit(round(1));
+    await sink.flush();
+    expect((await ttls()).slice(0, 2).every((ttl) => ttl > 0 && ttl <= 5)).toBe(true);
+
+    // A finish creates the finished set: it gets the expiry at once, whatever the interval.
+    sink.emit({ type: 'input_finished', status: 'completed', finalText: 'x', rounds: 1, toolCalls: 0, usage: { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 1 }, error: null });
+    await sink.flush();
+    const [, , finishedTtl] = await ttls();
+    expect(finishedTtl).toBeGreaterThan(250);
+
+    // Keys deleted under the publisher (a session deleted, then used again) are created with an expiry.
+    await redis.del(...keys);
+    sink.emit(round(2));
+    await sink.flush();
+    expect((await ttls()).slice(0, 2).every((ttl) => ttl > 250 && ttl <= 300)).toBe(true);
+
+    // Once the interval has passed, the next write pushes every key's expiry back.
+    for (const key of keys.slice(0, 2)) await redis.expire(key, 5);
+    clock += expiryRefreshMs(300);
+    sink.emit(round(3));
+    await sink.flush();
+    expect((await ttls()).slice(0, 2).every((ttl) => ttl > 250 && ttl <= 300)).toBe(true);
+    expect((await entries(sessionId)).length).toBe(2);
     await publisher.close();
   });
 

@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { IDLE_CHANNELS_KEPT, RedisEventPublisher } from '../../../src/events/event-publisher.js';
 import type { EventPublishErrorContext, EventPublisherOptions } from '../../../src/events/event-publisher-options.js';
 import type { FleetEvent } from '../../../src/events/fleet-events.js';
+import { expiryRefreshMs } from '../../../src/events/publish-events-script.js';
 import { FakeScriptRedis } from './fake-script-redis.js';
 
 const round = (roundIndex: number): FleetEvent => ({ type: 'round_started', roundIndex });
@@ -143,6 +144,29 @@ describe('RedisEventPublisher (write-behind, against a fake script)', () => {
     expect(stream.map((e) => e.type)).toEqual(['stream_delta', 'input_started']);
     expect(stream[1]?.id).toBe(id);
     expect(publisher.coalesced).toBe(1);
+  });
+
+  it('asks for stream ids only for a batch someone awaits or with a finish, and for the expiry once per refresh interval', async () => {
+    let clock = 5_000_000;
+    const { redis, publisher } = setup({ idleExpirySeconds: 300, now: () => clock });
+    const sink = publisher.runSink('s1', 1);
+    sink.emit(round(0));
+    await sink.flush();
+    sink.emit(round(1));
+    await sink.flush();
+    await publisher.publish('s1', 1, round(2));
+    sink.emit({ type: 'input_finished', status: 'completed', finalText: '', rounds: 1, toolCalls: 0, usage: { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 1 }, error: null });
+    await sink.flush();
+    clock += expiryRefreshMs(300) - 1;
+    sink.emit(round(3));
+    await sink.flush();
+    clock += 1;
+    sink.emit(round(4));
+    await sink.flush();
+    // The first write pushes the expiry back, the next within 30 s do not; publish() and the finish get ids.
+    expect(redis.calls.map((call) => call.flags)).toEqual(['e', '', 'r', 'r', '', 'e']);
+    expect(publisher.published).toBe(6);
+    expect(seqs(redis)).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
   it("passes an input_finished's input seq to the script, resolves publish() with '' for a finish left out, and counts it apart from published", async () => {

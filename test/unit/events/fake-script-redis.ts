@@ -12,6 +12,8 @@ export interface ScriptCall {
   /** How many finished inputs the set keeps. */
   kept: number;
   skip: number;
+  /** The part's flags: `r` (answer ids), `e` (push back the idle expiry). */
+  flags: string;
   /**
    * `finishes`: the entry's mark — the input seq of an `input_finished`, `first` for the
    * `input_accepted` of input 1 (empties the finished set), '' otherwise; `id` is '' for one left out.
@@ -22,7 +24,7 @@ export interface ScriptCall {
 /**
  * Stands in for ioredis in unit tests of the publisher: `defineCommand` installs a function that does
  * what the Lua script does (per session: leave out finishes already written, seq, XADD, record the
- * finished inputs, ids) in memory. Calls can be held (`hold()`) to
+ * finished inputs, ids or the count written) in memory; the idle expiry it does not model. Calls can be held (`hold()`) to
  * observe what queues behind an in-flight batch, failed as a whole (`failNext`), or have one
  * stream's part refused (`refuse`), as Redis refuses a key of the wrong type.
  */
@@ -64,7 +66,7 @@ export class FakeScriptRedis {
     return this as unknown as Redis;
   }
 
-  private async run(args: (string | number)[]): Promise<(string[] | string)[]> {
+  private async run(args: (string | number)[]): Promise<(string[] | string | number)[]> {
     if (this.held !== null) await new Promise<void>((resolve) => this.held?.push(resolve));
     const call = this.invocations;
     this.invocations += 1;
@@ -76,6 +78,7 @@ export class FakeScriptRedis {
     for (let s = 0; s < keyCount / 3; s += 1) {
       const skip = Number(rest.shift());
       const count = Number(rest.shift());
+      const flags = rest.shift()!;
       const triples = rest.splice(0, 3 * count);
       const part: ScriptCall = {
         call,
@@ -86,6 +89,7 @@ export class FakeScriptRedis {
         ttl: Number(ttl),
         kept: Number(kept),
         skip,
+        flags,
         entries: [],
       };
       for (let i = 0; i < count; i += 1) part.entries.push({ id: '', type: triples[3 * i]!, data: triples[3 * i + 1]!, finishes: triples[3 * i + 2]! });
@@ -116,7 +120,9 @@ export class FakeScriptRedis {
         stream.push(entry);
       }
       this.seqs.set(part.seqKey, seq);
-      return part.entries.map((entry) => entry.id);
+      // As the script: ids when asked for (`r`), else how many entries were written.
+      if (part.flags.includes('r')) return part.entries.map((entry) => entry.id);
+      return part.entries.filter((entry) => entry.id !== '').length;
     });
   }
 }
