@@ -89,7 +89,7 @@ const providerSchema = z
       return z.NEVER;
     }
     const fallback = parseFallback(env.LLM_FALLBACK, env, ctx);
-    return { ...env, LLM_PROVIDER: provider, LLM_FALLBACK: fallback };
+    return Object.assign({}, env, { LLM_PROVIDER: provider, LLM_FALLBACK: fallback });
   });
 
 /**

@@ -56,7 +56,7 @@ export class DeltaCoalescer {
     // Most events are not deltas and find no delta open: they pass straight through.
     if (this.open === null && !isDelta(event)) return [{ inputSeq: item.inputSeq, event, parts: 1 }];
     const ready = this.open !== null && nowMs >= this.open.deadline ? this.release() : [];
-    if (!isDelta(event)) return [...ready, ...this.release(), { ...item, parts: 1 }];
+    if (!isDelta(event)) return [...ready, ...this.release(), { inputSeq: item.inputSeq, event, parts: 1 }];
     const open = this.open;
     if (open !== null && continues(open, item.inputSeq, event) && open.text.length + event.text.length <= this.maxChars) {
       open.text += event.text;
@@ -64,7 +64,7 @@ export class DeltaCoalescer {
       return open.text.length >= this.maxChars ? [...ready, ...this.release()] : ready;
     }
     ready.push(...this.release());
-    if (this.windowMs <= 0 || event.text.length >= this.maxChars) return [...ready, { ...item, parts: 1 }];
+    if (this.windowMs <= 0 || event.text.length >= this.maxChars) return [...ready, { inputSeq: item.inputSeq, event, parts: 1 }];
     this.open = { inputSeq: item.inputSeq, first: event, text: event.text, parts: 1, deadline: nowMs + this.windowMs };
     return ready;
   }
@@ -74,7 +74,8 @@ export class DeltaCoalescer {
     const open = this.open;
     if (open === null) return [];
     this.open = null;
-    const event: DeltaEvent = open.parts === 1 ? open.first : { ...open.first, text: open.text };
+    // Object.assign, not a spread followed by `text`, which Node 20's V8 runs on a slow path.
+    const event: DeltaEvent = open.parts === 1 ? open.first : Object.assign({}, open.first, { text: open.text });
     return [{ inputSeq: open.inputSeq, event, parts: open.parts }];
   }
 }

@@ -113,7 +113,9 @@ export class SessionChannel implements WritingChannel {
     }
     this.overflowing = false;
     this.enqueued += 1;
-    this.queue.push({ ...encoded, position: this.enqueued, settle });
+    // A literal, not `{ ...encoded, … }`: Node 20's V8 takes a slow path (about 1 µs) for a spread
+    // followed by more properties, and this runs for every event.
+    this.queue.push({ type: encoded.type, body: encoded.body, finishes: encoded.finishes, firstInput: encoded.firstInput, position: this.enqueued, settle });
     return true;
   }
 

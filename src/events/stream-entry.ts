@@ -46,5 +46,6 @@ function parseData(text: string): StreamEvent['data'] | undefined {
   if (typeof seq !== 'number' || !Number.isInteger(seq) || seq < 1) return undefined;
   if (typeof sessionId !== 'string') return undefined;
   if (inputSeq !== null && typeof inputSeq !== 'number') return undefined;
-  return { ...data, seq, sessionId, inputSeq };
+  // The checks above narrowed the envelope; `data` is this parse's own object, returned as it is.
+  return data as StreamEvent['data'];
 }

@@ -61,7 +61,7 @@ export class FallbackLlm implements Llm {
       const target = order[index]!;
       try {
         // Each pair names its own model: an agent-level model override would be wrong for the others.
-        const response = await target.llm.complete({ ...request, model: target.llm.model }, options);
+        const response = await target.llm.complete(Object.assign({}, request, { model: target.llm.model }), options);
         target.failures = 0;
         target.downUntil = 0;
         return response;

@@ -78,13 +78,14 @@ export class SessionQueue {
    */
   static fromEnv(env: NodeJS.ProcessEnv = process.env, options: SessionQueueEnvOptions = {}): SessionQueue {
     const config = loadClientConfig(env);
-    return new SessionQueue({
-      ...options,
-      databaseUrl: config.databaseUrl,
-      redisUrl: config.redisUrl,
-      queueName: config.queueName,
-      maxInputBytes: config.worker.maxInputBytes,
-    });
+    return new SessionQueue(
+      Object.assign({}, options, {
+        databaseUrl: config.databaseUrl,
+        redisUrl: config.redisUrl,
+        queueName: config.queueName,
+        maxInputBytes: config.worker.maxInputBytes,
+      }),
+    );
   }
 
   /**

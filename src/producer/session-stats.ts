@@ -35,7 +35,7 @@ async function countInputs(store: SessionStore, sessionId: string): Promise<Inpu
     for (const input of page) counts[input.status] += 1;
     total += page.length;
     const last = page[page.length - 1];
-    if (last === undefined || page.length < PAGE) return { ...counts, total };
+    if (last === undefined || page.length < PAGE) return Object.assign({}, counts, { total });
     afterSeq = last.seq;
   }
 }

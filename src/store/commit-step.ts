@@ -84,7 +84,7 @@ function compactionRecord(step: ValidatedStep): string {
   if (compaction === undefined) return 'null';
   const { noteSeq, inputSeq, ...rest } = compaction.record;
   const noteOrdinal = noteSeq === undefined ? step.messages.findIndex((message) => message.kind === 'compact_note') + 1 : null;
-  return toJsonText({ ...rest, noteSeq: noteSeq ?? null, noteOrdinal, inputSeq: inputSeq ?? null }, 'compaction');
+  return toJsonText(Object.assign({}, rest, { noteSeq: noteSeq ?? null, noteOrdinal, inputSeq: inputSeq ?? null }), 'compaction');
 }
 
 /** The parts the step has; an empty list is no part (it would write nothing). */

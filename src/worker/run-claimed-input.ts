@@ -36,15 +36,14 @@ export async function runClaimedInput(
     await applyDurableCancel(ctx, sessionId, leaseToken, session.cancelRequestedAt, input.startedAt, cancel);
     stopWatch = watchDurableCancel(ctx, sessionId, input.startedAt, cancel);
     const outcome = await runInputOutcome(
-      {
-        ...ctx.loop,
+      Object.assign({}, ctx.loop, {
         sink: {
-          emit: (event) => {
+          emit: (event: FleetEvent) => {
             if (event.type === 'steer_applied') steered.push(...event.inputSeqs);
             sink.emit(event);
           },
         },
-      },
+      }),
       { sessionId, leaseToken, input, resumed, session, pendingInputs: claimed.pendingInputs, pendingSteers: claimed.pendingSteers, signal: runSignal.signal },
     );
     const { result, error } = outcome;

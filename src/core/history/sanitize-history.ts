@@ -198,11 +198,11 @@ function isReordered(block: Block, scan: Scan): boolean {
 
 function withFinalIds(message: AssistantMessage, block: Block): AssistantMessage {
   if (block.slots.every((slot) => slot.finalId === slot.call.id)) return message;
-  return { ...message, toolCalls: block.slots.map((slot) => ({ ...slot.call, id: slot.finalId })) };
+  return Object.assign({}, message, { toolCalls: block.slots.map((slot) => Object.assign({}, slot.call, { id: slot.finalId })) });
 }
 
 function withCallId(message: ToolMessage, id: string): ToolMessage {
-  return message.toolCallId === id ? message : { ...message, toolCallId: id };
+  return message.toolCallId === id ? message : Object.assign({}, message, { toolCallId: id });
 }
 
 function placeholderResult(slot: CallSlot): ToolMessage {

@@ -39,7 +39,7 @@ export async function askUser(ctx: RunContext, calls: ToolCall[], ask: ToolCall,
     messages: others.map((call) => ({ round, kind: 'synthetic_tool_result' as const, message: toolResultMessage(call, SUPERSEDED, false) })),
     // The question itself gets no ledger row: it is not executed, it is answered through `submit`.
     toolCalls: others.map((call) => ledgerWrite(ctx, call, round, 'aborted')),
-    pending: narrowed === null ? null : { ...narrowed, interactions: [...narrowed.interactions.filter((entry) => entry.toolCallId !== ask.id), interaction] },
+    pending: narrowed === null ? null : Object.assign({}, narrowed, { interactions: [...narrowed.interactions.filter((entry) => entry.toolCallId !== ask.id), interaction] }),
   });
   emit(ctx, { type: 'user_input_requested', interactionId: interaction.interactionId, toolCallId: ask.id, prompt: interaction.prompt, options: interaction.options });
   return true;

@@ -15,10 +15,12 @@ export async function closeOpenCalls(
   extra: Omit<StepInput, 'messages' | 'toolCalls' | 'pending'> = {},
 ): Promise<void> {
   if (calls.length === 0 && Object.keys(extra).length === 0) return;
-  await commitStep(ctx, {
-    ...extra,
-    messages: calls.map((call) => ({ round, kind: 'synthetic_tool_result' as const, message: toolResultMessage(call, content, false) })),
-    toolCalls: calls.map((call) => ledgerWrite(ctx, call, round, 'aborted')),
-    pending: narrowPending(ctx.pending, calls.map((call) => call.id)),
-  });
+  await commitStep(
+    ctx,
+    Object.assign({}, extra, {
+      messages: calls.map((call) => ({ round, kind: 'synthetic_tool_result' as const, message: toolResultMessage(call, content, false) })),
+      toolCalls: calls.map((call) => ledgerWrite(ctx, call, round, 'aborted')),
+      pending: narrowPending(ctx.pending, calls.map((call) => call.id)),
+    }),
+  );
 }

@@ -91,7 +91,7 @@ async function runAppendHooks(ctx: RunContext, entries: StepMessageInput[]): Pro
     const append = { message: entry.message };
     await ctx.deps.hooks.run('message.append', append);
     // Handlers may edit the message in place or replace it; what they leave is what is persisted.
-    messages[index] = { ...entry, message: append.message };
+    messages[index] = Object.assign({}, entry, { message: append.message });
   }
   return messages;
 }

@@ -25,7 +25,7 @@ export async function modelTurn(ctx: RunContext): Promise<ModelTurn> {
     // The hook gets its own copy of the messages: the request's are the window's rows themselves
     // (shared with later rounds, and frozen when the store's window cache holds them), so an edit in
     // place must reach this request only. A copy of the window per round, paid only with this hook.
-    request = { ...request, messages: structuredClone(request.messages) };
+    request = Object.assign({}, request, { messages: structuredClone(request.messages) });
     const before = { roundIndex: round, request, output: null as LlmResponse | null, persistMessages: [] as typeof request.messages };
     const directive = await ctx.deps.hooks.run('llm.before', before);
     if (before.persistMessages.length > 0) {

@@ -10,11 +10,10 @@ export function narrowPending(pending: PendingState | null, ids: Iterable<string
   const resolved = new Set(ids);
   const unresolvedIds = pending.unresolvedIds.filter((id) => !resolved.has(id));
   if (unresolvedIds.length === 0) return null;
-  return {
-    ...pending,
+  return Object.assign({}, pending, {
     unresolvedIds,
     interactions: pending.interactions.filter((interaction) => !resolved.has(interaction.toolCallId)),
-  };
+  });
 }
 
 export function toolResultMessage(call: ToolCall, content: string, isError: boolean): ToolMessage {

@@ -38,7 +38,7 @@ export interface RunOutcome {
 
 /** {@link runInput}, returning the {@link RunOutcome}. */
 export async function runInputOutcome(deps: LoopDeps, params: RunParams): Promise<RunOutcome> {
-  const ctx = await loadRunContext({ ...deps, store: guardStore(deps.store) }, params);
+  const ctx = await loadRunContext(Object.assign({}, deps, { store: guardStore(deps.store) }), params);
   const result = await runLoaded(ctx, params);
   return { result, error: ctx.finishedError ?? null, pendingInputs: ctx.pendingInputs };
 }

@@ -38,7 +38,7 @@ export async function cancelledResult(ctx: RunContext, error: CancelledError, pa
   const messages: StepMessageInput[] = [...(closing.messages ?? [])];
   // What the model had streamed before the cancel is kept, as power-loop keeps produced work.
   if (partialText.trim() !== '') messages.push({ round: ctx.round, message: { role: 'assistant', content: partialText } });
-  return finishRun(ctx, 'cancelled', `[cancelled: ${error.message}]`, { ...closing, messages, reason: 'cancelled' });
+  return finishRun(ctx, 'cancelled', `[cancelled: ${error.message}]`, Object.assign({}, closing, { messages, reason: 'cancelled' as const }));
 }
 
 export async function degradedResult(ctx: RunContext, outcome: Extract<ModelCallOutcome, { kind: 'degraded' }>): Promise<InputResult> {
@@ -67,7 +67,7 @@ export async function failedResult(ctx: RunContext, thrown: unknown): Promise<In
   emit(ctx, { type: 'agent_error', errorCode: error.code, errorType: thrown instanceof Error ? thrown.name : typeof thrown, message: error.message });
   // The failure may come from a `message.append` hook: the closing results bypass it, or the failure
   // could never be recorded and the input would stay running forever.
-  return finishRun(ctx, 'failed', '', { ...closingStep(ctx, '[skipped: the run failed]'), error, reason: 'error', appendHooks: false });
+  return finishRun(ctx, 'failed', '', Object.assign({}, closingStep(ctx, '[skipped: the run failed]'), { error, reason: 'error' as const, appendHooks: false as const }));
 }
 
 /**

@@ -80,6 +80,6 @@ function normaliseToolCalls(calls: readonly ToolCall[], ctx: RunContext): ToolCa
     let id = call.id.trim() === '' ? `call_${ctx.params.input.seq}_${ctx.round}_${index}` : call.id;
     if (inWindow.has(id) || given.has(id)) id = `${id}_${ctx.params.input.seq}_${ctx.round}_${index}`;
     given.add(id);
-    return { ...call, id };
+    return Object.assign({}, call, { id });
   });
 }

@@ -119,7 +119,7 @@ async function beforeCall(ctx: RunContext, call: ToolCall, round: number): Promi
     return null;
   }
   // Handlers may replace or edit the arguments object; what they leave is what runs.
-  return before.toolArgs === null ? call : { ...call, arguments: JSON.stringify(before.toolArgs) };
+  return before.toolArgs === null ? call : Object.assign({}, call, { arguments: JSON.stringify(before.toolArgs) });
 }
 
 async function startCall(ctx: RunContext, call: ToolCall, round: number): Promise<void> {

@@ -62,7 +62,7 @@ async function runCall(registry: ToolRegistry, call: ToolCall, options: ExecuteT
   const check = tool.checkArguments(args);
   if (!check.ok) return failure(args, new ToolInvalidArgsError(check.message));
 
-  const ended = await invokeToolHandler(tool, args, { ...options, toolCallId: call.id });
+  const ended = await invokeToolHandler(tool, args, Object.assign({}, options, { toolCallId: call.id }));
   if (ended.kind === 'timed_out') return failure(args, ended.error);
   if (ended.kind === 'threw') return failure(args, new ToolFailedError(describeThrown(ended.error), { cause: ended.error }));
   const serialised = serialiseToolResult(ended.value);

@@ -151,5 +151,5 @@ export function boundaryFacts(base: PrefixFacts | null, window: readonly StoredM
 
 /** Keeps `facts` with the sanitizer's verdict under the prefix's last row. */
 export function recordDigest(facts: PrefixFacts, sanitized: boolean): void {
-  digests.set(facts.last, { ...facts, sanitized });
+  digests.set(facts.last, Object.assign({}, facts, { sanitized }));
 }

@@ -55,7 +55,7 @@ export class StreamIdleGuard {
       });
       // pipeline: an error or an early end on either side ends both (and frees the socket).
       pipeline(body, touched, () => undefined);
-      return { ...response, body: touched } as unknown as Response;
+      return Object.assign({}, response, { body: touched }) as unknown as Response;
     }
     const touch = new TransformStream<Uint8Array, Uint8Array>({
       transform: (chunk, controller) => {

@@ -46,5 +46,5 @@ export function toAnthropicRequest(request: LlmRequest, defaultModel: string): M
 
 /** A tool definition as Anthropic wants it; the schema's `type` is always `object` there. */
 export function toAnthropicTool(spec: ToolSpec): Tool {
-  return { name: spec.name, description: spec.description, input_schema: { ...spec.parameters, type: 'object' } };
+  return { name: spec.name, description: spec.description, input_schema: Object.assign({}, spec.parameters, { type: 'object' as const }) };
 }

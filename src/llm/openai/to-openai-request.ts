@@ -59,6 +59,6 @@ function toResponseFormat(spec: ResponseFormatSpec): NonNullable<ChatCompletionC
   const jsonSchema = { name: spec.name, schema: spec.schema, strict: spec.strict ?? true };
   return {
     type: 'json_schema',
-    json_schema: spec.description === undefined ? jsonSchema : { ...jsonSchema, description: spec.description },
+    json_schema: spec.description === undefined ? jsonSchema : Object.assign({}, jsonSchema, { description: spec.description }),
   };
 }

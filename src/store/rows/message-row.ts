@@ -36,16 +36,20 @@ const rowSchema = z.object({
 
 /** Flattens a message into columns. Role-specific fields go to their own columns. */
 export function encodeMessage(message: Message, kind: string, inputSeq: number | null, round: number | null): MessageColumns {
-  const base = { inputSeq, round, role: message.role, kind, content: message.content, isError: false };
+  // Literals per role rather than `{ ...base, … }`: Node 20's V8 runs a spread followed by more
+  // properties on a slow path, and every message of every step is encoded here.
+  const { role, content } = message;
   switch (message.role) {
     case 'system':
-      return base;
+      return { inputSeq, round, role, kind, content, isError: false };
     case 'user':
-      return message.name === undefined ? base : { ...base, name: message.name };
+      return message.name === undefined ? { inputSeq, round, role, kind, content, isError: false } : { inputSeq, round, role, kind, content, isError: false, name: message.name };
     case 'assistant':
-      return message.toolCalls === undefined ? base : { ...base, toolCalls: message.toolCalls };
+      return message.toolCalls === undefined
+        ? { inputSeq, round, role, kind, content, isError: false }
+        : { inputSeq, round, role, kind, content, isError: false, toolCalls: message.toolCalls };
     case 'tool':
-      return { ...base, toolCallId: message.toolCallId, name: message.name, isError: message.isError === true };
+      return { inputSeq, round, role, kind, content, toolCallId: message.toolCallId, name: message.name, isError: message.isError === true };
   }
 }
 
@@ -69,15 +73,15 @@ export function decodeMessage(sessionId: string, row: unknown): StoredMessage {
 }
 
 function assemble(r: z.infer<typeof rowSchema>): Record<string, unknown> {
-  const base = { role: r.role, content: r.content };
+  const { role, content } = r;
   switch (r.role) {
     case 'user':
-      return r.name === null ? base : { ...base, name: r.name };
+      return r.name === null ? { role, content } : { role, content, name: r.name };
     case 'assistant':
-      return r.toolCalls === null ? base : { ...base, toolCalls: r.toolCalls };
+      return r.toolCalls === null ? { role, content } : { role, content, toolCalls: r.toolCalls };
     case 'tool':
-      return { ...base, toolCallId: r.toolCallId, name: r.name, ...(r.isError ? { isError: true } : {}) };
+      return r.isError ? { role, content, toolCallId: r.toolCallId, name: r.name, isError: true } : { role, content, toolCallId: r.toolCallId, name: r.name };
     default:
-      return base;
+      return { role, content };
   }
 }
