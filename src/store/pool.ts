@@ -18,6 +18,7 @@ export interface PgPoolOptions {
 }
 
 const INT8_OID = 20;
+const TIMESTAMPTZ_OID = 1184;
 
 /**
  * `bigint` columns (seqs, tokens, counters) come back as numbers. A value beyond 2^53 stays a string
@@ -28,9 +29,53 @@ function parseInt8(value: string): number | string {
   return Number.isSafeInteger(parsed) ? parsed : value;
 }
 
+const parseTimestamptzSlowly = pg.types.getTypeParser(TIMESTAMPTZ_OID, 'text') as (value: string) => unknown;
+
 /**
- * Creates the pool the store runs on. The int8 parser is set on this pool only (through the `types`
- * option), never on the process-wide `pg.types`, so other pg users in the process are unaffected.
+ * `timestamptz` columns as pg's own parser reads them (the same `Date`, by construction: the same
+ * `Date.UTC` call and fraction arithmetic), without its regular expressions for the shape Postgres
+ * writes with its default `DateStyle` — `YYYY-MM-DD HH:MM:SS[.ffffff]±HH` — which every run start and
+ * claim reads a dozen of. Anything else (a zone offset with minutes, a year before 1000 or after 9999,
+ * BC, infinity) goes to pg's parser.
+ */
+export function parseTimestamptz(value: string): unknown {
+  const n = value.length;
+  const sign = value.charCodeAt(n - 3);
+  if (n < 22 || value.charCodeAt(4) !== 45 || value.charCodeAt(7) !== 45 || value.charCodeAt(10) !== 32 || value.charCodeAt(13) !== 58 || value.charCodeAt(16) !== 58 || (sign !== 43 && sign !== 45)) {
+    return parseTimestamptzSlowly(value);
+  }
+  const year = digits(value, 0, 4);
+  const month = digits(value, 5, 7);
+  const day = digits(value, 8, 10);
+  const hour = digits(value, 11, 13);
+  const minute = digits(value, 14, 16);
+  const second = digits(value, 17, 19);
+  const zone = digits(value, n - 2, n);
+  // Between the seconds and the zone: nothing, or a dot and 1–6 digits.
+  const fraction = n - 3 > 19 ? value.slice(19, n - 3) : '';
+  if (year < 1000 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0 || zone < 0 || (fraction !== '' && (fraction.charCodeAt(0) !== 46 || fraction.length > 7 || digits(fraction, 1, fraction.length) < 0))) {
+    return parseTimestamptzSlowly(value);
+  }
+  const ms = fraction === '' ? 0 : 1000 * parseFloat(fraction);
+  return new Date(Date.UTC(year, month - 1, day, hour, minute, second, ms) - (sign === 45 ? -1 : 1) * zone * 3_600_000);
+}
+
+/** The decimal number in `text[from, to)`, or -1 unless it is all ASCII digits (and not empty). */
+function digits(text: string, from: number, to: number): number {
+  if (to <= from) return -1;
+  let value = 0;
+  for (let i = from; i < to; i += 1) {
+    const code = text.charCodeAt(i) - 48;
+    if (code < 0 || code > 9) return -1;
+    value = value * 10 + code;
+  }
+  return value;
+}
+
+/**
+ * Creates the pool the store runs on. The int8 and timestamptz parsers are set on this pool only
+ * (through the `types` option), never on the process-wide `pg.types`, so other pg users in the
+ * process are unaffected.
  */
 export function createPgPool(url: string, options: PgPoolOptions = {}): pg.Pool {
   const pool = new pg.Pool({
@@ -41,7 +86,13 @@ export function createPgPool(url: string, options: PgPoolOptions = {}): pg.Pool 
     idleTimeoutMillis: options.idleTimeoutMs ?? 10_000,
     types: {
       getTypeParser: (oid: number, format?: string) =>
-        oid === INT8_OID && format !== 'binary' ? parseInt8 : pg.types.getTypeParser(oid, format as 'text'),
+        format === 'binary'
+          ? pg.types.getTypeParser(oid, 'binary')
+          : oid === INT8_OID
+            ? parseInt8
+            : oid === TIMESTAMPTZ_OID
+              ? parseTimestamptz
+              : pg.types.getTypeParser(oid, format as 'text'),
     },
   });
   // Without a listener an idle-connection error would crash the process.

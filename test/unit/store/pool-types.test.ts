@@ -1,0 +1,65 @@
+import fc from 'fast-check';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { parseTimestamptz } from '../../../src/store/pool.js';
+
+/** pg's own `timestamptz` parser, which the pool's fast one must agree with on every input. */
+const pgParse = pg.types.getTypeParser(1184, 'text') as (value: string) => unknown;
+
+const same = (value: string) => {
+  const ours = parseTimestamptz(value);
+  const theirs = pgParse(value);
+  if (theirs instanceof Date) {
+    expect(ours).toBeInstanceOf(Date);
+    expect((ours as Date).getTime()).toBe(theirs.getTime());
+  } else {
+    expect(ours).toEqual(theirs);
+  }
+};
+
+const pad = (value: number, width: number) => String(value).padStart(width, '0');
+
+describe('parseTimestamptz (the store pool\'s parser)', () => {
+  it('reads what Postgres writes (DateStyle ISO) exactly as pg does: any date, fraction and whole-hour zone', () => {
+    const text = fc
+      .record({
+        year: fc.integer({ min: 1000, max: 9999 }),
+        month: fc.integer({ min: 1, max: 12 }),
+        day: fc.integer({ min: 1, max: 28 }),
+        hour: fc.integer({ min: 0, max: 23 }),
+        minute: fc.integer({ min: 0, max: 59 }),
+        second: fc.integer({ min: 0, max: 59 }),
+        fraction: fc.option(fc.stringMatching(/^[0-9]{1,6}$/), { nil: undefined }),
+        zone: fc.integer({ min: -12, max: 14 }),
+      })
+      .map(({ year, month, day, hour, minute, second, fraction, zone }) => {
+        const clock = `${pad(year, 4)}-${pad(month, 2)}-${pad(day, 2)} ${pad(hour, 2)}:${pad(minute, 2)}:${pad(second, 2)}`;
+        return `${clock}${fraction === undefined ? '' : `.${fraction}`}${zone < 0 ? '-' : '+'}${pad(Math.abs(zone), 2)}`;
+      });
+    fc.assert(fc.property(text, (value) => same(value)), { numRuns: 3_000 });
+  });
+
+  it('hands every other shape to pg\'s parser, with the same result', () => {
+    for (const value of [
+      '2026-11-24 03:14:09.123456+00',
+      '2026-11-24 03:14:09+05:30',
+      '2026-11-24 03:14:09.5-03:30',
+      '0099-01-01 00:00:00+00',
+      '0001-01-01 00:00:00+00 BC',
+      '12026-01-01 00:00:00+00',
+      'infinity',
+      '-infinity',
+      '2026-11-24 03:14:09.+00',
+      '2026-11-24 03:14:09.1234567+00',
+      '2026-11-24T03:14:09+00',
+      'not a date',
+    ]) {
+      same(value);
+    }
+  });
+
+  it('reads known instants: UTC with a fraction, and a zone west of UTC', () => {
+    expect((parseTimestamptz('2026-11-24 03:14:09.123+00') as Date).toISOString()).toBe('2026-11-24T03:14:09.123Z');
+    expect((parseTimestamptz('2026-11-24 03:14:09-02') as Date).toISOString()).toBe('2026-11-24T05:14:09.000Z');
+  });
+});
