@@ -1,4 +1,5 @@
-import type { Redis } from 'ioredis';
+import { createHash } from 'node:crypto';
+import { Command, type Redis } from 'ioredis';
 import { InfrastructureError } from '../core/errors/index.js';
 import type { EncodedEvent } from './event-body.js';
 
@@ -124,9 +125,6 @@ return results
  */
 export const FINISHES_KEPT = 1_000;
 
-/** The ioredis command name; namespaced because the connection may be shared with other code. */
-const COMMAND = 'loopfleetPublishSessionEvents';
-
 /** A session's keys. */
 export interface PublishTarget {
   streamKey: string;
@@ -173,27 +171,66 @@ export interface SessionBatch {
  */
 export type PublishEvents = (batches: readonly SessionBatch[]) => Promise<(string[] | null | Error)[]>;
 
-type ScriptFn = (...args: (string | number)[]) => Promise<unknown>;
+/** The script's SHA-1, which `EVALSHA` names it by. */
+const PUBLISH_EVENTS_SHA = createHash('sha1').update(PUBLISH_EVENTS_LUA).digest('hex');
+
+/** Sockets that were sent the script's text: the server knows it by its SHA there. */
+const scriptSentOn = new WeakSet<object>();
 
 /**
- * Registers the script on `redis` (once per connection object; ioredis sends EVALSHA and falls back
- * to EVAL when the server does not know the script) and returns a typed caller.
+ * One call of the script, its arguments given as the array ioredis writes. A call carries thousands
+ * of arguments (3 per entry); a command defined with `defineCommand` copies them three times before
+ * writing them (the spread into the call, the script's `[sha, ...args]`, the command's `flat()`),
+ * about 3 % of a worker's CPU. As ioredis does for scripts, the first call on a socket sends the
+ * script's text (`EVAL`) and later ones its SHA (`EVALSHA`); a `NOSCRIPT` answer (the server's
+ * script cache was flushed) makes the caller send the call again, which then carries the text.
+ */
+class PublishEventsCall extends Command {
+  constructor(args: string[]) {
+    super('evalsha', [], { replyEncoding: 'utf8' });
+    // Set after the constructor, which would copy and re-check them; every one is a string already.
+    this.args = args;
+  }
+
+  override toWritable(socket: object): string | Buffer {
+    const reject = this.reject;
+    this.reject = (error: Error) => {
+      if (error.message.includes('NOSCRIPT')) scriptSentOn.delete(socket);
+      reject.call(this, error);
+    };
+    const sent = scriptSentOn.has(socket);
+    if (!sent) scriptSentOn.add(socket);
+    this.name = sent ? 'evalsha' : 'eval';
+    this.args[0] = sent ? PUBLISH_EVENTS_SHA : PUBLISH_EVENTS_LUA;
+    return super.toWritable(socket);
+  }
+}
+
+/**
+ * Returns a typed caller of the script on `redis`. Keys carry the connection's `keyPrefix`, as they
+ * would through ioredis's own commands.
  */
 export function publishEventsCommand(redis: Redis, retention: PublishRetention): PublishEvents {
-  const commands = redis as unknown as Record<string, unknown>;
-  if (typeof commands[COMMAND] !== 'function') {
-    redis.defineCommand(COMMAND, { lua: PUBLISH_EVENTS_LUA });
-  }
-  const call = (commands[COMMAND] as ScriptFn).bind(redis);
+  const prefix = redis.options.keyPrefix ?? '';
+  const send = async (args: string[]): Promise<unknown> => {
+    try {
+      return await redis.sendCommand(new PublishEventsCall(args));
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.includes('NOSCRIPT')) throw error;
+      return redis.sendCommand(new PublishEventsCall(args.slice()));
+    }
+  };
   return async (batches) => {
-    const keys: string[] = [];
-    const args: (string | number)[] = [retention.maxLen, retention.idleExpirySeconds, FINISHES_KEPT];
+    // The script (set when written), numberOfKeys (it varies per call, so it leads), the keys, then
+    // the other arguments.
+    const args: string[] = ['', String(3 * batches.length)];
+    for (const batch of batches) args.push(prefix + batch.target.streamKey, prefix + batch.target.seqKey, prefix + batch.target.finishedKey);
+    args.push(String(retention.maxLen), String(retention.idleExpirySeconds), String(FINISHES_KEPT));
     const reports: boolean[] = [];
     for (const batch of batches) {
-      keys.push(batch.target.streamKey, batch.target.seqKey, batch.target.finishedKey);
       let report = batch.report;
       const at = args.length + 2;
-      args.push(batch.skip, batch.entries.length, '');
+      args.push(String(batch.skip), String(batch.entries.length), '');
       for (const entry of batch.entries) {
         if (entry.finishes !== undefined) report = true;
         args.push(entry.type, entry.body, entry.finishes !== undefined ? String(entry.finishes) : entry.firstInput === true ? 'first' : '');
@@ -201,8 +238,7 @@ export function publishEventsCommand(redis: Redis, retention: PublishRetention):
       args[at] = report ? (batch.refreshExpiry ? 're' : 'r') : batch.refreshExpiry ? 'e' : '';
       reports.push(report);
     }
-    // numberOfKeys varies per call, so it leads the arguments (ioredis's dynamic-keys form).
-    const reply = await call(keys.length, ...keys, ...args);
+    const reply = await send(args);
     if (!Array.isArray(reply) || reply.length !== batches.length) {
       throw new InfrastructureError(`publish script answered ${describe(reply)} for ${batches.length} session(s)`);
     }

@@ -161,6 +161,17 @@ describe('RedisEventPublisher against Redis', () => {
     await publisher.close();
   });
 
+  it("writes under the connection's keyPrefix, as ioredis's own commands do", async () => {
+    const prefixed = fx.connect({ keyPrefix: `${fx.queue}:pfx:` });
+    const publisher = new RedisEventPublisher(prefixed, { queueName: fx.queue });
+    const sessionId = fx.sessionId('prefixed');
+    const id = await publisher.publish(sessionId, 1, round(0));
+    expect(await prefixed.xlen(`${fx.queue}:events:${sessionId}`)).toBe(1);
+    expect((await redis.xrange(`${fx.queue}:pfx:${fx.queue}:events:${sessionId}`, '-', '+')).map(([entryId]) => entryId)).toEqual([id]);
+    expect(await redis.get(`${fx.queue}:pfx:${fx.queue}:events:${sessionId}:seq`)).toBe('1');
+    await publisher.close();
+  });
+
   it('keeps the stream near maxLen with approximate trimming while seq keeps counting', async () => {
     const publisher = new RedisEventPublisher(redis, { queueName: fx.queue, maxLen: 100 });
     const sessionId = fx.sessionId('trim');

@@ -169,6 +169,20 @@ describe('RedisEventPublisher (write-behind, against a fake script)', () => {
     expect(seqs(redis)).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
+  it("sends the script's text once per connection, then its SHA; a NOSCRIPT answer sends the call again with the text", async () => {
+    const { redis, publisher } = setup();
+    const sink = publisher.runSink('s1', 1);
+    for (let i = 0; i < 4; i += 1) {
+      if (i === 2) redis.flushScripts = true;
+      sink.emit(round(i));
+      await sink.flush();
+    }
+    expect(redis.names).toEqual(['eval', 'evalsha', 'evalsha', 'eval', 'evalsha']);
+    // The refused call wrote nothing; its resend wrote each entry once.
+    expect(seqs(redis)).toEqual([1, 2, 3, 4]);
+    expect(publisher.dropped).toBe(0);
+  });
+
   it("passes an input_finished's input seq to the script, resolves publish() with '' for a finish left out, and counts it apart from published", async () => {
     const { redis, publisher } = setup();
     const finished = (steeredInto?: number): FleetEvent => ({

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Command, Redis } from 'ioredis';
 
 /** One session's part of a publish script call, as the fake saw it. */
 export interface ScriptCall {
@@ -22,7 +22,7 @@ export interface ScriptCall {
 }
 
 /**
- * Stands in for ioredis in unit tests of the publisher: `defineCommand` installs a function that does
+ * Stands in for ioredis in unit tests of the publisher: `sendCommand` takes the script's call and does
  * what the Lua script does (per session: leave out finishes already written, seq, XADD, record the
  * finished inputs, ids or the count written) in memory; the idle expiry it does not model. Calls can be held (`hold()`) to
  * observe what queues behind an in-flight batch, failed as a whole (`failNext`), or have one
@@ -43,8 +43,30 @@ export class FakeScriptRedis {
   private held: (() => void)[] | null = null;
   failNext: Error | null = null;
 
-  defineCommand(name: string): void {
-    (this as unknown as Record<string, unknown>)[name] = (...args: (string | number)[]) => this.run(args);
+  /** The connection's options, as the publisher reads them (no key prefix). */
+  readonly options = {};
+  /** The command name of each call as written: `eval` (the script's text) or `evalsha`. */
+  readonly names: string[] = [];
+  /** Answers the next `EVALSHA` with NOSCRIPT, as a server whose script cache was flushed. */
+  flushScripts = false;
+  /** The one socket commands are written to (the publisher remembers where it sent the script). */
+  private readonly socket = {};
+
+  /** Takes a command as ioredis does: has it written (`toWritable`), runs it, settles its promise. */
+  sendCommand(command: Command): Promise<unknown> {
+    command.toWritable(this.socket);
+    this.names.push(command.name);
+    if (command.name === 'evalsha' && this.flushScripts) {
+      this.flushScripts = false;
+      command.reject(new Error('NOSCRIPT No matching script. Please use EVAL.'));
+    } else {
+      // After the script (text or SHA): numberOfKeys, the keys, the other arguments.
+      this.run(command.args.slice(1) as string[]).then(
+        (reply) => command.resolve(reply),
+        (error: Error) => command.reject(error),
+      );
+    }
+    return command.promise;
   }
 
   /** Holds every call until `release()`; returns how many are waiting. */
