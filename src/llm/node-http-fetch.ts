@@ -55,7 +55,9 @@ export function createNodeHttpFetch(): typeof fetch {
     const signal = init.signal ?? undefined;
     if (signal?.aborted === true) return Promise.reject(abortError(signal));
     const headers: Record<string, string> = {};
-    new Headers(init.headers).forEach((value, name) => {
+    // The SDKs pass a `Headers` already: read as it is, not copied into another first.
+    const given = init.headers instanceof Headers ? init.headers : new Headers(init.headers);
+    given.forEach((value, name) => {
       headers[name] = value;
     });
     const client = url.protocol === 'https:' ? https : http;

@@ -68,6 +68,13 @@ describe('createNodeHttpFetch', () => {
     expect(await response.json()).toEqual({ method: 'POST', body: '{"x":1}', auth: 'Bearer k' });
   });
 
+  it('sends headers given as a Headers object (as the SDKs give them) and as pairs', async () => {
+    for (const headers of [new Headers({ Authorization: 'Bearer h' }), [['Authorization', 'Bearer h']] as [string, string][]]) {
+      const response = await fetchOf()(`${base}/echo`, { method: 'POST', headers, body: '{}' });
+      expect(await response.json()).toEqual({ method: 'POST', body: '{}', auth: 'Bearer h' });
+    }
+  });
+
   it('decompresses a gzip body, as fetch does', async () => {
     const response = await fetchOf()(`${base}/gzip`);
     expect(await response.text()).toBe('compressed hello');
