@@ -20,7 +20,7 @@ import { SessionQueue } from '../src/producer/session-queue.js';
 import { PostgresSessionStore } from '../src/store/postgres-session-store.js';
 import { benchConfig, closeFleetBench, createBenchDatabase, FinishCounter, REDIS_URL, StandardScriptedLlm, startBenchWorker, uniqueName } from './lib/fleet.js';
 import { deadline, percentile, report, round, sleep } from './lib/stats.js';
-import { StreamWatcher } from './lib/stream-watcher.js';
+import { StreamWatcher, waitForEvents } from './lib/stream-watcher.js';
 
 const RATES = (process.env.BENCH_DISPATCH_RATES ?? '50,200').split(',').map(Number);
 const SECONDS = Number(process.env.BENCH_DISPATCH_SECONDS ?? 5);
@@ -103,6 +103,7 @@ async function main(): Promise<void> {
       const marks = new Map<string, Partial<Record<Mark, number>>>();
       const watcher = new StreamWatcher(redis, queueName, sessionIds);
       watcher.start();
+      await watcher.ready();
       const instrumented = instrument(current);
       const before = counter.finished;
       const adds: Promise<unknown>[] = [];
@@ -118,7 +119,8 @@ async function main(): Promise<void> {
       await Promise.all(adds);
       await counter.waitFor(before + total, 60_000);
       instrumented.restore();
-      await sleep(200);
+      // Every input committed its final step, so its `input_started` was written: wait until it was read.
+      await waitForEvents(watcher, 'input_started', total, 10_000);
       await watcher.stop();
       for (const event of watcher.events) {
         const entry = marks.get(`${event.sessionId}#${String(event.data['inputSeq'])}`);

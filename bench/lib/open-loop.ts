@@ -15,7 +15,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import type { SessionQueue } from '../../src/producer/session-queue.js';
 import { monotonicMs, percentile, round, sleep } from './stats.js';
-import { StreamWatcher } from './stream-watcher.js';
+import { StreamWatcher, waitForEvents } from './stream-watcher.js';
 
 export interface Percentiles {
   p50: number;
@@ -69,8 +69,9 @@ export async function openLoop(producer: SessionQueue, plan: OpenLoopPlan): Prom
   const watcher = new StreamWatcher(redis, plan.queueName, sessionIds, monotonicMs);
   watcher.start();
   const loopDelay = monitorEventLoopDelay({ resolution: 1 });
-  loopDelay.enable();
   try {
+    await watcher.ready();
+    loopDelay.enable();
     const addedAt = new Map<string, number>();
     const adds: Promise<void>[] = [];
     const started = performance.now();
@@ -106,14 +107,6 @@ export async function openLoop(producer: SessionQueue, plan: OpenLoopPlan): Prom
 }
 
 /** Polls the watcher's events (with a deadline) until `total` inputs finished on the streams. */
-async function waitForFinishes(watcher: StreamWatcher, total: number, timeoutMs: number): Promise<void> {
-  const until = performance.now() + timeoutMs;
-  let seen = 0;
-  let counted = 0;
-  while (seen < total) {
-    for (; counted < watcher.events.length; counted += 1) if (watcher.events[counted]!.type === 'input_finished') seen += 1;
-    if (seen >= total) return;
-    if (performance.now() > until) throw new Error(`open loop: ${seen} of ${total} inputs finished within ${timeoutMs} ms`);
-    await sleep(20);
-  }
+export function waitForFinishes(watcher: StreamWatcher, total: number, timeoutMs: number): Promise<void> {
+  return waitForEvents(watcher, 'input_finished', total, timeoutMs);
 }

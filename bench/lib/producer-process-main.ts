@@ -8,13 +8,18 @@
  * the code the bench process used.
  * It closes every queue and exits when its stdin ends.
  */
+import { Redis } from 'ioredis';
 import { SessionQueue } from '../../src/producer/session-queue.js';
 import { serveBenchChild } from './bench-child.js';
 import { countPgStatements, countRedisCommands } from './fleet.js';
 import { inProcessNoopJobs, type NoopJobs } from './floors.js';
-import { openLoop } from './open-loop.js';
+import { openLoop, waitForFinishes } from './open-loop.js';
 import type { ProducerCounts, ProducerRequest, SessionQueueTarget } from './producer-process.js';
 import { addStandardInputs, type StandardInputBatch } from './standard-run.js';
+import { StreamWatcher } from './stream-watcher.js';
+
+/** Longest wait, after the last add, for a subscribed batch's last `input_finished`. */
+const SUBSCRIBED_FINISH_TIMEOUT_MS = 120_000;
 
 const sessionQueues = new Map<string, SessionQueue>();
 const floorQueues = new Map<string, NoopJobs>();
@@ -34,10 +39,20 @@ async function standardInputs(target: SessionQueueTarget, batch: StandardInputBa
   counting = true;
   const statements = countPgStatements();
   const commands = countRedisCommands();
+  // With `subscribe`, the counts include the subscribers' reads: the client's commands, as in production.
+  const sessionIds = Array.from({ length: Math.min(batch.sessions, batch.n) }, (_, i) => `${batch.prefix}-${i}`);
+  // The watcher's subscribers duplicate this connection (one each, as `readSessionEvents` does).
+  const redis = batch.subscribe === true ? new Redis(target.redisUrl) : null;
+  const watcher = redis === null ? null : new StreamWatcher(redis, target.queueName, sessionIds);
+  watcher?.start();
   try {
+    await watcher?.ready();
     await addStandardInputs(queue, batch);
+    if (watcher !== null) await waitForFinishes(watcher, batch.n, SUBSCRIBED_FINISH_TIMEOUT_MS);
     return { pg: statements.read(), redis: commands.read() };
   } finally {
+    await watcher?.stop();
+    redis?.disconnect();
     statements.restore();
     commands.restore();
     counting = false;

@@ -14,6 +14,12 @@ export interface StandardInputBatch {
   sessions: number;
   prefix: string;
   concurrency: number;
+  /**
+   * Subscribe to every session's stream while the batch runs (`StreamWatcher`, one subscriber per
+   * session, as the latency bench's clients are) and resolve once each input's `input_finished` was
+   * received: the batch then carries its clients' reading, as the latency bench's open loops do.
+   */
+  subscribe?: boolean;
 }
 
 /**
@@ -41,6 +47,8 @@ export interface StandardRunOptions<Result> {
   /** Session id prefix, unique per run (fresh sessions each run). */
   prefix: string;
   timeoutMs: number;
+  /** See {@link StandardInputBatch.subscribe}; for a producer process only. */
+  subscribe?: boolean;
 }
 
 export interface StandardRunResult<Result> {
@@ -52,7 +60,8 @@ export interface StandardRunResult<Result> {
 
 export async function standardRun<Result = undefined>(options: StandardRunOptions<Result>): Promise<StandardRunResult<Result>> {
   const { producer, counter, n } = options;
-  const batch: StandardInputBatch = { n, sessions: options.sessions, prefix: options.prefix, concurrency: options.producerConcurrency };
+  const batch: StandardInputBatch = { n, sessions: options.sessions, prefix: options.prefix, concurrency: options.producerConcurrency, subscribe: options.subscribe === true };
+  if (batch.subscribe && producer instanceof SessionQueue) throw new Error('standardRun: subscribe needs a producer process (its clients read the streams there)');
   const before = counter.finished;
   const beforeStatus = { ...counter.byStatus };
   let produced: Result | undefined;

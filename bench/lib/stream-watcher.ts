@@ -1,9 +1,16 @@
 /**
- * A subscriber of many session streams on one connection (`XREAD BLOCK` over every key), recording
- * when each event arrived. Used to time dispatch (`input_started`), fan-out (`stream_delta`) and
- * end-to-end (`input_finished`) as a client sees them.
+ * A client subscribed to many session streams the way the product's clients are
+ * (`readSessionEvents`, what `SessionQueue.subscribe` returns: one `XREAD BLOCK` on one stream per
+ * session, each on its own connection), recording when each event arrived. Used to time dispatch
+ * (`input_started`), fan-out (`stream_delta`) and end-to-end (`input_finished`) as a client sees them.
+ *
+ * (Until session 10 this was one `XREAD BLOCK` over every session's key on one connection. Redis
+ * walks every key of such a read each time it wakes, and it woke for nearly every write: at 340
+ * inputs/s over 200 streams it cost Redis ≈ 0.9 ms and the client ≈ 1 ms of CPU per input, more than
+ * the worker, so the measuring client loaded the machine it measured — bench/RESULTS.md, item 41.)
  */
 import type { Redis } from 'ioredis';
+import { readSessionEvents } from '../../src/events/event-subscriber.js';
 
 export interface ReceivedEvent {
   sessionId: string;
@@ -15,46 +22,69 @@ export interface ReceivedEvent {
 
 export class StreamWatcher {
   readonly events: ReceivedEvent[] = [];
-  readonly #connection: Redis;
-  readonly #keys: string[];
-  readonly #cursors: string[];
-  #stopped = false;
-  #loop: Promise<void> | null = null;
+  readonly #stop = new AbortController();
+  #readers: Promise<void>[] = [];
+  /** The first reader's failure, thrown by {@link stop}. */
+  #failure: unknown = null;
 
   constructor(
-    redis: Redis,
-    queueName: string,
+    private readonly redis: Redis,
+    private readonly queueName: string,
     readonly sessionIds: readonly string[],
     private readonly now: () => number = () => performance.now(),
-  ) {
-    this.#connection = redis.duplicate();
-    this.#keys = sessionIds.map((id) => `${queueName}:events:${id}`);
-    this.#cursors = sessionIds.map(() => '0-0');
-  }
+  ) {}
 
   start(): void {
-    this.#loop = this.#run();
+    this.#readers = this.sessionIds.map((sessionId) =>
+      this.#read(sessionId).catch((error: unknown) => {
+        this.#failure ??= error;
+      }),
+    );
   }
 
-  async #run(): Promise<void> {
-    while (!this.#stopped) {
-      const reply = (await this.#connection.xread('COUNT', 1000, 'BLOCK', 200, 'STREAMS', ...this.#keys, ...this.#cursors)) as [string, [string, string[]][]][] | null;
+  /** Follows one session's stream from its start until stopped; a gap (events lost) fails the run. */
+  async #read(sessionId: string): Promise<void> {
+    const items = readSessionEvents(this.redis, { queueName: this.queueName, sessionId, after: '0', blockMs: 1000, count: 1000, signal: this.#stop.signal });
+    for await (const item of items) {
       const at = this.now();
-      for (const [key, entries] of reply ?? []) {
-        const index = this.#keys.indexOf(key);
-        for (const [id, fields] of entries) {
-          this.#cursors[index] = id;
-          const type = fields[fields.indexOf('type') + 1]!;
-          const data = JSON.parse(fields[fields.indexOf('data') + 1]!) as Record<string, unknown>;
-          this.events.push({ sessionId: this.sessionIds[index]!, type, data, at });
-        }
-      }
+      if (item.kind === 'gap') throw new Error(`stream watcher: events of ${sessionId} were lost after ${item.after}`);
+      this.events.push({ sessionId, type: item.type, data: item.data, at });
+    }
+  }
+
+  /**
+   * Resolves once Redis holds (about) every subscriber blocked in its read, so a run's first inputs
+   * do not wait behind the subscribers' connecting (`INFO clients`: `blocked_clients`, which counts
+   * other blocked clients too, such as a BullMQ worker's). Polls with a deadline.
+   */
+  async ready(timeoutMs = 10_000): Promise<void> {
+    const until = performance.now() + timeoutMs;
+    for (;;) {
+      const info = await this.redis.info('clients');
+      const blocked = Number(/blocked_clients:(\d+)/.exec(info)?.[1] ?? 0);
+      if (blocked >= this.sessionIds.length) return;
+      if (this.#failure !== null) throw this.#failure;
+      if (performance.now() > until) throw new Error(`stream watcher: ${blocked} of ${this.sessionIds.length} subscribers blocked in their reads after ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
     }
   }
 
   async stop(): Promise<void> {
-    this.#stopped = true;
-    await this.#loop;
-    this.#connection.disconnect();
+    this.#stop.abort();
+    await Promise.all(this.#readers);
+    if (this.#failure !== null) throw this.#failure;
+  }
+}
+
+/** Polls the watcher's events (with a deadline) until `total` events of `type` were received. */
+export async function waitForEvents(watcher: StreamWatcher, type: string, total: number, timeoutMs: number): Promise<void> {
+  const until = performance.now() + timeoutMs;
+  let seen = 0;
+  let counted = 0;
+  for (;;) {
+    for (; counted < watcher.events.length; counted += 1) if (watcher.events[counted]!.type === type) seen += 1;
+    if (seen >= total) return;
+    if (performance.now() > until) throw new Error(`stream watcher: ${seen} of ${total} ${type} events received within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
