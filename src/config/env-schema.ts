@@ -40,7 +40,7 @@ const independentSchema = z.object({
   WORKER_HEAP_GROWTH_PERCENT: envVariable(100, integer({ min: 0, max: 1000, expected: 'an integer from 0 to 1000 (percent; 0 leaves V8 its own)' })),
   DATABASE_POOL_SIZE: envVariable(10, integer({ min: 1, max: 1000, expected: 'a positive integer' })),
   DATABASE_BATCH_SIZE: envVariable(64, integer({ min: 1, max: 1000, expected: 'an integer from 1 to 1000 (writes per statement)' })),
-  DATABASE_BATCH_STATEMENTS: envVariable(2, integer({ min: 1, max: 1000, expected: 'an integer from 1 to 1000 (batched statements at once)' })),
+  DATABASE_BATCH_STATEMENTS: envVariable(1, integer({ min: 1, max: 1000, expected: 'an integer from 1 to 1000 (batched statements at once)' })),
   METRICS_PORT: envVariable(9464, integer({ min: 0, max: 65_535, expected: 'an integer from 0 to 65535' })),
   LOG_LEVEL: envVariable('info', oneOf(LOG_LEVELS)),
   LOG_FORMAT: envVariable('json', oneOf(LOG_FORMATS)),

@@ -81,7 +81,8 @@ export interface WorkerConfig {
    * The hot reads (run state, inbox) share round trips within the same limits.
    * `DATABASE_BATCH_SIZE`: most writes per statement, 1–1000 (1 turns batching off). Default 64.
    * `DATABASE_BATCH_STATEMENTS`: most batched statements running at once, 1–1000; writes ready
-   * meanwhile wait for one to finish and go together. Default 2. Keep it below `DATABASE_POOL_SIZE`.
+   * meanwhile wait for one to finish and go together. Default 1 (bench/RESULTS.md, item 43). Keep it
+   * below `DATABASE_POOL_SIZE`.
    */
   batch: { maxSize: number; maxInFlight: number };
   /**

@@ -35,7 +35,7 @@ describe('loadConfig defaults', () => {
         concurrency: 16,
         heapGrowthPercent: 100,
         poolSize: 10,
-        batch: { maxSize: 64, maxInFlight: 2 },
+        batch: { maxSize: 64, maxInFlight: 1 },
         windowCache: { maxBytes: 64 * 1024 * 1024, minMessages: 1 },
         leaseTtlMs: 30_000,
         drain: { sliceInputs: 10, sliceMs: 30_000, sweepEveryMs: 5_000, sweepGraceMs: 2_000, maxInputAttempts: 10 },
