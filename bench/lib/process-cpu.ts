@@ -27,10 +27,15 @@ export interface CpuPerItem {
   [process: string]: number | null;
 }
 
-/** utime + stime of one `/proc/<pid>/stat` line (fields after the command name, which may hold spaces). */
-function statTicks(stat: string): number {
+/**
+ * utime + stime of one `/proc/<pid>/stat` line (fields after the command name, which may hold
+ * spaces); with `children`, plus cutime + cstime: the time of its children that exited and were
+ * reaped.
+ */
+function statTicks(stat: string, children = false): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[11]) + Number(fields[12]);
+  const own = Number(fields[11]) + Number(fields[12]);
+  return children ? own + Number(fields[13]) + Number(fields[14]) : own;
 }
 
 /**
@@ -86,7 +91,9 @@ function procTicks(): { postgres: number; redis: number } | null {
     const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
     const key = name.startsWith('postgres') ? 'postgres' : name.startsWith('redis') ? 'redis' : null;
     if (key === null) continue;
-    ticks[key] += statTicks(stat);
+    // With their reaped children's time: a Postgres backend that exits (a pool closing an idle
+    // connection) moves its time to the postmaster's, where the sum still counts it.
+    ticks[key] += statTicks(stat, true);
   }
   return ticks;
 }
@@ -102,7 +109,8 @@ function machineTicks(): number | null {
 }
 
 /**
- * CPU used so far, in milliseconds. Postgres backends that exit in between are not counted.
+ * CPU used so far, in milliseconds. A Postgres backend that exits in between still counts: its time
+ * moves to the postmaster's reaped-children time, which is summed too.
  * `processes` names other pids to read too, e.g. `{ llmServer: pid }` for a fake model server run in
  * its own process: it is not this process, postgres or redis, so only `machine` would count it otherwise.
  */
