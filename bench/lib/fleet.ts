@@ -108,7 +108,7 @@ export async function deleteQueueKeys(redis: Redis, queue: string): Promise<void
   }
 }
 
-const TUNABLE = ['DATABASE_BATCH_SIZE', 'DATABASE_BATCH_STATEMENTS', 'WINDOW_CACHE_MB', 'WINDOW_CACHE_MIN_MESSAGES'];
+const TUNABLE = ['DATABASE_BATCH_SIZE', 'DATABASE_BATCH_STATEMENTS', 'DATABASE_BATCH_OVERLAP_MIN', 'WINDOW_CACHE_MB', 'WINDOW_CACHE_MIN_MESSAGES'];
 
 export function benchConfig(env: Record<string, string>): ResolvedConfig {
   // The group-commit and window-cache settings may be set from outside, to compare them on the same workload.

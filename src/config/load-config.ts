@@ -55,7 +55,7 @@ function toResolvedConfig(env: ParsedEnv): ResolvedConfig {
       concurrency: env.WORKER_CONCURRENCY,
       heapGrowthPercent: env.WORKER_HEAP_GROWTH_PERCENT,
       poolSize: env.DATABASE_POOL_SIZE,
-      batch: { maxSize: env.DATABASE_BATCH_SIZE, maxInFlight: env.DATABASE_BATCH_STATEMENTS },
+      batch: { maxSize: env.DATABASE_BATCH_SIZE, maxInFlight: env.DATABASE_BATCH_STATEMENTS, overlapMinWaiting: env.DATABASE_BATCH_OVERLAP_MIN },
       windowCache: { maxBytes: env.WINDOW_CACHE_MB * 1024 * 1024, minMessages: env.WINDOW_CACHE_MIN_MESSAGES },
       leaseTtlMs: env.LEASE_TTL_MS,
       drain: {

@@ -11,6 +11,13 @@ export interface BatchOptions {
    * sends each at once. Default 2.
    */
   maxInFlight?: number;
+  /**
+   * Beyond the first round trip in flight, another starts only while at least this many items wait
+   * (of every kind together). Default 1: whenever any wait. A larger value keeps a lightly loaded
+   * process at one round trip at a time, so its items share more of them, and still lets a busy one
+   * overlap round trips.
+   */
+  overlapMinWaiting?: number;
 }
 
 /** A submitted item, waiting for its round trip. */
@@ -29,7 +36,7 @@ export type SelectBatch<T> = (waiting: readonly T[], maxSize: number) => Set<num
 /**
  * The queue both group-commit batchers run on (docs/store.md). Items submitted in one turn of the
  * event loop are sent together at its end, and whenever a round trip finishes the next batch goes:
- * at most `maxInFlight` at once. A batch the server fails (an error response — the round trip wrote
+ * at most `maxInFlight` at once, and a second or later one only while `overlapMinWaiting` items wait. A batch the server fails (an error response — the round trip wrote
  * nothing, and stopped at the failing statement) is sent again one item per round trip, so one item's
  * error is only its own. Any other failure — a lost connection, when whether a write committed is
  * unknown — rejects every item of the batch, as it would reject a lone item: sending again could apply
@@ -39,6 +46,7 @@ export class BatchQueue<T, R> {
   private waiting: Waiting<T, R>[] = [];
   private readonly maxSize: number;
   private readonly maxInFlight: number;
+  private readonly overlapMinWaiting: number;
   private inFlight = 0;
   private flushScheduled = false;
 
@@ -50,6 +58,7 @@ export class BatchQueue<T, R> {
   ) {
     this.maxSize = positiveInteger(options.maxSize ?? 64, `${what} maxSize`);
     this.maxInFlight = positiveInteger(options.maxInFlight ?? 2, `${what} maxInFlight`);
+    this.overlapMinWaiting = positiveInteger(options.overlapMinWaiting ?? 1, `${what} overlapMinWaiting`);
   }
 
   submit(item: T): Promise<R> {
@@ -74,6 +83,8 @@ export class BatchQueue<T, R> {
 
   private flush(): void {
     while (this.inFlight < this.maxInFlight && this.waiting.length > 0) {
+      // Another round trip beside a running one only when enough items wait to be worth it.
+      if (this.inFlight > 0 && this.waiting.length < this.overlapMinWaiting) return;
       const chosen = this.select(
         this.waiting.map((waiting) => waiting.item),
         this.maxSize,

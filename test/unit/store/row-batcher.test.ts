@@ -181,6 +181,43 @@ describe('RowBatcher', () => {
     expect(third.outcome).toEqual({ state: 'resolved', value: { sessionId: 's3' } });
   });
 
+  it('with overlapMinWaiting, starts a second statement beside a running one only once that many steps wait', async () => {
+    const { pool, calls } = fakePool();
+    const batcher = new RowBatcher(pool, { maxInFlight: 2, overlapMinWaiting: 3 });
+    const first = track(batcher.submit(step('s1')));
+    await until(() => calls.length === 1, 'the first statement is sent: nothing was running');
+
+    // Two waiting, fewer than 3: they wait for the running statement instead of overlapping it.
+    const waiting = ['s2', 's3'].map((session) => track(batcher.submit(step(session))));
+    await quiesce();
+    expect(calls).toHaveLength(1);
+
+    // A third makes 3 waiting: a second statement starts beside the first and carries all three.
+    const third = track(batcher.submit(step('s4')));
+    await until(() => calls.length === 2, 'a second statement overlaps the first');
+    expect(calls[1]!.sessions).toEqual(['s2', 's3', 's4']);
+
+    // When the first ends, the second still runs, and one waiting step is fewer than 3: it waits.
+    const late = track(batcher.submit(step('s5')));
+    calls[0]!.answer(['s1']);
+    await first.done;
+    await quiesce();
+    expect(calls).toHaveLength(2);
+    expect(late.outcome.state).toBe('pending');
+
+    // Once nothing runs, a single waiting step goes at once.
+    calls[1]!.answer(['s2', 's3', 's4']);
+    await until(() => calls.length === 3, 'the late step is sent when nothing else runs');
+    expect(calls[2]!.sessions).toEqual(['s5']);
+    calls[2]!.answer(['s5']);
+    await Promise.all([...waiting.map((tracked) => tracked.done), third.done, late.done]);
+    expect(late.outcome).toEqual({ state: 'resolved', value: { sessionId: 's5' } });
+    expect(waiting.map((tracked) => tracked.outcome)).toEqual([
+      { state: 'resolved', value: { sessionId: 's2' } },
+      { state: 'resolved', value: { sessionId: 's3' } },
+    ]);
+  });
+
   it('never puts two steps of one session in one statement: the second goes in a later one', async () => {
     const { pool, calls } = fakePool();
     const batcher = new RowBatcher(pool, { maxInFlight: 1 });
@@ -331,6 +368,8 @@ describe('RowBatcher', () => {
     [{ maxInFlight: -1 }, '-1'],
     [{ maxSize: 1.5 }, '1.5'],
     [{ maxInFlight: Number.NaN }, 'NaN'],
+    [{ overlapMinWaiting: 0 }, '0'],
+    [{ overlapMinWaiting: 2.5 }, '2.5'],
   ])('refuses options %o with config.invalid', (options, received) => {
     const { pool } = fakePool();
     let thrown: unknown;
@@ -348,6 +387,7 @@ describe('RowBatcher', () => {
     const { pool } = fakePool();
     expect(() => new RowBatcher(pool)).not.toThrow();
     expect(() => new RowBatcher(pool, { maxSize: 1, maxInFlight: 1 })).not.toThrow();
+    expect(() => new RowBatcher(pool, { maxInFlight: 2, overlapMinWaiting: 16 })).not.toThrow();
   });
 });
 
