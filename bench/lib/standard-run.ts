@@ -2,7 +2,8 @@
  * One throughput run of the standard input against an in-process worker: `n` inputs over `sessions`
  * sessions submitted through the real producer (`SessionQueue.add`, `producerConcurrency` in flight) —
  * in this process, or in a producer process of its own (`producer-process.ts`) as a producer service
- * would be — timed from the first add until the last input's final step committed.
+ * would be — timed from the first add until the last input's final step committed (with `subscribe`,
+ * and its `input_finished` was received by the producer process's subscribers).
  */
 import { SessionQueue } from '../../src/producer/session-queue.js';
 import type { FinishCounter } from './fleet.js';
