@@ -36,8 +36,9 @@ export type SelectBatch<T> = (waiting: readonly T[], maxSize: number) => Set<num
 /**
  * The queue both group-commit batchers run on (docs/store.md). Items submitted in one turn of the
  * event loop are sent together at its end, and whenever a round trip finishes the next batch goes:
- * at most `maxInFlight` at once, and a second or later one only while `overlapMinWaiting` items wait. A batch the server fails (an error response — the round trip wrote
- * nothing, and stopped at the failing statement) is sent again one item per round trip, so one item's
+ * at most `maxInFlight` at once, and a second or later one only while `overlapMinWaiting` items
+ * wait. A batch the server fails (an error response — the round trip wrote nothing, and stopped at
+ * the failing statement) is sent again one item per round trip, so one item's
  * error is only its own. Any other failure — a lost connection, when whether a write committed is
  * unknown — rejects every item of the batch, as it would reject a lone item: sending again could apply
  * a write twice.
