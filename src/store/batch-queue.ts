@@ -38,10 +38,9 @@ export type SelectBatch<T> = (waiting: readonly T[], maxSize: number) => Set<num
  * event loop are sent together at its end, and whenever a round trip finishes the next batch goes:
  * at most `maxInFlight` at once, and a second or later one only while `overlapMinWaiting` items
  * wait. A batch the server fails (an error response — the round trip wrote nothing, and stopped at
- * the failing statement) is sent again one item per round trip, so one item's
- * error is only its own. Any other failure — a lost connection, when whether a write committed is
- * unknown — rejects every item of the batch, as it would reject a lone item: sending again could apply
- * a write twice.
+ * the failing statement) is sent again one item per round trip, so one item's error is only its
+ * own. Any other failure — a lost connection, when whether a write committed is unknown — rejects
+ * every item of the batch, as it would reject a lone item: sending again could apply a write twice.
  */
 export class BatchQueue<T, R> {
   private waiting: Waiting<T, R>[] = [];
