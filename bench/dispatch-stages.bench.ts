@@ -10,10 +10,15 @@
  * - the lease and first claim (`acquireLeaseAndClaim`: a shared write statement),
  * - the `input_started` write and its arrival at a subscriber (`XREAD BLOCK` in this process).
  * Percentiles per stage over all inputs of a rate; the stages of one input add up to its total.
+ * Per-stage percentiles do not add up to the total's, so each rate also reports its tail: the inputs
+ * whose total is at or above the total's p99, with each stage's mean among them and how much of their
+ * dispatch this process spent in garbage collection (it holds the worker, the producer and the
+ * subscriber), beside every collection pause of the rate's window.
  *
  * Run alone: `npx tsx bench/dispatch-stages.bench.ts` (BENCH_DISPATCH_RATES, default "50,200" inputs/s;
  * BENCH_DISPATCH_SECONDS per rate, default 5).
  */
+import { PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { SessionQueue } from '../src/producer/session-queue.js';
@@ -39,12 +44,54 @@ const STAGES: [name: string, from: Mark, to: Mark][] = [
   ['input_started written and received', 'leased', 'startedSeen'],
 ];
 
+type Marks = Partial<Record<Mark, number>>;
+
+/** A collection pause of this process, on `performance.now()`'s clock. */
+interface Pause {
+  start: number;
+  ms: number;
+}
+
+/** Records this process's garbage-collection pauses until `stop()`. */
+function watchPauses(): { pauses: Pause[]; stop: () => void } {
+  const pauses: Pause[] = [];
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries() as PerformanceEntry[]) pauses.push({ start: entry.startTime, ms: entry.duration });
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  return { pauses, stop: () => observer.disconnect() };
+}
+
+/** Milliseconds of `pauses` that fell between `from` and `to`. */
+function pausedWithin(pauses: readonly Pause[], from: number, to: number): number {
+  let ms = 0;
+  for (const pause of pauses) ms += Math.max(0, Math.min(pause.start + pause.ms, to) - Math.max(pause.start, from));
+  return ms;
+}
+
+/**
+ * The slowest inputs (total at or above its p99): each stage's mean among them, and the mean time of
+ * their dispatch this process spent paused for garbage collection.
+ */
+function tail(complete: readonly Marks[], pauses: readonly Pause[]) {
+  const total = (entry: Marks) => entry.startedSeen! - entry.add!;
+  const p99 = percentile(complete.map(total), 99);
+  const slow = complete.filter((entry) => total(entry) >= p99);
+  const mean = (pick: (entry: Marks) => number) => round(slow.reduce((sum, entry) => sum + pick(entry), 0) / slow.length);
+  return {
+    inputs: slow.length,
+    totalMs: mean(total),
+    stagesMs: Object.fromEntries(STAGES.map(([name, from, to]) => [name, mean((entry) => entry[to]! - entry[from]!)])),
+    gcPausedMs: mean((entry) => pausedWithin(pauses, entry.add!, entry.startedSeen!)),
+  };
+}
+
 /**
  * Times each stage by wrapping the prototypes for the run; `restore()` puts them back. `current`
  * holds each session's latest input: a session's inputs come seconds apart, long after the one
  * before was dispatched.
  */
-function instrument(current: Map<string, Partial<Record<Mark, number>>>): { restore: () => void } {
+function instrument(current: Map<string, Marks>): { restore: () => void } {
   const mark = (sessionId: string, name: Mark) => {
     const entry = current.get(sessionId);
     if (entry !== undefined && entry[name] === undefined) entry[name] = performance.now();
@@ -98,13 +145,14 @@ async function main(): Promise<void> {
     for (const rate of RATES) {
       const total = Math.max(20, Math.round(rate * SECONDS));
       const sessionIds = Array.from({ length: SESSIONS }, (_, i) => `r${rate}-${i}`);
-      const current = new Map<string, Partial<Record<Mark, number>>>();
+      const current = new Map<string, Marks>();
       /** Every input's marks, by `<sessionId>#<seq>` once its add returned. */
-      const marks = new Map<string, Partial<Record<Mark, number>>>();
+      const marks = new Map<string, Marks>();
       const watcher = new StreamWatcher(redis, queueName, sessionIds);
       watcher.start();
       await watcher.ready();
       const instrumented = instrument(current);
+      const gc = watchPauses();
       const before = counter.finished;
       const adds: Promise<unknown>[] = [];
       const started = performance.now();
@@ -112,13 +160,14 @@ async function main(): Promise<void> {
         const wait = started + (i * 1000) / rate - performance.now();
         if (wait > 1) await sleep(wait);
         const sessionId = sessionIds[i % SESSIONS]!;
-        const entry: Partial<Record<Mark, number>> = { add: performance.now() };
+        const entry: Marks = { add: performance.now() };
         current.set(sessionId, entry);
         adds.push(producer.add('send', { sessionId, input: `dispatch input ${i}` }).then((handle) => void marks.set(`${sessionId}#${handle.seq}`, entry)));
       }
       await Promise.all(adds);
       await counter.waitFor(before + total, 60_000);
       instrumented.restore();
+      gc.stop();
       // Every input committed its final step, so its `input_started` was written: wait until it was read.
       await waitForEvents(watcher, 'input_started', total, 10_000);
       await watcher.stop();
@@ -134,6 +183,13 @@ async function main(): Promise<void> {
         timed: complete.length,
         stagesMs: Object.fromEntries(STAGES.map(([name, from, to]) => [name, pct(complete.map((entry) => entry[to]! - entry[from]!))])),
         totalMs: pct(complete.map((entry) => entry.startedSeen! - entry.add!)),
+        tail: tail(complete, gc.pauses),
+        gcPauses: {
+          count: gc.pauses.length,
+          ms: round(gc.pauses.reduce((sum, pause) => sum + pause.ms, 0)),
+          maxMs: round(Math.max(0, ...gc.pauses.map((pause) => pause.ms))),
+          over5ms: gc.pauses.filter((pause) => pause.ms > 5).length,
+        },
       });
     }
     stop();
