@@ -140,7 +140,13 @@ function openConnections(config: ResolvedConfig, logger: Logger): Connections {
     subscriber,
     workerConnection,
     queue: new Queue(config.queueName, { connection: redis }),
-    publisher: new RedisEventPublisher(redis, { queueName: config.queueName, onError: (error: unknown) => logger.warn({ err: error }, 'event publish failed') }),
+    publisher: new RedisEventPublisher(redis, {
+      queueName: config.queueName,
+      maxLen: config.events.maxLen,
+      idleExpirySeconds: config.events.idleExpirySeconds,
+      coalesceMs: config.events.coalesceMs,
+      onError: (error: unknown) => logger.warn({ err: error }, 'event publish failed'),
+    }),
   };
 }
 

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ScriptedLlm } from '../../../src/llm/scripted-llm.js';
 import { acceptAndKick } from '../../../src/producer/accept-input.js';
+import { eventStreamKey } from '../../../src/producer/fleet-keys.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
 
 describe('fleet end to end (offline scripted model)', () => {
@@ -63,5 +65,44 @@ describe('fleet end to end: many drains at once in one worker', () => {
     } finally {
       process.off('warning', onWarning);
     }
+  });
+});
+
+describe('fleet end to end: the LOOPFLEET_EVENTS_* settings shape what the worker writes', () => {
+  let fleet: FleetFixture;
+  const settings = { LOOPFLEET_EVENTS_TTL_SECONDS: '120', LOOPFLEET_EVENTS_MAXLEN: '10', LOOPFLEET_EVENTS_COALESCE_MS: '0' };
+
+  beforeAll(async () => {
+    fleet = await FleetFixture.create('e2e_events', settings);
+    // Four deltas per reply: merged into one entry by the default 25 ms window, four entries without one.
+    const replies = Array.from({ length: 8 }, () => ({ chunks: ['one ', 'two ', 'three ', 'four'] }));
+    await fleet.startWorker({ llm: new ScriptedLlm(replies) });
+  });
+
+  afterAll(async () => {
+    await fleet.close();
+  });
+
+  it('expires the stream after LOOPFLEET_EVENTS_TTL_SECONDS, trims it near LOOPFLEET_EVENTS_MAXLEN and merges no deltas with a window of 0', async () => {
+    const sessionId = 'configured';
+    for (let n = 1; n <= 8; n += 1) {
+      await acceptAndKick(fleet.acceptDeps, { sessionId, kind: 'send', payload: { input: `input ${n}` } });
+      await fleet.waitForSessionIdle(sessionId, n);
+    }
+    const streamKey = eventStreamKey(fleet.config.queueName, sessionId);
+    const published = await fleet.waitFor('every input_finished written', async () => {
+      const [last] = (await fleet.redis.xrevrange(streamKey, '+', '-', 'COUNT', 1)) as [string, string[]][];
+      const data = last === undefined ? null : (JSON.parse(last[1][3]!) as { seq: number; inputSeq: number });
+      return last?.[1][1] === 'input_finished' && data?.inputSeq === 8 ? data.seq : undefined;
+    });
+    const ttl = await fleet.redis.ttl(streamKey);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(120);
+    // Trimming is approximate (whole stream nodes of 100 entries): what is left is below what was written.
+    expect(published).toBeGreaterThan(110);
+    expect(await fleet.redis.xlen(streamKey)).toBeLessThan(published);
+    const entries = (await fleet.redis.xrange(streamKey, '-', '+')) as [string, string[]][];
+    const deltasOfLast = entries.filter(([, fields]) => fields[1] === 'stream_delta' && (JSON.parse(fields[3]!) as { inputSeq: number }).inputSeq === 8);
+    expect(deltasOfLast.map(([, fields]) => (JSON.parse(fields[3]!) as { text: string }).text)).toEqual(['one ', 'two ', 'three ', 'four']);
   });
 });
