@@ -30,7 +30,7 @@ export async function runClaimedInput(
   const steered: number[] = [];
   try {
     // Queued, not awaited: the run's own events follow it in the same session queue (so in stream
-    // order), and share its write. The run's end waits for all of them (`input_finished` below).
+    // order), and share its write. `input_finished` below is written after all of them.
     const start: FleetEvent = resumed ? { type: 'input_resumed', reason: 'worker_lost', attempt: input.attempts } : { type: 'input_started', attempt: input.attempts };
     sink.emit(start);
     await applyDurableCancel(ctx, sessionId, leaseToken, session.cancelRequestedAt, input.startedAt, cancel);
@@ -47,7 +47,9 @@ export async function runClaimedInput(
       { sessionId, leaseToken, input, resumed, session, pendingInputs: claimed.pendingInputs, pendingSteers: claimed.pendingSteers, signal: runSignal.signal },
     );
     const { result, error } = outcome;
-    await sink.flush();
+    // Not after a flush: the session's queue writes the finish after every event queued before it,
+    // so it shares the run's last write instead of costing a round trip (and a wake-up of each
+    // subscriber) of its own.
     await publishFinish(ctx, sessionId, input.seq, { type: 'input_finished', ...result, error });
     // A resumed run did not see the steering its dead predecessor applied: those inputs are in Postgres.
     if (resumed) steered.unshift(...(await steeredBefore(ctx, sessionId, input.seq, steered)));

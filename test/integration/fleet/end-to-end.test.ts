@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis, type Command } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ScriptedLlm } from '../../../src/llm/scripted-llm.js';
 import { acceptAndKick } from '../../../src/producer/accept-input.js';
 import { eventStreamKey } from '../../../src/producer/fleet-keys.js';
@@ -33,6 +34,29 @@ describe('fleet end to end (offline scripted model)', () => {
       const history = await fleet.store.loadHistory(sessionId);
       expect(history.map((row) => row.message.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user', 'assistant']);
     }
+  });
+
+  it("writes an input's input_finished in the same Redis call as the run's last events, not in a round trip of its own", async () => {
+    const sessionId = 'one-write';
+    // The event types of every script call naming the session (each type is one of its arguments).
+    const calls: string[][] = [];
+    const sendCommand = Redis.prototype.sendCommand;
+    const spy = vi.spyOn(Redis.prototype, 'sendCommand').mockImplementation(function (this: Redis, command: Command, ...rest: unknown[]) {
+      const args = command.args.map(String);
+      if ((command.name === 'evalsha' || command.name === 'eval') && args.some((arg) => arg.includes(sessionId))) calls.push(args.filter((arg) => /^[a-z]+(_[a-z]+)+$/.test(arg)));
+      return (sendCommand as (...args: unknown[]) => unknown).call(this, command, ...rest) as ReturnType<Redis['sendCommand']>;
+    });
+    try {
+      await acceptAndKick(fleet.acceptDeps, { sessionId, kind: 'send', payload: { input: 'hello' } });
+      await fleet.waitForSessionIdle(sessionId, 1);
+      await fleet.waitFor('input_finished written', async () => (calls.some((types) => types.includes('input_finished')) ? true : undefined));
+    } finally {
+      spy.mockRestore();
+    }
+    const finishing = calls.filter((types) => types.includes('input_finished'));
+    expect(finishing).toHaveLength(1);
+    expect(finishing[0]).toEqual(expect.arrayContaining(['session_ended', 'input_finished']));
+    expect(finishing[0]!.indexOf('input_finished')).toBeGreaterThan(finishing[0]!.indexOf('session_ended'));
   });
 });
 
