@@ -1,12 +1,15 @@
 /**
  * `npm run bench`: runs every workload, one process each (so none inherits another's heap or JIT
- * state), one after another, and prints a summary of their targets. Each writes
+ * state), one after another, and prints a summary of their targets. Each process gets the node flags
+ * `npm run fleet` starts a worker with (`WORKER_NODE_FLAGS`), as most benches run the worker in it; to
+ * run one alone the same way: `node --max-semi-space-size=32 --import tsx bench/<name>.bench.ts`. Each writes
  * `bench/results/<name>.json` itself. BENCH_ONLY=a,b runs a subset (file names without `.bench.ts`).
  * Every bench bounds its own run time and cleans up its database, queue keys and processes.
  */
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { WORKER_NODE_FLAGS } from '../src/worker/young-generation.js';
 
 const WORKLOADS = ['throughput', 'latency', 'dispatch-stages', 'concurrency', 'history', 'scale-out', 'event-publish', 'openai-adapter', 'anthropic-adapter'];
 const only = process.env.BENCH_ONLY?.split(',').map((name) => name.trim());
@@ -15,7 +18,8 @@ const selected = WORKLOADS.filter((name) => only === undefined || only.includes(
 function run(name: string): Promise<number> {
   const file = fileURLToPath(new URL(`./${name}.bench.ts`, import.meta.url));
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', file], { stdio: 'inherit' });
+    // With the node flags a worker is deployed with: most benches run the worker in their own process.
+    const child = spawn(process.execPath, [...WORKER_NODE_FLAGS, '--import', 'tsx', file], { stdio: 'inherit' });
     const timer = setTimeout(() => child.kill('SIGTERM'), 330_000);
     child.once('exit', (code) => {
       clearTimeout(timer);

@@ -10,6 +10,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { WORKER_NODE_FLAGS } from '../../src/worker/young-generation.js';
 import { onCleanup } from './fleet.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -37,9 +38,9 @@ export function buildDist(): Promise<void> {
   });
 }
 
-/** Spawns `loopfleet worker` with this process's environment plus `env`. */
+/** Spawns `loopfleet worker` with this process's environment plus `env`, and node's flags as `npm run worker` does. */
 export function spawnCliWorker(env: Record<string, string>, from: 'source' | 'dist' = 'source'): CliWorker {
-  const args = from === 'source' ? ['--import', 'tsx', ENTRY.source, 'worker'] : [ENTRY.dist, 'worker'];
+  const args = [...WORKER_NODE_FLAGS, ...(from === 'source' ? ['--import', 'tsx', ENTRY.source, 'worker'] : [ENTRY.dist, 'worker'])];
   const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const ready = new Promise<void>((resolve, reject) => {

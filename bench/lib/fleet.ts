@@ -20,6 +20,7 @@ import { BatchQueue } from '../../src/store/batch-queue.js';
 import { quoteIdent, runMigrations } from '../../src/store/migrate.js';
 import { applyHeapGrowth } from '../../src/worker/heap-growth.js';
 import { startWorker, type RunningWorker, type StartWorkerOptions } from '../../src/worker/start-worker.js';
+import { maxSemiSpaceMb, WORKER_NODE_FLAGS, WORKER_SEMI_SPACE_MB } from '../../src/worker/young-generation.js';
 import { textEvents, toolCallEvents } from '../../test/support/fake-openai/script.js';
 import { writeStream } from '../../test/support/fake-openai/write-response.js';
 import benchToolDefinitions from './bench-tools.mjs';
@@ -291,10 +292,17 @@ export async function closeFleetBench(parts: FleetBenchParts, options: { force?:
 /**
  * Starts an in-process worker with the bench's defaults (silent logger, no health server, bench tools),
  * and sets V8's heap growth as `loopfleet worker` does (`WORKER_HEAP_GROWTH_PERCENT`, default 100): the
- * bench process is then the worker's process, GC included.
+ * bench process is then the worker's process, GC included. Its young generation is node's flag, which
+ * only the command line can set (`npm run bench` does): without it, says so once.
  */
+let warnedSemiSpace = false;
+
 export function startBenchWorker(config: ResolvedConfig, options: StartWorkerOptions = {}): Promise<RunningWorker> {
   applyHeapGrowth(config.worker.heapGrowthPercent);
+  if (maxSemiSpaceMb() !== WORKER_SEMI_SPACE_MB && !warnedSemiSpace) {
+    warnedSemiSpace = true;
+    console.error(`bench: this process runs the worker without ${WORKER_NODE_FLAGS.join(' ')} (a deployed worker's young generation); npm run bench passes it, or run: node ${WORKER_NODE_FLAGS.join(' ')} --import tsx <bench file>`);
+  }
   return startWorker(config, { logger: silentLogger(), healthServer: false, tools: benchTools(), ...options });
 }
 

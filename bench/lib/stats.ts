@@ -24,11 +24,16 @@ export interface Machine {
   cpuModel: string;
   totalMemGb: number;
   node: string;
+  /** The bench process's node flags (`npm run bench` gives it those of a deployed worker). */
+  nodeFlags: string[];
 }
 
 export function machine(): Machine {
   const list = cpus();
-  return { cpus: list.length, cpuModel: list[0]?.model ?? 'unknown', totalMemGb: round(totalmem() / 2 ** 30, 1), node: process.version };
+  // The flags alone: not the module loaders (tsx's) and their paths, nor code given to evaluate.
+  const skipped = (arg: string | undefined) => arg === '--import' || arg === '--require' || arg === '--loader' || arg === '--eval';
+  const nodeFlags = process.execArgv.filter((arg, index, all) => arg.startsWith('--') && !skipped(arg) && !skipped(all[index - 1]));
+  return { cpus: list.length, cpuModel: list[0]?.model ?? 'unknown', totalMemGb: round(totalmem() / 2 ** 30, 1), node: process.version, nodeFlags };
 }
 
 export interface Target {

@@ -8,6 +8,8 @@ Fleet:
   worker [--grace <ms>]         Run a worker until SIGTERM/SIGINT. The first signal stops taking work
                                 and lets running inputs finish for up to --grace ms (default 30000);
                                 a second signal aborts them and hands their sessions to other workers.
+                                Start it as node --max-semi-space-size=32 (npm run worker, compose):
+                                less GC per input for a little memory (docs/fleet.md, "Memory").
   migrate [--create-database]   Apply the committed database migrations to DATABASE_URL.
                                 Idempotent; safe when several processes run it at once.
                                 --create-database creates the database first if it is missing.

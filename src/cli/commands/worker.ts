@@ -3,6 +3,7 @@ import { loadConfig } from '../../config/index.js';
 import { loggerFromConfig } from '../../observability/logger.js';
 import { applyHeapGrowth } from '../../worker/heap-growth.js';
 import { startWorker } from '../../worker/start-worker.js';
+import { maxSemiSpaceMb } from '../../worker/young-generation.js';
 import { EXIT, type CliIo } from '../cli-io.js';
 
 /**
@@ -21,6 +22,8 @@ export async function workerCommand(args: string[], io: CliIo): Promise<number> 
   const logger = loggerFromConfig(config);
   // The process is the worker's own: its GC may favour a bounded heap (src/worker/heap-growth.ts).
   logger.info({ heapGrowth: applyHeapGrowth(config.worker.heapGrowthPercent) }, 'V8 heap growth');
+  // Node's flag, read as V8 set up the heap: null is V8's default (src/worker/young-generation.ts).
+  logger.info({ maxSemiSpaceMb: maxSemiSpaceMb() }, 'V8 young generation');
   const worker = await startWorker(config, { logger });
   await new Promise<void>((resolve) => {
     let signals = 0;

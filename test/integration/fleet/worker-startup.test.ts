@@ -7,7 +7,8 @@ import { WorkerProcess } from '../../support/worker-process.js';
  * Bad configuration fails at start-up, before any side effect (DESIGN.md I8): a `LOOPFLEET_TOOLS`
  * module that throws while loading, exports an invalid tool, or is missing makes `loopfleet worker`
  * exit 1 with a message naming the module and the problem — without connecting to anything; so does a
- * bad `WORKER_HEAP_GROWTH_PERCENT`, and a good one is set (and logged) first. Postgres and Redis point at
+ * bad `WORKER_HEAP_GROWTH_PERCENT`, and a good one is set (and logged) first, as is the young generation
+node was started with. Postgres and Redis point at
  * a listener of this test that counts connection attempts.
  */
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
@@ -48,6 +49,21 @@ describe('loopfleet worker refuses a bad tools module before connecting', () => 
     expect(connections).toHaveLength(0);
   }, 90_000);
 
+  /** A worker whose tools module throws, with `env` added, run until it exits 1 (what it logged first is kept). */
+  async function failingOnItsTools(label: string, env: Record<string, string>): Promise<WorkerProcess> {
+    const worker = WorkerProcess.spawn(label, {
+      DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/never`,
+      REDIS_URL: `redis://127.0.0.1:${port}`,
+      LOOPFLEET_TOOLS: fixture('throwing-tools.ts'),
+      METRICS_PORT: '0',
+      LOG_LEVEL: 'info',
+      ...env,
+    });
+    const exit = await worker.waitForExit(60_000);
+    expect(exit, worker.diagnostics()).toEqual({ code: 1, signal: null });
+    return worker;
+  }
+
   // The command sets V8's heap growth first thing (src/worker/heap-growth.ts), so even a worker that
   // then fails on its tools has logged what it set.
   it.concurrent.each([
@@ -55,18 +71,21 @@ describe('loopfleet worker refuses a bad tools module before connecting', () => 
     ['250', '250', { applied: true, percent: 250 }],
     ['0: V8 keeps its own factor', '0', { applied: false, reason: 'v8-default' }],
   ])('WORKER_HEAP_GROWTH_PERCENT %s', async (_label, percent, heapGrowth) => {
-    const worker = WorkerProcess.spawn(`startup-heap-${percent ?? 'default'}`, {
-      DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/never`,
-      REDIS_URL: `redis://127.0.0.1:${port}`,
-      LOOPFLEET_TOOLS: fixture('throwing-tools.ts'),
-      METRICS_PORT: '0',
-      LOG_LEVEL: 'info',
-      ...(percent === undefined ? {} : { WORKER_HEAP_GROWTH_PERCENT: percent }),
-    });
-    const exit = await worker.waitForExit(60_000);
-    expect(exit, worker.diagnostics()).toEqual({ code: 1, signal: null });
+    const worker = await failingOnItsTools(`startup-heap-${percent ?? 'default'}`, percent === undefined ? {} : { WORKER_HEAP_GROWTH_PERCENT: percent });
     expect(worker.logs.find((line) => line.msg === 'V8 heap growth')?.['heapGrowth'], worker.diagnostics()).toEqual(heapGrowth);
     expect(connections).toHaveLength(0);
+  }, 90_000);
+
+  // Node's --max-semi-space-size cannot be set from inside the process, so the command reports the one
+  // it was started with (src/worker/young-generation.ts): null is V8's default.
+  it.concurrent.each([
+    ['no flag: V8 default', undefined, null],
+    ['NODE_OPTIONS=--max-semi-space-size=32', '--max-semi-space-size=32', 32],
+  ])('logs its young generation: %s', async (_label, nodeOptions, maxSemiSpaceMb) => {
+    const worker = await failingOnItsTools(`startup-semi-${maxSemiSpaceMb ?? 'default'}`, nodeOptions === undefined ? {} : { NODE_OPTIONS: nodeOptions });
+    const line = worker.logs.find((entry) => entry.msg === 'V8 young generation');
+    expect(line, worker.diagnostics()).toBeDefined();
+    expect(line?.['maxSemiSpaceMb']).toBe(maxSemiSpaceMb);
   }, 90_000);
 
   it('refuses a WORKER_HEAP_GROWTH_PERCENT that is not a percent from 0 to 1000, before connecting', async () => {

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { WORKER_NODE_FLAGS } from '../../../src/worker/young-generation.js';
 
 /**
  * No Docker engine runs here, so the compose file's structure is checked instead of run: the
@@ -40,6 +41,8 @@ describe('docker-compose.yml', () => {
     expect(env.DATABASE_URL).toBe('postgres://postgres:postgres@postgres:5432/loopfleet');
     expect(env.REDIS_URL).toBe('redis://redis:6379');
     expect(env.METRICS_PORT).toBe('9464');
+    // Overridable (`WORKER_NODE_OPTIONS`), and the node flags `npm run fleet` starts a worker with by default.
+    expect(env.NODE_OPTIONS).toBe(`\${WORKER_NODE_OPTIONS:-${WORKER_NODE_FLAGS.join(' ')}}`);
   });
 
   it('builds from a Dockerfile that exists and runs the loopfleet CLI', () => {
