@@ -7,9 +7,9 @@ import { WorkerProcess } from '../../support/worker-process.js';
  * Bad configuration fails at start-up, before any side effect (DESIGN.md I8): a `LOOPFLEET_TOOLS`
  * module that throws while loading, exports an invalid tool, or is missing makes `loopfleet worker`
  * exit 1 with a message naming the module and the problem — without connecting to anything; so does a
- * bad `WORKER_HEAP_GROWTH_PERCENT`, and a good one is set (and logged) first, as is the young generation
-node was started with. Postgres and Redis point at
- * a listener of this test that counts connection attempts.
+ * bad `WORKER_HEAP_GROWTH_PERCENT`, and a good one is set (and logged) first, as is the young
+ * generation node was started with. Postgres and Redis point at a listener of this test that counts
+ * connection attempts.
  */
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 

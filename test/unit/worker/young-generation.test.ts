@@ -33,7 +33,7 @@ describe('maxSemiSpaceMb', () => {
     expect(maxSemiSpaceMb(['--max-semi-space-size-x=32', '--semi-space-growth-factor=2'], '')).toBeNull();
   });
 
-  it('is what npm run fleet and the compose file start the worker with', () => {
+  it('is what npm run fleet and npm run worker start the worker with (the compose file: compose-file.test.ts)', () => {
     expect(WORKER_NODE_FLAGS).toEqual([`--max-semi-space-size=${WORKER_SEMI_SPACE_MB}`]);
     const scripts = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> }).scripts;
     expect(scripts['fleet']).toContain(`node ${WORKER_NODE_FLAGS.join(' ')} dist/cli/main.js worker`);
