@@ -20,7 +20,8 @@ export const WORKER_SEMI_SPACE_MB = 32;
 /** Node's flags that start a worker with {@link WORKER_SEMI_SPACE_MB}. */
 export const WORKER_NODE_FLAGS: readonly string[] = [`--max-semi-space-size=${WORKER_SEMI_SPACE_MB}`];
 
-const FLAG = /^--max[-_]semi[-_]space[-_]size(?:=(.*))?$/;
+/** Node takes V8's flags with `=` only (`--max-semi-space-size 32` is refused), dashes or underscores. */
+const FLAG = /^--max[-_]semi[-_]space[-_]size=(.*)$/;
 
 /**
  * The `--max-semi-space-size` this process was started with, in MB: from its command line, which
@@ -28,18 +29,15 @@ const FLAG = /^--max[-_]semi[-_]space[-_]size(?:=(.*))?$/;
  * it (V8's default).
  */
 export function maxSemiSpaceMb(execArgv: readonly string[] = process.execArgv, nodeOptions: string = process.env['NODE_OPTIONS'] ?? ''): number | null {
-  return lastValue(execArgv) ?? lastValue(nodeOptions.split(/\s+/).filter((arg) => arg !== ''));
+  return lastValue(execArgv) ?? lastValue(nodeOptions.split(/\s+/));
 }
 
 function lastValue(args: readonly string[]): number | null {
   let value: number | null = null;
-  args.forEach((arg, index) => {
-    const match = FLAG.exec(arg);
-    if (match === null) return;
-    // `--max-semi-space-size 32` (a separate value) as well as `--max-semi-space-size=32`.
-    const text = match[1] ?? args[index + 1];
+  for (const arg of args) {
+    const text = FLAG.exec(arg)?.[1];
     const mb = Number(text);
     if (text !== undefined && text !== '' && Number.isFinite(mb) && mb > 0) value = mb;
-  });
+  }
   return value;
 }

@@ -16,9 +16,9 @@ describe('maxSemiSpaceMb', () => {
   it.each([
     [['--max-semi-space-size=32'], '', 32],
     [['--max_semi_space_size=64'], '', 64],
-    [['--max-semi-space-size', '48', '--import', 'tsx'], '', 48],
+    [['--max-semi-space-size=48', '--import', 'tsx'], '', 48],
     [[], '--enable-source-maps --max-semi-space-size=32', 32],
-    [[], '  --max-semi-space-size 24  ', 24],
+    [[], '  --max-semi-space-size=24  ', 24],
     [['--max-semi-space-size=16', '--max-semi-space-size=32'], '', 32],
   ])('reads %j with NODE_OPTIONS %j as %d MB', (execArgv, nodeOptions, mb) => {
     expect(maxSemiSpaceMb(execArgv, nodeOptions)).toBe(mb);
