@@ -5,7 +5,7 @@ import type { Redis } from 'ioredis';
  * the reader's signal aborts, and always closed when the reader ends.
  */
 
-/** Thrown by {@link untilAborted} when the signal fires first; the caller ends quietly. */
+/** Thrown by {@link AbortableReads.read} when the signal fires first; the caller ends quietly. */
 export class ReadAborted extends Error {
   constructor() {
     super('read aborted');
@@ -14,28 +14,48 @@ export class ReadAborted extends Error {
 }
 
 /**
- * Waits for `pending` unless `signal` aborts first. Needed besides disconnecting: a command that
- * ioredis holds in its offline queue while reconnecting is never rejected by `disconnect()`.
+ * The reads of one blocking reader, abandoned at once when its signal aborts. Needed besides
+ * disconnecting: a command that ioredis holds in its offline queue while reconnecting is never
+ * rejected by `disconnect()`.
+ *
+ * One abort listener serves the reader's whole life, not one per read: a signal many readers share
+ * (a server's shutdown signal given to every subscription) keeps its listeners in a list that each
+ * add and remove walks, so a listener per read made every read cost in proportion to the readers
+ * (bench/RESULTS.md, item 51). Call {@link dispose} when the reader ends.
  */
-export function untilAborted<T>(pending: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (signal === undefined) return pending;
-  // The abandoned command may still reject later; nobody is listening for it any more.
-  pending.catch(() => {});
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(new ReadAborted());
-    if (signal.aborted) return onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    pending.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
+export class AbortableReads {
+  readonly #signal: AbortSignal | undefined;
+  readonly #onAbort: () => void;
+  /** Rejects the read in progress; a settled read's is left here, and calling it again does nothing. */
+  #abandon: ((error: ReadAborted) => void) | null = null;
+
+  /** `onAbort` runs once, first, when the signal aborts (e.g. to drop the reader's connection). */
+  constructor(signal: AbortSignal | undefined, onAbort: () => void = () => {}) {
+    this.#signal = signal;
+    this.#onAbort = () => {
+      onAbort();
+      this.#abandon?.(new ReadAborted());
+    };
+    signal?.addEventListener('abort', this.#onAbort, { once: true });
+  }
+
+  /** Waits for `pending` unless the signal aborts first, which rejects with {@link ReadAborted}. */
+  read<T>(pending: Promise<T>): Promise<T> {
+    if (this.#signal === undefined) return pending;
+    // The abandoned command may still reject later; nobody is listening for it any more.
+    pending.catch(() => {});
+    if (this.#signal.aborted) return Promise.reject(new ReadAborted());
+    return new Promise<T>((resolve, reject) => {
+      this.#abandon = reject;
+      pending.then(resolve, reject);
+    });
+  }
+
+  /** Stops listening to the signal (idempotent). */
+  dispose(): void {
+    this.#signal?.removeEventListener('abort', this.#onAbort);
+    this.#abandon = null;
+  }
 }
 
 /**

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { InfrastructureError, isLoopfleetError } from '../core/errors/index.js';
 import { eventStreamKey } from '../producer/fleet-keys.js';
 import type { StreamEvent, StreamGap, StreamItem } from './fleet-events.js';
-import { closeConnection, ReadAborted, untilAborted } from './dedicated-connection.js';
+import { AbortableReads, closeConnection, ReadAborted } from './dedicated-connection.js';
 import { parseStreamEntry, type RawStreamEntry, type RawXReadReply } from './stream-entry.js';
 import { detectGap, SeqGapTracker } from './stream-gap.js';
 import { assertCursor, isStreamStart, ONLY_NEW } from './stream-id.js';
@@ -56,11 +56,10 @@ export async function* readSessionEvents(redis: Redis, options: ReadSessionEvent
   const connection = redis.duplicate();
   // Failures surface as rejected commands; without a listener ioredis would also print each one.
   connection.on('error', () => {});
-  const onAbort = (): void => connection.disconnect();
-  signal?.addEventListener('abort', onAbort, { once: true });
+  const reads = new AbortableReads(signal, () => connection.disconnect());
   try {
     const tracker = new SeqGapTracker();
-    let cursor = await untilAborted(startCursor(connection, streamKey, after, tracker), signal);
+    let cursor = await reads.read(startCursor(connection, streamKey, after, tracker));
     if (typeof cursor !== 'string') {
       yield cursor.gap;
       cursor = cursor.gap.resumeFrom;
@@ -68,7 +67,7 @@ export async function* readSessionEvents(redis: Redis, options: ReadSessionEvent
     const read = { blockMs: options.blockMs ?? 5000, count: options.count ?? 100 };
     while (!aborted()) {
       const pending = connection.xread('COUNT', read.count, 'BLOCK', read.blockMs, 'STREAMS', streamKey, cursor);
-      const reply = (await untilAborted(pending, signal)) as RawXReadReply;
+      const reply = (await reads.read(pending)) as RawXReadReply;
       for (const entry of reply?.[0]?.[1] ?? []) {
         const event = parseStreamEntry(options.sessionId, entry);
         const gap = tracker.next(event);
@@ -81,7 +80,7 @@ export async function* readSessionEvents(redis: Redis, options: ReadSessionEvent
     if (error instanceof ReadAborted || aborted()) return;
     throw readError(error, streamKey);
   } finally {
-    signal?.removeEventListener('abort', onAbort);
+    reads.dispose();
     await closeConnection(connection);
   }
 }

@@ -52,6 +52,6 @@ export async function namedClients(admin: Redis, name: string): Promise<number> 
 }
 
 /** Polls (with vitest's deadline) until a reader named `name` is parked in XREAD BLOCK. */
-export async function waitUntilBlocked(admin: Redis, name: string): Promise<void> {
-  await vi.waitFor(async () => expect(await blockedReaders(admin, name)).toBe(1), { timeout: 10_000, interval: 10 });
+export async function waitUntilBlocked(admin: Redis, name: string, readers = 1): Promise<void> {
+  await vi.waitFor(async () => expect(await blockedReaders(admin, name)).toBe(readers), { timeout: 10_000, interval: 10 });
 }

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RedisEventPublisher } from '../../../src/events/event-publisher.js';
@@ -182,6 +183,27 @@ describe('reading a session stream', () => {
     expect(await pending).toEqual({ done: true, value: undefined });
     expect(Date.now() - started).toBeLessThan(30_000);
     await vi.waitFor(async () => expect(await namedClients(admin, readerName)).toBe(1), { timeout: 10_000, interval: 10 });
+  });
+
+  it('keeps one abort listener on a shared signal for its whole life, not one per read', async () => {
+    // A signal shared by many subscriptions keeps its listeners in a list each add and remove walks.
+    const controller = new AbortController();
+    const listeners = () => getEventListeners(controller.signal, 'abort').length;
+    const { reader, readerName } = ownReader();
+    const sessions = [fx.sessionId('shared-a'), fx.sessionId('shared-b')];
+    const iterators = sessions.map((sessionId) => readSessionEvents(reader, { queueName: fx.queue, sessionId, after: '0', blockMs: 60_000, signal: controller.signal }));
+    for (let i = 0; i < 3; i += 1) {
+      const next = iterators.map((iterator) => iterator.next());
+      await waitUntilBlocked(admin, readerName, 2);
+      expect(listeners()).toBe(2);
+      for (const sessionId of sessions) await publisher.publish(sessionId, 1, round(i));
+      for (const item of await Promise.all(next)) expect(item.value).toMatchObject({ kind: 'event', data: { seq: i + 1 } });
+    }
+    const pending = iterators.map((iterator) => iterator.next());
+    await waitUntilBlocked(admin, readerName, 2);
+    controller.abort();
+    expect(await Promise.all(pending)).toEqual([{ done: true, value: undefined }, { done: true, value: undefined }]);
+    expect(listeners()).toBe(0);
   });
 
   it('closes its connection when the consumer stops iterating', async () => {
