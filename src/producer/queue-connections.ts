@@ -31,6 +31,7 @@ export function openQueueConnections(options: ResolvedQueueOptions): QueueConnec
     options.pool ??
     createPgPool(options.databaseUrl, {
       applicationName: 'loopfleet-client',
+      maxConnections: options.poolSize,
       onIdleClientError: (error) => log?.warn({ err: error }, 'idle postgres connection failed'),
     });
   const ownsRedis = options.redis === null;
@@ -41,6 +42,9 @@ export function openQueueConnections(options: ResolvedQueueOptions): QueueConnec
   queue.on('error', (error: Error) => log?.warn({ err: error }, 'bullmq queue error'));
   const publisher = new RedisEventPublisher(redis, {
     queueName: options.queueName,
+    // Its writes trim the stream and push its expiry back: to the workers' retention, not a default.
+    maxLen: options.events.maxLen,
+    idleExpirySeconds: options.events.idleExpirySeconds,
     // Producers publish one `input_accepted` at a time: nothing to merge.
     coalesceMs: 0,
     onError: (error, context) => log?.warn({ err: error, ...context }, 'event publish failed'),
@@ -54,7 +58,7 @@ export function openQueueConnections(options: ResolvedQueueOptions): QueueConnec
   };
   return {
     pool,
-    store: new PostgresSessionStore(pool),
+    store: new PostgresSessionStore(pool, { batch: options.batch }),
     redis,
     queue,
     publisher,

@@ -17,6 +17,21 @@ export interface SessionQueueOptions {
   redisUrl?: string;
   /** A Redis connection to use instead of opening one; never quit by `close()`. */
   redis?: Redis;
+  /** Most connections the queue's own pool opens (`DATABASE_POOL_SIZE`). Ignored when `pool` is given. Default 10. */
+  poolSize?: number;
+  /**
+   * Group commit of the accepts (`DATABASE_BATCH_SIZE`, `DATABASE_BATCH_STATEMENTS`): most accepts
+   * of different sessions one statement carries (1 turns batching off), and most such statements
+   * running at once. Defaults 64 and 2.
+   */
+  batch?: { maxSize?: number; maxInFlight?: number };
+  /**
+   * The session streams' retention, as the workers keep it (`LOOPFLEET_EVENTS_MAXLEN`,
+   * `LOOPFLEET_EVENTS_TTL_SECONDS`): each `input_accepted` write trims its stream to about `maxLen`
+   * entries and pushes its expiry back to `idleExpirySeconds`, so these must match the workers'.
+   * Defaults 10,000 entries and 604,800 s (7 days).
+   */
+  events?: { maxLen?: number; idleExpirySeconds?: number };
   /** The BullMQ queue name the workers consume (`LOOPFLEET_QUEUE`). Default `loopfleet`. */
   queueName?: string;
   /** Largest accepted input payload, in bytes of its UTF-8 JSON text. Default 1,048,576 (1 MiB). */
@@ -44,6 +59,9 @@ export interface ResolvedQueueOptions {
   pool: pg.Pool | null;
   redisUrl: string;
   redis: Redis | null;
+  poolSize: number;
+  batch: { maxSize: number; maxInFlight: number };
+  events: { maxLen: number; idleExpirySeconds: number };
   queueName: string;
   maxInputBytes: number;
   redisTimeoutMs: number;
@@ -53,6 +71,9 @@ export interface ResolvedQueueOptions {
 
 /** Defaults of {@link SessionQueueOptions}. */
 export const SESSION_QUEUE_DEFAULTS = {
+  poolSize: 10,
+  batch: { maxSize: 64, maxInFlight: 2 },
+  events: { maxLen: 10_000, idleExpirySeconds: 604_800 },
   queueName: 'loopfleet',
   maxInputBytes: 1_048_576,
   redisTimeoutMs: 2_000,
@@ -70,11 +91,22 @@ export function resolveSessionQueueOptions(options: SessionQueueOptions): Resolv
   if (typeof queueName !== 'string' || !QUEUE_NAME.test(queueName)) {
     throw invalid('queueName', 'must be 1 to 64 characters of A-Z, a-z, 0-9, "_" or "-" (no ":")');
   }
+  const batch = group('batch', options.batch);
+  const events = group('events', options.events);
   return {
     databaseUrl: options.pool === undefined ? url('databaseUrl', options.databaseUrl ?? DEFAULT_DATABASE_URL, ['postgres:', 'postgresql:']) : '',
     pool: options.pool ?? null,
     redisUrl: options.redis === undefined ? url('redisUrl', options.redisUrl ?? DEFAULT_REDIS_URL, ['redis:', 'rediss:']) : '',
     redis: options.redis ?? null,
+    poolSize: positiveInteger('poolSize', options.poolSize ?? d.poolSize),
+    batch: {
+      maxSize: positiveInteger('batch.maxSize', batch.maxSize ?? d.batch.maxSize),
+      maxInFlight: positiveInteger('batch.maxInFlight', batch.maxInFlight ?? d.batch.maxInFlight),
+    },
+    events: {
+      maxLen: positiveInteger('events.maxLen', events.maxLen ?? d.events.maxLen),
+      idleExpirySeconds: positiveInteger('events.idleExpirySeconds', events.idleExpirySeconds ?? d.events.idleExpirySeconds),
+    },
     queueName,
     maxInputBytes: positiveInteger('maxInputBytes', options.maxInputBytes ?? d.maxInputBytes),
     redisTimeoutMs: positiveInteger('redisTimeoutMs', options.redisTimeoutMs ?? d.redisTimeoutMs),
@@ -93,6 +125,13 @@ function url(option: string, value: unknown, protocols: string[]): string {
     throw invalid(option, 'is not a valid URL');
   }
   if (!protocols.includes(parsed.protocol)) throw invalid(option, `must use ${protocols.join(' or ')}`);
+  return value;
+}
+
+/** An optional group of options: absent, or an object. */
+function group<T extends object>(option: string, value: T | undefined): Partial<T> {
+  if (value === undefined) return {};
+  if (typeof value !== 'object' || value === null) throw invalid(option, 'must be an object');
   return value;
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { previousStreamId } from '../../../src/producer/stream-cursor.js';
-import { resolveSessionQueueOptions } from '../../../src/producer/session-queue-options.js';
+import { resolveSessionQueueOptions, type SessionQueueOptions } from '../../../src/producer/session-queue-options.js';
 import { attemptWithin, settleWithin } from '../../../src/producer/settle-within.js';
 
 describe('previousStreamId', () => {
@@ -26,6 +26,9 @@ describe('resolveSessionQueueOptions', () => {
       maxInputBytes: 1_048_576,
       redisTimeoutMs: 2000,
       recheckMs: 2000,
+      poolSize: 10,
+      batch: { maxSize: 64, maxInFlight: 2 },
+      events: { maxLen: 10_000, idleExpirySeconds: 604_800 },
       pool: null,
       redis: null,
       logger: null,
@@ -42,10 +45,18 @@ describe('resolveSessionQueueOptions', () => {
     [{ databaseUrl: 'mysql://u:secret@h/db' }, 'databaseUrl'],
     [{ databaseUrl: 'not a url secret' }, 'databaseUrl'],
     [{ redisUrl: 'http://h' }, 'redisUrl'],
+    [{ poolSize: 0 }, 'poolSize'],
+    [{ batch: 'big' }, 'batch'],
+    [{ batch: { maxSize: 1.5 } }, 'batch.maxSize'],
+    [{ batch: { maxInFlight: 0 } }, 'batch.maxInFlight'],
+    [{ events: null }, 'events'],
+    [{ events: { maxLen: -1 } }, 'events.maxLen'],
+    [{ events: { idleExpirySeconds: '60' } }, 'events.idleExpirySeconds'],
   ])('rejects %j with config.invalid naming %s, never echoing the value', (options, option) => {
     let thrown: unknown;
     try {
-      resolveSessionQueueOptions(options);
+      // Options come from JavaScript callers too: wrong types are validated at run time.
+      resolveSessionQueueOptions(options as SessionQueueOptions);
     } catch (error) {
       thrown = error;
     }
