@@ -23,8 +23,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ResolvedConfig
   return toResolvedConfig(result.data);
 }
 
-/** The variables only a worker uses: which model it calls and with which keys. */
-const LLM_VARIABLES = ['LLM_PROVIDER', 'LLM_MODEL', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'LLM_HTTP_CLIENT', 'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'LLM_FALLBACK'];
+/** The variables only a worker uses: which model it calls, with which keys, and how long it waits. */
+const LLM_VARIABLES = [
+  'LLM_PROVIDER',
+  'LLM_MODEL',
+  'OPENAI_API_KEY',
+  'OPENAI_BASE_URL',
+  'LLM_HTTP_CLIENT',
+  'LLM_REQUEST_TIMEOUT_MS',
+  'ANTHROPIC_API_KEY',
+  'ANTHROPIC_BASE_URL',
+  'LLM_FALLBACK',
+];
 
 /**
  * The configuration of a process that does not call a model — a producer (`SessionQueue.fromEnv`),

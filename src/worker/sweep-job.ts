@@ -66,7 +66,7 @@ export async function scheduleSweeper(ctx: WorkerContext): Promise<void> {
 /**
  * Registers the sweeper again whenever Redis lost it — a flush, or a restart without persistence (R4).
  * The schedule lives in Redis, so the loss that strands inboxes would otherwise also stop the only
- * thing that repairs them (I1). Checks every `sweepEveryMs` (at least every second); returns the stop
+ * thing that repairs them (I1). Checks every `sweepEveryMs`, but not more often than once a second; returns the stop
  * function.
  */
 export function keepSweeperScheduled(ctx: WorkerContext): () => void {

@@ -338,6 +338,11 @@ describe('loadClientConfig', () => {
     expect(config.queueName).toBe('q1');
   });
 
+  it('ignores the model request timeout, which only a worker uses', () => {
+    expect(() => loadConfig({ LLM_REQUEST_TIMEOUT_MS: 'soon' })).toThrowError(/LLM_REQUEST_TIMEOUT_MS/);
+    expect(loadClientConfig({ LLM_REQUEST_TIMEOUT_MS: 'soon', LOOPFLEET_QUEUE: 'q1' }).queueName).toBe('q1');
+  });
+
   it('still validates everything else', () => {
     expect(() => loadClientConfig({ REDIS_URL: 'http://nope', LLM_PROVIDER: 'openai' })).toThrowError(/REDIS_URL/);
   });
