@@ -71,14 +71,14 @@ const independentSchema = z.object({
  * The provider and its keys, resolved together: an unset `LLM_PROVIDER` is inferred from which key is
  * present, and a hosted provider without its key is an error reported against the key variable.
  */
-const providerSchema = z
-  .object({
-    LLM_PROVIDER: envVariable<LlmProviderName | null>(null, oneOf(LLM_PROVIDERS)),
-    OPENAI_API_KEY: secret,
-    ANTHROPIC_API_KEY: secret,
-    LLM_FALLBACK: envVariable<string | null>(null, text),
-  })
-  .transform((env, ctx) => {
+const providerVariables = z.object({
+  LLM_PROVIDER: envVariable<LlmProviderName | null>(null, oneOf(LLM_PROVIDERS)),
+  OPENAI_API_KEY: secret,
+  ANTHROPIC_API_KEY: secret,
+  LLM_FALLBACK: envVariable<string | null>(null, text),
+});
+
+const providerSchema = providerVariables.transform((env, ctx) => {
     const provider = env.LLM_PROVIDER ?? inferProvider(env.OPENAI_API_KEY, env.ANTHROPIC_API_KEY);
     const keyVariable = API_KEY_VARIABLE[provider];
     if (keyVariable !== null && env[keyVariable] === null) {
@@ -135,6 +135,9 @@ function inferProvider(openaiKey: string | null, anthropicKey: string | null): L
  * Unknown variables are ignored.
  */
 export const envSchema = z.intersection(independentSchema, providerSchema);
+
+/** The name of every variable loopfleet reads (the compose file forwards each to its workers). */
+export const CONFIG_VARIABLES: readonly string[] = [...Object.keys(independentSchema.shape), ...Object.keys(providerVariables.shape)];
 
 /** The environment after validation: every variable present, with its default applied. */
 export type ParsedEnv = z.output<typeof envSchema>;

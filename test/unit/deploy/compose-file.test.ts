@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { CONFIG_VARIABLES } from '../../../src/config/env-schema.js';
 import { WORKER_NODE_FLAGS } from '../../../src/worker/young-generation.js';
 
 /**
@@ -43,6 +44,13 @@ describe('docker-compose.yml', () => {
     expect(env.METRICS_PORT).toBe('9464');
     // Overridable (`WORKER_NODE_OPTIONS`), and the node flags `npm run fleet` starts a worker with by default.
     expect(env.NODE_OPTIONS).toBe(`\${WORKER_NODE_OPTIONS:-${WORKER_NODE_FLAGS.join(' ')}}`);
+  });
+
+  it('forwards every other setting from the shell, empty (the default) when it is unset', () => {
+    const env = services.worker!.environment as Record<string, string>;
+    const fixed = ['DATABASE_URL', 'REDIS_URL', 'METRICS_PORT'];
+    const missing = CONFIG_VARIABLES.filter((name) => !fixed.includes(name) && !new RegExp(`^\\$\\{${name}:-[^}]*\\}$`).test(env[name] ?? ''));
+    expect(missing).toEqual([]);
   });
 
   it('builds from a Dockerfile that exists and runs the loopfleet CLI', () => {
