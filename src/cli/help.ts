@@ -1,4 +1,4 @@
-/** The CLI help. Lists only commands that exist (DEVELOPERS.md: keep the CLI help current with the code). */
+/** The CLI help. Lists only commands that exist (keep it current with the code; the CLI tests run every command it names). */
 export const HELP = `loopfleet — durable AI-agent sessions on a worker fleet
 
 Usage:
