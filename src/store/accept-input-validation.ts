@@ -11,8 +11,8 @@ import { isPlainObject, toJsonText } from './arguments.js';
  */
 export const INPUT_ID_PATTERN = /^[A-Za-z0-9_.:@/-]{1,200}$/;
 
-/** Longest origin job id kept; BullMQ ids are far shorter. */
-const MAX_ORIGIN_JOB_ID_LENGTH = 512;
+/** Longest job id an input records as its origin (a raw job's longer id is recorded by its hash). */
+export const MAX_ORIGIN_JOB_ID_LENGTH = 512;
 
 /** An accept request after validation, ready for the database. */
 export interface ValidatedAccept {

@@ -1,8 +1,10 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { InputInvalidError } from '../core/errors/index.js';
 import { assertSessionId } from '../core/session-id.js';
 import { INPUT_MODES } from '../core/session-types.js';
 import { acceptAndKick } from '../producer/accept-input.js';
+import { MAX_ORIGIN_JOB_ID_LENGTH } from '../store/accept-input-validation.js';
 import type { WorkerContext } from './worker-context.js';
 
 /** Raw-path job data (DESIGN.md §4.2), as any BullMQ client in any language sends it. */
@@ -48,15 +50,30 @@ export async function ingestJob(ctx: WorkerContext, kind: 'send' | 'resume', job
       payload,
       inputId: inputId ?? jobInputId(jobId),
       ...(mode !== undefined ? { mode } : {}),
-      ...(jobId !== undefined ? { originJobId: jobId } : {}),
+      ...(jobId !== undefined ? { originJobId: originJobId(jobId) } : {}),
     },
   );
   return { seq: accepted.seq, inputId: accepted.inputId, duplicate: accepted.duplicate };
 }
 
-/** `bullmq:<job id>` when the id fits the input-id alphabet, else a stable hex of it. */
-function jobInputId(jobId: string | undefined): string {
+/**
+ * `bullmq:<job id>` when the id fits the input-id alphabet, else `bullmq-sha256:<hash of the whole
+ * id>`: every job id gets its own input id (a redelivery the same one), and no id used as it is can
+ * take the form of a hashed one. (Until session 13 an unfit id became a hex of its first 90 bytes
+ * under `bullmq:`, so two long ids, or `"a "` and `"6120"`, shared an input id and the second job was
+ * taken for a redelivery of the first.)
+ */
+export function jobInputId(jobId: string | undefined): string {
   if (jobId === undefined) throw new InputInvalidError('a raw job without an id needs an explicit inputId');
   if (/^[A-Za-z0-9_.:@/-]{1,190}$/.test(jobId)) return `bullmq:${jobId}`;
-  return `bullmq:${Buffer.from(jobId).toString('hex').slice(0, 180)}`;
+  return `bullmq-sha256:${sha256(jobId)}`;
+}
+
+/** The job id as the input records where it came from; one longer than the column allows, by its hash. */
+export function originJobId(jobId: string): string {
+  return jobId.length > 0 && jobId.length <= MAX_ORIGIN_JOB_ID_LENGTH ? jobId : `sha256:${sha256(jobId)}`;
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FleetFixture } from '../../support/fleet-fixture.js';
 import { RawProducer, rawFollowUntil } from './fixtures/raw-clients.js';
@@ -59,6 +60,22 @@ describe('the raw BullMQ path', () => {
     expect(second.value).toMatchObject({ seq: 2, inputId: 'client-chosen-id' });
     await fleet.waitForSessionIdle(sessionId, 2);
     expect(await fleet.transcript(sessionId)).toEqual(['user: once', 'assistant: Echo: once', 'user: then this', 'assistant: Echo: then this']);
+  });
+
+  it('job ids the input-id alphabet cannot hold get input ids of their own; a job id past 512 characters is recorded by its hash', async () => {
+    const sessionId = 'raw-long-ids';
+    // Over 190 characters and alike in their first 90 bytes: until session 13 both became one input id.
+    const first = await producer.run('send', { sessionId, input: 'first' }, { jobId: `${'x'.repeat(200)} A` });
+    const second = await producer.run('send', { sessionId, input: 'second' }, { jobId: `${'x'.repeat(200)} B` });
+    expect(first.value).toMatchObject({ seq: 1, duplicate: false, inputId: expect.stringMatching(/^bullmq-sha256:[0-9a-f]{64}$/) });
+    expect(second.value).toMatchObject({ seq: 2, duplicate: false });
+    expect((second.value as { inputId: string }).inputId).not.toBe((first.value as { inputId: string }).inputId);
+    const longId = 'y'.repeat(600);
+    const third = await producer.run('send', { sessionId, input: 'third', inputId: 'explicit-3' }, { jobId: longId });
+    expect(third.value).toMatchObject({ seq: 3, inputId: 'explicit-3' });
+    await fleet.waitForSessionIdle(sessionId, 3);
+    const origins = await fleet.pool.query<{ origin: string }>('SELECT origin_job_id AS origin FROM session_inputs WHERE session_id = $1 ORDER BY seq', [sessionId]);
+    expect(origins.rows.map((row) => row.origin)).toEqual([`${'x'.repeat(200)} A`, `${'x'.repeat(200)} B`, `sha256:${createHash('sha256').update(longId).digest('hex')}`]);
   });
 
   it.each([
