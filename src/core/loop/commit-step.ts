@@ -2,6 +2,7 @@ import { StateCorruptError } from '../errors/index.js';
 import type { Message, MessageKind, StoredMessage } from '../messages.js';
 import type { PendingState } from '../pending-state.js';
 import type { CompactionWrite, InputTransition, ToolCallWrite, UsageRoundWrite } from '../ports/session-store.js';
+import { storable } from '../storable-text.js';
 import { emit } from './emit.js';
 import type { RunContext } from './run-context.js';
 
@@ -33,7 +34,9 @@ export interface StepInput {
  */
 export async function commitStep(ctx: RunContext, step: StepInput): Promise<number[]> {
   const { deps, params } = ctx;
-  const messages = step.appendHooks === false ? (step.messages ?? []) : await runAppendHooks(ctx, step.messages ?? []);
+  // What models and tools wrote, made storable (src/core/storable-text.ts); the window gets the same.
+  const messages = storable(step.appendHooks === false ? (step.messages ?? []) : await runAppendHooks(ctx, step.messages ?? []));
+  const parts = storable({ pending: step.pending, toolCalls: step.toolCalls, compaction: step.compaction, input: step.input });
   const deferred = ctx.deferred;
   const written = deferred.length === 0 ? messages : [...deferred.map((entry) => entry.entry), ...messages];
   const result = await deps.store.commitStep({
@@ -45,24 +48,24 @@ export async function commitStep(ctx: RunContext, step: StepInput): Promise<numb
       kind: entry.kind ?? 'message',
       message: entry.message,
     })),
-    ...(step.pending !== undefined ? { pending: step.pending } : {}),
-    ...(step.toolCalls !== undefined ? { toolCalls: step.toolCalls } : {}),
+    ...(parts.pending !== undefined ? { pending: parts.pending } : {}),
+    ...(parts.toolCalls !== undefined ? { toolCalls: parts.toolCalls } : {}),
     ...(step.usageRounds !== undefined ? { usageRounds: step.usageRounds } : {}),
-    ...(step.compaction !== undefined ? { compaction: step.compaction } : {}),
-    ...(step.input !== undefined ? { input: step.input } : {}),
+    ...(parts.compaction !== undefined ? { compaction: parts.compaction } : {}),
+    ...(parts.input !== undefined ? { input: parts.input } : {}),
     ...(step.steer !== undefined ? { steer: { seqs: step.steer.seqs, intoInputSeq: params.input.seq } } : {}),
   });
   const { seqs, moved } = settleDeferred(ctx, result.messageSeqs);
   ctx.pendingInputs = result.pendingInputs;
   ctx.pendingSteers = result.pendingSteers;
-  if (step.input !== undefined) {
-    ctx.finishedError = step.input.errorCode === undefined ? null : { code: step.input.errorCode, message: step.input.errorMessage ?? '' };
+  if (parts.input !== undefined) {
+    ctx.finishedError = parts.input.errorCode === undefined ? null : { code: parts.input.errorCode, message: parts.input.errorMessage ?? '' };
   }
-  if (step.compaction !== undefined) {
-    const folded = new Set(step.compaction.foldSeqs);
+  if (parts.compaction !== undefined) {
+    const folded = new Set(parts.compaction.foldSeqs);
     ctx.window = ctx.window.filter((row) => !folded.has(row.seq));
   }
-  if (step.pending !== undefined) ctx.pending = step.pending;
+  if (parts.pending !== undefined) ctx.pending = parts.pending;
   appendToWindow(ctx, messages, seqs);
   // Thrown once the run's state matches what was written, so the failure's closing step is right.
   if (moved !== null) throw moved;
@@ -78,7 +81,7 @@ export async function commitStep(ctx: RunContext, step: StepInput): Promise<numb
  * and nothing else was written after it).
  */
 export async function deferMessages(ctx: RunContext, entries: StepMessageInput[]): Promise<void> {
-  const messages = await runAppendHooks(ctx, entries);
+  const messages = storable(await runAppendHooks(ctx, entries));
   const seqs = messages.map((_, index) => ctx.lastMessageSeq + index + 1);
   ctx.deferred.push(...messages.map((entry, index) => ({ entry, seq: seqs[index]! })));
   appendToWindow(ctx, messages, seqs);

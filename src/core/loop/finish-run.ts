@@ -1,6 +1,7 @@
 import type { LoopfleetError } from '../errors/index.js';
 import type { ToolCallWrite, UsageRoundWrite } from '../ports/session-store.js';
 import type { InputResult, RunOutcome, TerminalInputStatus } from '../session-types.js';
+import { storable } from '../storable-text.js';
 import { commitStep, type StepMessageInput } from './commit-step.js';
 import { emit } from './emit.js';
 import type { RunContext } from './run-context.js';
@@ -29,14 +30,15 @@ export interface FinishOptions {
  * holder redoes the last round), a crash after it leaves nothing to redo.
  */
 export async function finishRun(ctx: RunContext, status: RunOutcome, finalText: string, options: FinishOptions = {}): Promise<InputResult> {
-  const result: InputResult = {
+  // What the model wrote, as the store keeps it: the caller gets what history() and result() read.
+  const result: InputResult = storable({
     status,
     finalText,
     rounds: options.rounds ?? ctx.round,
     toolCalls: ctx.toolCalls,
     usage: { ...ctx.usage },
     ...(options.output !== undefined ? { output: options.output } : {}),
-  };
+  });
   await commitStep(ctx, {
     ...(options.messages !== undefined ? { messages: options.messages } : {}),
     ...(options.usageRounds !== undefined ? { usageRounds: options.usageRounds } : {}),

@@ -94,6 +94,8 @@ export function acceptInputScenarios(ctx: ContractContext): void {
       ['a string payload', { payload: 'text' }],
       ['a class-instance payload', { payload: new Date() }],
       ['a payload with a NUL character', { payload: { text: 'a\u0000b' } }],
+      ['a payload with an unpaired surrogate', { payload: { text: 'a\ud800b' } }],
+      ['a payload with a lone low surrogate in a key', { payload: { ['\udc00']: 'x' } }],
       ['a payload JSON cannot hold', { payload: { n: 10n } }],
       ['a zero maxBytes', { maxBytes: 0 }],
       ['an empty originJobId', { originJobId: '' }],

@@ -25,6 +25,7 @@ const MALFORMED: Array<[string, Omit<StepCommit, 'sessionId' | 'leaseToken'>]> =
   ['a message of an unknown kind', { messages: [{ inputSeq: 1, round: 0, kind: 'memo' as 'notice', message: user('x') }] }],
   ['a content part of an unknown type', { messages: [{ inputSeq: 1, round: 0, message: { role: 'user', content: [{ type: 'audio' }] } as unknown as Message }] }],
   ['a NUL character in a message', { messages: [{ inputSeq: 1, round: 0, message: user('a\u0000b') }] }],
+  ['an unpaired surrogate in a message', { messages: [{ inputSeq: 1, round: 0, message: user('a\udbffb') }] }],
   ['a negative round', { messages: [{ inputSeq: 1, round: -1, message: user('x') }] }],
   ['a fractional input seq', { messages: [{ inputSeq: 1.5, round: 0, message: user('x') }] }],
   ['the same tool call id twice', { toolCalls: [toolCall('c', 'started'), toolCall('c', 'completed')] }],

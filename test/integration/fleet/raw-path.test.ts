@@ -85,6 +85,7 @@ describe('the raw BullMQ path', () => {
     ['send whose input is a message of the wrong role', 'input.invalid', 'send', { sessionId: 'bad-message', input: { role: 'assistant', content: 'x' } }],
     ['send without input', 'input.invalid', 'send', { sessionId: 'no-input' }],
     ['send with an oversized input', 'input.too_large', 'send', { sessionId: 'too-big', input: 'x'.repeat(5_000) }],
+    ['send whose input holds half a surrogate pair', 'input.invalid', 'send', { sessionId: 'lone-surrogate', input: 'cut \ud83d' }],
     ['send with unknown extra fields', 'input.invalid', 'send', { sessionId: 'extra-fields', input: 'x', priority: 'high' }],
     ['send whose data is not an object', 'input.invalid', 'send', 'just a string'],
     ['resume combining submit and abortPending', 'input.invalid', 'resume', { sessionId: 'bad-resume', submit: { interactionId: 'a', value: 1 }, abortPending: { reason: 'r' } }],

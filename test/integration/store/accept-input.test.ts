@@ -97,6 +97,7 @@ describe('acceptInput', () => {
     ['a null payload', { payload: null }],
     ['a string payload', { payload: 'text' }],
     ['a payload with a NUL character', { payload: { text: 'a\u0000b' } }],
+    ['a payload with an unpaired surrogate', { payload: { text: '\ud83d' } }],
     ['a payload JSON cannot hold', { payload: { n: 10n } }],
   ])('refuses %s with input.invalid and writes nothing', async (_label, overrides) => {
     const id = sessionId('bad');

@@ -23,7 +23,7 @@ import { decodeMessage, encodeMessage } from '../../../src/store/rows/message-ro
 
 /**
  * A value as it reads back from a `jsonb` column: refused like the Postgres store refuses it
- * (BigInt, cycles, NUL → `input.invalid`), `undefined` members dropped, and a fresh copy.
+ * (BigInt, cycles, NUL, unpaired surrogates → `input.invalid`), `undefined` members dropped, and a fresh copy.
  */
 export function jsonCopy<T>(value: T, what: string): T {
   return JSON.parse(toJsonText(value, what)) as T;

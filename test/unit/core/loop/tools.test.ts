@@ -46,6 +46,21 @@ describe('tool calls', () => {
     expect(String(history[2]!.content)).toMatch(/^Error: /);
   });
 
+  it('text the store cannot hold (NUL, an unpaired surrogate) from a tool or the model is committed with U+FFFD', async () => {
+    const binary = { name: 'binary', description: 'Bytes as text', parameters: { type: 'object', properties: {} }, execute: () => 'a\u0000b\ud800c' };
+    const llm = new ScriptedLlm([{ toolCalls: [{ id: 'n1', name: 'binary', arguments: { note: 'x\u0000y' } }] }, { text: 'done \udc00' }]);
+    const harness = new LoopHarness({ llm, tools: [binary] as never[], clock: patientClock });
+    await harness.send('go');
+    const result = await runChecked(harness);
+    // The store refuses both (input.invalid): the input would have failed for what the tool returned.
+    expect(result).toMatchObject({ status: 'completed', finalText: 'done \uFFFD' });
+    const history = await harness.history();
+    // The call's arguments are kept as the model's JSON text, where a NUL is an escape, not a character.
+    expect(history[1]).toMatchObject({ role: 'assistant', toolCalls: [{ id: 'n1', name: 'binary', arguments: '{"note":"x\\u0000y"}' }] });
+    expect(history[2]).toMatchObject({ role: 'tool', toolCallId: 'n1', content: 'a\uFFFDb\uFFFDc' });
+    expect(history[3]).toMatchObject({ role: 'assistant', content: 'done \uFFFD' });
+  });
+
   it('a throwing tool is data: an error result the model sees, counted as a dispatch', async () => {
     const { result, history, harness } = await runOneRound([{ id: 'x1', name: 'explode' }], [failingTool]);
     expect(result).toMatchObject({ status: 'completed', toolCalls: 1 });
