@@ -1,9 +1,9 @@
 import { z } from 'zod';
+// Node's timers overflow above this and fire at once, so no millisecond setting may exceed it.
+import { MAX_TIMER_MS } from '../core/ports/clock.js';
 import { envVariable, flag, integer, matching, oneOf, text, url } from './env-variable.js';
 import { LLM_PROVIDERS, LOG_FORMATS, LOG_LEVELS, LLM_HTTP_CLIENTS, type LlmProviderName, type LlmHttpClient } from './resolved-config.js';
 
-/** Node's timers overflow above this and fire at once, so no millisecond setting may exceed it. */
-const MAX_TIMER_MS = 2_147_483_647;
 
 /** Defaults match `docker-compose.yml` (DESIGN.md §6). */
 export const DEFAULT_DATABASE_URL = 'postgres://postgres:postgres@127.0.0.1:5432/loopfleet';

@@ -24,6 +24,7 @@ function describeInvalid(value: unknown): string {
 }
 
 function preview(value: unknown): string {
-  const text = typeof value === 'string' ? value : String(value);
+  // String() throws for an object without a primitive form (Object.create(null)): describe it instead.
+  const text = typeof value === 'string' ? value : value !== null && typeof value === 'object' ? Object.prototype.toString.call(value) : String(value);
   return text.length > 64 ? `${text.slice(0, 64)}…` : text;
 }

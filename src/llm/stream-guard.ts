@@ -1,5 +1,4 @@
-/** setTimeout fires at once for delays past 2^31 - 1 ms; a longer limit just waits that long. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+import { MAX_TIMER_MS } from '../core/ports/clock.js';
 
 /**
  * The abort signal handed to an SDK for one streaming call (both adapters use it): it follows the

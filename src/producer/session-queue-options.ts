@@ -3,6 +3,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL } from '../config/env-schema.js';
 import { ConfigInvalidError } from '../core/errors/index.js';
+import { MAX_TIMER_MS } from '../core/ports/clock.js';
 
 /**
  * Options of {@link SessionQueue}. Connections are either given (`pool`, `redis`: the caller keeps
@@ -109,8 +110,8 @@ export function resolveSessionQueueOptions(options: SessionQueueOptions): Resolv
     },
     queueName,
     maxInputBytes: positiveInteger('maxInputBytes', options.maxInputBytes ?? d.maxInputBytes),
-    redisTimeoutMs: positiveInteger('redisTimeoutMs', options.redisTimeoutMs ?? d.redisTimeoutMs),
-    recheckMs: positiveInteger('recheckMs', options.recheckMs ?? d.recheckMs),
+    redisTimeoutMs: milliseconds('redisTimeoutMs', options.redisTimeoutMs ?? d.redisTimeoutMs),
+    recheckMs: milliseconds('recheckMs', options.recheckMs ?? d.recheckMs),
     logger: options.logger ?? null,
   };
 }
@@ -138,6 +139,12 @@ function group<T extends object>(option: string, value: T | undefined): Partial<
 function positiveInteger(option: string, value: unknown): number {
   if (typeof value === 'number' && Number.isSafeInteger(value) && value > 0) return value;
   throw invalid(option, `must be a positive integer, got ${String(value)}`);
+}
+
+/** A delay for Node's timers: a positive integer they honour (a longer one would fire at once). */
+function milliseconds(option: string, value: unknown): number {
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value > 0 && value <= MAX_TIMER_MS) return value;
+  throw invalid(option, `must be an integer from 1 to ${MAX_TIMER_MS} (milliseconds), got ${String(value)}`);
 }
 
 function invalid(option: string, problem: string): ConfigInvalidError {

@@ -127,9 +127,9 @@ export class SessionQueue {
   subscribe(sessionId: string, options: SubscribeOptions = {}): AsyncIterable<StreamItem> {
     this.#assertOpen();
     const id = assertSessionId(sessionId);
-    const after = options.after ?? ONLY_NEW;
+    const { after = ONLY_NEW, signal: own } = optionsObject(options, 'subscribe options');
     assertCursor(after, { allowOnlyNew: true });
-    const signal = this.#withClose(options.signal);
+    const signal = this.#withClose(own);
     return readSessionEvents(this.#conn.redis, { queueName: this.queueName, sessionId: id, after, signal });
   }
 
@@ -137,10 +137,11 @@ export class SessionQueue {
   async history(sessionId: string, options: LoadHistoryOptions = {}): Promise<StoredMessage[]> {
     this.#assertOpen();
     const id = assertSessionId(sessionId);
-    if (options.includeCompacted !== undefined && typeof options.includeCompacted !== 'boolean') {
+    const { includeCompacted } = optionsObject(options, 'history options');
+    if (includeCompacted !== undefined && typeof includeCompacted !== 'boolean') {
       throw new InputInvalidError('includeCompacted must be a boolean');
     }
-    return this.#track(this.#history(id, options));
+    return this.#track(this.#history(id, includeCompacted === undefined ? {} : { includeCompacted }));
   }
 
   /** Cumulative stats of the session and its inputs counted by status. Throws `session.not_found`. */
@@ -216,7 +217,8 @@ export class SessionQueue {
 
   #inputEvents(sessionId: string, seq: number, acceptedEventId: string | null, options: InputEventsOptions = {}): AsyncIterable<StreamItem> {
     this.#assertOpen();
-    if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) throw new InputInvalidError('signal must be an AbortSignal');
+    const { signal } = optionsObject(options, 'events options');
+    if (signal !== undefined && !(signal instanceof AbortSignal)) throw new InputInvalidError('signal must be an AbortSignal');
     const { store, redis } = this.#conn;
     const deps = { store, redis, queueName: this.queueName, closed: this.#closed.signal };
     return inputEvents(deps, { sessionId, seq, acceptedEventId }, options);
@@ -255,4 +257,11 @@ export class SessionQueue {
     work.then(forget, forget);
     return work;
   }
+}
+
+/** A method's optional options argument: absent, or an object (JavaScript callers may pass anything). */
+function optionsObject<T extends object>(value: T | undefined, what: string): Partial<T> {
+  if (value === undefined) return {};
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InputInvalidError(`${what} must be an object`);
+  return value;
 }

@@ -11,6 +11,7 @@ import { assertInputSeq, readSettledOutcome } from './read-outcome.js';
 import { ResultTimeoutError } from './result-timeout-error.js';
 import { SettleOnce } from './settle-once.js';
 import { attemptWithin } from './settle-within.js';
+import { MAX_TIMER_MS } from '../core/ports/clock.js';
 
 /** Options of `result()`. */
 export interface ResultOptions {
@@ -86,8 +87,8 @@ interface WaitTarget {
 function checkOptions(options: ResultOptions): ResultOptions {
   if (typeof options !== 'object' || options === null) throw new InputInvalidError('result options must be an object');
   const { timeoutMs, signal } = options;
-  if (timeoutMs !== undefined && !(Number.isSafeInteger(timeoutMs) && timeoutMs > 0)) {
-    throw new InputInvalidError(`timeoutMs must be a positive integer (milliseconds), got ${String(timeoutMs)}`);
+  if (timeoutMs !== undefined && !(Number.isSafeInteger(timeoutMs) && timeoutMs > 0 && timeoutMs <= MAX_TIMER_MS)) {
+    throw new InputInvalidError(`timeoutMs must be an integer from 1 to ${MAX_TIMER_MS} (milliseconds), got ${String(timeoutMs)}`);
   }
   if (signal !== undefined && !(signal instanceof AbortSignal)) throw new InputInvalidError('signal must be an AbortSignal');
   return options;

@@ -16,6 +16,7 @@ const MAX_AGENT_LENGTH = 128;
  * silently keeping other ones would hide that they were not applied.
  */
 export async function createSession(db: NodePgDatabase, params: CreateSessionParams): Promise<SessionRecord> {
+  if (!isPlainObject(params)) throw new InputInvalidError('session parameters must be an object');
   const id = assertSessionId(params.id);
   const agent = params.agent === undefined ? undefined : assertText(params.agent, 'agent', MAX_AGENT_LENGTH);
   const systemPrompt = params.systemPrompt ?? null;

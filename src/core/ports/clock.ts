@@ -17,6 +17,9 @@ export interface Clock {
   timer?(ms: number, fire: () => void): () => void;
 }
 
+/** The longest delay Node's timers honour: `setTimeout` fires at once for anything longer (2^31 - 1 ms, ≈ 24.8 days). */
+export const MAX_TIMER_MS = 2_147_483_647;
+
 /** The real clock. */
 export const systemClock: Clock = {
   now: () => Date.now(),

@@ -109,6 +109,10 @@ export function sessionScenarios(ctx: ContractContext): void {
       expect(await ctx.store.getSession(id)).toBeNull();
     });
 
+    it.each([null, 'support-1', ['support-1']])('refuses parameters %j that are not an object with input.invalid', async (params) => {
+      await expectCode(ctx.store.createSession(params as unknown as Parameters<typeof ctx.store.createSession>[0]), 'input.invalid');
+    });
+
     it('returns null and false for a session that does not exist', async () => {
       const id = ctx.id('missing');
       expect(await ctx.store.getSession(id)).toBeNull();

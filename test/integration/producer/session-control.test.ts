@@ -98,10 +98,17 @@ describe('SessionQueue: cancel, submitInput, abortPending, validation, Redis out
       [queue.history('bad id!'), 'session.invalid_id'],
       [queue.cancel('bad id!'), 'session.invalid_id'],
       [queue.sessions.get('bad id!'), 'session.invalid_id'],
+      // What JavaScript callers may pass: typed errors, not TypeErrors.
+      [queue.add('send', { sessionId: Object.create(null) as string, input: 'x' }), 'session.invalid_id'],
+      [queue.history('v-1', null as never), 'input.invalid'],
+      [queue.sessions.create(null as never), 'input.invalid'],
+      // Past Node's timer range a timeout would fire at once.
+      [queue.result('v-1', 1, { timeoutMs: 2 ** 31 }), 'input.invalid'],
     ];
     for (const [call, code] of bad) await expect(call).rejects.toMatchObject({ code });
     expect(() => queue.subscribe('bad id!')).toThrow(expect.objectContaining({ code: 'session.invalid_id' }));
     expect(() => queue.subscribe('v-1', { after: 'yesterday' })).toThrow(expect.objectContaining({ code: 'input.invalid' }));
+    expect(() => queue.subscribe('v-1', null as never)).toThrow(expect.objectContaining({ code: 'input.invalid' }));
     expect(await fleet.store.getSession('v-1')).toBeNull();
   });
 

@@ -68,6 +68,7 @@ export function emptySessionRecord(id: string, at: Date): SessionRecord {
 
 /** The checks `createSession` of the Postgres store makes, in its order; returns the profile to store. */
 export function validateCreateSession(params: Port.CreateSessionParams): Pick<SessionRecord, 'id' | 'agent' | 'systemPrompt' | 'metadata' | 'config'> {
+  if (!isPlainObject(params)) throw new InputInvalidError('session parameters must be an object');
   const id = assertSessionId(params.id);
   const agent = params.agent === undefined ? 'default' : assertText(params.agent, 'agent', 128);
   const systemPrompt = params.systemPrompt ?? null;

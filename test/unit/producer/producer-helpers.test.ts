@@ -41,6 +41,8 @@ describe('resolveSessionQueueOptions', () => {
     [{ maxInputBytes: 0 }, 'maxInputBytes'],
     [{ maxInputBytes: 1.5 }, 'maxInputBytes'],
     [{ redisTimeoutMs: -1 }, 'redisTimeoutMs'],
+    [{ redisTimeoutMs: 2 ** 31 }, 'redisTimeoutMs'],
+    [{ recheckMs: 1e12 }, 'recheckMs'],
     [{ recheckMs: Number.NaN }, 'recheckMs'],
     [{ databaseUrl: 'mysql://u:secret@h/db' }, 'databaseUrl'],
     [{ databaseUrl: 'not a url secret' }, 'databaseUrl'],
