@@ -13,16 +13,18 @@
  * Thinking signatures (`signature_delta`) are dropped: the internal message type has no place for
  * them and thinking is never sent back (power-loop edge case 7 defers the same).
  *
- * A stream that breaks the protocol (a delta for a block that never started, a text delta on a
- * tool block, no `message_stop`) is an `LlmBadResponseError`, which the retry policy retries.
+ * An event that is not one (`data: null`, an event without the fields it needs: see
+ * `read-stream-event.ts`) or a stream that breaks the protocol (a delta for a block that never
+ * started, a text delta on a tool block, no `message_stop`) is an `LlmBadResponseError`, which the
+ * retry policy retries.
  * Event types this code does not know are ignored: Anthropic documents that it adds new ones.
  */
 import type { RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
-import { LlmBadResponseError } from '../../core/errors/index.js';
 import type { ToolCall } from '../../core/messages.js';
 import type { LlmResponse, LlmStreamHandlers } from '../../core/ports/llm.js';
 import { mapStopReason } from './map-stop-reason.js';
-import { emptyTally, toLlmUsage, updateTally, type AnthropicUsageFields, type UsageTally } from './map-usage.js';
+import { emptyTally, toLlmUsage, updateTally, type UsageTally } from './map-usage.js';
+import { badStream, readStreamEvent, type BlockDelta, type BlockStart, type StreamEvent } from './read-stream-event.js';
 
 /** What is known about one content block. */
 type BlockState =
@@ -39,7 +41,7 @@ export interface StreamAccumulatorOptions {
   requestedModel: string;
 }
 
-/** A stream event as it may arrive: the SDK's types, or anything else the server sent. */
+/** A stream event as the SDK types it; what actually arrives may be any JSON value (see {@link readStreamEvent}). */
 export type AnthropicStreamEvent = RawMessageStreamEvent | { type: string; [key: string]: unknown };
 
 /** Feed it every event with {@link push}, then call {@link finish}. One instance per call. */
@@ -63,22 +65,27 @@ export class AnthropicStreamAccumulator {
     return this.#phase === 'stopped';
   }
 
-  /** Takes one event; throws `LlmBadResponseError` when it breaks the protocol. */
-  push(event: AnthropicStreamEvent): void {
-    const type = (event as { type?: unknown }).type;
-    if (type === 'message_start') return this.#onMessageStart(event as Extract<RawMessageStreamEvent, { type: 'message_start' }>);
-    if (!isKnownType(type)) return;
-    if (this.#phase !== 'streaming') throw badStream(`${type} ${this.#phase === 'stopped' ? 'after message_stop' : 'before message_start'}`);
-    switch (type) {
+  /**
+   * Takes one event as the SDK yielded it — any JSON value, checked by {@link readStreamEvent};
+   * throws `LlmBadResponseError` when it is not a valid event or breaks the protocol.
+   */
+  push(value: unknown): void {
+    const event = readStreamEvent(value);
+    if (event.type === 'message_start') return this.#onMessageStart(event);
+    if (event.type === 'ignored') return;
+    if (this.#phase !== 'streaming') throw badStream(`${event.type} ${this.#phase === 'stopped' ? 'after message_stop' : 'before message_start'}`);
+    switch (event.type) {
       case 'content_block_start':
-        return this.#onBlockStart(event as Extract<RawMessageStreamEvent, { type: 'content_block_start' }>);
+        return this.#onBlockStart(event.index, event.block);
       case 'content_block_delta':
-        return this.#onBlockDelta(event as Extract<RawMessageStreamEvent, { type: 'content_block_delta' }>);
+        return this.#onBlockDelta(event.index, event.delta);
       case 'content_block_stop':
-        this.#openBlock(event as { index?: unknown }, type).open = false;
+        this.#openBlock(event.index, event.type).open = false;
         return;
       case 'message_delta':
-        return this.#onMessageDelta(event as Extract<RawMessageStreamEvent, { type: 'message_delta' }>);
+        if (event.stopReason !== null) this.#stopReason = event.stopReason;
+        this.#usage = updateTally(this.#usage, event.usage);
+        return;
       case 'message_stop':
         this.#phase = 'stopped';
         return;
@@ -103,76 +110,43 @@ export class AnthropicStreamAccumulator {
     };
   }
 
-  #onMessageStart(event: Extract<RawMessageStreamEvent, { type: 'message_start' }>): void {
+  #onMessageStart(event: Extract<StreamEvent, { type: 'message_start' }>): void {
     if (this.#phase !== 'before_start') throw badStream('a second message_start');
-    const message = (event as { message?: unknown }).message;
-    if (typeof message !== 'object' || message === null) throw badStream('message_start without a message');
-    const { model, usage, stop_reason } = message as { model?: unknown; usage?: AnthropicUsageFields; stop_reason?: unknown };
-    if (typeof model === 'string' && model !== '') this.#model = model;
-    if (typeof stop_reason === 'string') this.#stopReason = stop_reason;
-    this.#usage = updateTally(this.#usage, usage);
+    if (event.model !== null) this.#model = event.model;
+    if (event.stopReason !== null) this.#stopReason = event.stopReason;
+    this.#usage = updateTally(this.#usage, event.usage);
     this.#phase = 'streaming';
   }
 
-  #onBlockStart(event: Extract<RawMessageStreamEvent, { type: 'content_block_start' }>): void {
-    const index = blockIndex(event, 'content_block_start');
+  #onBlockStart(index: number, block: BlockStart): void {
     if (this.#blocks.has(index)) throw badStream(`content_block_start for block ${index}, which already started`, { index });
-    const block = (event as { content_block?: unknown }).content_block as Record<string, unknown> | undefined;
-    if (typeof block !== 'object' || block === null) throw badStream('content_block_start without a content_block', { index });
     switch (block.type) {
       case 'text':
         this.#blocks.set(index, { kind: 'text', open: true });
-        if (typeof block.text === 'string') this.#addText(block.text);
-        return;
+        return this.#addText(block.text);
       case 'thinking':
         this.#blocks.set(index, { kind: 'thinking', open: true });
-        if (typeof block.thinking === 'string') this.#addThinking(block.thinking);
+        return this.#addThinking(block.thinking);
+      case 'tool_use':
+        this.#blocks.set(index, { kind: 'tool_use', open: true, id: block.id, name: block.name, fragments: [], initialInput: block.input });
         return;
-      case 'tool_use': {
-        const { id, name } = block;
-        if (typeof id !== 'string' || typeof name !== 'string' || name === '') throw badStream('a tool_use block without id or name', { index });
-        this.#blocks.set(index, { kind: 'tool_use', open: true, id, name, fragments: [], initialInput: block.input });
-        return;
-      }
       default:
-        // redacted_thinking, server tool blocks and future block types carry nothing we keep.
         this.#blocks.set(index, { kind: 'other', open: true });
     }
   }
 
-  #onBlockDelta(event: Extract<RawMessageStreamEvent, { type: 'content_block_delta' }>): void {
-    const block = this.#openBlock(event, 'content_block_delta');
-    const delta = (event as { delta?: unknown }).delta as Record<string, unknown> | undefined;
-    if (typeof delta !== 'object' || delta === null) throw badStream('content_block_delta without a delta');
-    switch (delta.type) {
-      case 'text_delta':
-        this.#addText(expectDelta(block, 'text', delta.text, 'text_delta'));
-        return;
-      case 'thinking_delta':
-        this.#addThinking(expectDelta(block, 'thinking', delta.thinking, 'thinking_delta'));
-        return;
-      case 'signature_delta':
-        expectDelta(block, 'thinking', delta.signature, 'signature_delta');
-        return;
-      case 'input_json_delta': {
-        const fragment = expectDelta(block, 'tool_use', delta.partial_json, 'input_json_delta');
-        if (block.kind === 'tool_use') block.fragments.push(fragment);
-        return;
-      }
-      default:
-      // citations_delta and future delta types: nothing to keep.
-    }
-  }
-
-  #onMessageDelta(event: Extract<RawMessageStreamEvent, { type: 'message_delta' }>): void {
-    const delta = (event as { delta?: { stop_reason?: unknown } | null }).delta;
-    if (typeof delta?.stop_reason === 'string') this.#stopReason = delta.stop_reason;
-    this.#usage = updateTally(this.#usage, (event as { usage?: AnthropicUsageFields }).usage);
+  #onBlockDelta(index: number, delta: BlockDelta): void {
+    const block = this.#openBlock(index, 'content_block_delta');
+    if (delta.type === 'other') return;
+    if (block.kind !== DELTA_BLOCK_KIND[delta.type]) throw badStream(`${delta.type} on a ${block.kind} block`, { index });
+    if (delta.type === 'text_delta') this.#addText(delta.payload);
+    else if (delta.type === 'thinking_delta') this.#addThinking(delta.payload);
+    else if (delta.type === 'input_json_delta' && block.kind === 'tool_use') block.fragments.push(delta.payload);
+    // signature_delta: dropped (see the module comment).
   }
 
   /** The block an event addresses, which must have started and not stopped. */
-  #openBlock(event: { index?: unknown }, type: string): BlockState {
-    const index = blockIndex(event, type);
+  #openBlock(index: number, type: string): BlockState {
     const block = this.#blocks.get(index);
     if (block === undefined) throw badStream(`${type} for block ${index}, which never started`, { index });
     if (!block.open) throw badStream(`${type} for block ${index}, which already stopped`, { index });
@@ -192,24 +166,13 @@ export class AnthropicStreamAccumulator {
   }
 }
 
-const KNOWN_TYPES = new Set(['content_block_start', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
-
-function isKnownType(type: unknown): type is 'content_block_start' | 'content_block_delta' | 'content_block_stop' | 'message_delta' | 'message_stop' {
-  return typeof type === 'string' && KNOWN_TYPES.has(type);
-}
-
-function blockIndex(event: { index?: unknown }, type: string): number {
-  const index = event.index;
-  if (typeof index !== 'number' || !Number.isInteger(index) || index < 0) throw badStream(`${type} without a valid block index`);
-  return index;
-}
-
-/** The delta's string payload, after checking it belongs on this kind of block. */
-function expectDelta(block: BlockState, kind: BlockState['kind'], value: unknown, type: string): string {
-  if (block.kind !== kind) throw badStream(`${type} on a ${block.kind} block`);
-  if (typeof value !== 'string') throw badStream(`${type} without its string payload`);
-  return value;
-}
+/** The kind of block each delta type belongs on. */
+const DELTA_BLOCK_KIND: Record<Exclude<BlockDelta['type'], 'other'>, BlockState['kind']> = {
+  text_delta: 'text',
+  thinking_delta: 'thinking',
+  signature_delta: 'thinking',
+  input_json_delta: 'tool_use',
+};
 
 /** The joined input fragments; a call with no input at all gets `{}`. */
 function toolArguments(block: Extract<BlockState, { kind: 'tool_use' }>): string {
@@ -218,8 +181,4 @@ function toolArguments(block: Extract<BlockState, { kind: 'tool_use' }>): string
   const initial = block.initialInput;
   const hasInitial = typeof initial === 'object' && initial !== null && Object.keys(initial).length > 0;
   return hasInitial ? JSON.stringify(initial) : '{}';
-}
-
-function badStream(problem: string, details: Record<string, unknown> = {}): LlmBadResponseError {
-  return new LlmBadResponseError(`malformed Anthropic stream: ${problem}`, { details: { provider: 'anthropic', ...details } });
 }

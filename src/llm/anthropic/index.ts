@@ -12,6 +12,7 @@ export { AnthropicStreamAccumulator, type AnthropicStreamEvent, type StreamAccum
 export { mapCallError } from './map-call-error.js';
 export { mapStopReason, type MappedStopReason } from './map-stop-reason.js';
 export { emptyTally, toLlmUsage, updateTally, type AnthropicUsageFields, type UsageTally } from './map-usage.js';
+export { readStreamEvent, type BlockDelta, type BlockStart, type StreamEvent } from './read-stream-event.js';
 export { StreamIdleGuard } from './stream-idle-guard.js';
 export { structuredOutputInstruction, withStructuredOutput } from './structured-output-instruction.js';
 export { imagePlaceholder, textBlocks, toAnthropicContent, toImageBlock, type AnthropicContentBlock } from './to-anthropic-content.js';

@@ -2,6 +2,7 @@
  * The Anthropic adapter when things go wrong on the wire: dropped connections, aborts, timeouts,
  * malformed streams and in-stream error events — real SDK, fake server on loopback.
  */
+import { Readable } from 'node:stream';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CancelledError, LlmBadResponseError, LlmTransientError } from '../../../src/core/errors/index.js';
 import { classifyLlmError } from '../../../src/core/retry/index.js';
@@ -22,6 +23,23 @@ const AFTER_FIRST_DELTA = 4;
 
 function twoChunks(fault: StreamStep['fault']): StreamStep {
   return { ...textStep(['first', 'second']), fault };
+}
+
+/**
+ * The current HTTP client, with every SSE frame of the fake server's reply that contains `marker`
+ * replaced by `frame` on its way to the SDK: a frame the server's script cannot express.
+ */
+function rewritingFetch(marker: string, frame: string): typeof fetch {
+  const inner = httpClient === 'node' ? nodeHttpFetch : fetch;
+  return (async (input: string | URL | Request, init?: RequestInit) => {
+    const response = await inner(input, init);
+    const chunks: Buffer[] = [];
+    for await (const chunk of response.body as AsyncIterable<Uint8Array>) chunks.push(Buffer.from(chunk));
+    const frames = Buffer.concat(chunks).toString('utf8').split('\n\n');
+    const body = frames.map((original) => (original.includes(marker) ? frame : original)).join('\n\n');
+    // Same body type as the client answers with: a Node stream (node:http) or a web stream (fetch).
+    return httpClient === 'node' ? Object.assign({}, response, { body: Readable.from([Buffer.from(body)]) }) : new Response(body, response);
+  }) as typeof fetch;
 }
 
 beforeEach(async () => {
@@ -134,6 +152,24 @@ describe.each(['node', 'fetch'] as const)('over the %s HTTP client', (client) =>
       expect(error).toBeInstanceOf(LlmBadResponseError);
       expect(error).toMatchObject({ code: 'llm.bad_response', cause: expect.any(SyntaxError) });
       expect(classifyLlmError(error)).toEqual({ retryable: true, reason: 'typed', status: null });
+    });
+
+    it.each([
+      ['null', 'data: null', /an event is null, not a JSON object/],
+      ['a number', 'data: 42', /an event is a number, not a JSON object/],
+      ['an event without its delta', 'data: {"type":"content_block_delta","index":0}', /content_block_delta without a delta/],
+    ])('a content_block_delta whose data is %s is a retryable llm.bad_response, not a TypeError', async (_name, data, message) => {
+      server.push(textStep(['first', 'second']));
+      const faulty = new AnthropicLlm({ apiKey: 'k', baseUrl: server.url, model: 'm', timeoutMs: 10_000, fetch: rewritingFetch('"second"', `event: content_block_delta\n${data}`) });
+      const handlers = recordingHandlers();
+      const error = await faulty.complete(llmRequest(), { ...live(), handlers }).catch((caught: unknown) => caught);
+      expect(handlers.text).toEqual(['first']);
+      expect(error).not.toBeInstanceOf(TypeError);
+      expect(error).toBeInstanceOf(LlmBadResponseError);
+      expect(error).toMatchObject({ code: 'llm.bad_response', details: { provider: 'anthropic' } });
+      expect((error as Error).message).toMatch(message);
+      expect(classifyLlmError(error)).toEqual({ retryable: true, reason: 'typed', status: null });
+      expect(server.requests).toHaveLength(1);
     });
 
     it('a stream that ends without message_stop is a retryable llm.bad_response', async () => {

@@ -180,6 +180,15 @@ describe('AnthropicStreamAccumulator', () => {
     expect(error.retryable).toBe(true);
   });
 
+  it('rejects an event that is JSON null mid-stream with llm.bad_response, not a TypeError', () => {
+    const accumulator = new AnthropicStreamAccumulator({ requestedModel: 'm' });
+    accumulator.push(start());
+    accumulator.push(blockStart(0, { type: 'text', text: '' }));
+    const push = () => accumulator.push(null);
+    expect(push).toThrow(LlmBadResponseError);
+    expect(push).toThrow(/malformed Anthropic stream: an event is null, not a JSON object/);
+  });
+
   it('works without handlers', () => {
     const accumulator = new AnthropicStreamAccumulator({ requestedModel: 'm' });
     for (const event of [start(), blockStart(0, { type: 'text', text: '' }), textDelta(0, 'x'), stop(0), messageDelta('end_turn'), end]) {
