@@ -21,7 +21,7 @@ import { cancelChannel } from '../producer/fleet-keys.js';
 import { createPgPool } from '../store/pool.js';
 import { PostgresSessionStore } from '../store/postgres-session-store.js';
 import { CancelRegistry } from './cancel-registry.js';
-import { startHealthServer } from './health-server.js';
+import { dependencyChecks, startHealthServer } from './health-server.js';
 import { createJobProcessor } from './job-router.js';
 import { loadTools } from './load-tools.js';
 import { keepSweeperScheduled, scheduleSweeper } from './sweep-job.js';
@@ -99,7 +99,10 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
   const health =
     options.healthServer === false
       ? null
-      : await startHealthServer(config.metrics.port, { accepting: () => accepting, dependencies: () => checkDependencies(connections) });
+      : await startHealthServer(config.metrics.port, {
+          accepting: () => accepting,
+          dependencies: dependencyChecks({ postgres: () => connections.pool.query('SELECT 1'), redis: () => connections.redis.ping() }),
+        });
   void worker.run();
   logger.info({ workerId, queue: config.queueName, concurrency: config.worker.concurrency, provider: llm.provider, model: llm.model }, 'worker started');
   let closing: Promise<void> | null = null;
@@ -200,12 +203,4 @@ async function closeWorker(worker: Worker, connections: Connections, shutdown: A
   await Promise.allSettled([connections.subscriber.quit(), connections.queue.close()]);
   await Promise.allSettled([connections.redis.quit(), connections.workerConnection.quit(), connections.pool.end()]);
   await after();
-}
-
-async function checkDependencies(connections: Connections): Promise<{ ok: boolean; detail: Record<string, string> }> {
-  const [pg, rd] = await Promise.allSettled([connections.pool.query('SELECT 1'), connections.redis.ping()]);
-  return {
-    ok: pg.status === 'fulfilled' && rd.status === 'fulfilled',
-    detail: { postgres: pg.status === 'fulfilled' ? 'ok' : String(pg.reason), redis: rd.status === 'fulfilled' ? 'ok' : String(rd.reason) },
-  };
 }
