@@ -38,12 +38,15 @@ function fix(value: unknown): unknown {
   const prototype: unknown = Object.getPrototypeOf(value);
   // Plain data only (parsed JSON, literals): a Date or a class instance is the store's to encode.
   if (prototype !== Object.prototype && prototype !== null) return value;
+  const record = value as Record<string, unknown>;
   let copy: Record<string, unknown> | null = null;
-  for (const [key, item] of Object.entries(value)) {
+  // for…in over a plain object's own keys: no entries array per object on every step.
+  for (const key in record) {
+    const item = record[key];
     const fixedKey = storableText(key);
     const fixed = fix(item);
     if (fixed === item && fixedKey === key) continue;
-    copy ??= Object.assign({}, value as Record<string, unknown>);
+    copy ??= Object.assign({}, record);
     if (fixedKey !== key) delete copy[key];
     copy[fixedKey] = fixed;
   }
