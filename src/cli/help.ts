@@ -1,3 +1,6 @@
+import { TAIL_LIMIT } from './commands/tail.js';
+import { WORKER_GRACE_MS } from './commands/worker.js';
+
 /** The CLI help. Lists only commands that exist (keep it current with the code; the CLI tests run every command it names). */
 export const HELP = `loopfleet — durable AI-agent sessions on a worker fleet
 
@@ -6,8 +9,9 @@ Usage:
 
 Fleet:
   worker [--grace <ms>]         Run a worker until SIGTERM/SIGINT. The first signal stops taking work
-                                and lets running inputs finish for up to --grace ms (default 30000);
-                                a second signal aborts them and hands their sessions to other workers.
+                                and lets running inputs finish for up to --grace ms (default 30000,
+                                ${WORKER_GRACE_MS.min} to ${WORKER_GRACE_MS.max}); a second signal aborts them and hands their
+                                sessions to other workers.
                                 Start it as node --max-semi-space-size=32 (npm run worker, compose):
                                 less GC per input for a little memory (docs/fleet.md, "Memory").
   migrate [--create-database]   Apply the committed database migrations to DATABASE_URL.
@@ -25,7 +29,8 @@ Sessions:
                                 (exit 0).
                                 --after: resume after a stream id, 0 = from the oldest retained event
                                 (default: only new ones). Lost events show as a "--- GAP" line.
-                                --json: each event or gap as JSON. --limit: exit after n lines.
+                                --json: each event or gap as JSON. --limit: exit after n lines
+                                (${TAIL_LIMIT.min} to ${TAIL_LIMIT.max}).
   history <session> [--json] [--all]
                                 Print the session's messages from Postgres. --json: one JSON object a
                                 line. --all: include messages folded away by compaction.
@@ -50,7 +55,8 @@ Environment (validated at start; see README for all of them):
 Exit codes:
   0   success (send --follow: completed)
   1   failure or invalid configuration (send --follow: failed)
-  2   bad command line (unknown command or option, missing argument, malformed session id)
+  2   bad command line (unknown command, unknown or repeated option, malformed option value,
+      missing argument, malformed session id)
   10  send --follow: waiting_for_input (answer with submit-input)
   11  send --follow: hit_round_limit
   12  send --follow: budget_exceeded

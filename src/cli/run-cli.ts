@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { isLoopfleetError } from '../core/errors/index.js';
 import { packageRoot } from '../store/package-paths.js';
 import { EXIT, type CliIo } from './cli-io.js';
+import { CliUsageError } from './command-line.js';
 import { abortPendingCommand } from './commands/abort-pending.js';
 import { cancelCommand } from './commands/cancel.js';
 import { historyCommand } from './commands/history.js';
@@ -69,8 +70,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   }
 }
 
-/** node:util parseArgs errors carry codes starting with ERR_PARSE_ARGS. */
+/** node:util parseArgs errors carry codes starting with ERR_PARSE_ARGS; our own checks throw CliUsageError. */
 function isUsageError(error: unknown): boolean {
+  if (error instanceof CliUsageError) return true;
   const code = (error as { code?: unknown }).code;
   return typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS');
 }

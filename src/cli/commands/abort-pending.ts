@@ -1,13 +1,13 @@
-import { parseArgs } from 'node:util';
 import { SessionQueue } from '../../producer/session-queue.js';
 import { EXIT, type CliIo } from '../cli-io.js';
+import { parseCommandLine } from '../command-line.js';
 
 /**
  * `loopfleet abort-pending <session> [--reason <text>]`: closes every open tool call and question of
  * the session with an `<aborted: reason>` result. Prints `accepted <session> seq <n>`.
  */
 export async function abortPendingCommand(args: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, strict: true, options: { reason: { type: 'string', default: 'aborted' } } });
+  const { values, positionals } = parseCommandLine({ args, allowPositionals: true, options: { reason: { type: 'string', default: 'aborted' } } });
   const [sessionId, ...extra] = positionals;
   if (sessionId === undefined || extra.length > 0) {
     io.stderr('loopfleet abort-pending: expected one session\nusage: loopfleet abort-pending <session> [--reason <text>]\n');

@@ -1,7 +1,7 @@
-import { parseArgs } from 'node:util';
 import { contentText, type StoredMessage } from '../../core/messages.js';
 import { SessionQueue } from '../../producer/session-queue.js';
 import { EXIT, type CliIo } from '../cli-io.js';
+import { parseCommandLine } from '../command-line.js';
 
 const USAGE = 'loopfleet history <session> [--json] [--all]';
 
@@ -10,10 +10,9 @@ const USAGE = 'loopfleet history <session> [--json] [--all]';
  * messages folded away by compaction; `--json` prints one stored message as JSON a line.
  */
 export async function historyCommand(args: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseCommandLine({
     args,
     allowPositionals: true,
-    strict: true,
     options: { json: { type: 'boolean', default: false }, all: { type: 'boolean', default: false } },
   });
   const [sessionId, ...extra] = positionals;

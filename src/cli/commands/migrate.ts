@@ -1,11 +1,11 @@
-import { parseArgs } from 'node:util';
 import { loadClientConfig, redactUrl } from '../../config/index.js';
 import { runMigrations } from '../../store/migrate.js';
 import { EXIT, type CliIo } from '../cli-io.js';
+import { parseCommandLine } from '../command-line.js';
 
 /** `loopfleet migrate [--create-database]` */
 export async function migrateCommand(args: string[], io: CliIo): Promise<number> {
-  const { values } = parseArgs({ args, options: { 'create-database': { type: 'boolean', default: false } }, strict: true });
+  const { values } = parseCommandLine({ args, options: { 'create-database': { type: 'boolean', default: false } } });
   const config = loadClientConfig(io.env);
   const report = await runMigrations({ databaseUrl: config.databaseUrl, createDatabase: values['create-database'] });
   const database = redactUrl(config.databaseUrl);

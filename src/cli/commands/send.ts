@@ -1,4 +1,3 @@
-import { parseArgs } from 'node:util';
 import type { RunOutcome } from '../../core/session-types.js';
 import { INPUT_MODES, type InputMode } from '../../core/session-types.js';
 import type { InputHandle } from '../../producer/input-handle.js';
@@ -6,6 +5,7 @@ import { outcomeFromEvent, type InputOutcome } from '../../producer/input-outcom
 import { SessionQueue } from '../../producer/session-queue.js';
 import { INPUT_ID_PATTERN } from '../../store/accept-input-validation.js';
 import { EXIT, type CliIo } from '../cli-io.js';
+import { parseCommandLine } from '../command-line.js';
 
 const USAGE = 'loopfleet send <session> <text> [--follow] [--mode queue|steer|interrupt] [--input-id <id>]';
 
@@ -31,10 +31,9 @@ const INTERRUPTED = 130;
  * With `--follow`, streams the reply text to stdout as it arrives and exits with {@link FOLLOW_EXIT}.
  */
 export async function sendCommand(args: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseCommandLine({
     args,
     allowPositionals: true,
-    strict: true,
     options: { follow: { type: 'boolean', default: false }, mode: { type: 'string' }, 'input-id': { type: 'string' } },
   });
   const [sessionId, text, ...extra] = positionals;

@@ -1,6 +1,6 @@
-import { parseArgs } from 'node:util';
 import { SessionQueue } from '../../producer/session-queue.js';
 import { EXIT, type CliIo } from '../cli-io.js';
+import { parseCommandLine } from '../command-line.js';
 
 /**
  * `loopfleet submit-input <session> <interaction> <value>`: answers a `request_user_input` question.
@@ -8,7 +8,7 @@ import { EXIT, type CliIo } from '../cli-io.js';
  * Prints `accepted <session> seq <n>`.
  */
 export async function submitInputCommand(args: string[], io: CliIo): Promise<number> {
-  const { positionals } = parseArgs({ args, allowPositionals: true, strict: true, options: {} });
+  const { positionals } = parseCommandLine({ args, allowPositionals: true, options: {} });
   const [sessionId, interactionId, raw, ...extra] = positionals;
   if (sessionId === undefined || interactionId === undefined || raw === undefined || extra.length > 0) {
     io.stderr('loopfleet submit-input: expected a session, an interaction id and a value\nusage: loopfleet submit-input <session> <interaction> <value>\n');

@@ -1,13 +1,16 @@
-import { parseArgs } from 'node:util';
 import type { StreamItem } from '../../events/fleet-events.js';
 import { isStreamId, ONLY_NEW } from '../../events/stream-id.js';
 import { SessionQueue } from '../../producer/session-queue.js';
 import { EXIT, type CliIo } from '../cli-io.js';
+import { parseCommandLine, parseIntegerOption } from '../command-line.js';
 
 const USAGE = 'loopfleet tail <session> [--after <id>] [--json] [--limit <n>]';
 
 /** Fields of every entry's `data` that the line already shows (or that never change within a session). */
 const ENVELOPE = new Set(['sessionId', 'inputSeq', 'seq']);
+
+/** Accepted `--limit` values (the help states the range). */
+export const TAIL_LIMIT = { min: 1, max: 1_000_000 } as const;
 
 /**
  * `loopfleet tail <session>`: prints the session's events as they arrive, one a line, until Ctrl-C.
@@ -15,17 +18,15 @@ const ENVELOPE = new Set(['sessionId', 'inputSeq', 'seq']);
  * ones); `--json` prints each item as JSON; `--limit <n>` exits after n lines (scripts and tests).
  */
 export async function tailCommand(args: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseCommandLine({
     args,
     allowPositionals: true,
-    strict: true,
     options: { after: { type: 'string', default: ONLY_NEW }, json: { type: 'boolean', default: false }, limit: { type: 'string' } },
   });
   const [sessionId, ...extra] = positionals;
   if (sessionId === undefined || extra.length > 0) return usage(io, 'expected one session');
   if (values.after !== ONLY_NEW && !isStreamId(values.after)) return usage(io, "--after must be a stream id such as 1700000000000-0, or 0 for the beginning");
-  const limit = values.limit === undefined ? null : Number(values.limit);
-  if (limit !== null && !(Number.isSafeInteger(limit) && limit > 0)) return usage(io, '--limit must be a positive integer');
+  const limit = values.limit === undefined ? null : parseIntegerOption('limit', values.limit, TAIL_LIMIT);
   const queue = SessionQueue.fromEnv(io.env);
   const stop = new AbortController();
   const onSignal = (): void => stop.abort();

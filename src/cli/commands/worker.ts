@@ -1,10 +1,14 @@
-import { parseArgs } from 'node:util';
 import { loadConfig } from '../../config/index.js';
 import { loggerFromConfig } from '../../observability/logger.js';
 import { applyHeapGrowth } from '../../worker/heap-growth.js';
 import { startWorker } from '../../worker/start-worker.js';
 import { maxSemiSpaceMb } from '../../worker/young-generation.js';
 import { EXIT, type CliIo } from '../cli-io.js';
+import { parseCommandLine, parseIntegerOption } from '../command-line.js';
+import { MAX_TIMER_MS } from '../../core/ports/clock.js';
+
+/** Accepted `--grace` values: past Node's timer maximum (2^31-1 ms) setTimeout would fire at once. */
+export const WORKER_GRACE_MS = { min: 0, max: MAX_TIMER_MS, unit: 'ms' } as const;
 
 /**
  * `loopfleet worker [--grace <ms>]`: runs a worker until SIGTERM/SIGINT. The first signal stops
@@ -12,12 +16,8 @@ import { EXIT, type CliIo } from '../cli-io.js';
  * signal, or the end of the grace period, aborts them — their sessions are handed to other workers.
  */
 export async function workerCommand(args: string[], io: CliIo): Promise<number> {
-  const { values } = parseArgs({ args, options: { grace: { type: 'string', default: '30000' } }, strict: true });
-  const graceMs = Number(values.grace);
-  if (!Number.isInteger(graceMs) || graceMs < 0) {
-    io.stderr(`loopfleet worker: --grace must be a non-negative integer (milliseconds)\n`);
-    return EXIT.usage;
-  }
+  const { values } = parseCommandLine({ args, options: { grace: { type: 'string', default: '30000' } } });
+  const graceMs = parseIntegerOption('grace', values.grace, WORKER_GRACE_MS);
   const config = loadConfig(io.env);
   const logger = loggerFromConfig(config);
   // The process is the worker's own: its GC may favour a bounded heap (src/worker/heap-growth.ts).

@@ -105,6 +105,10 @@ describe('loopfleet client commands against a running fleet', () => {
     expect((await cli('tail', 'bad id!', '--limit', '1')).code).toBe(2);
     expect((await cli('history', 'bad id!')).code).toBe(2);
     expect((await cli('send', 's', 'x', '--mode', 'sideways')).code).toBe(2);
+    expect(await cli('send', 's', 'x', '--mode', 'queue', '--mode', 'steer')).toMatchObject({ code: 2, out: '', err: expect.stringContaining('option --mode given more than once') });
+    expect(await cli('send', 's', 'x', '--input-id', 'a', '--input-id', 'b')).toMatchObject({ code: 2, out: '' });
+    expect(await cli('tail', 'cli-1', '--after', '0', '--limit', '0x2')).toMatchObject({ code: 2, out: '', err: expect.stringContaining('--limit must be a whole number from 1 to 1000000') });
+    expect(await cli('tail', 'cli-1', '--after', '0', '--limit', '1', '--limit', '2')).toMatchObject({ code: 2, out: '' });
     expect(await fleet.store.getSession('s')).toBeNull();
   });
 });

@@ -41,7 +41,7 @@ describe('loopfleet client commands (no services needed)', () => {
     [['send', 's1', 'hi', '--bogus'], '--bogus'],
     [['tail'], 'expected one session'],
     [['tail', 's1', '--after', 'yesterday'], '--after must be a stream id'],
-    [['tail', 's1', '--limit', '0'], '--limit must be a positive integer'],
+    [['tail', 's1', '--limit', '0'], '--limit must be a whole number from 1 to 1000000'],
     [['history'], 'expected one session'],
     [['history', 's1', 's2'], 'expected one session'],
     [['cancel'], 'expected one session'],
@@ -54,6 +54,58 @@ describe('loopfleet client commands (no services needed)', () => {
     const run = capture({ REDIS_URL: 'mysql://nope' });
     expect(await runCli(argv, run.io)).toBe(2);
     expect(run.err()).toContain(message);
+  });
+
+  it.each([
+    [['send', 's1', 'hi', '--mode', 'queue', '--mode', 'steer'], '--mode'],
+    [['send', 's1', 'hi', '--mode=queue', '--mode', 'queue'], '--mode'],
+    [['send', 's1', 'hi', '--input-id', 'a', '--input-id', 'b'], '--input-id'],
+    [['send', 's1', 'hi', '--follow', '--follow'], '--follow'],
+    [['tail', 's1', '--after', '0', '--after', '1-0'], '--after'],
+    [['tail', 's1', '--limit', '1', '--limit', '2'], '--limit'],
+    [['tail', 's1', '--json', '--json'], '--json'],
+    [['history', 's1', '--all', '--all'], '--all'],
+    [['abort-pending', 's1', '--reason', 'a', '--reason', 'b'], '--reason'],
+    [['worker', '--grace', '5', '--grace', '6'], '--grace'],
+    [['migrate', '--create-database', '--create-database'], '--create-database'],
+  ])('%j: a repeated option exits 2 naming it, before touching configuration or services', async (argv, option) => {
+    const run = capture({ REDIS_URL: 'mysql://nope' });
+    expect(await runCli(argv, run.io)).toBe(2);
+    expect(run.err()).toContain(`option ${option} given more than once`);
+  });
+
+  it.each([
+    ...['0x10', '1e3', ' 5', '5 ', '+5', '-1', '1.5', '', '0', '1000001', '99999999999999999999'].map((value) => ['tail', value] as const),
+    ...['1e10', '', ' 5', '0x10', '-1', '1.0', '2147483648', '1e3'].map((value) => ['worker', value] as const),
+  ])('%s: a malformed or out-of-range number %j exits 2 naming the option and the range', async (command, value) => {
+    const option = command === 'tail' ? '--limit' : '--grace';
+    // parseArgs itself refuses `--limit -1` (a value that looks like an option): pass those inline.
+    const given = value.startsWith('-') ? [`${option}=${value}`] : [option, value];
+    const [argv, expected] =
+      command === 'tail' ? [['tail', 's1', ...given], '--limit must be a whole number from 1 to 1000000'] : [['worker', ...given], '--grace must be a whole number from 0 to 2147483647 ms'];
+    const run = capture({ REDIS_URL: 'mysql://nope' });
+    expect(await runCli(argv, run.io)).toBe(2);
+    expect(run.err()).toContain(expected);
+    expect(run.err()).toContain(`got ${JSON.stringify(value)}`);
+  });
+
+  it.each([
+    ['tail', 's1', '--limit', '1'],
+    ['tail', 's1', '--limit', '1000000'],
+    ['tail', 's1', '--limit=007'],
+    ['worker', '--grace', '0'],
+    ['worker', '--grace', '2147483647'],
+  ])('%j: a number within range is accepted (it gets as far as the configuration)', async (...argv) => {
+    const run = capture({ REDIS_URL: 'mysql://nope' });
+    expect(await runCli(argv, run.io)).toBe(1);
+    expect(run.err()).toContain('[config.invalid]');
+  });
+
+  it('the help states the accepted number ranges', () => {
+    const text = HELP.replace(/\s+/g, ' ');
+    expect(text).toContain('--grace ms (default 30000, 0 to 2147483647)');
+    expect(text).toContain('--limit: exit after n lines (1 to 1000000)');
+    expect(text).toContain('unknown or repeated option, malformed option value');
   });
 
   it.each([['send', 's1', 'hi'], ['tail', 's1'], ['history', 's1'], ['cancel', 's1'], ['resume', 's1'], ['abort-pending', 's1'], ['submit-input', 's1', 'c', 'v']])(
