@@ -16,7 +16,7 @@ export class CliUsageError extends Error {
 export function parseCommandLine<T extends ParseArgsConfig & { strict?: never; tokens?: never }>(config: T) {
   // Returned whole: destructuring the generic result here would widen the callers' value types
   // (and TypeScript cannot see through it that `tokens: true` makes `tokens` present).
-  const parsed = parseArgs<T & { strict: true; tokens: true }>({ ...config, strict: true, tokens: true });
+  const parsed = parseArgs<T & { strict: true; tokens: true }>(Object.assign({}, config, { strict: true as const, tokens: true as const }));
   const seen = new Set<string>();
   for (const token of parsed.tokens!) {
     if (token.kind !== 'option') continue;
