@@ -71,6 +71,8 @@ describe('SessionQueue: add, result, events', () => {
       await expect(pending).resolves.toMatchObject({ status: 'completed', finalText: 'held blind-1' });
     } finally {
       await blind.close();
+      // The other queue's BullMQ keys (its meta): the fixture cleans only its own queue's.
+      await fleet.deleteKeys(`bull:${fleet.config.queueName}_x:*`);
     }
   });
 
