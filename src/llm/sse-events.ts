@@ -13,7 +13,12 @@
  * - A blank line ends the event. It is yielded when it has a `data:` line or a name (as the OpenAI
  *   SDK's decoder does; the standard drops one without data), and dropped otherwise. An event the
  *   body ends in the middle of (no blank line after it) is dropped, as the standard and the SDK do.
+ * - An event, or a line, longer than {@link MAX_SSE_EVENT_CHARS} is an `LlmBadResponseError`: a body
+ *   that never ends its line would otherwise grow the process's memory for as long as bytes keep
+ *   coming (the idle guard only bounds the pauses between them).
  */
+import { LlmBadResponseError } from '../core/errors/index.js';
+
 
 /** One event: its `event:` name (null when it had none) and its data lines joined with LF. */
 export interface SseEvent {
@@ -21,9 +26,12 @@ export interface SseEvent {
   data: string;
 }
 
+/** Longest event (or unfinished line) kept, in UTF-16 code units: far past any model's chunk. */
+export const MAX_SSE_EVENT_CHARS = 16 * 1024 * 1024;
+
 /** Yields the events of `body` as they complete; ends when the body ends, throws what it throws. */
-export async function* sseEvents(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent, void, undefined> {
-  const parser = new SseParser();
+export async function* sseEvents(body: AsyncIterable<Uint8Array>, maxEventChars = MAX_SSE_EVENT_CHARS): AsyncGenerator<SseEvent, void, undefined> {
+  const parser = new SseParser(maxEventChars);
   const decoder = new TextDecoder('utf-8', { ignoreBOM: false });
   for await (const chunk of body) {
     const events = parser.push(decoder.decode(chunk, { stream: true }));
@@ -40,6 +48,10 @@ export class SseParser {
   #afterCr = false;
   #event: string | null = null;
   #data: string[] = [];
+  /** Characters in `#data`: with `#rest`, what one event holds so far. */
+  #dataChars = 0;
+
+  constructor(private readonly maxEventChars = MAX_SSE_EVENT_CHARS) {}
 
   /** Parses `text` (the next decoded part of the body) and returns the events it completed. */
   push(text: string): SseEvent[] {
@@ -69,6 +81,9 @@ export class SseParser {
       this.#line(line, events);
     }
     this.#rest = start === 0 ? rest + text : rest + text.slice(start);
+    if (this.#rest.length + this.#dataChars > this.maxEventChars) {
+      throw new LlmBadResponseError(`a server-sent event longer than ${this.maxEventChars} characters`, { details: { limit: this.maxEventChars } });
+    }
     return events;
   }
 
@@ -81,6 +96,7 @@ export class SseParser {
     this.#rest = '';
     this.#event = null;
     this.#data = [];
+    this.#dataChars = 0;
     return events;
   }
 
@@ -94,7 +110,10 @@ export class SseParser {
     const field = colon === -1 ? line : line.slice(0, colon);
     let value = colon === -1 ? '' : line.slice(colon + 1);
     if (value.charCodeAt(0) === SPACE) value = value.slice(1);
-    if (field === 'data') this.#data.push(value);
+    if (field === 'data') {
+      this.#data.push(value);
+      this.#dataChars += value.length;
+    }
     else if (field === 'event') this.#event = value;
   }
 
@@ -104,6 +123,7 @@ export class SseParser {
     }
     this.#event = null;
     this.#data = [];
+    this.#dataChars = 0;
   }
 }
 

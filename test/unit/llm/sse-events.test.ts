@@ -49,6 +49,20 @@ const REALISTIC: Record<string, string> = {
 };
 
 describe('sseEvents', () => {
+  it('refuses an event or a line past the limit with llm.bad_response, however the body is cut', async () => {
+    const collect = async (parts: string[], limit: number) => {
+      const events: SseEvent[] = [];
+      for await (const event of sseEvents(chunksOf(parts), limit)) events.push(event);
+      return events;
+    };
+    // A line that never ends, arriving in pieces: refused once it passes the limit.
+    await expect(collect(['data: ', 'x'.repeat(6), 'x'.repeat(6)], 10)).rejects.toMatchObject({ code: 'llm.bad_response' });
+    // Many short data lines of one event add up.
+    await expect(collect(['data: abcd\ndata: efgh\ndata: ijkl\n'], 10)).rejects.toMatchObject({ code: 'llm.bad_response' });
+    // Events under the limit, one after another, are fine: the count starts again with each.
+    expect(await collect(['data: abcd\n\ndata: efgh\n\ndata: ijkl\n\n'], 10)).toHaveLength(3);
+  });
+
   it('yields each event with its name and data, in order', async () => {
     expect(await read(['event: delta\ndata: one\n\ndata: two\n\n'])).toEqual([
       { event: 'delta', data: 'one' },
