@@ -1,7 +1,7 @@
 import { TAIL_LIMIT } from './commands/tail.js';
 import { WORKER_GRACE_MS } from './commands/worker.js';
 
-/** The CLI help. Lists only commands that exist (keep it current with the code; the CLI tests run every command it names). */
+/** The CLI help. Lists only commands that exist (keep it current with the code; a CLI test checks it names exactly the commands that exist). */
 export const HELP = `loopfleet — durable AI-agent sessions on a worker fleet
 
 Usage:

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-// Node's timers overflow above this and fire at once, so no millisecond setting may exceed it.
+// No millisecond setting may exceed it: Node's timers fire at once past it.
 import { MAX_TIMER_MS } from '../core/ports/clock.js';
 import { envVariable, flag, integer, matching, oneOf, text, url } from './env-variable.js';
 import { LLM_PROVIDERS, LOG_FORMATS, LOG_LEVELS, LLM_HTTP_CLIENTS, type LlmProviderName, type LlmHttpClient } from './resolved-config.js';
