@@ -39,6 +39,8 @@ export class RedisEventPublisher {
   private readonly channels = new Map<string, SessionChannel>();
   /** Channels that went idle, oldest first (a channel in use again stays listed until it is the oldest). */
   private readonly idle = new Map<string, SessionChannel>();
+  /** Seq numbers owed by forgotten channels (entries they lost), oldest first: the session's next write burns them. */
+  private readonly owed = new Map<string, number>();
   private readonly counters: PublisherCounters = { published: 0, dropped: 0, coalesced: 0, duplicateFinishes: 0 };
   private readonly host: SinkHost;
   private closing: Promise<void> | null = null;
@@ -148,7 +150,9 @@ export class RedisEventPublisher {
         counters: this.counters,
         report: (error, context) => this.report(error, context),
         onIdle: (idle) => this.retire(sessionId, idle),
+        owed: this.owed.get(sessionId) ?? 0,
       });
+      this.owed.delete(sessionId);
       this.channels.set(sessionId, channel);
     }
     return channel;
@@ -158,7 +162,10 @@ export class RedisEventPublisher {
    * Keeps an idle channel for reuse: a running session's channel empties after most of its writes,
    * and building it again for the next event (keys, coalescer, closures) was a measurable share of
    * the worker's allocation. Beyond {@link IDLE_CHANNELS_KEPT} idle channels the oldest is forgotten,
-   * so finished sessions do not accumulate.
+   * so finished sessions do not accumulate. A forgotten channel that lost entries leaves only their
+   * count behind ({@link OWED_SESSIONS_KEPT} sessions at most), so the session's next write still
+   * shows subscribers the hole. (Until session 13 such a channel never counted as idle and was kept
+   * for as long as the process ran.)
    */
   private retire(sessionId: string, channel: SessionChannel): void {
     this.idle.delete(sessionId);
@@ -167,7 +174,12 @@ export class RedisEventPublisher {
     const [oldestId, oldest] = this.idle.entries().next().value as [string, SessionChannel];
     this.idle.delete(oldestId);
     // One in use again since it went idle is listed anew when it next empties.
-    if (oldest.forgettable && this.channels.get(oldestId) === oldest) this.channels.delete(oldestId);
+    if (!oldest.forgettable || this.channels.get(oldestId) !== oldest) return;
+    this.channels.delete(oldestId);
+    if (oldest.owedSeqs === 0) return;
+    this.owed.set(oldestId, oldest.owedSeqs);
+    // Past the bound the oldest count is dropped: that session's next write shows no hole.
+    if (this.owed.size > OWED_SESSIONS_KEPT) this.owed.delete(this.owed.keys().next().value as string);
   }
 
   /** Hands a loss to `onError`; a throwing reporter is contained so it cannot reach the loop. */
@@ -182,6 +194,9 @@ export class RedisEventPublisher {
 
 /** Idle session channels a publisher keeps for reuse. */
 export const IDLE_CHANNELS_KEPT = 1_024;
+
+/** Most forgotten sessions whose owed seq numbers (lost entries) are remembered: a number each. */
+export const OWED_SESSIONS_KEPT = 65_536;
 
 function closedError(): StateConflictError {
   return new StateConflictError('event publisher is closed');

@@ -24,6 +24,8 @@ export interface ChannelDeps {
   report(error: Error, context: EventPublishErrorContext): void;
   /** Called when the channel holds nothing any more, so the publisher may forget it. */
   onIdle(channel: SessionChannel): void;
+  /** Seq numbers a forgotten channel of this session still owed (lost entries): the first write burns them. */
+  owed?: number;
 }
 
 interface QueuedEntry extends EncodedEvent {
@@ -61,6 +63,7 @@ export class SessionChannel implements WritingChannel {
 
   constructor(private readonly deps: ChannelDeps) {
     this.coalescer = new DeltaCoalescer(deps.config.coalesceMs, deps.config.coalesceMaxChars);
+    this.lost = deps.owed ?? 0;
   }
 
   /** Queues an event; never throws (failures are counted and reported). */
@@ -92,9 +95,17 @@ export class SessionChannel implements WritingChannel {
     return new Promise<void>((resolve) => this.waiters.push({ position, resolve }));
   }
 
-  /** Whether the channel holds nothing: no open delta, no queued or in-flight entries, no seq numbers to burn. */
+  /**
+   * Whether the channel holds nothing: no open delta, no queued or in-flight entries. It may still owe
+   * seq numbers for entries it lost ({@link owedSeqs}); the publisher keeps those when it forgets it.
+   */
   get idle(): boolean {
-    return this.coalescer.deadline === null && this.queue.length === 0 && this.writing === null && !this.scheduled && this.lost === 0;
+    return this.coalescer.deadline === null && this.queue.length === 0 && this.writing === null && !this.scheduled;
+  }
+
+  /** Entries lost since the last successful write, whose seq numbers the next write burns (a visible hole). */
+  get owedSeqs(): number {
+    return this.lost;
   }
 
   private enqueue(item: ReleasedEvent, settle?: QueuedEntry['settle']): boolean {

@@ -235,6 +235,24 @@ describe('RedisEventPublisher (write-behind, against a fake script)', () => {
     expect(publisher.published).toBe(1);
   });
 
+  it('forgets a session whose writes failed like any idle one, and its next write after that still burns the lost numbers', async () => {
+    const { redis, publisher } = setup();
+    // Sessions whose only write fails (Redis refusing writes), more of them than the idle bound.
+    const failed = Array.from({ length: IDLE_CHANNELS_KEPT + 50 }, (_, i) => publisher.runSink(`f${i}`, 1));
+    redis.failNext = new Error('OOM command not allowed when used memory > maxmemory');
+    for (const sink of failed) sink.emit(round(0));
+    await Promise.all(failed.map((sink) => sink.flush()));
+    expect(publisher.dropped).toBe(failed.length);
+    // Until session 13 these were never idle: 1,074 channels kept for as long as the process ran.
+    expect(publisher.sessionChannels).toBe(IDLE_CHANNELS_KEPT);
+    // f0 was forgotten first; its next event takes seq 2, leaving the hole where the lost one was.
+    const again = publisher.runSink('f0', 2);
+    again.emit(round(1));
+    await again.flush();
+    expect(redis.calls.at(-1)).toMatchObject({ streamKey: 'q:events:f0', skip: 1 });
+    expect(seqs(redis, 'q:events:f0')).toEqual([2]);
+  });
+
   it('rejects publish() when its batch fails', async () => {
     const { redis, publisher } = setup();
     redis.failNext = new Error('boom');
