@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { linkedSignal } from '../core/linked-signal.js';
 import type { SessionStore } from '../core/ports/session-store.js';
 import { readRange, readSessionEvents } from '../events/event-subscriber.js';
 import type { StreamEvent, StreamGap, StreamItem } from '../events/fleet-events.js';
@@ -40,7 +41,16 @@ const CATCH_UP_PAGE = 200;
  * its `input_accepted` and `input_finished`: its run's events carry the host's `inputSeq`.
  */
 export async function* inputEvents(deps: InputEventsDeps, target: InputEventsTarget, options: InputEventsOptions = {}): AsyncGenerator<StreamItem, void, undefined> {
-  const signal = options.signal === undefined ? deps.closed : AbortSignal.any([deps.closed, options.signal]);
+  // Linked, not AbortSignal.any: the queue's close signal lives as long as the queue (linked-signal.ts).
+  const linked = options.signal === undefined ? null : linkedSignal([deps.closed, options.signal]);
+  try {
+    yield* followInput(deps, target, linked?.signal ?? deps.closed);
+  } finally {
+    linked?.dispose();
+  }
+}
+
+async function* followInput(deps: InputEventsDeps, target: InputEventsTarget, signal: AbortSignal): AsyncGenerator<StreamItem, void, undefined> {
   const { sessionId, seq, acceptedEventId } = target;
   if (acceptedEventId === null && (await isSettled(deps, target))) {
     yield* catchUp(deps, target, FROM_START, signal);

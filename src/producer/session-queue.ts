@@ -3,6 +3,7 @@ import { InfrastructureError, InputInvalidError, SessionNotFoundError, StateConf
 import type { StoredMessage } from '../core/messages.js';
 import type { LoadHistoryOptions } from '../core/ports/session-store.js';
 import { assertSessionId } from '../core/session-id.js';
+import { linkedSignal } from '../core/linked-signal.js';
 import { readSessionEvents } from '../events/event-subscriber.js';
 import type { StreamItem } from '../events/fleet-events.js';
 import { assertCursor, ONLY_NEW } from '../events/stream-id.js';
@@ -127,10 +128,10 @@ export class SessionQueue {
   subscribe(sessionId: string, options: SubscribeOptions = {}): AsyncIterable<StreamItem> {
     this.#assertOpen();
     const id = assertSessionId(sessionId);
-    const { after = ONLY_NEW, signal: own } = optionsObject(options, 'subscribe options');
+    const { after = ONLY_NEW, signal } = optionsObject(options, 'subscribe options');
     assertCursor(after, { allowOnlyNew: true });
-    const signal = this.#withClose(own);
-    return readSessionEvents(this.#conn.redis, { queueName: this.queueName, sessionId: id, after, signal });
+    if (signal !== undefined && !(signal instanceof AbortSignal)) throw new InputInvalidError('signal must be an AbortSignal');
+    return this.#follow(id, after, signal);
   }
 
   /** The session's messages in order; with `includeCompacted`, also those folded away by compaction. Throws `session.not_found`. */
@@ -239,10 +240,18 @@ export class SessionQueue {
     return true;
   }
 
-  #withClose(signal: AbortSignal | undefined): AbortSignal {
-    if (signal === undefined) return this.#closed.signal;
-    if (!(signal instanceof AbortSignal)) throw new InputInvalidError('signal must be an AbortSignal');
-    return AbortSignal.any([this.#closed.signal, signal]);
+  /**
+   * A subscription ended by the queue's close or the caller's signal. Linked, not `AbortSignal.any`:
+   * the close signal lives as long as the queue, and each `any` would leave an entry on it for good
+   * (`src/core/linked-signal.ts`). The link is made when the iteration starts and removed when it ends.
+   */
+  async *#follow(sessionId: string, after: string, own: AbortSignal | undefined): AsyncGenerator<StreamItem, void, undefined> {
+    const linked = own === undefined ? null : linkedSignal([this.#closed.signal, own]);
+    try {
+      yield* readSessionEvents(this.#conn.redis, { queueName: this.queueName, sessionId, after, signal: linked?.signal ?? this.#closed.signal });
+    } finally {
+      linked?.dispose();
+    }
   }
 
   #assertOpen(): void {

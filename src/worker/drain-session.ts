@@ -3,7 +3,7 @@ import type { ClaimedInput } from '../core/ports/session-store.js';
 import { kickSession } from '../producer/kick.js';
 import { giveUpInput } from './give-up-input.js';
 import { keepLease } from './lease-keeper.js';
-import { linkedSignal } from './linked-signal.js';
+import { linkedSignal } from '../core/linked-signal.js';
 import { republishLostFinishes } from './lost-finish-events.js';
 import { runClaimedInput } from './run-claimed-input.js';
 import type { WorkerContext } from './worker-context.js';

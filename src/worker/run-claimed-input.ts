@@ -2,7 +2,7 @@ import type { ClaimedInput } from '../core/ports/session-store.js';
 import type { FleetEvent } from '../events/fleet-events.js';
 import { runInputOutcome, type RunOutcome } from '../core/loop/run-input.js';
 import { finishingCancel } from '../core/loop/run-outcomes.js';
-import { linkedSignal } from './linked-signal.js';
+import { linkedSignal } from '../core/linked-signal.js';
 import type { WorkerContext } from './worker-context.js';
 
 /**

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StreamEvent, StreamItem } from '../../../src/events/fleet-events.js';
 import { eventFinishedKey, eventSeqKey, eventStreamKey } from '../../../src/producer/fleet-keys.js';
@@ -177,6 +178,27 @@ describe('SessionQueue: add, result, events', () => {
     expect(rest.some((item) => item.kind === 'gap')).toBe(false);
     const seqs = [...events(all).slice(0, 4), ...events(rest)].map((event) => event.data.seq);
     expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
+  });
+
+  it("links a subscription's signal to the queue's close while it runs, and unlinks it when it ends (no AbortSignal.any)", async () => {
+    const sessionId = 'sub-linked';
+    await queue.add('send', { sessionId, input: 'one' });
+    await fleet.waitForSessionIdle(sessionId, 1);
+    const own = new AbortController();
+    const listeners = () => getEventListeners(own.signal, 'abort').length;
+    for (let round = 0; round < 3; round += 1) {
+      for await (const item of queue.subscribe(sessionId, { after: '0', signal: own.signal })) {
+        expect(item.kind).toBe('event');
+        // One listener on it, the link's (the reader listens on the linked signal).
+        expect(listeners()).toBe(1);
+        break;
+      }
+      expect(listeners()).toBe(0);
+    }
+    // Aborting the caller's signal still ends a blocked read at once.
+    const pending = queue.subscribe(sessionId, { signal: own.signal })[Symbol.asyncIterator]().next();
+    own.abort();
+    expect(await pending).toEqual({ done: true, value: undefined });
   });
 
   it('creates, reads and deletes sessions; reports history and stats', async () => {

@@ -1,6 +1,6 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { linkedSignal } from '../../../src/worker/linked-signal.js';
+import { linkedSignal } from '../../../src/core/linked-signal.js';
 
 describe('linkedSignal', () => {
   it('aborts with the reason of the first source that aborts, once', () => {
