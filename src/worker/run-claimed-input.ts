@@ -102,17 +102,26 @@ async function applyDurableCancel(
 /**
  * The durable flag is also re-read while the run goes on (every third of the lease), so a cancel
  * whose pub/sub message was lost — the subscriber reconnecting, say — still stops the run in seconds.
+ * One read at a time: while Postgres hangs, reads would otherwise pile up in the pool's queue.
  */
-function watchDurableCancel(ctx: WorkerContext, sessionId: string, startedAt: Date | null, cancel: AbortController): () => void {
+export function watchDurableCancel(ctx: WorkerContext, sessionId: string, startedAt: Date | null, cancel: AbortController): () => void {
   if (startedAt === null) return () => {};
+  let inFlight = false;
   const timer = setInterval(() => {
-    ctx.store.getSession(sessionId).then(
-      (session) => {
-        const requested = session?.cancelRequestedAt ?? null;
-        if (requested !== null && requested.getTime() >= startedAt.getTime() && !cancel.signal.aborted) cancel.abort(finishingCancel('cancelled by request'));
-      },
-      (error: unknown) => ctx.logger.warn({ err: error, sessionId }, 'cancel flag check failed'),
-    );
+    if (inFlight) return;
+    inFlight = true;
+    ctx.store
+      .getSession(sessionId)
+      .then(
+        (session) => {
+          const requested = session?.cancelRequestedAt ?? null;
+          if (requested !== null && requested.getTime() >= startedAt.getTime() && !cancel.signal.aborted) cancel.abort(finishingCancel('cancelled by request'));
+        },
+        (error: unknown) => ctx.logger.warn({ err: error, sessionId }, 'cancel flag check failed'),
+      )
+      .finally(() => {
+        inFlight = false;
+      });
   }, Math.max(500, Math.floor(ctx.settings.leaseTtlMs / 3)));
   timer.unref();
   return () => clearInterval(timer);
