@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { loadClientConfig } from '../config/index.js';
 import { InfrastructureError, InputInvalidError, SessionNotFoundError, StateConflictError } from '../core/errors/index.js';
 import type { StoredMessage } from '../core/messages.js';
@@ -54,6 +55,9 @@ export class SessionQueue {
 
   constructor(options: SessionQueueOptions = {}) {
     this.#options = resolveSessionQueueOptions(options);
+    // Every pending result() and every subscription listens on it while it lasts: many at once is
+    // the normal case, not a leak, so Node's warning past 10 listeners is switched off for it.
+    setMaxListeners(0, this.#closed.signal);
     this.queueName = this.#options.queueName;
     this.#conn = openQueueConnections(this.#options);
     this.sessions = new SessionAdmin({

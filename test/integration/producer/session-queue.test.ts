@@ -180,6 +180,24 @@ describe('SessionQueue: add, result, events', () => {
     expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
   });
 
+  it('many result() waits at once are normal: no MaxListenersExceededWarning', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const handle = await queue.add('send', { sessionId: 'many-waits', input: 'hold:many-waits' });
+      const waits = Array.from({ length: 20 }, () => handle.result({ timeoutMs: 20_000 }));
+      await fleet.waitFor('the run to start', async () => ((await fleet.store.getInput('many-waits', 1))?.status === 'running' ? true : undefined));
+      gates.open('many-waits');
+      for (const outcome of await Promise.all(waits)) expect(outcome).toMatchObject({ status: 'completed' });
+      // Node emits the warning on a later tick: let one pass before looking.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      expect(warnings).not.toContain('MaxListenersExceededWarning');
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it("links a subscription's signal to the queue's close while it runs, and unlinks it when it ends (no AbortSignal.any)", async () => {
     const sessionId = 'sub-linked';
     await queue.add('send', { sessionId, input: 'one' });
