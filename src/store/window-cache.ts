@@ -23,8 +23,15 @@ export interface CachedWindow extends CachedWindowKey {
   readonly bytes: number;
 }
 
-/** A stored row's rough footprint: object overhead plus the characters of its text and calls. */
-const ROW_OVERHEAD_BYTES = 200;
+/**
+ * A stored row's footprint: its objects (the row, its message, its date, its strings' headers) plus a
+ * byte per character of its text and calls; and what each cached window adds (its entry, its array).
+ * Measured on V8 with a scratch heap count (bench/RESULTS.md, item 54): 30,000 windows of 4 short rows
+ * to 100 windows of 2,000 long ones. Text outside Latin-1 takes two bytes a character and is counted
+ * as one, so such windows can take up to twice their text's share.
+ */
+const ROW_OVERHEAD_BYTES = 330;
+const WINDOW_OVERHEAD_BYTES = 310;
 
 /**
  * The active windows of the sessions a worker ran lately, so that the next run of a session reads
@@ -71,7 +78,7 @@ export class WindowCache {
     const last = window.at(-1);
     // Not kept: `window` is already the caller's (fresh rows, or a new array from concat).
     if (this.maxBytes === 0 || window.length < this.minMessages || last === undefined) return window;
-    let bytes = extended ? sent.bytes : 0;
+    let bytes = extended ? sent.bytes : WINDOW_OVERHEAD_BYTES;
     for (const row of extended ? rows : window) bytes += rowBytes(row);
     if (bytes > this.maxBytes) return window;
     for (const row of extended ? rows : window) deepFreeze(row);

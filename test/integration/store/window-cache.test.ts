@@ -110,8 +110,8 @@ describe('loadRunState: the window cache', () => {
   });
 
   it('drops the least recently used window once the byte budget is passed', async () => {
-    // Three short rows are ~630 estimated bytes: one window fits in 1,000, two do not.
-    const store = new PostgresSessionStore(fx.pool, { windowCache: { minMessages: 3, maxBytes: 1_000 } });
+    // A window of three short rows is ~1,310 estimated bytes: one fits in 2,000, two do not.
+    const store = new PostgresSessionStore(fx.pool, { windowCache: { minMessages: 3, maxBytes: 2_000 } });
     const [a, b] = [sessionId('lru-a'), sessionId('lru-b')];
     const tokens = [await leasedSession(store, a), await leasedSession(store, b)];
     await append(store, a, tokens[0]!, ['a1', 'a2', 'a3']);

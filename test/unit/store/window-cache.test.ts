@@ -53,16 +53,17 @@ describe('WindowCache', () => {
   });
 
   it('evicts the least recently merged windows past the byte budget, and skips a window larger than it', () => {
-    // 201 estimated bytes a row (200 + one character).
-    const cache = new WindowCache({ minMessages: 1, maxBytes: 201 * 5 });
+    // 331 estimated bytes a row (330 + one character), 310 a window: windows of 3 and 2 rows fill it.
+    const budget = 310 * 2 + 331 * 5;
+    const cache = new WindowCache({ minMessages: 1, maxBytes: budget });
     cache.merge('a', null, 1, rows(1, 2));
     cache.merge('b', null, 1, rows(1, 2));
     cache.merge('a', cache.lookup('a'), 1, rows(3, 3));
-    expect(cache.size()).toEqual({ sessions: 2, bytes: 201 * 5 });
+    expect(cache.size()).toEqual({ sessions: 2, bytes: budget });
     cache.merge('c', null, 1, rows(1, 2));
     expect(cache.lookup('b')).toBeNull();
     expect(cache.lookup('a')).not.toBeNull();
-    expect(cache.size().bytes).toBeLessThanOrEqual(201 * 5);
+    expect(cache.size().bytes).toBeLessThanOrEqual(budget);
     expect(seqs(cache.merge('d', null, 1, rows(1, 6)))).toEqual([1, 2, 3, 4, 5, 6]);
     expect(cache.lookup('d')).toBeNull();
   });
