@@ -1,7 +1,6 @@
 import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import { parseInputPayload } from '../core/input-payload.js';
-import { compileResponseFormat } from '../core/structured-output/index.js';
 import type { AcceptedInput, SessionStore } from '../core/ports/session-store.js';
 import type { InputKind, InputMode } from '../core/session-types.js';
 import type { FleetEvent } from '../events/fleet-events.js';
@@ -40,10 +39,7 @@ export interface AcceptDeps {
  * accepted (I1): the sweeper kicks it later.
  */
 export async function acceptAndKick(deps: AcceptDeps, request: AcceptRequest): Promise<AcceptedInput> {
-  const parsed = parseInputPayload(request.kind, request.payload);
-  // A response format whose schema does not compile would only fail the input when it runs.
-  const format = parsed.kind === 'timer' ? undefined : parsed.payload.options?.responseFormat;
-  if (format !== undefined) compileResponseFormat(format);
+  parseInputPayload(request.kind, request.payload);
   const accepted = await deps.store.acceptInput({
     sessionId: request.sessionId,
     kind: request.kind,
