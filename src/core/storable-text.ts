@@ -46,9 +46,11 @@ function fix(value: unknown): unknown {
     const fixedKey = storableText(key);
     const fixed = fix(item);
     if (fixed === item && fixedKey === key) continue;
-    copy ??= Object.assign({}, record);
+    // A spread and defineProperty copy every key as data: assignment would turn an own `__proto__`
+    // key (JSON.parse makes one) into the copy's prototype.
+    copy ??= { ...record };
     if (fixedKey !== key) delete copy[key];
-    copy[fixedKey] = fixed;
+    Object.defineProperty(copy, fixedKey, { value: fixed, writable: true, enumerable: true, configurable: true });
   }
   return copy ?? value;
 }

@@ -69,9 +69,13 @@ export function jobInputId(jobId: string | undefined): string {
   return `bullmq-sha256:${sha256(jobId)}`;
 }
 
-/** The job id as the input records where it came from; one longer than the column allows, by its hash. */
+/**
+ * The job id as the input records where it came from; one the column cannot hold — longer than it
+ * allows, or with text PostgreSQL cannot store (U+0000, an unpaired surrogate) — by its hash.
+ */
 export function originJobId(jobId: string): string {
-  return jobId.length > 0 && jobId.length <= MAX_ORIGIN_JOB_ID_LENGTH ? jobId : `sha256:${sha256(jobId)}`;
+  const storable = jobId.length > 0 && jobId.length <= MAX_ORIGIN_JOB_ID_LENGTH && !jobId.includes('\u0000') && jobId.isWellFormed();
+  return storable ? jobId : `sha256:${sha256(jobId)}`;
 }
 
 function sha256(text: string): string {

@@ -25,6 +25,15 @@ describe('storable', () => {
     expect(value.a[1]).toBe('n\u0000');
   });
 
+  it('keeps an own __proto__ key (as JSON.parse makes it) a key of the copy, not its prototype', () => {
+    const fixed = storable(JSON.parse('{"__proto__":{"polluted":1},"x":"a\\u0000b"}') as Record<string, unknown>);
+    expect(Object.getPrototypeOf(fixed)).toBe(Object.prototype);
+    expect(Object.keys(fixed)).toEqual(['__proto__', 'x']);
+    expect(JSON.stringify(fixed)).toBe('{"__proto__":{"polluted":1},"x":"a\uFFFDb"}');
+    const nested = storable(JSON.parse('{"__proto__":{"a":"\\u0000"}}') as Record<string, unknown>);
+    expect(JSON.stringify(nested)).toBe('{"__proto__":{"a":"\uFFFD"}}');
+  });
+
   it('returns the same object when nothing needs replacing, and leaves non-plain objects alone', () => {
     const value = { a: [{ b: 'c' }], at: new Date(0) };
     expect(storable(value)).toBe(value);
