@@ -3,6 +3,9 @@ import { createServer, type Server } from 'node:http';
 /** How long a readiness probe waits for one dependency before reporting it unavailable. */
 export const DEPENDENCY_TIMEOUT_MS = 2_000;
 
+/** After this many timeouts a check still running is given up on and a new one starts. */
+const STALE_CHECKS = 5;
+
 export interface DependencyReport {
   ok: boolean;
   /** Per dependency: `ok`, the error it failed with, or that it timed out. */
@@ -23,18 +26,26 @@ export interface HealthChecks {
  * `timeoutMs` for each check. A check still running is joined, not started again: the worker's Redis
  * client queues commands while offline and never fails them (`maxRetriesPerRequest: null`), so a new
  * ping per probe would pile up in that queue, and a new query per probe would take pool connections.
+ * One running for five timeouts is given up on, so a check stuck for good cannot hide a recovery.
  */
-export function dependencyChecks(checks: Record<string, () => Promise<unknown>>, timeoutMs = DEPENDENCY_TIMEOUT_MS): () => Promise<DependencyReport> {
-  const running = new Map<string, Promise<unknown>>();
+export function dependencyChecks(
+  checks: Record<string, () => Promise<unknown>>,
+  timeoutMs = DEPENDENCY_TIMEOUT_MS,
+  now: () => number = Date.now,
+): () => Promise<DependencyReport> {
+  const running = new Map<string, { pending: Promise<unknown>; startedAt: number }>();
   const join = (name: string, check: () => Promise<unknown>): Promise<unknown> => {
-    let pending = running.get(name);
-    if (pending === undefined) {
-      pending = Promise.resolve()
-        .then(check)
-        .finally(() => running.delete(name));
-      running.set(name, pending);
-    }
-    return pending;
+    const current = running.get(name);
+    // A check stuck past STALE_CHECKS timeouts (a query on a connection that died silently) is left
+    // behind, so the dependency's recovery is seen: at most one new check per that long.
+    if (current !== undefined && now() - current.startedAt < STALE_CHECKS * timeoutMs) return current.pending;
+    const entry = { pending: Promise.resolve().then(check), startedAt: now() };
+    void entry.pending.then(
+      () => running.get(name) === entry && running.delete(name),
+      () => running.get(name) === entry && running.delete(name),
+    );
+    running.set(name, entry);
+    return entry.pending;
   };
   return async () => {
     const answers = await Promise.all(

@@ -36,7 +36,7 @@ export async function commitStep(ctx: RunContext, step: StepInput): Promise<numb
   const { deps, params } = ctx;
   // What models and tools wrote, made storable (src/core/storable-text.ts); the window gets the same.
   const messages = storable(step.appendHooks === false ? (step.messages ?? []) : await runAppendHooks(ctx, step.messages ?? []));
-  const parts = storable({ pending: step.pending, toolCalls: step.toolCalls, compaction: step.compaction, input: step.input });
+  const parts = storable({ pending: step.pending, toolCalls: step.toolCalls, usageRounds: step.usageRounds, compaction: step.compaction, input: step.input });
   const deferred = ctx.deferred;
   const written = deferred.length === 0 ? messages : [...deferred.map((entry) => entry.entry), ...messages];
   const result = await deps.store.commitStep({
@@ -50,7 +50,7 @@ export async function commitStep(ctx: RunContext, step: StepInput): Promise<numb
     })),
     ...(parts.pending !== undefined ? { pending: parts.pending } : {}),
     ...(parts.toolCalls !== undefined ? { toolCalls: parts.toolCalls } : {}),
-    ...(step.usageRounds !== undefined ? { usageRounds: step.usageRounds } : {}),
+    ...(parts.usageRounds !== undefined ? { usageRounds: parts.usageRounds } : {}),
     ...(parts.compaction !== undefined ? { compaction: parts.compaction } : {}),
     ...(parts.input !== undefined ? { input: parts.input } : {}),
     ...(step.steer !== undefined ? { steer: { seqs: step.steer.seqs, intoInputSeq: params.input.seq } } : {}),

@@ -23,6 +23,7 @@ describe('dependencyChecks', () => {
   it('joins a check still running instead of starting it again, and starts a new one once it settled', async () => {
     let calls = 0;
     let answer = (): void => undefined;
+    // A clock that stands still: however slow the machine, the running check never goes stale here.
     const check = dependencyChecks(
       {
         redis: () => {
@@ -31,6 +32,7 @@ describe('dependencyChecks', () => {
         },
       },
       20,
+      () => 0,
     );
     const [first, second] = await Promise.all([check(), check()]);
     const third = await check();
@@ -39,6 +41,17 @@ describe('dependencyChecks', () => {
     await new Promise((resolve) => setImmediate(resolve)); // lets the settled check leave the running set
     await expect(check()).resolves.toEqual({ ok: false, detail: { redis: 'timed out after 20 ms' } });
     expect(calls).toBe(2);
+  });
+
+  it('gives up on a check still running after five timeouts, so a recovery is seen', async () => {
+    let clock = 0;
+    const answers = [never, async () => 'PONG'];
+    const check = dependencyChecks({ redis: () => answers.shift()!() }, 20, () => clock);
+    await expect(check()).resolves.toMatchObject({ ok: false });
+    clock = 99;
+    await expect(check()).resolves.toMatchObject({ ok: false });
+    clock = 100;
+    await expect(check()).resolves.toEqual({ ok: true, detail: { redis: 'ok' } });
   });
 });
 
