@@ -4,7 +4,6 @@ import { MAX_TIMER_MS } from '../core/ports/clock.js';
 import { envVariable, flag, integer, matching, oneOf, text, url } from './env-variable.js';
 import { LLM_PROVIDERS, LOG_FORMATS, LOG_LEVELS, LLM_HTTP_CLIENTS, type LlmProviderName, type LlmHttpClient } from './resolved-config.js';
 
-
 /** Defaults match `docker-compose.yml` (DESIGN.md §6). */
 export const DEFAULT_DATABASE_URL = 'postgres://postgres:postgres@127.0.0.1:5432/loopfleet';
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
@@ -79,19 +78,19 @@ const providerVariables = z.object({
 });
 
 const providerSchema = providerVariables.transform((env, ctx) => {
-    const provider = env.LLM_PROVIDER ?? inferProvider(env.OPENAI_API_KEY, env.ANTHROPIC_API_KEY);
-    const keyVariable = API_KEY_VARIABLE[provider];
-    if (keyVariable !== null && env[keyVariable] === null) {
-      ctx.addIssue({
-        code: 'custom',
-        path: [keyVariable],
-        message: `required when LLM_PROVIDER=${provider} (set ${keyVariable}, or choose another LLM_PROVIDER)`,
-      });
-      return z.NEVER;
-    }
-    const fallback = parseFallback(env.LLM_FALLBACK, env, ctx);
-    return Object.assign({}, env, { LLM_PROVIDER: provider, LLM_FALLBACK: fallback });
-  });
+  const provider = env.LLM_PROVIDER ?? inferProvider(env.OPENAI_API_KEY, env.ANTHROPIC_API_KEY);
+  const keyVariable = API_KEY_VARIABLE[provider];
+  if (keyVariable !== null && env[keyVariable] === null) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [keyVariable],
+      message: `required when LLM_PROVIDER=${provider} (set ${keyVariable}, or choose another LLM_PROVIDER)`,
+    });
+    return z.NEVER;
+  }
+  const fallback = parseFallback(env.LLM_FALLBACK, env, ctx);
+  return Object.assign({}, env, { LLM_PROVIDER: provider, LLM_FALLBACK: fallback });
+});
 
 /**
  * `LLM_FALLBACK`: comma-separated `provider:model` pairs tried after the primary, in order, e.g.

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { linkedSignal } from '../core/linked-signal.js';
+import { whileLinked } from '../core/linked-signal.js';
 import type { SessionStore } from '../core/ports/session-store.js';
 import { readRange, readSessionEvents } from '../events/event-subscriber.js';
 import type { StreamEvent, StreamGap, StreamItem } from '../events/fleet-events.js';
@@ -40,14 +40,9 @@ const CATCH_UP_PAGE = 200;
  * iteration ends — call `result()` for the outcome. An input steered into another one yields only
  * its `input_accepted` and `input_finished`: its run's events carry the host's `inputSeq`.
  */
-export async function* inputEvents(deps: InputEventsDeps, target: InputEventsTarget, options: InputEventsOptions = {}): AsyncGenerator<StreamItem, void, undefined> {
+export function inputEvents(deps: InputEventsDeps, target: InputEventsTarget, options: InputEventsOptions = {}): AsyncGenerator<StreamItem, void, undefined> {
   // Linked, not AbortSignal.any: the queue's close signal lives as long as the queue (linked-signal.ts).
-  const linked = options.signal === undefined ? null : linkedSignal([deps.closed, options.signal]);
-  try {
-    yield* followInput(deps, target, linked?.signal ?? deps.closed);
-  } finally {
-    linked?.dispose();
-  }
+  return whileLinked(deps.closed, options.signal, (signal) => followInput(deps, target, signal));
 }
 
 async function* followInput(deps: InputEventsDeps, target: InputEventsTarget, signal: AbortSignal): AsyncGenerator<StreamItem, void, undefined> {

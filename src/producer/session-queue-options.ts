@@ -132,7 +132,7 @@ function url(option: string, value: unknown, protocols: string[]): string {
 /** An optional group of options: absent, or an object. */
 function group<T extends object>(option: string, value: T | undefined): Partial<T> {
   if (value === undefined) return {};
-  if (typeof value !== 'object' || value === null) throw invalid(option, 'must be an object');
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid(option, 'must be an object');
   return value;
 }
 

@@ -3,8 +3,8 @@ import { loadClientConfig } from '../config/index.js';
 import { InfrastructureError, InputInvalidError, SessionNotFoundError, StateConflictError } from '../core/errors/index.js';
 import type { StoredMessage } from '../core/messages.js';
 import type { LoadHistoryOptions } from '../core/ports/session-store.js';
+import { whileLinked } from '../core/linked-signal.js';
 import { assertSessionId } from '../core/session-id.js';
-import { linkedSignal } from '../core/linked-signal.js';
 import { readSessionEvents } from '../events/event-subscriber.js';
 import type { StreamItem } from '../events/fleet-events.js';
 import { assertCursor, ONLY_NEW } from '../events/stream-id.js';
@@ -135,7 +135,9 @@ export class SessionQueue {
     const { after = ONLY_NEW, signal } = optionsObject(options, 'subscribe options');
     assertCursor(after, { allowOnlyNew: true });
     if (signal !== undefined && !(signal instanceof AbortSignal)) throw new InputInvalidError('signal must be an AbortSignal');
-    return this.#follow(id, after, signal);
+    // Linked, not AbortSignal.any: the close signal lives as long as the queue, and each `any` would
+    // leave an entry on it for good (src/core/linked-signal.ts).
+    return whileLinked(this.#closed.signal, signal, (linked) => readSessionEvents(this.#conn.redis, { queueName: this.queueName, sessionId: id, after, signal: linked }));
   }
 
   /** The session's messages in order; with `includeCompacted`, also those folded away by compaction. Throws `session.not_found`. */
@@ -242,20 +244,6 @@ export class SessionQueue {
       throw new InfrastructureError(sent.timedOut ? `${message} (timed out)` : message, { cause: sent.error, details: { sessionId } });
     }
     return true;
-  }
-
-  /**
-   * A subscription ended by the queue's close or the caller's signal. Linked, not `AbortSignal.any`:
-   * the close signal lives as long as the queue, and each `any` would leave an entry on it for good
-   * (`src/core/linked-signal.ts`). The link is made when the iteration starts and removed when it ends.
-   */
-  async *#follow(sessionId: string, after: string, own: AbortSignal | undefined): AsyncGenerator<StreamItem, void, undefined> {
-    const linked = own === undefined ? null : linkedSignal([this.#closed.signal, own]);
-    try {
-      yield* readSessionEvents(this.#conn.redis, { queueName: this.queueName, sessionId, after, signal: linked?.signal ?? this.#closed.signal });
-    } finally {
-      linked?.dispose();
-    }
   }
 
   #assertOpen(): void {

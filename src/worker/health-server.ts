@@ -40,10 +40,10 @@ export function dependencyChecks(
     // behind, so the dependency's recovery is seen: at most one new check per that long.
     if (current !== undefined && now() - current.startedAt < STALE_CHECKS * timeoutMs) return current.pending;
     const entry = { pending: Promise.resolve().then(check), startedAt: now() };
-    void entry.pending.then(
-      () => running.get(name) === entry && running.delete(name),
-      () => running.get(name) === entry && running.delete(name),
-    );
+    const leave = (): void => {
+      if (running.get(name) === entry) running.delete(name);
+    };
+    entry.pending.then(leave, leave);
     running.set(name, entry);
     return entry.pending;
   };

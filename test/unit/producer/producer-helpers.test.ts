@@ -49,6 +49,7 @@ describe('resolveSessionQueueOptions', () => {
     [{ redisUrl: 'http://h' }, 'redisUrl'],
     [{ poolSize: 0 }, 'poolSize'],
     [{ batch: 'big' }, 'batch'],
+    [{ batch: [64] }, 'batch'],
     [{ batch: { maxSize: 1.5 } }, 'batch.maxSize'],
     [{ batch: { maxInFlight: 0 } }, 'batch.maxInFlight'],
     [{ events: null }, 'events'],
