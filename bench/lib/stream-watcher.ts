@@ -9,6 +9,7 @@
  * inputs/s over 200 streams Redis spent 0.89–1.07 ms of CPU per input with it, 0.70–0.78 ms with a
  * subscriber per session — bench/RESULTS.md, item 41.)
  */
+import { setMaxListeners } from 'node:events';
 import type { Redis } from 'ioredis';
 import { readSessionEvents } from '../../src/events/event-subscriber.js';
 
@@ -32,7 +33,10 @@ export class StreamWatcher {
     private readonly queueName: string,
     readonly sessionIds: readonly string[],
     private readonly now: () => number = () => performance.now(),
-  ) {}
+  ) {
+    // One subscription per session shares this signal, a listener each: by design (docs/client.md).
+    setMaxListeners(0, this.#stop.signal);
+  }
 
   start(): void {
     this.#readers = this.sessionIds.map((sessionId) =>
