@@ -19,6 +19,11 @@ export function isFinishingCancel(error: CancelledError): boolean {
   return error.details.finish === true;
 }
 
+/** The synthetic result of a tool call a finishing cancel closed before it finished. */
+export function cancelledSkipContent(reason: string): string {
+  return `[skipped: cancelled — ${reason}]`;
+}
+
 /** Synthetic results (and ledger rows) closing every open call, for a terminal step. */
 function closingStep(ctx: RunContext, content: string): Pick<FinishOptions, 'messages' | 'toolCalls' | 'pending'> {
   const pending = ctx.pending;
@@ -34,7 +39,7 @@ function closingStep(ctx: RunContext, content: string): Pick<FinishOptions, 'mes
 export async function cancelledResult(ctx: RunContext, error: CancelledError, partialText = ''): Promise<InputResult> {
   if (!isFinishingCancel(error)) throw error;
   emit(ctx, { type: 'loop_cancelled', reason: error.message, roundIndex: ctx.round });
-  const closing = closingStep(ctx, `[skipped: cancelled — ${error.message}]`);
+  const closing = closingStep(ctx, cancelledSkipContent(error.message));
   const messages: StepMessageInput[] = [...(closing.messages ?? [])];
   // What the model had streamed before the cancel is kept, as power-loop keeps produced work.
   if (partialText.trim() !== '') messages.push({ round: ctx.round, message: { role: 'assistant', content: partialText } });

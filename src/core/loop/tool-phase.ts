@@ -7,6 +7,7 @@ import { emit } from './emit.js';
 import { ledgerWrite, narrowPending, toolResultMessage } from './pending-results.js';
 import type { RunContext } from './run-context.js';
 import { askUser } from './ask-user.js';
+import { cancelledSkipContent, isFinishingCancel } from './run-outcomes.js';
 
 export type ToolPhaseResult = { kind: 'done' } | { kind: 'waiting' } | { kind: 'break'; reason: string };
 
@@ -91,9 +92,12 @@ async function executeCalls(ctx: RunContext, calls: ToolCall[], round: number, r
       onFinish: (outcome) => flusher.finished(outcome),
     });
   } catch (error) {
+    // A call that finished ran: when a break or a cancel ends the batch, its real result is recorded,
+    // not a skipped one (I5), after closing the earlier calls that never finished.
+    await flusher.flushFinished(closingContent(error));
     if (!(error instanceof BatchStopped)) throw error;
     const open = runnable.filter((call) => ctx.pending?.unresolvedIds.includes(call.id) === true);
-    await closeOpenCalls(ctx, open, '[skipped: tool.after hook stopped the batch]', round);
+    await closeOpenCalls(ctx, open, BATCH_STOPPED, round);
   }
   return { kind: 'done' };
 }
@@ -148,9 +152,24 @@ export async function commitResult(
 
 class BatchStopped extends CancelledError {}
 
+const BATCH_STOPPED = '[skipped: tool.after hook stopped the batch]';
+
+/**
+ * What closes a call that never finished, where the way the batch stopped ends the run's use of it
+ * anyway (a break, a cancel that finishes the input); null where it does not (shutdown, lease loss,
+ * a failure): such calls stay open, to be resolved by whoever continues the input.
+ */
+function closingContent(error: unknown): string | null {
+  if (error instanceof BatchStopped) return BATCH_STOPPED;
+  if (error instanceof CancelledError && isFinishingCancel(error)) return cancelledSkipContent(error.message);
+  return null;
+}
+
 /**
  * Tool results reach the history in model order even when parallel calls finish out of order: each
- * outcome waits until every earlier call's result is committed.
+ * outcome waits until every earlier call's result is committed. When the batch stops, the outcomes
+ * still waiting (and those of calls that finish after the stop) are committed by
+ * {@link ResultFlusher.flushFinished}.
  */
 class ResultFlusher {
   readonly #outcomes = new Map<string, ToolOutcome>();
@@ -164,8 +183,9 @@ class ResultFlusher {
   ) {}
 
   async finished(outcome: ToolOutcome): Promise<void> {
-    if (this.#stopped) return;
     this.#outcomes.set(outcome.toolCallId, outcome);
+    // Once stopped, flushFinished records it with the other outcomes still held.
+    if (this.#stopped) return;
     while (this.#next < this.calls.length) {
       const call = this.calls[this.#next]!;
       const ready = this.#outcomes.get(call.id);
@@ -175,6 +195,30 @@ class ResultFlusher {
         this.#stopped = true;
         throw new BatchStopped('tool.after hook stopped the batch');
       }
+    }
+  }
+
+  /**
+   * After the batch stopped: commits, in model order, the outcomes not yet committed — calls that
+   * finished while an earlier one still ran, or after the stop. An earlier call that never finished
+   * is closed with `closing` first (the history keeps results in call order, I4); with `closing`
+   * null, committing stops at the first such call. A `tool.after` hook still sees each result (it may
+   * rewrite the output); a `break` it returns changes nothing now.
+   */
+  async flushFinished(closing: string | null): Promise<void> {
+    this.#stopped = true;
+    let unfinished: ToolCall[] = [];
+    for (; this.#next < this.calls.length; this.#next += 1) {
+      const call = this.calls[this.#next]!;
+      const outcome = this.#outcomes.get(call.id);
+      if (outcome === undefined) {
+        if (closing === null) return;
+        unfinished.push(call);
+        continue;
+      }
+      if (closing !== null) await closeOpenCalls(this.ctx, unfinished, closing, this.round);
+      unfinished = [];
+      await this.#record(call, outcome);
     }
   }
 

@@ -4,7 +4,7 @@ import { HOOK_POINTS } from '../../../../src/core/hooks/index.js';
 import { WRAP_UP_PROMPT } from '../../../../src/core/loop/limits.js';
 import type { LlmResponse } from '../../../../src/core/ports/llm.js';
 import { ScriptedLlm, type ScriptStep } from '../../../../src/llm/scripted-llm.js';
-import { LoopHarness, runChecked } from './loop-harness.js';
+import { LoopHarness, patientClock, runChecked } from './loop-harness.js';
 
 const echoTool = {
   name: 'echo',
@@ -315,6 +315,42 @@ describe('hooks (power-loop §7)', () => {
       expect(llm.requests).toHaveLength(2);
       expect(await harness.store.loadOpenToolCalls(harness.sessionId)).toEqual([]);
       expect((await harness.store.getSession(harness.sessionId))!.pending).toBeNull();
+    });
+
+    it('break keeps the real result of a parallel call that had already finished, through tool.after', async () => {
+      // `fast` finishes first and waits behind `slow` (earlier in model order); the break comes on `slow`.
+      let release = (): void => undefined;
+      const slowDone = new Promise<void>((resolve) => (release = resolve));
+      const fetchTool = {
+        name: 'fetch',
+        description: 'Fetch a URL',
+        parameters: { type: 'object', properties: { url: { type: 'string' } }, required: ['url'] },
+        concurrencySafe: true,
+        execute: async (args: { url: string }) => {
+          if (args.url === 'slow') await slowDone;
+          else release();
+          return `page ${args.url}`;
+        },
+      };
+      const llm = new ScriptedLlm([
+        { toolCalls: [{ id: 'f1', name: 'fetch', arguments: { url: 'slow' } }, { id: 'f2', name: 'fetch', arguments: { url: 'fast' } }] },
+        { text: 'ok' },
+      ]);
+      const harness = new LoopHarness({ llm, tools: [fetchTool], clock: patientClock });
+      const seen: string[] = [];
+      harness.hooks.register('tool.after', (ctx) => {
+        seen.push(ctx.toolCall.id);
+        ctx.output = `${String(ctx.output)} (checked)`;
+        return ctx.toolCall.id === 'f1' ? 'break' : undefined;
+      });
+      const { result, history } = await run(harness);
+      expect(seen).toEqual(['f1', 'f2']);
+      expect(history.slice(2, 4)).toEqual([
+        { role: 'tool', toolCallId: 'f1', name: 'fetch', content: 'page slow (checked)' },
+        { role: 'tool', toolCallId: 'f2', name: 'fetch', content: 'page fast (checked)' },
+      ]);
+      expect(result).toMatchObject({ status: 'completed', finalText: 'ok', toolCalls: 2 });
+      expect(await harness.store.loadOpenToolCalls(harness.sessionId)).toEqual([]);
     });
   });
 

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { CancelledError } from '../../../../src/core/errors/index.js';
 import { protocolViolations } from '../../../../src/core/history/index.js';
 import { WRAP_UP_PROMPT } from '../../../../src/core/loop/limits.js';
@@ -207,6 +207,50 @@ describe('run statuses', () => {
       ]);
       await expectValidHistory(harness);
       expect((await harness.store.getSession(harness.sessionId))!.pending).toBeNull();
+      expect(await harness.store.loadOpenToolCalls(harness.sessionId)).toEqual([]);
+    });
+
+    it('a cancel while a parallel call runs keeps the result of a later call that already finished (I5)', async () => {
+      // `charge` finishes first but waits to be committed behind `slow`, earlier in model order.
+      const entered = deferred();
+      const charged = deferred();
+      const slow = {
+        name: 'slow',
+        description: 'Waits until cancelled',
+        parameters: { type: 'object', properties: {} },
+        concurrencySafe: true,
+        execute: (_args: Record<string, never>, ctx: { signal: AbortSignal }) =>
+          new Promise((_resolve, reject) => {
+            ctx.signal.addEventListener('abort', () => reject(new Error('stopped')), { once: true });
+            entered.resolve();
+          }),
+      };
+      const charge = {
+        name: 'charge',
+        description: 'Charges a card',
+        parameters: { type: 'object', properties: {} },
+        concurrencySafe: true,
+        execute: () => {
+          charged.resolve();
+          return 'charged card: ok';
+        },
+      };
+      const llm = new ScriptedLlm([{ toolCalls: [{ id: 'a', name: 'slow' }, { id: 'b', name: 'charge' }] }]);
+      const controller = new AbortController();
+      const harness = new LoopHarness({ llm, tools: [slow, charge], clock: patientClock });
+      await harness.send('go');
+      const run = runChecked(harness, controller.signal);
+      await Promise.all([entered.promise, charged.promise]);
+      await vi.waitFor(() => expect(harness.sink.ofType('tool_call_started')).toHaveLength(2));
+      controller.abort(finishingCancel('user'));
+      expect(await run).toMatchObject({ status: 'cancelled' });
+      const results = (await harness.history()).filter((message) => message.role === 'tool');
+      expect(results).toEqual([
+        { role: 'tool', toolCallId: 'a', name: 'slow', content: '[skipped: cancelled — user]' },
+        { role: 'tool', toolCallId: 'b', name: 'charge', content: 'charged card: ok' },
+      ]);
+      expect(harness.sink.ofType('tool_call_completed').map((event) => [event.toolCallId, event.output])).toEqual([['b', 'charged card: ok']]);
+      await expectValidHistory(harness);
       expect(await harness.store.loadOpenToolCalls(harness.sessionId)).toEqual([]);
     });
 
