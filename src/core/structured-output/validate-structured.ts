@@ -3,11 +3,9 @@
  * only checked `type` and top-level `required` locally; a provider's strict mode is not universal
  * (OpenAI-compatible endpoints, Anthropic), so loopfleet validates the whole schema itself with ajv.
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { Ajv2019 } from 'ajv/dist/2019.js';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import formatsModule from 'ajv-formats';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import { InputInvalidError } from '../errors/index.js';
+import { createAjv, schemaDraft } from '../tools/schema-compiler.js';
 import type { JsonSchema } from '../tools/tool-types.js';
 
 /** A structured-output request: the model must answer with one JSON object matching `schema`. */
@@ -31,11 +29,6 @@ export interface StructuredValidator {
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** The installed package is CommonJS; depending on the loader its plugin is the default or `.default`. */
-type FormatsPlugin = (ajv: Ajv) => unknown;
-const addFormats: FormatsPlugin =
-  (formatsModule as unknown as { default?: FormatsPlugin }).default ?? (formatsModule as unknown as FormatsPlugin);
-
 /**
  * Checks and compiles a response format, once per input. Throws `InputInvalidError` for a bad name, a
  * root that is not an object schema, or a schema ajv cannot compile: the format is part of what the
@@ -51,7 +44,8 @@ export function compileResponseFormat(format: ResponseFormat): StructuredValidat
   }
   let check: ValidateFunction;
   try {
-    check = ajvFor(format.schema).compile(format.schema);
+    // A fresh ajv per format (no module-level state, STYLE.md 13), of the draft the schema declares.
+    check = createAjv(schemaDraft(format.schema)).compile(format.schema);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     throw new InputInvalidError(`response format "${format.name}": invalid JSON Schema: ${reason}`, { cause: error });
@@ -63,20 +57,6 @@ export function compileResponseFormat(format: ResponseFormat): StructuredValidat
       return { ok: false, message: formatSchemaErrors(check.errors ?? []) };
     },
   };
-}
-
-/**
- * A fresh ajv per format (no module-level state, STYLE.md 13), of the draft the schema declares.
- * `strict: false` because provider-oriented schemas carry keywords ajv does not know (OpenAI's
- * `strict`, vendor annotations); they are ignored rather than refused. `logger: false` keeps ajv
- * from writing to the console.
- */
-function ajvFor(schema: JsonSchema): Ajv {
-  const options = { allErrors: true, strict: false, logger: false } as const;
-  const draft = typeof schema.$schema === 'string' ? schema.$schema : '';
-  const ajv = draft.includes('2020-12') ? new Ajv2020(options) : draft.includes('2019-09') ? new Ajv2019(options) : new Ajv(options);
-  addFormats(ajv as Ajv);
-  return ajv as Ajv;
 }
 
 /** `/items/0/age must be integer; (root) must have required property 'name'`. */

@@ -19,19 +19,20 @@ export class ToolRegistry {
   }
 
   /**
-   * Validates every definition and compiles its argument schema with one ajv instance owned by this
-   * registry. Throws `ToolDefinitionError` (`tool.definition_invalid`) for the first bad definition or
-   * a duplicate name.
+   * Validates every definition and compiles its argument schema with this registry's own compiler
+   * (an ajv per JSON Schema draft, the one each schema declares in `$schema`; draft-07 by default).
+   * Throws `ToolDefinitionError` (`tool.definition_invalid`) for the first bad definition or a
+   * duplicate name.
    */
   static from(definitions: readonly AnyToolDefinition[]): ToolRegistry {
     if (!Array.isArray(definitions)) {
       throw new ToolDefinitionError(`tools must be an array of tool definitions, got ${definitions === null ? 'null' : typeof definitions}`);
     }
-    const ajv = createSchemaCompiler();
+    const compiler = createSchemaCompiler();
     const tools = new Map<string, RegisteredTool>();
     const positions = new Map<string, number>();
     definitions.forEach((definition: unknown, index) => {
-      const tool = validateToolDefinition(definition, { ajv, index });
+      const tool = validateToolDefinition(definition, { compiler, index });
       const earlier = positions.get(tool.name);
       if (earlier !== undefined) {
         throw new ToolDefinitionError(`duplicate tool name "${tool.name}" (definitions #${earlier} and #${index})`, {

@@ -1,6 +1,5 @@
-import type { Ajv } from 'ajv';
 import { ToolDefinitionError } from '../errors/index.js';
-import { createSchemaCompiler } from './schema-compiler.js';
+import { createSchemaCompiler, type SchemaCompiler } from './schema-compiler.js';
 import type { AnyToolDefinition, JsonSchema, RegisteredTool, ToolSpec } from './tool-types.js';
 import { compileArgumentsValidator, type ArgumentsValidator } from './validate-tool-arguments.js';
 
@@ -13,7 +12,7 @@ export const MAX_TOOL_TIMEOUT_MS = 3_600_000;
 
 export interface ValidateToolDefinitionOptions {
   /** Compiles the schema; a registry passes its own so validators are cached in it. Default: a fresh one. */
-  ajv?: Ajv;
+  compiler?: SchemaCompiler;
   /** Position in the tools array, to name a definition that has no usable name. */
   index?: number;
 }
@@ -30,7 +29,7 @@ export function validateToolDefinition(value: unknown, options: ValidateToolDefi
   }
   const problems = fieldProblems(value);
   const name = typeof value['name'] === 'string' ? value['name'] : '(unnamed)';
-  const compiled = compileParameters(options.ajv ?? createSchemaCompiler(), name, value['parameters']);
+  const compiled = compileParameters(options.compiler ?? createSchemaCompiler(), name, value['parameters']);
   if (typeof compiled === 'string') problems.push(compiled);
   if (problems.length > 0 || typeof compiled === 'string') throw definitionError(label, problems);
   return resolve(value as unknown as AnyToolDefinition, compiled.schema, compiled.checkArguments);
@@ -78,7 +77,7 @@ function isValidTimeout(value: unknown): boolean {
  * Checks that `parameters` is an object schema, clones it (later edits of the user's object cannot
  * desync it from its validator), compiles and freezes it. Returns the problem as text on failure.
  */
-function compileParameters(ajv: Ajv, name: string, parameters: unknown): { schema: JsonSchema; checkArguments: ArgumentsValidator } | string {
+function compileParameters(compiler: SchemaCompiler, name: string, parameters: unknown): { schema: JsonSchema; checkArguments: ArgumentsValidator } | string {
   if (!isPlainObject(parameters)) return `parameters must be a JSON Schema object, got ${kindOf(parameters)}`;
   if (parameters['type'] !== 'object') {
     return `parameters must describe an object (type: "object"), got type ${preview(parameters['type'])}`;
@@ -90,7 +89,7 @@ function compileParameters(ajv: Ajv, name: string, parameters: unknown): { schem
     return `parameters must be plain JSON data: ${messageOf(error)}`;
   }
   try {
-    const checkArguments = compileArgumentsValidator(ajv, name, schema);
+    const checkArguments = compileArgumentsValidator(compiler.for(schema), name, schema);
     return { schema: deepFreeze(schema), checkArguments };
   } catch (error) {
     return `parameters is not a valid JSON Schema: ${messageOf(error)}`;

@@ -44,6 +44,35 @@ describe('validateToolDefinition', () => {
     expect(validateToolDefinition({ ...valid(), name }).name).toBe(name);
   });
 
+  it('validates a 2020-12 schema as 2020-12 (zod 4 toJSONSchema, MCP): a tuple with prefixItems', () => {
+    // What zod 4's z.toJSONSchema(z.object({ query: z.string(), point: z.tuple([z.number(), z.number()]) })) gives.
+    const parameters = {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      properties: {
+        query: { type: 'string' },
+        point: { type: 'array', prefixItems: [{ type: 'number' }, { type: 'number' }], items: false },
+      },
+      required: ['query', 'point'],
+      additionalProperties: false,
+    };
+    const tool = validateToolDefinition({ ...valid(), parameters });
+    expect(tool.checkArguments({ query: 'a', point: [1, 2] })).toEqual({ ok: true });
+    expect(tool.checkArguments({ query: 'a', point: [1, 2, 3] })).toMatchObject({ ok: false, message: expect.stringContaining('/point') });
+    expect(tool.checkArguments({ query: 'a', point: ['x', 2] })).toMatchObject({ ok: false, message: expect.stringContaining('/point/0 must be number') });
+  });
+
+  it('validates a 2019-09 schema as 2019-09, and one that declares no draft as draft-07', () => {
+    const nested = { type: 'object', properties: { a: { type: 'string' } }, unevaluatedProperties: false };
+    const v2019 = validateToolDefinition({ ...valid(), parameters: Object.assign({ $schema: 'https://json-schema.org/draft/2019-09/schema' }, nested) });
+    expect(v2019.checkArguments({ a: 'x', b: 1 })).toMatchObject({ ok: false });
+    // Draft-07 has no unevaluatedProperties: ignored (strict off), so the extra property passes.
+    expect(validateToolDefinition({ ...valid(), parameters: nested }).checkArguments({ a: 'x', b: 1 })).toEqual({ ok: true });
+    // Draft-07's tuple form still works where no draft is declared.
+    const tuple = { type: 'object', properties: { p: { type: 'array', items: [{ type: 'number' }], additionalItems: false } } };
+    expect(validateToolDefinition({ ...valid(), parameters: tuple }).checkArguments({ p: [1, 2] })).toMatchObject({ ok: false });
+  });
+
   it('ignores keywords ajv does not know, such as examples', () => {
     const parameters = { type: 'object', properties: { q: { type: 'string', examples: ['x'] } }, 'x-vendor': true };
     expect(validateToolDefinition({ ...valid(), parameters }).checkArguments({ q: 'a' })).toEqual({ ok: true });
