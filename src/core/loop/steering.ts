@@ -1,4 +1,5 @@
-import { contentText } from '../messages.js';
+import { InternalError } from '../errors/index.js';
+import { contentText, type ImagePart, type Message } from '../messages.js';
 import { parseInputPayload, sendContent } from '../input-payload.js';
 import type { InputRecord } from '../session-types.js';
 import { commitStep, type StepMessageInput } from './commit-step.js';
@@ -23,7 +24,9 @@ export async function checkSteering(ctx: RunContext, options: { fresh?: boolean 
   if (options.fresh !== true && !ctx.pendingSteers) return { steerable: [], interrupt: false };
   const later = await ctx.deps.store.listInputs(ctx.params.sessionId, { status: 'pending', afterSeq: ctx.params.input.seq, limit: 100 });
   return {
-    steerable: later.filter((input) => input.mode === 'steer' || input.kind === 'timer'),
+    // A `resume` (an answer, abortPending) is never folded into a run as text: in `steer` mode it
+    // runs as its own input after this one, as a queued one would.
+    steerable: later.filter((input) => (input.mode === 'steer' && input.kind === 'send') || input.kind === 'timer'),
     interrupt: later.some((input) => input.mode === 'interrupt'),
   };
 }
@@ -34,18 +37,25 @@ export async function checkSteering(ctx: RunContext, options: { fresh?: boolean 
  */
 export async function applySteering(ctx: RunContext, steerable: InputRecord[], round: number): Promise<number> {
   if (steerable.length === 0) return 0;
-  const messages: StepMessageInput[] = steerable.map((input) => ({ round, message: { role: 'user', content: renderSteer(input) } }));
+  const messages: StepMessageInput[] = steerable.map((input) => ({ round, message: steerMessage(input) }));
   await commitStep(ctx, { messages, steer: { seqs: steerable.map((input) => input.seq) } });
   emit(ctx, { type: 'steer_applied', inputSeqs: steerable.map((input) => input.seq), roundIndex: round });
   return steerable.length;
 }
 
-/** Steering text is wrapped so the model can tell it arrived mid-task; a timer says it is one. */
-function renderSteer(input: InputRecord): string {
+/**
+ * Steering text is wrapped so the model can tell it arrived mid-task; a timer says it is one. A
+ * follow-up keeps its images (as parts after the text) and its author's `name`.
+ */
+function steerMessage(input: InputRecord): Message {
   const parsed = parseInputPayload(input.kind, input.payload);
   if (parsed.kind === 'timer') {
-    return `<timer id="${parsed.payload.timerId}" firing="${parsed.payload.fireCount}">\n${parsed.payload.note}\n</timer>`;
+    return { role: 'user', content: `<timer id="${parsed.payload.timerId}" firing="${parsed.payload.fireCount}">\n${parsed.payload.note}\n</timer>` };
   }
-  if (parsed.kind === 'send') return `<follow_up>\n${contentText(sendContent(parsed.payload).content)}\n</follow_up>`;
-  return '<follow_up>\n(resume)\n</follow_up>';
+  if (parsed.kind !== 'send') throw new InternalError(`input ${input.seq} (${input.kind}) cannot steer a run`);
+  const { content, name } = sendContent(parsed.payload);
+  const text = `<follow_up>\n${contentText(content)}\n</follow_up>`;
+  const images = typeof content === 'string' ? [] : content.filter((part): part is ImagePart => part.type === 'image');
+  const message: Message = { role: 'user', content: images.length === 0 ? text : [{ type: 'text', text }, ...images] };
+  return name === undefined ? message : Object.assign(message, { name });
 }

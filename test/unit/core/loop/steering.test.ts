@@ -210,4 +210,37 @@ describe('inputs that arrive mid-run (DESIGN.md §4.4)', () => {
     expect(await run).toMatchObject({ status: 'completed', finalText: 'timer handled', rounds: 2 });
     expect((await harness.history())[2]).toEqual({ role: 'user', content: '<timer id="t1" firing="1">\ncheck the oven\n</timer>' });
   });
+
+  it('a steered follow-up keeps its images and its author name', async () => {
+    const first = held({ text: 'Looking.' });
+    const llm = new ScriptedLlm([first.step, { text: 'I see the screenshot.' }]);
+    const harness = new LoopHarness({ llm });
+    await harness.send('check the page');
+    const run = runChecked(harness);
+    await first.entered;
+    const image = { type: 'image', url: 'https://example.com/shot.png', mediaType: 'image/png' };
+    const input = { role: 'user', name: 'jane', content: [{ type: 'text', text: 'also look at this' }, image] };
+    await harness.add('send', { input }, 'steer');
+    first.release();
+    expect(await run).toMatchObject({ status: 'completed', finalText: 'I see the screenshot.', rounds: 2 });
+    const steer = { role: 'user', name: 'jane', content: [{ type: 'text', text: '<follow_up>\nalso look at this\n</follow_up>' }, image] };
+    expect((await harness.history())[2]).toEqual(steer);
+    expect(llm.requests[1]!.messages.at(-1)).toEqual(steer);
+  });
+
+  it('a resume in steer mode is not folded into the run as text: it runs as its own input after it', async () => {
+    const first = held({ toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'a' } }] });
+    const llm = new ScriptedLlm([first.step, { text: 'first done' }, { text: 'resumed' }]);
+    const harness = new LoopHarness({ llm, tools: [echoTool] });
+    await harness.send('go');
+    const run = runChecked(harness);
+    await first.entered;
+    const resumeSeq = await harness.add('resume', {}, 'steer');
+    first.release();
+    expect(await run).toMatchObject({ status: 'completed', finalText: 'first done' });
+    expect(harness.sink.ofType('steer_applied')).toEqual([]);
+    expect((await harness.history()).some((message) => message.role === 'user' && String(message.content).includes('(resume)'))).toBe(false);
+    expect(await harness.store.getInput(harness.sessionId, resumeSeq)).toMatchObject({ status: 'pending' });
+    expect(await runChecked(harness)).toMatchObject({ status: 'completed', finalText: 'resumed' });
+  });
 });
