@@ -68,17 +68,26 @@ export async function endRound(ctx: RunContext, hasTools: boolean, responseText:
   ctx.round += 1;
 }
 
+/** OpenAI refuses a tool call id longer than this in the history it is sent back. */
+const MAX_CALL_ID_CHARS = 40;
+
 /**
- * Every call gets a non-empty id unique within the session's window (some endpoints omit ids or
- * reuse `call_0` every turn; the ledger and the tool-result pairing both key on it).
+ * Every call gets a non-empty id unique within the session (some endpoints omit ids or reuse
+ * `call_0` every turn; the ledger, the idempotency key `<sessionId>:<toolCallId>` and the
+ * tool-result pairing all key on it). The window's ids are checked; once history was folded
+ * (a compact note is in the window) the folded calls' ids are out of sight but still in the ledger,
+ * so every id is made unique by its input, round and position instead.
  */
 function normaliseToolCalls(calls: readonly ToolCall[], ctx: RunContext): ToolCall[] {
   if (calls.length === 0) return [];
   const inWindow = windowCallIds(ctx.window);
+  const folded = ctx.window.some((row) => row.kind === 'compact_note');
   const given = new Set<string>();
   return calls.map((call, index) => {
-    let id = call.id.trim() === '' ? `call_${ctx.params.input.seq}_${ctx.round}_${index}` : call.id;
-    if (inWindow.has(id) || given.has(id)) id = `${id}_${ctx.params.input.seq}_${ctx.round}_${index}`;
+    const suffix = `_${ctx.params.input.seq}_${ctx.round}_${index}`;
+    let id = call.id.trim() === '' ? `call${suffix}` : call.id;
+    // The suffix alone makes the id unique, so the provider's part may be cut to keep it short.
+    if (folded || inWindow.has(id) || given.has(id)) id = `${id.slice(0, Math.max(0, MAX_CALL_ID_CHARS - suffix.length))}${suffix}`;
     given.add(id);
     return Object.assign({}, call, { id });
   });

@@ -166,6 +166,50 @@ describe('tool calls', () => {
     expect(protocolViolations(history)).toEqual([]);
     for (const request of llm.requests) expect(protocolViolations(request.messages)).toEqual([]);
   });
+
+  it('a call id the model reuses after its call was folded away gets a new id, so a new idempotency key', async () => {
+    const paid: string[] = [];
+    const pay = {
+      name: 'pay',
+      description: 'Pay someone',
+      parameters: { type: 'object', properties: { to: { type: 'string' } }, required: ['to'] },
+      execute: (args: { to: string }, ctx: ToolContext) => (paid.push(`${ctx.idempotencyKey} ${args.to}`), `paid ${args.to}`),
+    };
+    // The endpoint reuses call_0 every turn; input 2's first round folds input 1 (a summary call).
+    const llm = new ScriptedLlm([
+      { toolCalls: [{ id: 'call_0', name: 'pay', arguments: { to: 'alice' } }] },
+      { text: 'alice is paid' },
+      { text: 'summary: alice was paid' },
+      { toolCalls: [{ id: 'call_0', name: 'pay', arguments: { to: 'bob' } }] },
+      { text: 'bob is paid' },
+    ]);
+    const harness = new LoopHarness({ llm, tools: [pay], profile: { contextBudgetTokens: 10, compactKeepLastInputs: 1 } });
+    await harness.send('pay alice');
+    expect(await runChecked(harness)).toMatchObject({ status: 'completed', finalText: 'alice is paid' });
+    await harness.send('pay bob');
+    expect(await runChecked(harness)).toMatchObject({ status: 'completed', finalText: 'bob is paid' });
+    // Input 1's call is folded: not in what input 2 sends, only its summary is.
+    expect(JSON.stringify(llm.requests[3]!.messages)).toContain('summary: alice was paid');
+    expect(JSON.stringify(llm.requests[3]!.messages)).not.toContain('pay alice');
+    expect(paid).toEqual(['s1:call_0 alice', 's1:call_0_2_0_0 bob']);
+    const history = await harness.history();
+    expect(history.filter((message) => message.role === 'tool').map((message) => message.role === 'tool' && message.toolCallId)).toEqual(['call_0_2_0_0']);
+    expect(protocolViolations(history)).toEqual([]);
+  });
+
+  it('a renamed call id stays within 40 characters (OpenAI refuses longer ones)', async () => {
+    const long = `call_${'x'.repeat(35)}`;
+    const llm = new ScriptedLlm([
+      { toolCalls: [{ id: long, name: 'echo', arguments: { text: 'a' } }, { id: long, name: 'echo', arguments: { text: 'b' } }] },
+      { text: 'done' },
+    ]);
+    const harness = new LoopHarness({ llm, tools: [echoTool] });
+    await harness.send('go');
+    expect(await runChecked(harness)).toMatchObject({ status: 'completed' });
+    const ids = harness.sink.ofType('tool_call_started').map((event) => event.toolCallId);
+    expect(ids).toEqual([long, `${long.slice(0, 34)}_1_0_1`]);
+    expect(ids.every((id) => id.length <= 40)).toBe(true);
+  });
 });
 
 /** The steps a store was asked to commit, in order, with what each carried. */
