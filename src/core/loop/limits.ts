@@ -19,10 +19,15 @@ export function roundLimitReached(ctx: RunContext): boolean {
 }
 
 /** Stop condition: this input's tokens crossed its budget (checked between rounds, so the crossing round finishes). */
-export function budgetExceeded(ctx: RunContext): boolean {
+export function budgetExceeded(ctx: RunContext, round = ctx.round): boolean {
   const budget = ctx.profile.maxTokensPerInput;
-  if (budget === null || ctx.round < ctx.budgetGraceUntil) return false;
+  if (budget === null || round < ctx.budgetGraceUntil) return false;
   return ctx.usage.promptTokens + ctx.usage.completionTokens >= budget;
+}
+
+/** Whether the round after this one may run a model turn: neither the round limit nor the budget stops it first. */
+export function nextRoundAllowed(ctx: RunContext): boolean {
+  return ctx.round + 1 < ctx.roundLimit && !budgetExceeded(ctx, ctx.round + 1);
 }
 
 /**

@@ -5,6 +5,7 @@ import { compileResponseFormat, parseStructured } from '../structured-output/ind
 import { commitStep, type StepMessageInput } from './commit-step.js';
 import { completeDecide } from './complete-decide.js';
 import { finishRun } from './finish-run.js';
+import { nextRoundAllowed } from './limits.js';
 import { endRound, TRUNCATION_NOTICE } from './run-round.js';
 import type { RunContext } from './run-context.js';
 import { checkSteering } from './steering.js';
@@ -46,7 +47,9 @@ export async function replyTurn(ctx: RunContext, response: LlmResponse, attempts
     output = parsed.value;
   }
   const steering = await checkSteering(ctx, { fresh: true });
-  if (steering.steerable.length > 0 || steering.interrupt) return continueWith(ctx, assistant, usageRounds, text);
+  // Another round for them, unless the round limit or the budget would stop it before its model
+  // turn: then this reply ends the run, and they run after it as inputs of their own.
+  if ((steering.steerable.length > 0 || steering.interrupt) && nextRoundAllowed(ctx)) return continueWith(ctx, assistant, usageRounds, text);
   // The terminal round ends like any other (round.end, round_completed) before complete.decide (power-loop §6.15).
   await endRound(ctx, false, text);
   if (await completeDecide(ctx, 'completed', text, { messages: assistant, usageRounds })) return null;

@@ -211,6 +211,22 @@ describe('inputs that arrive mid-run (DESIGN.md §4.4)', () => {
     expect((await harness.history())[2]).toEqual({ role: 'user', content: '<timer id="t1" firing="1">\ncheck the oven\n</timer>' });
   });
 
+  it('a steer that arrives during the last round allowed does not force a wrap-up: the reply ends the run, the steer runs next', async () => {
+    const first = held({ text: 'X done.' });
+    const llm = new ScriptedLlm([first.step, { text: 'Y done.' }]);
+    const harness = new LoopHarness({ llm, profile: { maxRounds: 1 } });
+    await harness.send('do X');
+    const run = runChecked(harness);
+    await first.entered;
+    const steerSeq = await harness.send('also do Y', undefined, 'steer');
+    first.release();
+    expect(await run).toMatchObject({ status: 'completed', finalText: 'X done.', rounds: 1 });
+    expect(llm.requests).toHaveLength(1);
+    expect(await harness.store.getInput(harness.sessionId, steerSeq)).toMatchObject({ status: 'pending' });
+    expect(await runChecked(harness)).toMatchObject({ status: 'completed', finalText: 'Y done.' });
+    expect(llm.requests[1]!.messages.at(-1)).toEqual({ role: 'user', content: 'also do Y' });
+  });
+
   it('a steered follow-up keeps its images and its author name', async () => {
     const first = held({ text: 'Looking.' });
     const llm = new ScriptedLlm([first.step, { text: 'I see the screenshot.' }]);
