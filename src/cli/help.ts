@@ -42,8 +42,8 @@ Sessions:
                                 Answer a request_user_input question. The value is parsed as JSON
                                 when it parses (42, true, {"a":1}), else taken as text.
 
-  help                          Show this help.
-  version                       Print the version.
+  help                          Show this help (also: -h, --help, or no command).
+  version                       Print the version (also: -v, --version).
 
 Environment (validated at start; see README for all of them):
   DATABASE_URL      Postgres connection string (default postgres://postgres:postgres@127.0.0.1:5432/loopfleet)

@@ -27,11 +27,13 @@ const COMMANDS: Record<string, Command> = {
   resume: resumeCommand,
   'abort-pending': abortPendingCommand,
   'submit-input': submitInputCommand,
-  help: async (_args, io) => {
+  help: async (args, io) => {
+    if (args.length > 0) return takesNoArguments('help', args, io);
     io.stdout(HELP);
     return EXIT.ok;
   },
-  version: async (_args, io) => {
+  version: async (args, io) => {
+    if (args.length > 0) return takesNoArguments('version', args, io);
     io.stdout(`${readVersion()}\n`);
     return EXIT.ok;
   },
@@ -79,4 +81,10 @@ function isUsageError(error: unknown): boolean {
 
 function readVersion(): string {
   return (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+/** A bad command line, like any other command's unknown argument (exit 2). */
+function takesNoArguments(command: string, args: readonly string[], io: CliIo): number {
+  io.stderr(`loopfleet: ${command} takes no arguments, got "${args[0]!}"\n`);
+  return EXIT.usage;
 }

@@ -115,7 +115,7 @@ export interface DrainConfig {
   sweepEveryMs: number;
   /** `SWEEP_GRACE_MS`: open inputs younger than this are left to their own kick, in milliseconds. Default 2000. */
   sweepGraceMs: number;
-  /** `MAX_INPUT_ATTEMPTS`: starts of one input before the drain ends it `failed` (R10), 1–1000. Default 10. */
+  /** `MAX_INPUT_ATTEMPTS`: starts of one input before the drain ends it `failed` (a poison input, I8), 1–1000. Default 10. */
   maxInputAttempts: number;
 }
 

@@ -8,7 +8,8 @@ import { attemptWithin } from './settle-within.js';
 
 /**
  * `queue.sessions`: explicit session management. Sessions are also created on the fly by the first
- * `add`; create one here to give it an agent profile, a system prompt, metadata or config.
+ * `add`; create one here to give it a system prompt. `agent`, `metadata` and `config` are stored and
+ * returned by `get`, but workers do not apply them yet: every session runs with its worker's profile.
  */
 export class SessionAdmin {
   constructor(

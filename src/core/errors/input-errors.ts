@@ -38,7 +38,7 @@ export class JobUnknownError extends InputFault {
 
 /**
  * The session is waiting for a human answer (`request_user_input`) and a new `send` arrived. Recover
- * with `submitInput`, `abortPending`, or send with `options.healPending`.
+ * with `submitInput` or `abortPending`.
  */
 export class SessionPendingError extends InputFault {
   readonly code = 'session.pending';

@@ -27,10 +27,13 @@ import type {
 export interface CreateSessionParams {
   /** 1–128 characters of `[A-Za-z0-9_.:-]`. */
   id: string;
-  /** Agent profile name. Default `default`. */
+  /** Agent profile name, stored for the caller; workers do not select a profile by it yet. Default `default`. */
   agent?: string;
+  /** The system prompt every run of the session starts from. */
   systemPrompt?: string | null;
+  /** Stored and returned as given. */
   metadata?: Record<string, unknown>;
+  /** Stored and returned as given; workers do not apply it yet (they run their own profile). */
   config?: Record<string, unknown>;
 }
 

@@ -25,6 +25,13 @@ describe('loopfleet CLI', () => {
     expect(run.out()).toMatch(/^\d+\.\d+\.\d+\n$/);
   });
 
+  it.each([['help', '--bogus'], ['version', 'extra'], ['--help', 'x'], ['-v', '--nope']])('%s with an argument (%s) is a bad command line: exit 2', async (name, arg) => {
+    const run = capture();
+    expect(await runCli([name, arg], run.io)).toBe(2);
+    expect(run.err()).toContain(`takes no arguments, got "${arg}"`);
+    expect(run.out()).toBe('');
+  });
+
   it('rejects an unknown command with exit code 2', async () => {
     const run = capture();
     expect(await runCli(['frobnicate'], run.io)).toBe(2);
