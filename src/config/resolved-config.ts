@@ -43,8 +43,9 @@ export interface LlmConfig {
   anthropic: ProviderEndpointConfig;
   /**
    * `LLM_REQUEST_TIMEOUT_MS`: how long one LLM call may wait for the response to begin, and the longest
-   * pause between two streamed chunks (a stalled stream fails as retryable), in milliseconds. The
-   * whole call is bounded by the retry policy's total deadline. Default 120000.
+   * pause between two streamed chunks (a stalled stream fails as retryable), in milliseconds: it
+   * bounds each attempt. The retry policy's total deadline bounds retrying (no attempt starts past
+   * it) but never cuts an attempt still streaming. Default 120000.
    */
   requestTimeoutMs: number;
   /**

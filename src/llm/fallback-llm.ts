@@ -1,12 +1,12 @@
 import { CancelledError } from '../core/errors/index.js';
 import { systemClock, type Clock } from '../core/ports/clock.js';
 import type { Llm, LlmCallOptions, LlmFallbackInfo, LlmRequest, LlmResponse } from '../core/ports/llm.js';
-import { classifyLlmError } from '../core/retry/index.js';
+import { classifyLlmError, type LlmErrorClassification } from '../core/retry/index.js';
 
 export interface FallbackOptions {
   /** Consecutive retryable failures (429, 5xx, connection) after which a provider is skipped. Default 2. */
   switchAfterFailures?: number;
-  /** How long a provider that failed is skipped before it is tried first again, in ms. Default 60000. */
+  /** How long a benched provider is skipped before it is tried first again, in ms. Default 60000. */
   cooldownMs?: number;
   clock?: Clock;
 }
@@ -21,11 +21,12 @@ interface TargetState {
 
 /**
  * An ordered list of provider/model pairs that serves each call from the first healthy one (DESIGN.md
- * §4.9, issue 4). A non-retryable failure (an expired key's 401, a 404 model) moves the call to the
- * next provider at once; retryable failures (a 429 storm, 5xx) are left to the loop's retry policy
- * until `switchAfterFailures` in a row, then the next provider serves. A provider that failed is
- * skipped for `cooldownMs`, then tried first again. Every switch is reported through
- * `handlers.onFallback`, so the loop can emit an event and drop partial text.
+ * §4.9, issue 4). A non-retryable failure moves the call to the next provider at once: one that
+ * concerns the provider (an expired key's 401, a 402, a 403, a 404 model) also benches it, while a
+ * rejection of this request alone (400, 413, 422 …) does not. Retryable failures (a 429 storm, 5xx)
+ * are left to the loop's retry policy until `switchAfterFailures` in a row, then the next provider
+ * serves. A benched provider is skipped for `cooldownMs`, then tried first again. Every switch is
+ * reported through `handlers.onFallback`, so the loop can emit an event and drop partial text.
  */
 export class FallbackLlm implements Llm {
   readonly #targets: TargetState[];
@@ -78,9 +79,15 @@ export class FallbackLlm implements Llm {
     throw lastError;
   }
 
-  /** Null when the loop's retry policy should retry this provider; otherwise why it is skipped. */
+  /**
+   * Null when the loop's retry policy should retry this provider; otherwise why the call moves on. A
+   * request-specific rejection (a 400 `context_length_exceeded`, a 413, a 422) says nothing about the
+   * provider: the call moves on, but the provider is not benched — that would send every other
+   * session to the fallback for `cooldownMs` because of one oversized request.
+   */
   #recordFailure(target: TargetState, error: unknown): LlmFallbackInfo['reason'] | null {
     const classification = classifyLlmError(error);
+    if (isRequestRejection(classification)) return 'non_retryable';
     target.failures += 1;
     if (classification.retryable && target.failures < this.#switchAfter) return null;
     target.downUntil = this.#clock.now() + this.#cooldownMs;
@@ -99,6 +106,18 @@ export class FallbackLlm implements Llm {
   #current(): TargetState {
     return this.#order()[0]!;
   }
+}
+
+/**
+ * 4xx statuses that say the provider or model cannot serve anyone with this configuration: a bad or
+ * expired key (401), no credit (402), no access (403), an unknown model (404).
+ */
+const PROVIDER_WIDE_STATUSES: ReadonlySet<number> = new Set([401, 402, 403, 404]);
+
+/** A non-retryable 4xx about this request alone (400, 413, 422 …), not about the provider. */
+function isRequestRejection(classification: LlmErrorClassification): boolean {
+  const { retryable, status } = classification;
+  return !retryable && status !== null && status >= 400 && status < 500 && !PROVIDER_WIDE_STATUSES.has(status);
 }
 
 function errorMessage(error: unknown): string {

@@ -29,11 +29,25 @@ export interface SseEvent {
 /** Longest event (or unfinished line) kept, in UTF-16 code units: far past any model's chunk. */
 export const MAX_SSE_EVENT_CHARS = 16 * 1024 * 1024;
 
+/** Options of {@link sseEvents}. */
+export interface SseEventsOptions {
+  /** Longest event or line kept, in UTF-16 code units. Default {@link MAX_SSE_EVENT_CHARS}. */
+  maxEventChars?: number;
+  /**
+   * Called for every chunk of the body as it arrives, before it is parsed: activity for a stall
+   * guard, which must count bytes, not events — a comment (`: OPENROUTER PROCESSING`, a proxy's
+   * keep-alive) is no event but shows the stream is alive.
+   */
+  onChunk?: () => void;
+}
+
 /** Yields the events of `body` as they complete; ends when the body ends, throws what it throws. */
-export async function* sseEvents(body: AsyncIterable<Uint8Array>, maxEventChars = MAX_SSE_EVENT_CHARS): AsyncGenerator<SseEvent, void, undefined> {
-  const parser = new SseParser(maxEventChars);
+export async function* sseEvents(body: AsyncIterable<Uint8Array>, options: SseEventsOptions = {}): AsyncGenerator<SseEvent, void, undefined> {
+  const parser = new SseParser(options.maxEventChars);
   const decoder = new TextDecoder('utf-8', { ignoreBOM: false });
+  const onChunk = options.onChunk;
   for await (const chunk of body) {
+    onChunk?.();
     const events = parser.push(decoder.decode(chunk, { stream: true }));
     for (const event of events) yield event;
   }

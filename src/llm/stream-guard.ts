@@ -5,9 +5,9 @@ import { MAX_TIMER_MS } from '../core/ports/clock.js';
  * caller's signal, and also fires when the stream stalls — no activity for `idleTimeoutMs`.
  *
  * The SDKs' own `timeout` only covers the wait for the response headers; once a stream has started,
- * a server that stops sending would hold the call (and the session's lease) until the loop's total
- * deadline, or forever when there is none. One timer per call, re-armed only when it fires: a chunk
- * costs a `Date.now()`, not a timer.
+ * a server that stops sending would hold the call (and the session's lease) for good: the retry
+ * policy's total deadline bounds retrying, never a running attempt (`run-with-retry.ts`). One timer
+ * per call, re-armed only when it fires: a chunk costs a `Date.now()`, not a timer.
  */
 export class StreamGuard {
   readonly #controller = new AbortController();

@@ -1,7 +1,7 @@
 /**
  * How the loop retries an LLM call (power-loop §10, DESIGN.md §4.9). The provider SDKs' own retries
- * are turned off, so this policy is the only one: a call is attempted at most `maxAttempts` times and
- * never for longer than `totalTimeoutMs` in all.
+ * are turned off, so this policy is the only one: a call is attempted at most `maxAttempts` times, and
+ * no attempt or backoff starts after `totalTimeoutMs`.
  */
 import { ConfigInvalidError } from '../errors/index.js';
 
@@ -14,8 +14,10 @@ export interface RetryPolicy {
   /** Largest backoff before jitter, in milliseconds; at least `initialDelayMs`. Default 8000. */
   readonly maxDelayMs: number;
   /**
-   * Deadline for all attempts and the sleeps between them, in milliseconds from the first attempt;
-   * `null` for none. A call still running at the deadline is aborted. Default 60000.
+   * Deadline for retrying, in milliseconds from the first attempt; `null` for none. No attempt starts
+   * and no backoff sleeps past it: a failure at or after it (or whose backoff would reach it) ends the
+   * call with `LlmTimeoutError`. An attempt still running at the deadline is not aborted — a long answer
+   * may stream for longer; the adapters bound a stalled one (`LLM_REQUEST_TIMEOUT_MS`). Default 60000.
    */
   readonly totalTimeoutMs: number | null;
   /**

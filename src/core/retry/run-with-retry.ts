@@ -1,11 +1,16 @@
 /**
  * Runs one LLM call under the retry policy (power-loop §10): classified retries with backoff, jitter
  * and `retry-after`, one total deadline, and cancellation that takes effect at once — during an
- * attempt and during the backoff sleep (power-loop edge case 22: backoff was not cancellable, and one
- * hung call outlived the total timeout).
+ * attempt and during the backoff sleep (power-loop edge case 22: backoff was not cancellable).
+ *
+ * The total deadline bounds retrying: no attempt starts, and no backoff sleep runs, past it. It never
+ * cuts an attempt short: a long answer still streaming at the deadline is a healthy call, and cutting
+ * it failed every reply that took longer than the deadline to stream. An attempt's own time is bounded
+ * by the `Llm` — the adapters limit the wait for the response to begin and every pause in the stream
+ * (`LLM_REQUEST_TIMEOUT_MS`, `src/llm/stream-guard.ts`) — and by cancellation.
  */
 import { LlmNonRetryableError, LlmRetryExhaustedError, LlmTimeoutError } from '../errors/index.js';
-import { abortReason, startGuardTimer, type Clock } from '../ports/clock.js';
+import { abortReason, type Clock } from '../ports/clock.js';
 import { backoffDelayMs } from './backoff-delay.js';
 import { classifyLlmError, type LlmErrorClassification } from './classify-llm-error.js';
 import { retryAfterMs } from './retry-after.js';
@@ -15,7 +20,7 @@ import type { RetryPolicy } from './retry-policy.js';
 export interface AttemptFailure {
   /** 1-based. */
   attempt: number;
-  /** What the attempt threw (or the `LlmTimeoutError` when the deadline cut it short). */
+  /** What the attempt threw. */
   error: unknown;
   classification: LlmErrorClassification;
   /** Whether another attempt follows. */
@@ -40,14 +45,10 @@ export interface RunWithRetryOptions {
   onAttemptFailed?(info: AttemptFailure): void;
 }
 
-/** A function to run: receives the 1-based attempt number and a signal aborted on cancel or deadline. */
+/** A function to run: receives the 1-based attempt number and a signal aborted on cancel. */
 export type RetryableCall<T> = (attempt: number, signal: AbortSignal) => Promise<T>;
 
-type AttemptOutcome<T> =
-  | { kind: 'ok'; value: T }
-  | { kind: 'failed'; error: unknown }
-  | { kind: 'cancelled'; error: Error }
-  | { kind: 'timeout' };
+type AttemptOutcome<T> = { kind: 'ok'; value: T } | { kind: 'failed'; error: unknown } | { kind: 'cancelled'; error: Error };
 
 /** Shared by the helpers below for one call. */
 interface RetryRun {
@@ -62,8 +63,10 @@ interface RetryRun {
  * - `CancelledError` as soon as `signal` aborts (or when `fn` itself throws one): never retried;
  * - `LlmNonRetryableError` (cause: the original) at once for a non-retryable failure;
  * - `LlmRetryExhaustedError` (cause: the last failure, `details.attempts`) after `maxAttempts`;
- * - `LlmTimeoutError` when the total deadline passes — also when it would pass during the next wait,
- *   so a long `retry-after` fails now instead of sleeping until the deadline to fail then.
+ * - `LlmTimeoutError` (cause: the last failure) when an attempt fails and the total deadline has
+ *   passed — or would pass during the wait before the next one, so a long `retry-after` fails now
+ *   instead of sleeping until the deadline to fail then. An attempt running at the deadline is not
+ *   aborted: see the module comment.
  */
 export async function runWithRetry<T>(fn: RetryableCall<T>, options: RunWithRetryOptions): Promise<T> {
   const startedAt = options.clock.now();
@@ -77,24 +80,25 @@ export async function runWithRetry<T>(fn: RetryableCall<T>, options: RunWithRetr
     const outcome = await runAttempt(fn, attempt, run);
     if (outcome.kind === 'ok') return outcome.value;
     if (outcome.kind === 'cancelled') throw outcome.error;
-    if (outcome.kind === 'failed') lastError = outcome.error;
-    const delayMs = nextDelay(outcome, attempt, run);
+    lastError = outcome.error;
+    const delayMs = nextDelay(outcome.error, attempt, run);
     if (delayMs > 0) await sleepOrCancel(delayMs, run);
   }
 }
 
-/** One attempt, raced against cancellation and the deadline so a call that ignores its signal cannot hang us. */
+/**
+ * One attempt, raced against cancellation so a call that ignores its signal cannot hold a cancelled
+ * run. Not raced against the deadline: see the module comment.
+ */
 function runAttempt<T>(fn: RetryableCall<T>, attempt: number, run: RetryRun): Promise<AttemptOutcome<T>> {
-  const { clock, signal } = run.options;
+  const { signal } = run.options;
   const controller = new AbortController();
-  let stopWatchdog = (): void => undefined;
   return new Promise<AttemptOutcome<T>>((resolve) => {
     let settled = false;
     const settle = (outcome: AttemptOutcome<T>) => {
       if (settled) return;
       settled = true;
       signal?.removeEventListener('abort', onCancel);
-      stopWatchdog();
       resolve(outcome);
     };
     const onCancel = () => {
@@ -103,13 +107,6 @@ function runAttempt<T>(fn: RetryableCall<T>, attempt: number, run: RetryRun): Pr
       settle({ kind: 'cancelled', error: reason });
     };
     signal?.addEventListener('abort', onCancel, { once: true });
-    if (run.deadline !== null) {
-      // Stopped when the attempt settles first; that is the normal case.
-      stopWatchdog = startGuardTimer(clock, Math.max(0, run.deadline - clock.now()), () => {
-        controller.abort(timeoutError(run, attempt, undefined));
-        settle({ kind: 'timeout' });
-      });
-    }
     invoke(fn, attempt, controller.signal).then(
       (value) => settle({ kind: 'ok', value }),
       (error: unknown) => settle(signal?.aborted === true ? { kind: 'cancelled', error: abortReason(signal) } : { kind: 'failed', error }),
@@ -127,14 +124,8 @@ function invoke<T>(fn: RetryableCall<T>, attempt: number, signal: AbortSignal): 
 }
 
 /** The wait before the next attempt, or throws the error that ends the call. */
-function nextDelay(outcome: { kind: 'failed'; error: unknown } | { kind: 'timeout' }, attempt: number, run: RetryRun): number {
+function nextDelay(error: unknown, attempt: number, run: RetryRun): number {
   const { options } = run;
-  if (outcome.kind === 'timeout') {
-    const error = timeoutError(run, attempt, undefined);
-    notify(run, { attempt, error, classification: classifyLlmError(error), willRetry: false, delayMs: null });
-    throw error;
-  }
-  const { error } = outcome;
   const classification = classifyLlmError(error);
   if (classification.reason === 'cancelled') throw error;
   const giveUp = (final: Error): never => {

@@ -2,11 +2,11 @@
  * Aborts a streaming call whose response stops arriving: no bytes for `idleTimeoutMs`.
  *
  * The SDK's `timeout` only covers the wait for the response headers. Once a stream has started, a
- * server or proxy that goes silent would hold the call — and the session's lease — until the
- * loop's total deadline, or forever when there is none. Silence is measured on the response body's
- * bytes, not on the events the SDK yields: Anthropic keeps a quiet stream alive with `ping` events,
- * which the SDK drops before yielding, so a stream that only pings (a long pause before a tool's
- * input, say) is alive and must not be cut.
+ * server or proxy that goes silent would hold the call — and the session's lease — for good (the
+ * retry policy's total deadline never cuts a running attempt). Silence is measured on the response
+ * body's bytes, not on the events the SDK yields: Anthropic keeps a quiet stream alive with `ping`
+ * events, which the SDK drops before yielding, so a stream that only pings (a long pause before a
+ * tool's input, say) is alive and must not be cut.
  */
 import { pipeline, Readable, Transform } from 'node:stream';
 import type { Middleware } from '@anthropic-ai/sdk';

@@ -66,6 +66,7 @@ export function toAnthropicMessages(messages: readonly Message[], options: ToAnt
   }
   if (turns[0]?.role !== 'user') turns.unshift({ role: 'user', content: [{ type: 'text', text: HISTORY_START_MARKER }] });
   for (const turn of turns) if (turn.role === 'user') putToolResultsFirst(turn);
+  trimFinalAssistantText(turns);
   const system = systemParts.filter((part) => part.trim() !== '').join('\n\n');
   return { system: system === '' ? null : system, messages: turns };
 }
@@ -87,6 +88,23 @@ function appendTurn(turns: AnthropicMessage[], turn: AnthropicMessage): void {
   const last = turns.at(-1);
   if (last !== undefined && last.role === turn.role) last.content.push(...turn.content);
   else turns.push(turn);
+}
+
+/**
+ * A history that ends with an assistant turn (a bare `resume` after a reply) is sent as a prefill,
+ * and Anthropic refuses one whose last text ends in whitespace (400 "final assistant content cannot
+ * end with trailing whitespace") — on every later call too, as the history does not change. The last
+ * text block of that turn loses its trailing whitespace; a block (and then a turn) left empty is
+ * dropped, so the request stays valid even though blank text blocks are not produced today.
+ */
+function trimFinalAssistantText(turns: AnthropicMessage[]): void {
+  const last = turns.at(-1);
+  const block = last?.content.at(-1);
+  if (last?.role !== 'assistant' || block?.type !== 'text') return;
+  const text = block.text.trimEnd();
+  if (text !== '') last.content[last.content.length - 1] = Object.assign({}, block, { text });
+  else last.content.pop();
+  if (last.content.length === 0) turns.pop();
 }
 
 /**

@@ -38,7 +38,11 @@ export interface OpenAiLlmOptions {
   timeoutMs: number;
   /** The `fetch` the SDK uses; default the global one. For proxies and instrumentation. */
   fetch?: typeof fetch;
-  /** Which field carries `LlmRequest.maxTokens`; default `max_tokens` (see {@link MaxTokensParam}). */
+  /**
+   * Which field carries `LlmRequest.maxTokens`. Default: by the model each request is sent to —
+   * `max_completion_tokens` for OpenAI's reasoning models (`o1`, `o3`, `o4-mini`, `gpt-5*`), which
+   * refuse `max_tokens`, and `max_tokens` for every other name (see {@link MaxTokensParam}).
+   */
   maxTokensParam?: MaxTokensParam;
 }
 
@@ -48,13 +52,13 @@ export class OpenAiLlm implements Llm {
   readonly model: string;
   readonly #client: OpenAI;
   readonly #timeoutMs: number;
-  readonly #maxTokensParam: MaxTokensParam;
+  readonly #maxTokensParam: MaxTokensParam | undefined;
 
   constructor(options: OpenAiLlmOptions) {
     checkOptions(options);
     this.model = options.model;
     this.#timeoutMs = options.timeoutMs;
-    this.#maxTokensParam = options.maxTokensParam ?? 'max_tokens';
+    this.#maxTokensParam = options.maxTokensParam;
     this.#client = new OpenAI({
       apiKey: options.apiKey,
       // Everything explicit: the SDK would otherwise read OPENAI_BASE_URL, OPENAI_ORG_ID,
@@ -120,7 +124,8 @@ export class OpenAiLlm implements Llm {
     const accumulator = new StreamAccumulator(handlers);
     let events: AsyncGenerator<SseEvent, void, undefined>;
     try {
-      events = sseEvents(bodyOf(response));
+      // Every chunk counts as activity, comments (keep-alives) included: see `SseEventsOptions.onChunk`.
+      events = sseEvents(bodyOf(response), { onChunk: () => guard.touch() });
     } catch (error) {
       throw failed(error);
     }
@@ -135,7 +140,6 @@ export class OpenAiLlm implements Llm {
           throw failed(error);
         }
         if (next.done === true) break;
-        guard.touch();
         // After `[DONE]` the rest of the body is read to its end, unparsed, so the connection is reused.
         if (sawDone) continue;
         let chunk: unknown;

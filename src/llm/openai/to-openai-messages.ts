@@ -49,7 +49,23 @@ export function toOpenAiMessage(message: Message): ChatCompletionMessageParam {
 
 function toUserMessage(message: UserMessage): ChatCompletionUserMessageParam {
   const content = typeof message.content === 'string' ? message.content : message.content.map(toUserPart);
-  return message.name === undefined ? { role: 'user', content } : { role: 'user', content, name: message.name };
+  const name = message.name === undefined ? '' : toOpenAiName(message.name);
+  return name === '' ? { role: 'user', content } : { role: 'user', content, name };
+}
+
+/** Longest `name` OpenAI accepts. */
+const MAX_NAME_LENGTH = 64;
+
+/**
+ * A participant name as OpenAI accepts it: `^[a-zA-Z0-9_-]{1,64}$`, or the whole request is a 400 —
+ * and one stored message with such a name would fail every later call of the session. Every other
+ * character (code point) becomes `_` (`Jane Doe` → `Jane_Doe`) and the result is cut to 64; `''` (the
+ * message goes without a name) when none of the name's own letters, digits, `_` or `-` is left
+ * (`李雷` would be `__`, which names no one). Only the wire form changes: the stored message keeps it.
+ */
+export function toOpenAiName(name: string): string {
+  const marked = name.replace(/[^a-zA-Z0-9_-]/gu, '\u0000').slice(0, MAX_NAME_LENGTH);
+  return /[a-zA-Z0-9_-]/.test(marked) ? marked.replaceAll('\u0000', '_') : '';
 }
 
 function toUserPart(part: ContentPart): ChatCompletionContentPart {

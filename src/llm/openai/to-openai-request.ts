@@ -12,15 +12,26 @@ import { toOpenAiMessages } from './to-openai-messages.js';
  * `max_tokens` is the default because every OpenAI-compatible server (vLLM, Ollama, llama.cpp,
  * DashScope, DeepSeek, Groq, OpenRouter, Azure) understands it, while several of them ignore or reject
  * the newer `max_completion_tokens`. OpenAI's own reasoning models (o-series, gpt-5) refuse
- * `max_tokens`; pointing the adapter at them needs `max_completion_tokens`.
+ * `max_tokens` with a 400; {@link maxTokensParamFor} picks `max_completion_tokens` for their names.
  */
 export type MaxTokensParam = 'max_tokens' | 'max_completion_tokens';
+
+/**
+ * OpenAI's reasoning model families by name: `o1`, `o3`, `o4-mini` … and `gpt-5*`. Matched at the
+ * start of the model name as sent, so a router's prefixed name (`openai/o3`) keeps `max_tokens`.
+ */
+const REASONING_MODEL = /^(?:o\d|gpt-5)/i;
+
+/** The token-cap field for `model` when none is configured: see {@link MaxTokensParam}. */
+export function maxTokensParamFor(model: string): MaxTokensParam {
+  return REASONING_MODEL.test(model) ? 'max_completion_tokens' : 'max_tokens';
+}
 
 /** What {@link toOpenAiRequest} needs besides the request. */
 export interface ToOpenAiRequestOptions {
   /** Used when `request.model` is null. */
   defaultModel: string;
-  /** Default `max_tokens`; see {@link MaxTokensParam}. */
+  /** Which field carries the token cap; default by the model sent ({@link maxTokensParamFor}). */
   maxTokensParam?: MaxTokensParam;
 }
 
@@ -33,8 +44,9 @@ export interface ToOpenAiRequestOptions {
  * - `temperature`, the token cap and `response_format` only when set, so the endpoint's defaults apply.
  */
 export function toOpenAiRequest(request: LlmRequest, options: ToOpenAiRequestOptions): ChatCompletionCreateParamsStreaming {
+  const model = request.model ?? options.defaultModel;
   const params: ChatCompletionCreateParamsStreaming = {
-    model: request.model ?? options.defaultModel,
+    model,
     messages: toOpenAiMessages(request.systemPrompt, request.messages),
     stream: true,
     stream_options: { include_usage: true },
@@ -43,7 +55,7 @@ export function toOpenAiRequest(request: LlmRequest, options: ToOpenAiRequestOpt
     params.tools = request.tools.map(toOpenAiTool);
     if (request.toolChoice !== null) params.tool_choice = request.toolChoice;
   }
-  if (request.maxTokens !== null) params[options.maxTokensParam ?? 'max_tokens'] = request.maxTokens;
+  if (request.maxTokens !== null) params[options.maxTokensParam ?? maxTokensParamFor(model)] = request.maxTokens;
   if (request.temperature !== null) params.temperature = request.temperature;
   if (request.responseFormat !== null) params.response_format = toResponseFormat(request.responseFormat);
   return params;

@@ -158,6 +158,19 @@ describe.each(['node', 'fetch'] as const)('over the %s HTTP client', (client) =>
       });
     });
 
+    it('a history ending with an assistant turn (a bare resume) ends without trailing whitespace', async () => {
+      server.push(textStep('continuing'));
+      const history = [
+        { role: 'user' as const, content: 'plan it' },
+        { role: 'assistant' as const, content: 'Here is the plan:\n1. do X\n' },
+      ];
+      await llm.complete(llmRequest({ messages: history }), live());
+      expect(server.requests[0]!.body!.messages).toEqual([
+        { role: 'user', content: [{ type: 'text', text: 'plan it' }] },
+        { role: 'assistant', content: [{ type: 'text', text: 'Here is the plan:\n1. do X' }] },
+      ]);
+    });
+
     it('sends neither tools nor tool_choice when no tools are offered', async () => {
       server.push(textStep('ok'));
       await llm.complete(llmRequest({ toolChoice: null }), live());

@@ -1,6 +1,7 @@
 /**
  * `createLlm` gives each provider's SDK the HTTP client `LLM_HTTP_CLIENT` names. Node's global `fetch`
  * (undici) adds `sec-fetch-mode` to every request; the node:http client sends only what the SDK set.
+ * And the OpenAI adapter it builds sends the token cap in the field the configured model accepts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config/index.js';
@@ -35,5 +36,23 @@ describe('createLlm: the SDKs\' HTTP client (LLM_HTTP_CLIENT)', () => {
     anthropic.push(textStep(['hi']));
     await createLlm(loadConfig({ ...env, LLM_PROVIDER: 'anthropic' }).llm).complete(anthropicRequest(), { signal: signal() });
     expect(anthropic.requests.at(-1)?.headers['sec-fetch-mode']).toBe(fetchMode);
+  });
+});
+
+describe('createLlm: the OpenAI token-cap field for LLM_MODEL (reasoning models refuse max_tokens)', () => {
+  it.each([
+    ['o4-mini', 'max_completion_tokens'],
+    ['o3', 'max_completion_tokens'],
+    ['gpt-5-mini', 'max_completion_tokens'],
+    ['gpt-4o-mini', 'max_tokens'],
+    ['qwen2.5-coder:7b', 'max_tokens'],
+  ] as const)('%s: %s', async (model, field) => {
+    const env = { LLM_PROVIDER: 'openai', LLM_MODEL: model, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: openai.url };
+    openai.enqueue(textStream(['hi']));
+    await createLlm(loadConfig(env).llm).complete(openAiRequest({ maxTokens: 4096 }), { signal: signal() });
+    const body = openai.requests.at(-1)!.body;
+    expect(body.model).toBe(model);
+    expect(body[field]).toBe(4096);
+    expect(Object.keys(body).filter((key) => key.startsWith('max_'))).toEqual([field]);
   });
 });

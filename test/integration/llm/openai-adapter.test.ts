@@ -3,6 +3,8 @@
  * calls, usage, thinking, and the exact request it sends. Errors: openai-adapter-errors.test.ts; the
  * loop end to end: openai-adapter-loop.test.ts.
  */
+import { Readable } from 'node:stream';
+import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LlmTransientError } from '../../../src/core/errors/index.js';
 import { createNodeHttpFetch } from '../../../src/llm/node-http-fetch.js';
@@ -145,6 +147,14 @@ describe.each(['node', 'fetch'] as const)('over the %s HTTP client', (client) =>
       });
     });
 
+    it('a user name OpenAI would refuse (a space) is sent in its alphabet', async () => {
+      server.enqueue(textStream(['ok']));
+      await adapter().complete(llmRequest({ messages: [{ role: 'user', content: 'hi', name: 'Jane Doe' }] }), { signal: signal() });
+      const [, user] = server.requests[0]!.body.messages as { role: string; name?: string }[];
+      expect(user).toEqual({ role: 'user', content: 'hi', name: 'Jane_Doe' });
+      expect(user!.name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
+    });
+
     it('honours a base URL with its own path (an OpenAI-compatible endpoint)', async () => {
       server.enqueue(textStream(['ok']));
       const origin = new URL(server.url).origin;
@@ -182,5 +192,34 @@ describe.each(['node', 'fetch'] as const)('over the %s HTTP client', (client) =>
       expect((error as LlmTransientError).details.reason).toBe('stalled');
       expect(await server.requests[0]!.closed).toEqual({ completed: false });
     });
+
+    it('SSE comment keep-alives keep a slow stream alive: a first event after several timeouts still arrives', async () => {
+      server.enqueue(textStream(['worth the wait']));
+      const llm = adapter({ timeoutMs: 250, fetch: keepAliveFetch(15, 50) });
+      expect((await llm.complete(llmRequest(), { signal: signal() })).text).toBe('worth the wait');
+    });
   });
 });
+
+/**
+ * The current HTTP client, with `count` SSE comments sent `intervalMs` apart before the server's body —
+ * the keep-alive OpenRouter sends while its upstream model thinks (`: OPENROUTER PROCESSING`): a long
+ * pause between events that is no pause in the bytes. The server's stream is held back meanwhile.
+ */
+function keepAliveFetch(count: number, intervalMs: number): typeof fetch {
+  const inner = httpClient === 'node' ? nodeHttpFetch : fetch;
+  return (async (input: string | URL | Request, init?: RequestInit) => {
+    const response = await inner(input, init);
+    const signal = init?.signal ?? undefined;
+    async function* body(): AsyncGenerator<Uint8Array> {
+      for (let sent = 0; sent < count; sent += 1) {
+        yield Buffer.from(': OPENROUTER PROCESSING\n\n');
+        await delay(intervalMs, undefined, { signal });
+      }
+      yield* response.body as unknown as AsyncIterable<Uint8Array>;
+    }
+    // Same body type as the client answers with: a Node stream (node:http) or a web stream (fetch).
+    const stream = Readable.from(body());
+    return httpClient === 'node' ? Object.assign({}, response, { body: stream }) : new Response(Readable.toWeb(stream) as ReadableStream<Uint8Array>, response);
+  }) as typeof fetch;
+}

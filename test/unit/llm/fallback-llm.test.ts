@@ -54,6 +54,25 @@ describe('FallbackLlm', () => {
     expect(llm.model).toBe('b');
   });
 
+  it.each([400, 413, 422])('a request-specific %i moves this call on without benching the provider', async (status) => {
+    const primary = new ScriptedLlm([{ error: httpError(status) }, { text: 'primary again' }], { model: 'a' });
+    const switches: LlmFallbackInfo[] = [];
+    const llm = new FallbackLlm([primary, new ScriptedLlm([{ text: 'b served the big one' }], { model: 'b' })]);
+    const signal = new AbortController().signal;
+    expect((await llm.complete(request, { signal, handlers: { onFallback: (info) => switches.push(info) } })).text).toBe('b served the big one');
+    expect(switches).toMatchObject([{ from: 'scripted:a', to: 'scripted:b', reason: 'non_retryable' }]);
+    expect(llm.model).toBe('a');
+    expect((await llm.complete(request, { signal })).text).toBe('primary again');
+  });
+
+  it.each([401, 402, 403, 404])('a provider-wide %i benches the provider', async (status) => {
+    const llm = new FallbackLlm([new ScriptedLlm([{ error: httpError(status) }], { model: 'a' }), new ScriptedLlm([{ text: 'b1' }, { text: 'b2' }], { model: 'b' })]);
+    const signal = new AbortController().signal;
+    expect((await llm.complete(request, { signal })).text).toBe('b1');
+    expect(llm.model).toBe('b');
+    expect((await llm.complete(request, { signal })).text).toBe('b2');
+  });
+
   it('tries the primary first again once its cooldown has passed', async () => {
     const { clock, advance } = manualNow();
     const primary = new ScriptedLlm([{ error: httpError(404) }, { text: 'primary is back' }], { model: 'a' });

@@ -52,7 +52,7 @@ describe('sseEvents', () => {
   it('refuses an event or a line past the limit with llm.bad_response, however the body is cut', async () => {
     const collect = async (parts: string[], limit: number) => {
       const events: SseEvent[] = [];
-      for await (const event of sseEvents(chunksOf(parts), limit)) events.push(event);
+      for await (const event of sseEvents(chunksOf(parts), { maxEventChars: limit })) events.push(event);
       return events;
     };
     // A line that never ends, arriving in pieces: refused once it passes the limit.
@@ -106,6 +106,13 @@ describe('sseEvents', () => {
     const whole = await read([body]);
     expect(whole.map((event) => event.data)).toEqual(['1', '2\n3', chunk('ü'), '[DONE]']);
     for (const parts of splits(body)) expect(await read(parts)).toEqual(whole);
+  });
+
+  it('calls onChunk for every chunk as it arrives, comments included (a stall guard counts bytes)', async () => {
+    const log: string[] = [];
+    const events = sseEvents(chunksOf([': OPENROUTER PROCESSING\n\n', ': OPENROUTER PROCESSING\n\n', 'data: a\n\n']), { onChunk: () => log.push('chunk') });
+    for await (const event of events) log.push(`event:${event.data}`);
+    expect(log).toEqual(['chunk', 'chunk', 'chunk', 'event:a']);
   });
 
   it('throws what the body throws', async () => {

@@ -35,8 +35,7 @@ describe('runWithRetry', () => {
     const fn = vi.fn(async (attempt: number, signal: AbortSignal) => ({ attempt, aborted: signal.aborted }));
     await expect(runWithRetry(fn, options)).resolves.toEqual({ attempt: 1, aborted: false });
     expect(fn).toHaveBeenCalledTimes(1);
-    // Only the deadline watchdog slept, and it was cancelled when the attempt settled.
-    expect(clock.sleeps).toEqual([60_000]);
+    expect(clock.sleeps).toEqual([]);
     expect(clock.pendingSleeps).toBe(0);
   });
 
@@ -160,7 +159,7 @@ describe('runWithRetry', () => {
     const error = await runWithRetry(async () => Promise.reject(original), options).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(LlmTimeoutError);
     expect((error as Error).cause).toBe(original);
-    expect(clock.sleeps).toEqual([10_000]); // the watchdog only: no pointless wait until the deadline
+    expect(clock.sleeps).toEqual([]); // no pointless wait until the deadline
     expect(failures).toMatchObject([{ attempt: 1, willRetry: false }]);
   });
 
@@ -174,32 +173,39 @@ describe('runWithRetry', () => {
     expect((error as LlmTimeoutError).details).toMatchObject({ attempts: 2, elapsedMs: 500, totalTimeoutMs: 1200 });
   });
 
-  it('aborts a hung attempt at the deadline even if it ignores its signal', async () => {
+  it('never cuts an attempt still running at the deadline: a long answer streams to its end', async () => {
     const { clock, failures, options } = setup({ totalTimeoutMs: 5000 });
     let attemptSignal: AbortSignal | undefined;
+    let finish!: (value: string) => void;
     const run = runWithRetry((_attempt, signal) => {
       attemptSignal = signal;
-      return never();
-    }, options).catch((caught: unknown) => caught);
-    await clock.nextSleep(exactly(5000));
-    clock.advance(5000);
-    const error = await run;
-    expect(error).toBeInstanceOf(LlmTimeoutError);
-    expect(attemptSignal?.aborted).toBe(true);
-    expect(attemptSignal?.reason).toBeInstanceOf(LlmTimeoutError);
-    expect(failures).toMatchObject([{ attempt: 1, willRetry: false, error: expect.any(LlmTimeoutError) }]);
+      return new Promise<string>((resolve) => (finish = resolve));
+    }, options);
+    await vi.waitFor(() => expect(attemptSignal).toBeDefined());
+    clock.advance(60_000);
+    expect(attemptSignal?.aborted).toBe(false);
+    finish('the long answer');
+    await expect(run).resolves.toBe('the long answer');
+    expect(clock.sleeps).toEqual([]);
+    expect(failures).toEqual([]);
   });
 
-  it('bounds a later attempt by the time left, not a fresh timeout', async () => {
-    const { clock, options } = setup({ totalTimeoutMs: 5000 });
-    const run = runWithRetry((attempt) => (attempt === 1 ? Promise.reject(httpError(500)) : never()), options).catch(
-      (caught: unknown) => caught,
-    );
-    await clock.nextSleep(exactly(500));
-    clock.advance(500);
-    await clock.nextSleep(exactly(4500));
-    clock.advance(4500);
-    expect(await run).toBeInstanceOf(LlmTimeoutError);
+  it('starts no attempt after the deadline: a failure past it ends the call with LlmTimeoutError, its cause', async () => {
+    const { clock, failures, options } = setup({ totalTimeoutMs: 5000 });
+    const stall = Object.assign(new Error('stalled'), { status: 503 });
+    let fail!: (error: Error) => void;
+    const fn = vi.fn((_attempt: number, _signal: AbortSignal) => new Promise<never>((_resolve, reject) => (fail = reject)));
+    const run = runWithRetry(fn, options).catch((caught: unknown) => caught);
+    await vi.waitFor(() => expect(fn).toHaveBeenCalledTimes(1));
+    clock.advance(7000);
+    fail(stall);
+    const error = await run;
+    expect(error).toBeInstanceOf(LlmTimeoutError);
+    expect((error as Error).cause).toBe(stall);
+    expect((error as LlmTimeoutError).details).toMatchObject({ attempts: 1, elapsedMs: 7000, totalTimeoutMs: 5000 });
+    expect(fn).toHaveBeenCalledTimes(1);
+    expect(clock.sleeps).toEqual([]);
+    expect(failures).toMatchObject([{ attempt: 1, willRetry: false, error: stall }]);
   });
 
   it('throws CancelledError at once when cancelled mid-attempt, aborting the attempt', async () => {

@@ -28,6 +28,11 @@ export function anthropicProblems(messages: readonly AnthropicMessage[]): string
     }
   });
   if (pending.length > 0) problems.push(`tool_use ${pending.join(', ')} not answered at the end`);
+  const last = messages.at(-1);
+  const lastBlock = last?.content.at(-1);
+  if (last?.role === 'assistant' && lastBlock?.type === 'text' && /\s$/.test(lastBlock.text)) {
+    problems.push('final assistant content cannot end with trailing whitespace');
+  }
   return problems;
 }
 

@@ -229,6 +229,23 @@ describe('toAnthropicMessages', () => {
     expect(anthropicProblems(messages)).toEqual([]);
   });
 
+  it('trims the trailing whitespace of a final assistant turn (a prefill Anthropic would refuse)', () => {
+    const history: Message[] = [
+      { role: 'user', content: 'plan it' },
+      { role: 'assistant', content: [text('Here is the plan:\n'), text('1. do X\n \t')] },
+    ];
+    const { messages } = toAnthropicMessages(history, { systemPrompt: null });
+    expect(messages).toEqual([
+      { role: 'user', content: [text('plan it')] },
+      { role: 'assistant', content: [text('Here is the plan:\n'), text('1. do X')] },
+    ]);
+    expect(anthropicProblems(messages)).toEqual([]);
+    expect(history[1]!.content).toEqual([text('Here is the plan:\n'), text('1. do X\n \t')]);
+    // Only the final turn is a prefill: an earlier assistant turn keeps its text as it is.
+    const earlier = toAnthropicMessages([...history, { role: 'user', content: 'go on' }], { systemPrompt: null });
+    expect(earlier.messages[1]!.content).toEqual([text('Here is the plan:\n'), text('1. do X\n \t')]);
+  });
+
   it('never mutates its input', () => {
     const history: Message[] = [
       { role: 'user', content: [text('a')] },

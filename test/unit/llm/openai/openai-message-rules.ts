@@ -39,6 +39,8 @@ export function openAiMessageViolations(messages: readonly ChatCompletionMessage
 function messageShapeViolations(message: ChatCompletionMessageParam, at: number): string[] {
   const violations: string[] = [];
   if (message.role === 'system' && typeof message.content !== 'string') violations.push(`${at}: system content must be a string`);
+  const name = (message as { name?: unknown }).name;
+  if (name !== undefined && (typeof name !== 'string' || !/^[a-zA-Z0-9_-]{1,64}$/.test(name))) violations.push(`${at}: name must match ^[a-zA-Z0-9_-]{1,64}$`);
   if (message.role === 'user') {
     if (typeof message.content !== 'string') {
       for (const part of message.content) {

@@ -158,8 +158,25 @@ describe('toOpenAiMessages: shapes', () => {
   });
 });
 
+describe('toOpenAiMessages: user names in the alphabet OpenAI accepts (^[a-zA-Z0-9_-]{1,64}$)', () => {
+  const names: [string, string, string | undefined][] = [
+    ['kept as it is', 'alice_B-2', 'alice_B-2'],
+    ['a space becomes _', 'Jane Doe', 'Jane_Doe'],
+    ['every other character too, one _ per code point', 'José (ops) 👍', 'Jos___ops___'],
+    ['cut to 64', 'x'.repeat(70), 'x'.repeat(64)],
+    ['left out when none of its own characters is left', '李雷', undefined],
+    ['left out when empty', '', undefined],
+  ];
+  it.each(names)('%s', (_case, name, expected) => {
+    const [sent] = toOpenAiMessages(null, [{ role: 'user', content: 'hi', name }]);
+    expect(sent).toEqual(expected === undefined ? { role: 'user', content: 'hi' } : { role: 'user', content: 'hi', name: expected });
+    expect(openAiMessageViolations([sent!])).toEqual([]);
+  });
+});
+
 describe('openAiMessageViolations (the checker the cases above rely on)', () => {
   it('catches what the API rejects', () => {
+    expect(openAiMessageViolations([{ role: 'user', content: 'hi', name: 'Jane Doe' }])).toHaveLength(1);
     const toolCall = { id: 'c1', type: 'function' as const, function: { name: 'f', arguments: '{}' } };
     expect(openAiMessageViolations([{ role: 'tool', tool_call_id: 'c1', content: 'x' }])).toHaveLength(1);
     expect(openAiMessageViolations([{ role: 'assistant', content: null, tool_calls: [toolCall] }, { role: 'user', content: 'hi' }])).toHaveLength(1);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { LlmRequest } from '../../../../src/core/ports/llm.js';
-import { toOpenAiRequest } from '../../../../src/llm/openai/to-openai-request.js';
+import { maxTokensParamFor, toOpenAiRequest } from '../../../../src/llm/openai/to-openai-request.js';
 
 const tool = { name: 'read_file', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } };
 
@@ -60,6 +60,29 @@ describe('toOpenAiRequest', () => {
     expect('max_tokens' in modern).toBe(false);
     const none = toOpenAiRequest(request(), { defaultModel: 'm' });
     expect('max_tokens' in none || 'max_completion_tokens' in none).toBe(false);
+  });
+
+  it.each([
+    ['o1', 'max_completion_tokens'],
+    ['o3-mini', 'max_completion_tokens'],
+    ['o4-mini-2025-04-16', 'max_completion_tokens'],
+    ['gpt-5', 'max_completion_tokens'],
+    ['gpt-5-mini', 'max_completion_tokens'],
+    ['gpt-4o', 'max_tokens'],
+    ['gpt-4.1-mini', 'max_tokens'],
+    ['llama3.1:8b', 'max_tokens'],
+    ['openai/o3', 'max_tokens'],
+  ] as const)('by default the token cap of a request sent to %s is %s (OpenAI reasoning models refuse max_tokens)', (model, field) => {
+    const params = toOpenAiRequest(request({ model, maxTokens: 800 }), { defaultModel: 'gpt-4o-mini' });
+    expect(params).toMatchObject({ [field]: 800 });
+    expect(Object.keys(params).filter((key) => key.startsWith('max_'))).toEqual([field]);
+    expect(maxTokensParamFor(model)).toBe(field);
+  });
+
+  it('the configured token-cap field wins over the model name', () => {
+    const params = toOpenAiRequest(request({ model: 'o3', maxTokens: 800 }), { defaultModel: 'm', maxTokensParam: 'max_tokens' });
+    expect(params).toMatchObject({ max_tokens: 800 });
+    expect('max_completion_tokens' in params).toBe(false);
   });
 
   it('temperature when set, including 0', () => {
