@@ -11,7 +11,7 @@ export const JOB = {
   /** Raw path: an input from any BullMQ client, ingested into the inbox by a worker. */
   send: 'send',
   resume: 'resume',
-  /** A due timer (the timers issue). */
+  /** A due timer: reserved for durable timers, which are not built yet; workers refuse it (`job.unknown`). */
   timer: 'timer',
   /** The periodic repair job (job scheduler). */
   sweep: 'sweep',

@@ -1,5 +1,5 @@
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
-import { isLoopfleetError, JobUnknownError } from '../core/errors/index.js';
+import { isLoopfleetError, JobUnknownError, type LoopfleetError } from '../core/errors/index.js';
 import { assertSessionId } from '../core/session-id.js';
 import { JOB } from '../producer/fleet-keys.js';
 import { drainSession } from './drain-session.js';
@@ -11,8 +11,9 @@ import type { WorkerContext } from './worker-context.js';
  * The processor of every job on the queue, and the ONE place where outcomes become BullMQ's
  * (STYLE.md 7): success is the return value; "another worker holds the lease" is a delay
  * (`moveToDelayed` + `DelayedError`, never a silent completion); bad input or configuration is an
- * `UnrecoverableError` carrying the typed code (no retry, the queue keeps flowing); anything else
- * is thrown for BullMQ to retry with backoff.
+ * `UnrecoverableError` carrying the typed code (no retry, the queue keeps flowing); a raw input whose
+ * ingest failed for another reason is delayed and tried again (its producer may have left BullMQ's
+ * one attempt); anything else is thrown for BullMQ to retry with backoff.
  */
 export function createJobProcessor(ctx: WorkerContext) {
   return async (job: Job, token?: string, signal?: AbortSignal): Promise<unknown> => {
@@ -20,13 +21,29 @@ export function createJobProcessor(ctx: WorkerContext) {
       return await route(ctx, job, token, signal);
     } catch (error) {
       if (error instanceof DelayedError) throw error;
-      if (isLoopfleetError(error) && !error.retryable && (error.fault === 'input' || error.fault === 'config')) {
+      if (isRejection(error)) {
         ctx.logger.warn({ jobId: job.id, jobName: job.name, code: error.code, err: error }, 'job rejected');
         throw new UnrecoverableError(`${error.code}: ${error.message}`);
       }
       throw error;
     }
   };
+}
+
+/** The job names {@link route} handles (`timer` is reserved for durable timers, not built yet). */
+const HANDLED_JOBS: readonly string[] = [JOB.drain, JOB.send, JOB.resume, JOB.sweep];
+
+/** Starts of a raw `send`/`resume` job whose ingest keeps failing (not for its data) before it fails for good. */
+export const RAW_INGEST_MAX_STARTS = 20;
+
+/** The wait before start `started + 1` of such a job: 1 s, doubling, at most a minute (≈ 15 min over all starts). */
+export function rawIngestDelayMs(started: number): number {
+  return Math.min(60_000, 1_000 * 2 ** Math.max(0, started - 1));
+}
+
+/** Bad input or configuration: failing the job at once is the answer, retrying would fail the same way. */
+function isRejection(error: unknown): error is LoopfleetError {
+  return isLoopfleetError(error) && !error.retryable && (error.fault === 'input' || error.fault === 'config');
 }
 
 async function route(ctx: WorkerContext, job: Job, token: string | undefined, signal: AbortSignal | undefined): Promise<unknown> {
@@ -42,10 +59,20 @@ async function route(ctx: WorkerContext, job: Job, token: string | undefined, si
     }
     case JOB.send:
     case JOB.resume:
-      return ingestJob(ctx, job.name, job.id, job.data);
+      try {
+        return await ingestJob(ctx, job.name, job.id, job.data);
+      } catch (error) {
+        // Not yet in Postgres, so failing the job would lose the input (I1): a producer in any
+        // language may leave BullMQ's default of one attempt. Try again later, within a bound.
+        if (isRejection(error) || job.attemptsStarted >= RAW_INGEST_MAX_STARTS) throw error;
+        const delayMs = rawIngestDelayMs(job.attemptsStarted);
+        ctx.logger.warn({ jobId: job.id, jobName: job.name, attempt: job.attemptsStarted, delayMs, err: error }, 'raw input not ingested; trying again');
+        await job.moveToDelayed(ctx.clock.now() + delayMs, token);
+        throw new DelayedError();
+      }
     case JOB.sweep:
       return sweep(ctx);
     default:
-      throw new JobUnknownError(`unknown job name "${job.name}" (expected ${Object.values(JOB).join(', ')})`);
+      throw new JobUnknownError(`unknown job name "${job.name}" (expected ${HANDLED_JOBS.join(', ')})`);
   }
 }

@@ -104,4 +104,10 @@ describe('the raw BullMQ path', () => {
     expect(next.state).toBe('completed');
     expect(next.value).toMatchObject({ seq: expect.any(Number), inputId: expect.any(String) });
   });
+
+  it('a timer job (durable timers are not built yet) is refused, naming only the jobs workers handle', async () => {
+    const outcome = await producer.run('timer', { sessionId: 'timer-job' });
+    expect(outcome.state).toBe('failed');
+    expect(outcome.failedReason).toBe('job.unknown: unknown job name "timer" (expected drain, send, resume, sweep)');
+  });
 });
