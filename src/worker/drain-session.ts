@@ -32,6 +32,8 @@ export type DrainOutcome =
 export async function drainSession(ctx: WorkerContext, sessionId: string, jobSignal: AbortSignal | undefined): Promise<DrainOutcome> {
   const { store, settings } = ctx;
   let lease;
+  // The lease runs a TTL from no earlier than this: the keeper counts a lapse from here.
+  const asked = Date.now();
   try {
     lease = await store.acquireLeaseAndClaim({ sessionId, owner: ctx.workerId, ttlMs: settings.leaseTtlMs });
   } catch (error) {
@@ -42,7 +44,7 @@ export async function drainSession(ctx: WorkerContext, sessionId: string, jobSig
     return { kind: 'busy', retryAt: ctx.clock.now() + Math.min(5_000, Math.max(100, lease.retryAfterMs + 50)), holder: lease.holder };
   }
   const log = ctx.logger.child({ sessionId, leaseToken: lease.token });
-  const keeper = keepLease(store, sessionId, lease.token, settings.leaseTtlMs, (error) => log.warn({ err: error }, 'lease renewal failed'));
+  const keeper = keepLease(store, sessionId, lease.token, settings.leaseTtlMs, (error) => log.warn({ err: error }, 'lease renewal failed'), { since: asked });
   const linked = linkedSignal([keeper.signal, ctx.shutdown, ...(jobSignal === undefined ? [] : [jobSignal])]);
   const stop = linked.signal;
   const finishes: Finishes = { owed: lease.finishesOwed };
@@ -90,19 +92,23 @@ async function drainWithLease(
     try {
       const claimed = next !== undefined ? next : await ctx.store.claimNextInput({ sessionId, leaseToken: token });
       next = undefined;
-      // A resumed input's dead holder had published the end of the input before it; otherwise check,
-      // when the lease says a finish may be owed (a holder died or failed to publish since the last
-      // release that said all were out).
-      if (first && claimed?.resumed === true) finishes.owed = false;
-      else if (first && finishes.owed) finishes.owed = !(await repairFinishEvents(ctx, sessionId, claimed?.input.seq ?? null));
+      // When the lease says a finish may be owed (a holder died, was stopped or failed to publish
+      // since the last release that said all were out), publish it before running anything — also
+      // before a resumed input: its holder may have died before its own repair. A repair that fails
+      // throws (the job retries, the finish still owed): an input run now would end a later one, and
+      // the next repair looks only at the input that ended last.
+      if (first && finishes.owed) {
+        await repairFinishEvents(ctx, sessionId, claimed?.input.seq ?? null);
+        finishes.owed = false;
+      }
       first = false;
       if (claimed === null) return { kind: 'drained', processed };
-      // Owed from the input's terminal commit until its input_finished is out: a throw leaves it owed.
-      const owedBefore = finishes.owed;
+      // Owed from the input's terminal commit until its input_finished is out: a throw leaves it owed
+      // and ends the drain, so no later input ends while this one's finish may be unpublished.
       finishes.owed = true;
       if (claimed.input.attempts > ctx.settings.maxInputAttempts) await giveUpInput(ctx, sessionId, token, claimed.input);
       else if (!(await runClaimedInput(ctx, sessionId, token, claimed, stop)).pendingInputs) next = null;
-      finishes.owed = owedBefore;
+      finishes.owed = false;
     } catch (error) {
       // A fenced write refused (the heartbeat may not have noticed yet): the new holder drains, and a
       // kick from here would only wake a drain that finds the lease taken.
@@ -127,16 +133,15 @@ async function stopped(ctx: WorkerContext, sessionId: string, stop: AbortSignal,
 }
 
 /**
- * A dead previous holder may have committed its last input's end without publishing it (I6). True
- * when the check completed (whatever it found); false when it failed, so the finish stays owed.
+ * A previous holder may have committed its last input's end without publishing it (I6). Throws when
+ * the check failed: the finish stays owed and nothing runs until a later attempt completes it.
  */
-async function repairFinishEvents(ctx: WorkerContext, sessionId: string, nextSeq: number | null): Promise<boolean> {
+async function repairFinishEvents(ctx: WorkerContext, sessionId: string, nextSeq: number | null): Promise<void> {
   try {
     await republishLostFinishes(ctx, sessionId, nextSeq);
-    return true;
   } catch (error) {
-    ctx.logger.warn({ err: error, sessionId }, 'checking for lost input_finished events failed');
-    return false;
+    ctx.logger.warn({ err: error, sessionId }, 'checking for lost input_finished events failed; the drain retries before running anything');
+    throw error;
   }
 }
 

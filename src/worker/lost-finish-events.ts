@@ -8,35 +8,40 @@ const SCAN_LIMIT = 2_000;
 /** The first page is small: the event looked for is normally among the newest few entries. */
 const FIRST_PAGE = 16;
 const MAX_PAGE = 256;
-
-const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_INPUT_STATUSES);
+/** Seqs looked at per step back from the bound for the last input that ended: normally the first one. */
+const HOST_STEP = 16;
+/** Most inputs one `listInputs` page holds. */
+const INPUT_PAGE = 1_000;
 
 /**
  * `input_finished` is published after the input's terminal commit, so a holder that dies between the
  * two leaves an input finished in Postgres without its event (I6: exactly one per input). The next
- * drain of the session repairs it before running anything: it looks up the last finished input (and
- * the inputs steered into it) and publishes the event of each one whose finish is neither in the
- * session's finished set (written by the publish script since it has one) nor the latest entry of
- * that input on the stream (the check streams written before the set existed still need). When the
- * stream cannot tell (trimmed, or Redis lost it) nothing is published: a client that missed it gets a
- * `gap` and rebuilds from Postgres (I7).
+ * drain of the session repairs it before running anything: it looks up the input that ended last
+ * (the highest-seq finished input not steered into another) and every input steered into it, whatever
+ * their seq, and publishes the event of each one whose finish is neither in the session's finished
+ * set (written by the publish script since it has one) nor the latest entry of that input on the
+ * stream (the check streams written before the set existed still need). When the stream cannot tell
+ * (trimmed, or Redis lost it) nothing is published: a client that missed it gets a `gap` and rebuilds
+ * from Postgres (I7).
+ *
+ * That input is the only one whose finish can be owed: inputs run (and end) in seq order, a drain
+ * runs nothing until this repair succeeded (`drain-session.ts`), and it stops at the first finish it
+ * fails to publish, so each drain leaves at most its last input's finishes unpublished.
  *
  * Publishing is safe against the holder this repairs: if it was only stalled and publishes its event
  * after all (before or after this), the script writes whichever comes first and leaves the other out.
  *
- * `nextSeq` is the input this drain is about to start (not resumed), or null when the inbox is empty.
- * Returns how many events were written.
+ * `nextSeq` is the input this drain claimed (new or resumed): every input before it is finished. Null
+ * when nothing was claimed: every input the lease saw was finished, and one accepted since is still
+ * pending, which the search passes over. Returns how many events were written.
  */
 export async function republishLostFinishes(ctx: WorkerContext, sessionId: string, nextSeq: number | null): Promise<number> {
-  const lastSeq = nextSeq === null ? ((await ctx.store.getSession(sessionId))?.nextSeq ?? 0) : nextSeq - 1;
-  if (lastSeq < 1) return 0;
-  const last = await ctx.store.getInput(sessionId, lastSeq);
-  if (last === null || !TERMINAL.has(last.status)) return 0;
-  const host = last.steeredInto === null ? last : await ctx.store.getInput(sessionId, last.steeredInto);
-  // A steered input whose host is still open finishes with it, later.
-  if (host === null || !TERMINAL.has(host.status) || host.result === null) return 0;
-  const steered = lastSeq > host.seq ? (await ctx.store.listInputs(sessionId, { afterSeq: host.seq, limit: lastSeq - host.seq })).filter((input) => input.steeredInto === host.seq) : [];
-  const written = await recordedFinishes(ctx, sessionId, host.seq, lastSeq);
+  const bound = nextSeq === null ? ((await ctx.store.getSession(sessionId))?.nextSeq ?? 0) : nextSeq - 1;
+  const owed = await lastEnded(ctx, sessionId, bound);
+  // A host without a result is not finished as the repair knows it (never written so).
+  if (owed === null || owed.host.result === null) return 0;
+  const { host, steered } = owed;
+  const written = await recordedFinishes(ctx, sessionId, host.seq, steered.at(-1)?.seq ?? host.seq);
   const open = [host, ...steered].filter((input) => !written.has(input.seq));
   if (open.length === 0) return 0;
   const missing = await unpublished(ctx, sessionId, open.map((input) => input.seq));
@@ -47,6 +52,30 @@ export async function republishLostFinishes(ctx: WorkerContext, sessionId: strin
   }
   if (published.length > 0) ctx.logger.warn({ sessionId, inputSeqs: published }, 'published input_finished events a dead worker never sent');
   return published.length;
+}
+
+/**
+ * The input with the highest seq up to `bound` that finished on its own (not steered), with every
+ * input steered into it in seq order — also those past `bound`: a `steer` input joins the running
+ * one ahead of queued inputs accepted before it. Reads the finished inputs after a point a few seqs
+ * below `bound` (those up to it, and the steered ones past it: no input past it finished on its own),
+ * stepping further back only while all of them were steered.
+ */
+async function lastEnded(ctx: WorkerContext, sessionId: string, bound: number): Promise<{ host: InputRecord; steered: InputRecord[] } | null> {
+  const status = [...TERMINAL_INPUT_STATUSES];
+  for (let end = bound; end >= 1; end -= HOST_STEP) {
+    const from = Math.max(0, end - HOST_STEP);
+    let page = await ctx.store.listInputs(sessionId, { status, afterSeq: from, limit: INPUT_PAGE });
+    const host = page.filter((input) => input.seq <= end && input.steeredInto === null).at(-1);
+    if (host === undefined) continue;
+    const steered = page.filter((input) => input.steeredInto === host.seq);
+    while (page.length === INPUT_PAGE) {
+      page = await ctx.store.listInputs(sessionId, { status, afterSeq: page.at(-1)!.seq, limit: INPUT_PAGE });
+      steered.push(...page.filter((input) => input.steeredInto === host.seq));
+    }
+    return { host, steered };
+  }
+  return null;
 }
 
 /** Inputs from `fromSeq` to `toSeq` whose `input_finished` the publish script recorded as written. */

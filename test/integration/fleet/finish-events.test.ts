@@ -8,7 +8,8 @@ import { createLogger } from '../../../src/observability/logger.js';
 import { republishLostFinishes } from '../../../src/worker/lost-finish-events.js';
 import type { WorkerContext } from '../../../src/worker/worker-context.js';
 import { heldReply, InstrumentedStore, sessionEvents } from './fixtures/fleet-helpers.js';
-import type { StepCommit } from '../../../src/core/ports/session-store.js';
+import type { SessionStore, StepCommit } from '../../../src/core/ports/session-store.js';
+import type { InputResult } from '../../../src/core/session-types.js';
 import type { FleetEvent } from '../../../src/events/fleet-events.js';
 
 /**
@@ -67,6 +68,60 @@ describe('exactly one input_finished per input, across a crash', () => {
       await worker.close();
     }
   };
+
+  /** Store reads of the repair: the finished inputs it looks through (a `listInputs` of terminal statuses). */
+  const repairReads = (store: InstrumentedStore, sessionId: string) =>
+    (store.calls.get('listInputs') ?? []).filter(([id, options]) => id === sessionId && [(options as { status?: unknown } | undefined)?.status].flat().includes('cancelled'));
+
+  const noUsage = { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 0 };
+  const deadResult: InputResult = { status: 'completed', finalText: 'done by a holder that died', rounds: 0, toolCalls: 0, usage: noUsage };
+
+  /** As after a kill -9 or a stall: the holder's lease lapses without a release. */
+  const lapse = (sessionId: string) => fleet.pool.query(`UPDATE sessions SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [sessionId]);
+
+  /** Publishes events of a session as a worker or producer would (the repair decides from the stream). */
+  async function publish(sessionId: string, inputSeq: number, event: FleetEvent): Promise<void> {
+    const publisher = new RedisEventPublisher(fleet.redis, { queueName: fleet.config.queueName });
+    try {
+      await publisher.publish(sessionId, inputSeq, event);
+    } finally {
+      await publisher.close();
+    }
+  }
+
+  /** `acceptAndKick` without the kick: the input and its input_accepted event. */
+  async function accept(sessionId: string, input: string, mode: 'queue' | 'steer' = 'queue'): Promise<void> {
+    const accepted = await fleet.store.acceptInput({ sessionId, kind: 'send', mode, payload: { input }, maxBytes: fleet.config.worker.maxInputBytes });
+    await publish(sessionId, accepted.seq, { type: 'input_accepted', kind: 'send', mode, inputId: accepted.inputId });
+  }
+
+  /**
+   * A holder that took the lease with input 1, ran it to its terminal commit (after `during`, given its
+   * token) and died before its input_finished: the stream holds the input's input_accepted and
+   * input_started only, the session owes the finish, and the lease lapses unreleased.
+   */
+  async function diedAfterTerminalCommit(sessionId: string, during: (token: number) => Promise<void> = async () => {}): Promise<void> {
+    await accept(sessionId, 'one');
+    const lease = await fleet.store.acquireLeaseAndClaim({ sessionId, owner: 'dead-worker', ttlMs: 60_000 });
+    if (!lease.acquired || lease.claimed?.input.seq !== 1) throw new Error('the dead holder did not take input 1');
+    await publish(sessionId, 1, { type: 'input_started', attempt: 1 });
+    await during(lease.token);
+    await fleet.store.commitStep({ sessionId, leaseToken: lease.token, input: { seq: 1, status: 'done', result: deadResult } });
+    await lapse(sessionId);
+  }
+
+  /**
+   * Until the session's `inputs` are finished, its lease released and no finish owed any more — the
+   * state in which nothing would repair a finish still missing — then the inputs of its input_finished events.
+   */
+  async function settled(sessionId: string, inputs: number): Promise<unknown[]> {
+    await fleet.waitForSessionIdle(sessionId, inputs);
+    await fleet.waitFor('the lease released with no finish owed', async () => {
+      const row = (await fleet.pool.query(`SELECT lease_expires_at, finishes_owed FROM sessions WHERE id = $1`, [sessionId])).rows[0] as { lease_expires_at: Date | null; finishes_owed: boolean };
+      return row.lease_expires_at === null && !row.finishes_owed ? true : undefined;
+    });
+    return finishedSeqs(sessionId);
+  }
 
   /** What `republishLostFinishes` uses of a worker, on the fixture's connections and a publisher of its own. */
   const repairContext = (publisher: RedisEventPublisher) =>
@@ -234,8 +289,8 @@ describe('exactly one input_finished per input, across a crash', () => {
     }
     const releases = (store.calls.get('releaseLease') ?? []).map(([params]) => params as { sessionId: string; finishesPublished?: boolean });
     expect(releases.filter((params) => params.sessionId === sessionId).map((params) => params.finishesPublished)).toEqual([true, true]);
-    // The check reads the last finished input (getInput) and the stream; the second drain did neither.
-    expect((store.calls.get('getInput') ?? []).filter(([id]) => id === sessionId)).toEqual([]);
+    // The check reads the finished inputs (listInputs of terminal ones) and the stream; the second drain did neither.
+    expect(repairReads(store, sessionId)).toEqual([]);
     expect(await finishedSeqs(sessionId)).toEqual([1, 2]);
   });
 
@@ -286,6 +341,122 @@ describe('exactly one input_finished per input, across a crash', () => {
     } finally {
       await heir.close();
     }
+  });
+
+  it('a holder that died before its own repair, with the next input claimed: the holder that resumes that input still publishes the finish owed before it', async () => {
+    const sessionId = 'repair-before-resumed';
+    await diedAfterTerminalCommit(sessionId);
+    await accept(sessionId, 'two');
+    // The next holder takes the lease with input 2 (a finish owed) and dies before its repair.
+    const next = await fleet.store.acquireLeaseAndClaim({ sessionId, owner: 'dead-before-repair', ttlMs: 60_000 });
+    expect(next).toMatchObject({ acquired: true, finishesOwed: true, claimed: { input: { seq: 2 }, resumed: false } });
+    await lapse(sessionId);
+    // The sweeper finds the unreleased lease; the drain it starts resumes input 2.
+    const worker = await fleet.startWorker({ settings: { sweepEveryMs: 300, sweepGraceMs: 200 } });
+    try {
+      expect(await settled(sessionId, 2)).toEqual([1, 2]);
+    } finally {
+      await worker.close();
+    }
+    const events = await sessionEvents(fleet.redis, fleet.config.queueName, sessionId);
+    const finished1 = events.findIndex((event) => event.type === 'input_finished' && event.data.inputSeq === 1);
+    expect(finished1).toBeLessThan(events.findIndex((event) => event.type === 'input_resumed' && event.data.inputSeq === 2));
+    expect(events[finished1]!.data).toMatchObject({ status: 'completed', finalText: 'done by a holder that died' });
+  });
+
+  it('a repair that failed runs no input: the drain retries with the finish still owed, so a later input cannot hide it', async () => {
+    const sessionId = 'repair-failed';
+    await diedAfterTerminalCommit(sessionId);
+    // The first store read a drain makes after taking the lease with a finish owed — the repair's — fails once.
+    let armed = false;
+    let failed = false;
+    const failFirstRepairRead = (store: SessionStore): SessionStore =>
+      new Proxy(store, {
+        get: (target, property, receiver) => {
+          const value: unknown = Reflect.get(target, property, receiver);
+          if (typeof value !== 'function') return value;
+          return async (...args: unknown[]) => {
+            if (property === 'acquireLeaseAndClaim') {
+              const lease = (await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args)) as { acquired: boolean; finishesOwed?: boolean };
+              if (!failed && lease.acquired && lease.finishesOwed === true && (args[0] as { sessionId: string }).sessionId === sessionId) armed = true;
+              return lease;
+            }
+            if (armed && ['getSession', 'getInput', 'listInputs'].includes(String(property)) && args[0] === sessionId) {
+              armed = false;
+              failed = true;
+              throw new Error('Connection terminated unexpectedly');
+            }
+            return (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          };
+        },
+      });
+    const worker = await fleet.startWorker({ wrapStore: failFirstRepairRead, settings: { sweepEveryMs: 3_600_000 } });
+    try {
+      await acceptAndKick(fleet.acceptDeps, { sessionId, kind: 'send', payload: { input: 'two' } });
+      await fleet.waitForSessionIdle(sessionId, 2);
+      await fleet.waitFor("input 2's input_finished", async () => ((await finishedSeqs(sessionId)).includes(2) ? true : undefined));
+      // The next drain's repair looks only at the input that ended last: input 2.
+      await acceptAndKick(fleet.acceptDeps, { sessionId, kind: 'send', payload: { input: 'three' } });
+      expect(await settled(sessionId, 3)).toEqual([1, 2, 3]);
+    } finally {
+      await worker.close();
+    }
+    expect(failed).toBe(true);
+    const events = await sessionEvents(fleet.redis, fleet.config.queueName, sessionId);
+    // Input 2 started only after the repair published input 1's finish.
+    expect(events.findIndex((event) => event.type === 'input_finished' && event.data.inputSeq === 1)).toBeLessThan(
+      events.findIndex((event) => event.data.inputSeq === 2 && event.type !== 'input_accepted'),
+    );
+  });
+
+  it('an input accepted while a drain that claimed nothing repairs: the repair still publishes the finish owed before it', async () => {
+    const sessionId = 'repair-racing-accept';
+    await diedAfterTerminalCommit(sessionId);
+    const store = new InstrumentedStore();
+    // The repair of the drain the sweeper starts (nothing to claim) reads the session: input 2 is accepted just before.
+    const reading = store.hold('getSession', { when: (args) => args[0] === sessionId });
+    const worker = await fleet.startWorker({ wrapStore: store.wrap, settings: { sweepEveryMs: 300, sweepGraceMs: 200 } });
+    try {
+      await reading.entered;
+      await acceptAndKick(fleet.acceptDeps, { sessionId, kind: 'send', payload: { input: 'two' } });
+      reading.release();
+      expect(await settled(sessionId, 2)).toEqual([1, 2]);
+    } finally {
+      reading.release();
+      await worker.close();
+    }
+  });
+
+  it('a steer input delivered into an earlier input past a queued one: the repair publishes its finish with its host\'s', async () => {
+    const sessionId = 'repair-steered-past-queued';
+    await diedAfterTerminalCommit(sessionId, async (token) => {
+      await accept(sessionId, 'two (queued)');
+      await accept(sessionId, 'three (steer)', 'steer');
+      // Input 3 joins input 1 at a round boundary; input 2, queued, waits for its turn.
+      await fleet.store.commitStep({
+        sessionId,
+        leaseToken: token,
+        messages: [{ inputSeq: 1, round: 0, message: { role: 'user', content: 'three (steer)' } }],
+        steer: { seqs: [3], intoInputSeq: 1 },
+      });
+    });
+    expect((await fleet.store.listInputs(sessionId)).map((input) => [input.seq, input.status, input.steeredInto])).toEqual([
+      [1, 'done', null],
+      [2, 'pending', null],
+      [3, 'done', 1],
+    ]);
+    const worker = await fleet.startWorker({ settings: { sweepEveryMs: 300, sweepGraceMs: 200 } });
+    try {
+      expect(await settled(sessionId, 3)).toEqual([1, 3, 2]);
+    } finally {
+      await worker.close();
+    }
+    const finished = (await sessionEvents(fleet.redis, fleet.config.queueName, sessionId)).filter((event) => event.type === 'input_finished');
+    expect(finished.map((event) => [event.data.inputSeq, event.data.finalText, event.data.steeredInto ?? null])).toEqual([
+      [1, 'done by a holder that died', null],
+      [3, 'done by a holder that died', 1],
+      [2, 'Echo: two (queued)', null],
+    ]);
   });
 
   it('a normal drain after a normal finish publishes nothing again', async () => {
