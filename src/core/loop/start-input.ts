@@ -1,6 +1,7 @@
 import { InputInvalidError, SessionPendingError } from '../errors/index.js';
 import { sendContent } from '../input-payload.js';
 import type { UserMessage } from '../messages.js';
+import type { PendingState } from '../pending-state.js';
 import type { InputResult } from '../session-types.js';
 import { closeOpenCalls } from './close-open-calls.js';
 import { commitStep, deferMessages } from './commit-step.js';
@@ -18,14 +19,24 @@ export async function startInput(ctx: RunContext): Promise<InputResult | null> {
   if (ctx.payloadError !== undefined) return rejectedResult(ctx, ctx.payloadError);
   const seq = ctx.params.input.seq;
   if (ctx.parsed.kind === 'resume') return startResume(ctx, ctx.window.some((row) => row.inputSeq === seq));
-  if (ctx.pending !== null && ctx.pending.inputSeq !== seq && ctx.pending.interactions.length > 0) {
-    const waiting = ctx.pending.interactions.map((entry) => entry.interactionId).join(', ');
-    return rejectedResult(
-      ctx,
-      new SessionPendingError(`the session is waiting for an answer to ${waiting}; answer it with submitInput, or close it with abortPending, before sending`),
-    );
-  }
+  // Open calls of an earlier input (ended, since inputs run in seq order) are left to a `resume`: a
+  // question waiting for its answer, or the calls of an input given up on (`give-up-input.ts`) that
+  // a send must not run again — one of them may be what kept crashing its workers.
+  if (ctx.pending !== null && ctx.pending.inputSeq !== seq) return rejectedResult(ctx, pendingRefusal(ctx.pending));
   return null;
+}
+
+/** Why a `send` or `timer` is refused while an earlier input's calls are open (`session.pending`). */
+function pendingRefusal(pending: PendingState): SessionPendingError {
+  if (pending.interactions.length > 0) {
+    const waiting = pending.interactions.map((entry) => entry.interactionId).join(', ');
+    return new SessionPendingError(`the session is waiting for an answer to ${waiting}; answer it with submitInput, or close it with abortPending, before sending`);
+  }
+  const open = unresolvedCalls(pending);
+  return new SessionPendingError(
+    `input ${pending.inputSeq} ended with tool call(s) ${open.map((call) => `${call.name} (${call.id})`).join(', ')} still open; run them again with a resume input, or close them with abortPending, before sending`,
+    { details: { inputSeq: pending.inputSeq, toolCallIds: open.map((call) => call.id) } },
+  );
 }
 
 /**

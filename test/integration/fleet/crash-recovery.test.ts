@@ -8,7 +8,7 @@ import { ProcessFleet } from './fixtures/process-fleet.js';
  * call. The next holder continues the input — the in-doubt call re-run with the same idempotency key
  * (policy retry) — and a `resume` queued meanwhile runs after it. An input whose holders keep dying is
  * given up after `maxInputAttempts` with its calls left open: `abortPending` closes them with
- * `<aborted: reason>`, a `resume` runs them again.
+ * `<aborted: reason>`, a `resume` runs them again, and a `send` is refused (`session.pending`).
  */
 describe('crash mid-tool: takeover, resume and abortPending', () => {
   let pf: ProcessFleet;
@@ -110,6 +110,45 @@ describe('crash mid-tool: takeover, resume and abortPending', () => {
       const after = await fleet.waitForSessionIdle('poison-abort', 3);
       expect(after[2]).toMatchObject({ status: 'done', result: { finalText: 'Echo: hello again' } });
     } finally {
+      await worker.close();
+    }
+  }, 180_000);
+
+  it('a send to a session whose given-up input left its call open is refused with session.pending: the call that kept crashing does not run again', async () => {
+    const { fleet } = pf;
+    const sessionId = 'poison-then-send';
+    const key = 'poison-then-send';
+    const first = await fleet.startWorker({ tools: pf.inProcessTools(), settings: { sweepEveryMs: 3_600_000 } });
+    await send(sessionId, `[tool:hold {"key":"${key}"}]`);
+    await pf.toolStarted(key);
+    // As if the tool took its worker down: the input stays running with its call open.
+    await first.close({ force: true });
+    const worker = await fleet.startWorker({ tools: pf.inProcessTools(), settings: { ...fast, maxInputAttempts: 1 } });
+    try {
+      const [givenUp] = await fleet.waitForSessionFinished(sessionId, 1, 60_000);
+      expect(givenUp).toMatchObject({ status: 'failed', errorCode: 'system.infrastructure' });
+      const starts = () => pf.runs(key).filter((run) => run.event === 'start').length;
+      expect(starts()).toBe(1);
+      await send(sessionId, 'hello');
+      // Until the send ends, or the held call starts again (it would hold the send forever).
+      await fleet.waitFor('the send to end, or the call to run again', async () =>
+        starts() > 1 || (await fleet.store.getInput(sessionId, 2))?.status === 'failed' || (await fleet.store.getInput(sessionId, 2))?.status === 'done' ? true : undefined,
+      );
+      expect(starts()).toBe(1);
+      const refused = await fleet.store.getInput(sessionId, 2);
+      expect(refused).toMatchObject({ status: 'failed', errorCode: 'session.pending', result: { status: 'failed' } });
+      expect(refused!.errorMessage).toMatch(/^input 1 ended with tool call\(s\) hold \(.+\) still open; run them again with a resume input, or close them with abortPending/);
+      // The call stays open for a resume or abortPending, as the given-up input left it.
+      expect((await fleet.store.loadOpenToolCalls(sessionId)).map((call) => call.status)).toEqual(['started']);
+      expect((await fleet.store.getSession(sessionId))!.pending).toMatchObject({ inputSeq: 1 });
+      await fleet.waitForSessionFinished(sessionId, 2);
+      const finished = (await sessionEvents(fleet.redis, fleet.config.queueName, sessionId)).filter((event) => event.type === 'input_finished');
+      expect(finished.map((event) => [event.data.inputSeq, (event.data.error as { code: string }).code])).toEqual([
+        [1, 'system.infrastructure'],
+        [2, 'session.pending'],
+      ]);
+    } finally {
+      pf.release(key);
       await worker.close();
     }
   }, 180_000);

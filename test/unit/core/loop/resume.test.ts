@@ -85,35 +85,33 @@ describe('pending tool calls: takeover, resume and abortPending', () => {
     await expectValid(harness);
   });
 
-  it('a send into a session with open calls answers them before its own message (edge case 3)', async () => {
+  it('a send or a timer into a session whose given-up input left calls open is refused with session.pending: the calls do not run, and stay open for a resume', async () => {
     const store = await crashedAfterToolRequest();
     await giveUpInput(store, 1);
-    const llm = new ScriptedLlm([{ text: 'hello again' }]);
+    const llm = new ScriptedLlm([{ text: 'recovered' }]);
     const harness = new LoopHarness({ llm, tools: [lookupTool], store });
     await harness.send('next question');
-    expect(await runChecked(harness)).toMatchObject({ status: 'completed', finalText: 'hello again' });
-    const history = await harness.history();
-    expect(history.map((message) => message.role)).toEqual(['user', 'assistant', 'tool', 'tool', 'user', 'assistant']);
-    expect(history[4]).toEqual({ role: 'user', content: 'next question' });
-    await expectValid(harness);
-    expect(protocolViolations(llm.requests[0]!.messages)).toEqual([]);
-  });
-
-  it('a send that crashed after answering the open calls appends its message once on takeover', async () => {
-    const store = await crashedAfterToolRequest();
-    await giveUpInput(store, 1);
-    const worker = crashable(store);
-    // Two commits: one per tool result; the user message's commit is the one that fails.
-    worker.crashAfter(2);
-    const first = new LoopHarness({ llm: new ScriptedLlm([]), tools: [lookupTool], store: worker });
-    await first.send('next question');
-    await expect(first.runNext()).rejects.toBeInstanceOf(StoreCrashed);
-    const harness = new LoopHarness({ llm: new ScriptedLlm([{ text: 'answer' }]), tools: [lookupTool], store });
-    expect(await runChecked(harness)).toMatchObject({ status: 'completed', finalText: 'answer' });
-    const history = await harness.history();
-    expect(history.filter((message) => message.content === 'next question')).toHaveLength(1);
+    expect(await runChecked(harness)).toMatchObject({ status: 'failed' });
+    await harness.add('timer', { timerId: 't1', note: 'wake up', fireCount: 1 });
+    expect(await runChecked(harness)).toMatchObject({ status: 'failed' });
+    for (const seq of [2, 3]) {
+      const input = await store.getInput('s1', seq);
+      expect(input).toMatchObject({ status: 'failed', errorCode: 'session.pending' });
+      expect(input!.errorMessage).toMatch(/^input 1 ended with tool call\(s\) lookup \(l1\), lookup \(l2\) still open; run them again with a resume input/);
+    }
+    // Nothing ran, nothing was written: the calls are open as the given-up input left them.
+    expect(runs).toEqual([]);
+    expect(llm.requests).toEqual([]);
+    expect((await store.getSession('s1'))!.pending).toMatchObject({ inputSeq: 1, unresolvedIds: ['l1', 'l2'] });
+    expect((await harness.history()).map((message) => message.role)).toEqual(['user', 'assistant']);
+    // A resume runs them, and the session takes sends again.
+    await harness.add('resume', {});
+    expect(await runChecked(harness)).toMatchObject({ status: 'completed', finalText: 'recovered', toolCalls: 2 });
     expect(runs).toEqual(['a', 'b']);
-    await expectValid(harness);
+    const next = new LoopHarness({ llm: new ScriptedLlm([{ text: 'hello again' }]), tools: [lookupTool], store });
+    await next.send('next question');
+    expect(await runChecked(next)).toMatchObject({ status: 'completed', finalText: 'hello again' });
+    await expectValid(next);
   });
 
   it('a takeover during the wrap-up call does not repeat the wrap-up prompt', async () => {
