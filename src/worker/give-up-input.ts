@@ -1,5 +1,6 @@
 import { InfrastructureError } from '../core/errors/index.js';
 import type { InputRecord, InputResult } from '../core/session-types.js';
+import { publishFinish, steeredBefore } from './run-claimed-input.js';
 import type { WorkerContext } from './worker-context.js';
 
 /**
@@ -8,7 +9,8 @@ import type { WorkerContext } from './worker-context.js';
  * tool that crashes its worker — is ended `failed` (`system.infrastructure`) instead of being run yet
  * again, so one input cannot crash-loop the fleet and block its session forever. Its open tool calls
  * stay open, like a question still waiting: a `resume` input runs them again, `abortPending` closes
- * them. Fenced like every write; `lease.lost` propagates to the drain.
+ * them. The inputs steered into it end with it, each with its own `input_finished`. Fenced like
+ * every write; `lease.lost` propagates to the drain.
  */
 export async function giveUpInput(ctx: WorkerContext, sessionId: string, leaseToken: number, input: InputRecord): Promise<InputResult> {
   const error = new InfrastructureError(
@@ -23,6 +25,11 @@ export async function giveUpInput(ctx: WorkerContext, sessionId: string, leaseTo
   };
   await ctx.store.commitStep({ sessionId, leaseToken, input: { seq: input.seq, status: 'failed', result, errorCode: error.code, errorMessage: error.message } });
   ctx.logger.error({ sessionId, inputSeq: input.seq, attempts: input.attempts, code: error.code }, 'gave up on an input that never finished');
-  await ctx.publisher.publish(sessionId, input.seq, { type: 'input_finished', ...result, error: { code: error.code, message: error.message } });
+  const finished = { type: 'input_finished' as const, ...result, error: { code: error.code, message: error.message } };
+  await publishFinish(ctx, sessionId, input.seq, finished);
+  // The inputs steered into it finished with it in that commit: each gets its event too (I6).
+  for (const seq of await steeredBefore(ctx, sessionId, input.seq, [])) {
+    await publishFinish(ctx, sessionId, seq, Object.assign({}, finished, { steeredInto: input.seq }));
+  }
   return result;
 }

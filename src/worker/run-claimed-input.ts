@@ -70,13 +70,13 @@ export async function runClaimedInput(
  * already on the stream: this holder stalled past its lease after the terminal commit, and the next
  * holder republished the event first (I6 stays exactly one).
  */
-async function publishFinish(ctx: WorkerContext, sessionId: string, inputSeq: number, event: Extract<FleetEvent, { type: 'input_finished' }>): Promise<void> {
+export async function publishFinish(ctx: WorkerContext, sessionId: string, inputSeq: number, event: Extract<FleetEvent, { type: 'input_finished' }>): Promise<void> {
   if ((await ctx.publisher.publish(sessionId, inputSeq, event)) !== '') return;
   ctx.logger.warn({ sessionId, inputSeq }, 'input_finished was already published by the holder that took over; not written again');
 }
 
 /** Inputs steered into `hostSeq` by an earlier holder of the run (not in `known`), in seq order. */
-async function steeredBefore(ctx: WorkerContext, sessionId: string, hostSeq: number, known: number[]): Promise<number[]> {
+export async function steeredBefore(ctx: WorkerContext, sessionId: string, hostSeq: number, known: number[]): Promise<number[]> {
   const later = await ctx.store.listInputs(sessionId, { status: 'done', afterSeq: hostSeq, limit: 1000 });
   return later.filter((entry) => entry.steeredInto === hostSeq && !known.includes(entry.seq)).map((entry) => entry.seq);
 }

@@ -114,6 +114,37 @@ describe('crash mid-tool: takeover, resume and abortPending', () => {
     }
   }, 180_000);
 
+  it('a given-up input publishes the input_finished of every input steered into it (I6)', async () => {
+    const { fleet } = pf;
+    const sessionId = 'poison-steered';
+    const first = await fleet.startWorker({ tools: pf.inProcessTools(), settings: { sweepEveryMs: 3_600_000 } });
+    await send(sessionId, '[tool:hold {"key":"poison-steered-1"}]');
+    await pf.toolStarted('poison-steered-1');
+    const steered = await acceptAndKick(fleet.acceptDeps, { sessionId, kind: 'send', mode: 'steer', payload: { input: '[tool:hold {"key":"poison-steered-2"}]' } });
+    pf.release('poison-steered-1');
+    // The steer joined the host's next round, whose model call asked for the second hold.
+    await pf.toolStarted('poison-steered-2');
+    expect(await fleet.store.getInput(sessionId, steered.seq)).toMatchObject({ status: 'done', steeredInto: 1 });
+    // As if the tool took its worker down; the next holder gives the host up.
+    await first.close({ force: true });
+    const worker = await fleet.startWorker({ tools: pf.inProcessTools(), settings: { ...fast, maxInputAttempts: 1 } });
+    try {
+      const finishes = await fleet.waitFor('an input_finished for the host and the steered input', async () => {
+        const events = await sessionEvents(fleet.redis, fleet.config.queueName, sessionId);
+        const found = events.filter((event) => event.type === 'input_finished');
+        return found.length >= 2 ? found : undefined;
+      });
+      expect(finishes.map((event) => [event.data.inputSeq, event.data.status, event.data.steeredInto ?? null])).toEqual([
+        [1, 'failed', null],
+        [steered.seq, 'failed', 1],
+      ]);
+      expect(await fleet.store.getInput(sessionId, 1)).toMatchObject({ status: 'failed', errorCode: 'system.infrastructure' });
+    } finally {
+      pf.release('poison-steered-2');
+      await worker.close();
+    }
+  }, 180_000);
+
   it('a send to a session whose given-up input left its call open is refused with session.pending: the call that kept crashing does not run again', async () => {
     const { fleet } = pf;
     const sessionId = 'poison-then-send';
