@@ -44,8 +44,32 @@ export interface ReadRangeOptions {
  * gone, and whenever `seq` jumps while reading (a slow reader overtaken by trimming, lost events);
  * on a gap, rebuild what was missed from Postgres, then carry on with the events that follow.
  * Redis errors are thrown as `system.infrastructure`; a bad cursor as `input.invalid`.
+ *
+ * `'$'` is taken at the call, not when iteration starts: the newest entry is read at once, on the
+ * caller's connection (already connected, and ahead of whatever the caller sends on it next, such as
+ * an `add`), so an event published between the call and the first `next()` is not skipped.
  */
-export async function* readSessionEvents(redis: Redis, options: ReadSessionEventsOptions): AsyncGenerator<StreamItem, void, undefined> {
+export function readSessionEvents(redis: Redis, options: ReadSessionEventsOptions): AsyncGenerator<StreamItem, void, undefined> {
+  const newest = options.after === undefined || options.after === ONLY_NEW ? readNewest(redis, options.queueName, options.sessionId) : null;
+  return followSessionEvents(redis, options, newest);
+}
+
+/** The newest entry of a session's stream, read now (for a `'$'` taken at a call); its failure is rethrown where it is awaited. */
+export function readNewest(redis: Redis, queueName: string, sessionId: string): Promise<RawStreamEntry | undefined> {
+  const newest = newestEntry(redis, eventStreamKey(queueName, sessionId));
+  newest.catch(() => {});
+  return newest;
+}
+
+/**
+ * {@link readSessionEvents} with `'$'` already resolved by {@link readNewest} (null: the cursor is
+ * concrete), for a caller that starts the read when it is called but the iteration later.
+ */
+export async function* followSessionEvents(
+  redis: Redis,
+  options: ReadSessionEventsOptions,
+  newest: Promise<RawStreamEntry | undefined> | null,
+): AsyncGenerator<StreamItem, void, undefined> {
   const after = options.after ?? ONLY_NEW;
   assertCursor(after, { allowOnlyNew: true });
   const { signal } = options;
@@ -59,7 +83,7 @@ export async function* readSessionEvents(redis: Redis, options: ReadSessionEvent
   const reads = new AbortableReads(signal, () => connection.disconnect());
   try {
     const tracker = new SeqGapTracker();
-    let cursor = await reads.read(startCursor(connection, streamKey, after, tracker));
+    let cursor = await reads.read(startCursor(connection, streamKey, after, tracker, newest));
     if (typeof cursor !== 'string') {
       yield cursor.gap;
       cursor = cursor.gap.resumeFrom;
@@ -85,19 +109,27 @@ export async function* readSessionEvents(redis: Redis, options: ReadSessionEvent
   }
 }
 
+/** The stream's newest entry, or undefined when it is empty or gone. */
+async function newestEntry(redis: Redis, streamKey: string): Promise<RawStreamEntry | undefined> {
+  const [last] = (await redis.xrevrange(streamKey, '+', '-', 'COUNT', 1)) as RawStreamEntry[];
+  return last;
+}
+
 /**
- * Where reading starts: `$` becomes the current last id (so events published between two blocked
- * reads are not skipped); a concrete cursor is checked for a gap. The entry the cursor names primes
- * the tracker with its `seq`, so a hole right after it is seen too.
+ * Where reading starts: `$` becomes the last id as of the call (`newest`, so events published between
+ * the call and the first read, or between two blocked reads, are not skipped); a concrete cursor is
+ * checked for a gap. The entry the cursor names primes the tracker with its `seq`, so a hole right
+ * after it is seen too.
  */
 async function startCursor(
   redis: Redis,
   streamKey: string,
   after: string,
   tracker: SeqGapTracker,
+  newest: Promise<RawStreamEntry | undefined> | null,
 ): Promise<string | { gap: StreamGap }> {
   if (after === ONLY_NEW) {
-    const [last] = (await redis.xrevrange(streamKey, '+', '-', 'COUNT', 1)) as RawStreamEntry[];
+    const last = await (newest ?? newestEntry(redis, streamKey));
     if (last === undefined) return '0-0';
     tracker.next(parseStreamEntry('', last));
     return last[0];

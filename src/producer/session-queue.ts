@@ -5,7 +5,7 @@ import type { StoredMessage } from '../core/messages.js';
 import type { LoadHistoryOptions } from '../core/ports/session-store.js';
 import { whileLinked } from '../core/linked-signal.js';
 import { assertSessionId } from '../core/session-id.js';
-import { readSessionEvents } from '../events/event-subscriber.js';
+import { followSessionEvents, readNewest } from '../events/event-subscriber.js';
 import type { StreamItem } from '../events/fleet-events.js';
 import { assertCursor, ONLY_NEW } from '../events/stream-id.js';
 import { acceptAndKick } from './accept-input.js';
@@ -137,7 +137,11 @@ export class SessionQueue {
     if (signal !== undefined && !(signal instanceof AbortSignal)) throw new InputInvalidError('signal must be an AbortSignal');
     // Linked, not AbortSignal.any: the close signal lives as long as the queue, and each `any` would
     // leave an entry on it for good (src/core/linked-signal.ts).
-    return whileLinked(this.#closed.signal, signal, (linked) => readSessionEvents(this.#conn.redis, { queueName: this.queueName, sessionId: id, after, signal: linked }));
+    const { redis } = this.#conn;
+    // '$' is taken now, not when iteration starts: the newest entry is read at once on the queue's
+    // connection, ahead of whatever this caller sends on it next (an `add`), so nothing in between is skipped.
+    const newest = after === ONLY_NEW ? readNewest(redis, this.queueName, id) : null;
+    return whileLinked(this.#closed.signal, signal, (linked) => followSessionEvents(redis, { queueName: this.queueName, sessionId: id, after, signal: linked }, newest));
   }
 
   /** The session's messages in order; with `includeCompacted`, also those folded away by compaction. Throws `session.not_found`. */

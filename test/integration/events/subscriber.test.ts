@@ -88,6 +88,18 @@ describe('reading a session stream', () => {
     await events.return();
   });
 
+  it("takes '$' at the call, not at the first next(): an event published in between is not skipped", async () => {
+    const sessionId = fx.sessionId('eager');
+    await publishRounds(sessionId, 1);
+    await reader.ping();
+    const events = readSessionEvents(reader, { queueName: fx.queue, sessionId });
+    // Sent after the call's read on the same connection: once it answers, that read has run.
+    await reader.ping();
+    await publishRounds(sessionId, 1, 1);
+    expect((await events.next()).value).toMatchObject({ kind: 'event', data: { seq: 2, roundIndex: 1 } });
+    await events.return();
+  });
+
   it('yields a gap when the cursor was trimmed away, then the retained events', async () => {
     const sessionId = fx.sessionId('trimmed');
     const trimming = new RedisEventPublisher(fx.connect(), { queueName: fx.queue, maxLen: 10, ownsConnection: true });

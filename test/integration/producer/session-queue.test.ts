@@ -37,6 +37,18 @@ describe('SessionQueue: add, result, events', () => {
     await fleet?.close();
   });
 
+  it("subscribe() with '$' then add(): the add's input_accepted comes first, though iteration starts after the add", async () => {
+    const sessionId = 'subscribe-then-add';
+    await queue.add('send', { sessionId, input: 'first' }).then((handle) => handle.result({ timeoutMs: 20_000 }));
+    const controller = new AbortController();
+    const items = queue.subscribe(sessionId, { signal: controller.signal });
+    const handle = await queue.add('send', { sessionId, input: 'second' });
+    const [first] = await collect(items, () => true);
+    controller.abort();
+    expect(first).toMatchObject({ kind: 'event', type: 'input_accepted', data: { inputSeq: handle.seq } });
+    await handle.result({ timeoutMs: 20_000 });
+  });
+
   it('adds an input and resolves its result from the event stream', async () => {
     const handle = await queue.add('send', { sessionId: 'stream-1', input: 'hold:stream-1' });
     expect(handle).toMatchObject({ sessionId: 'stream-1', seq: 1, duplicate: false });
