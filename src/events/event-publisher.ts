@@ -9,9 +9,23 @@ import {
 } from './event-publisher-options.js';
 import type { FleetEvent } from './fleet-events.js';
 import { EventWriter } from './event-writer.js';
-import { publishEventsCommand } from './publish-events-script.js';
+import { publishEventsCommand, rejectInFlightOnClose } from './publish-events-script.js';
 import { PublisherRunSink, type RunEventSink, type SinkHost } from './run-event-sink.js';
 import { SessionChannel, type PublisherCounters } from './session-channel.js';
+
+/**
+ * The connection a publisher should own: a duplicate of `redis` with ioredis's re-sending of
+ * unanswered commands switched off. The publish script is not idempotent (it allocates `seq`s), and a
+ * call whose reply a dropped connection lost may already have run: re-sent after the reconnect, it
+ * would write its events a second time, numbered on, with no hole to show it. Rejected instead, the
+ * publisher counts them lost and the next write leaves a hole, which subscribers see as a gap (I7).
+ * Commands not yet sent when the connection dropped are still sent after it reconnects.
+ */
+export function publisherConnection(redis: Redis): Redis {
+  const connection = redis.duplicate({ autoResendUnfulfilledCommands: false });
+  rejectInFlightOnClose(connection);
+  return connection;
+}
 
 /**
  * Publishes session events to Redis streams (DESIGN.md §4.7, touch point 2).

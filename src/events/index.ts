@@ -11,7 +11,7 @@ export type {
   StreamGap,
   StreamItem,
 } from './fleet-events.js';
-export { RedisEventPublisher } from './event-publisher.js';
+export { publisherConnection, RedisEventPublisher } from './event-publisher.js';
 export {
   EVENT_PUBLISHER_DEFAULTS,
   resolveEventPublisherOptions,

@@ -206,6 +206,44 @@ class PublishEventsCall extends Command {
   }
 }
 
+/** The rejects of the script calls in flight on connections set up by {@link rejectInFlightOnClose}. */
+const inFlight = new WeakMap<Redis, Set<(error: Error) => void>>();
+
+/**
+ * For a connection that does not re-send unanswered commands (`publisherConnection`): ioredis drops a
+ * call that was in flight when such a connection closed without ever settling it. From now on, script
+ * calls on `redis` are rejected when it closes first: each may or may not have run, and is counted lost.
+ */
+export function rejectInFlightOnClose(redis: Redis): void {
+  if (inFlight.has(redis)) return;
+  const open = new Set<(error: Error) => void>();
+  inFlight.set(redis, open);
+  redis.on('close', () => {
+    const rejects = [...open];
+    open.clear();
+    for (const reject of rejects) reject(new Error('the connection closed with this publish in flight: it may or may not have been written'));
+  });
+}
+
+/** `pending`, or a rejection when `redis` closes first (on a connection set up by {@link rejectInFlightOnClose}). */
+function untilSettledOrClosed<T>(redis: Redis, pending: Promise<T>): Promise<T> {
+  const registry = inFlight.get(redis);
+  if (registry === undefined) return pending;
+  return new Promise<T>((resolve, reject) => {
+    registry.add(reject);
+    pending.then(
+      (value) => {
+        registry.delete(reject);
+        resolve(value);
+      },
+      (error: unknown) => {
+        registry.delete(reject);
+        reject(error);
+      },
+    );
+  });
+}
+
 /**
  * Returns a typed caller of the script on `redis`. Keys carry the connection's `keyPrefix`, as they
  * would through ioredis's own commands.
@@ -214,10 +252,11 @@ export function publishEventsCommand(redis: Redis, retention: PublishRetention):
   const prefix = redis.options.keyPrefix ?? '';
   const send = async (args: string[]): Promise<unknown> => {
     try {
-      return await redis.sendCommand(new PublishEventsCall(args));
+      return await untilSettledOrClosed(redis, redis.sendCommand(new PublishEventsCall(args)) as Promise<unknown>);
     } catch (error) {
+      // NOSCRIPT: the script did not run; sending it whole is safe.
       if (!(error instanceof Error) || !error.message.includes('NOSCRIPT')) throw error;
-      return redis.sendCommand(new PublishEventsCall(args.slice()));
+      return untilSettledOrClosed(redis, redis.sendCommand(new PublishEventsCall(args.slice())) as Promise<unknown>);
     }
   };
   return async (batches) => {

@@ -2,7 +2,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import type pg from 'pg';
 import { closeConnection } from '../events/dedicated-connection.js';
-import { RedisEventPublisher } from '../events/event-publisher.js';
+import { publisherConnection, RedisEventPublisher } from '../events/event-publisher.js';
 import { createPgPool } from '../store/pool.js';
 import { PostgresSessionStore } from '../store/postgres-session-store.js';
 import type { ResolvedQueueOptions } from './session-queue-options.js';
@@ -13,6 +13,8 @@ export interface QueueConnections {
   pool: pg.Pool;
   store: PostgresSessionStore;
   redis: Redis;
+  /** The event publisher's own connection (`publisherConnection`): reads that must come before its writes go here. */
+  events: Redis;
   queue: Queue;
   publisher: RedisEventPublisher;
   /** Closes what was opened here, never what the caller passed in. Idempotent. */
@@ -40,7 +42,11 @@ export function openQueueConnections(options: ResolvedQueueOptions): QueueConnec
   if (ownsRedis) redis.on('error', (error: Error) => log?.debug({ err: error }, 'redis connection error'));
   const queue = new Queue(options.queueName, { connection: redis });
   queue.on('error', (error: Error) => log?.warn({ err: error }, 'bullmq queue error'));
-  const publisher = new RedisEventPublisher(redis, {
+  // The publisher's own connection: a script call is never re-sent after a reconnect (publisherConnection).
+  const events = publisherConnection(redis);
+  events.on('error', (error: Error) => log?.debug({ err: error }, 'redis connection error (event publisher)'));
+  const publisher = new RedisEventPublisher(events, {
+    ownsConnection: true,
     queueName: options.queueName,
     // Its writes trim the stream and push its expiry back: to the workers' retention, not a default.
     maxLen: options.events.maxLen,
@@ -60,6 +66,7 @@ export function openQueueConnections(options: ResolvedQueueOptions): QueueConnec
     pool,
     store: new PostgresSessionStore(pool, { batch: options.batch }),
     redis,
+    events,
     queue,
     publisher,
     close: () => (closing ??= close()),

@@ -14,7 +14,7 @@ import type { Llm } from '../core/ports/llm.js';
 import type { SessionStore } from '../core/ports/session-store.js';
 import { resolveRetryPolicy } from '../core/retry/index.js';
 import type { ToolRegistry } from '../core/tools/index.js';
-import { RedisEventPublisher } from '../events/index.js';
+import { publisherConnection, RedisEventPublisher } from '../events/index.js';
 import { createLlm } from '../llm/create-llm.js';
 import { loggerFromConfig } from '../observability/logger.js';
 import { cancelChannel } from '../producer/fleet-keys.js';
@@ -132,9 +132,11 @@ function openConnections(config: ResolvedConfig, logger: Logger): Connections {
   const subscriber = redis.duplicate();
   // BullMQ does not close connections it is given: this one is quit in closeWorker.
   const workerConnection = redis.duplicate({ maxRetriesPerRequest: null });
+  // The publisher's own: a script call is never re-sent after a reconnect (publisherConnection).
+  const events = publisherConnection(redis);
   // ioredis reconnects by itself; without a listener each failed attempt is printed as an
   // "Unhandled error event" instead of being logged.
-  for (const connection of [redis, subscriber, workerConnection]) {
+  for (const connection of [redis, subscriber, workerConnection, events]) {
     connection.on('error', (error: Error) => logger.warn({ err: error }, 'redis connection error'));
   }
   return {
@@ -143,7 +145,8 @@ function openConnections(config: ResolvedConfig, logger: Logger): Connections {
     subscriber,
     workerConnection,
     queue: new Queue(config.queueName, { connection: redis }),
-    publisher: new RedisEventPublisher(redis, {
+    publisher: new RedisEventPublisher(events, {
+      ownsConnection: true,
       queueName: config.queueName,
       maxLen: config.events.maxLen,
       idleExpirySeconds: config.events.idleExpirySeconds,

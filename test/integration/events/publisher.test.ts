@@ -1,6 +1,7 @@
-import type { Redis } from 'ioredis';
+import net from 'node:net';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { RedisEventPublisher } from '../../../src/events/event-publisher.js';
+import { publisherConnection, RedisEventPublisher } from '../../../src/events/event-publisher.js';
 import type { EventPublishErrorContext } from '../../../src/events/event-publisher-options.js';
 import type { FleetEvent } from '../../../src/events/fleet-events.js';
 import { expiryRefreshMs } from '../../../src/events/publish-events-script.js';
@@ -8,6 +9,41 @@ import { openEventsFixture, type EventsFixture } from './events-fixture.js';
 
 type Entry = [string, string[]];
 const round = (roundIndex: number): FleetEvent => ({ type: 'round_started', roundIndex });
+
+/**
+ * A TCP proxy to Redis that, once armed, passes the next script call (`EVAL`/`EVALSHA`) to Redis,
+ * then drops the connection instead of its reply: Redis ran it, the client never hears so.
+ */
+function replyDroppingProxy(target: URL) {
+  let armed = false;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port || 6379), target.hostname);
+    sockets.add(client).add(upstream);
+    let dropReply = false;
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('data', (chunk) => {
+      if (armed && /\$(4|7)\r\neval(sha)?\r\n/i.test(chunk.toString('latin1'))) {
+        armed = false;
+        dropReply = true;
+      }
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk) => (dropReply ? end() : client.write(chunk)));
+    for (const socket of [client, upstream]) socket.on('error', end).on('close', end);
+  });
+  return {
+    listen: () => new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port))),
+    arm: () => void (armed = true),
+    close: () => new Promise<void>((resolve) => {
+      for (const socket of sockets) socket.destroy();
+      server.close(() => resolve());
+    }),
+  };
+}
 
 describe('RedisEventPublisher against Redis', () => {
   let fx: EventsFixture;
@@ -215,6 +251,39 @@ describe('RedisEventPublisher against Redis', () => {
     expect(await seqOf(ids[1]!)).toEqual([5]);
     expect(await redis.ttl(`${fx.queue}:events:${ids[2]}`)).toBeGreaterThan(0);
     await publisher.close();
+  });
+
+  it('never re-sends a script call whose reply a dropped connection lost: no event is written twice (publisherConnection)', async () => {
+    const proxy = replyDroppingProxy(new URL(fx.url));
+    const port = await proxy.listen();
+    // As the worker opens its connection, then the publisher's own from it.
+    const base = new Redis({ host: '127.0.0.1', port, maxRetriesPerRequest: null, lazyConnect: true });
+    const connection = publisherConnection(base);
+    connection.on('error', () => {});
+    const errors: string[] = [];
+    const publisher = new RedisEventPublisher(connection, { queueName: fx.queue, ownsConnection: true, onError: (error) => void errors.push(error.message) });
+    try {
+      const sessionId = fx.sessionId('reply-lost');
+      await publisher.publish(sessionId, 1, round(0));
+      proxy.arm();
+      const sink = publisher.runSink(sessionId, 1);
+      sink.emit(round(1));
+      sink.emit({ type: 'stream_delta', streamId: 'main', text: 'Hello' });
+      sink.emit(round(2));
+      await sink.flush();
+      await publisher.publish(sessionId, 1, round(3));
+      const written = await entries(sessionId);
+      // Each event once (Redis ran the lost call once); whatever hole the loss leaves is a gap, not a copy.
+      expect(written.map(([, fields]) => fields[1])).toEqual(['round_started', 'round_started', 'stream_delta', 'round_started', 'round_started']);
+      const seqs = written.map(([, fields]) => (JSON.parse(fields[3]!) as { seq: number }).seq);
+      expect([...seqs].sort((a, b) => a - b)).toEqual(seqs);
+      expect(new Set(seqs).size).toBe(seqs.length);
+      expect(errors.length).toBeGreaterThan(0);
+    } finally {
+      await publisher.close();
+      base.disconnect();
+      await proxy.close();
+    }
   });
 
   it('reports Redis errors through onError, never throws from emit, and counts the loss', async () => {
