@@ -4,7 +4,7 @@ import { SessionNotFoundError, StateCorruptError } from '../core/errors/index.js
 import type { AcquireLeaseParams, LeaseAcquisition, LeaseAndClaim } from '../core/ports/session-store.js';
 import { assertSessionId } from '../core/session-id.js';
 import { assertText, assertTtlMs } from './arguments.js';
-import { decodeClaim } from './claim-next-input.js';
+import { claimNextInput, decodeClaim } from './claim-next-input.js';
 import type { Queryable } from './queryable.js';
 import { parseRow } from './rows/parse-row.js';
 import { ACQUIRE_LEASE_SQL, LEASE_HOLDER_SQL } from './sql/acquire-lease.js';
@@ -39,7 +39,7 @@ export async function acquireLeaseAndClaim(pool: pg.Pool, batcher: RowBatcher, p
   const { sessionId, owner, ttlMs } = leaseRequest(params);
   const record = `{"session_id":${JSON.stringify(sessionId)},"owner":${JSON.stringify(owner)},"ttl_ms":${ttlMs}}`;
   const row = (await batcher.submit({ statement: ACQUIRE_LEASES_AND_CLAIM, sessionId, record })) as
-    | (Record<string, unknown> & { seq: unknown; resumed: unknown; pendingInputs: unknown; pendingSteers: unknown; finishesOwed: unknown })
+    | (Record<string, unknown> & { seq: unknown; resumed: unknown; pendingInputs: unknown; pendingSteers: unknown; finishesOwed: unknown; sawOpen: unknown })
     | undefined;
   if (row === undefined) return leaseHeld(pool, sessionId);
   const lease = parseRow(
@@ -49,7 +49,10 @@ export async function acquireLeaseAndClaim(pool: pg.Pool, batcher: RowBatcher, p
   );
   const { finishesOwed } = row;
   if (typeof finishesOwed !== 'boolean') throw new StateCorruptError(`lease of session ${sessionId}: finishesOwed is not a boolean`, { details: { sessionId } });
-  return { acquired: true, token: lease.token, expiresAt: lease.expiresAt, finishesOwed, claimed: row.seq === null ? null : decodeClaim(row) };
+  // Nothing claimed though the snapshot saw an open input: the lapsed holder ended it while the
+  // statement waited for the row. What is open now is read in a new snapshot, under the new lease.
+  const claimed = row.seq !== null ? decodeClaim(row) : row.sawOpen === true ? await claimNextInput(batcher, { sessionId, leaseToken: lease.token }) : null;
+  return { acquired: true, token: lease.token, expiresAt: lease.expiresAt, finishesOwed, claimed };
 }
 
 function leaseRequest(params: AcquireLeaseParams): AcquireLeaseParams {

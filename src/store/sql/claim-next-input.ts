@@ -26,9 +26,11 @@ const NEXT_OPEN_INPUTS = `next AS (
 
 /**
  * Marks each claimed input `running`, counting the attempt, only for a session whose row `guard`
- * (the fence) returned. `started_at` is the statement's clock time, not the transaction start
- * (`now()`), which could precede the `accepted_at` of an input accepted while the statement waited
- * for the session row (DESIGN.md I2).
+ * (the fence) returned, and only while the input is as the snapshot saw it: a holder whose lease
+ * lapsed may have ended it while this statement waited for the session row (its end committed
+ * first), and an ended input must never be started again (I3, I6). `started_at` is the statement's
+ * clock time, not the transaction start (`now()`), which could precede the `accepted_at` of an input
+ * accepted while the statement waited for the session row (DESIGN.md I2).
  */
 const claimedCte = (guard: string) => `claimed AS (
   UPDATE session_inputs AS i
@@ -37,7 +39,7 @@ const claimedCte = (guard: string) => `claimed AS (
          started_at = coalesce(i.started_at, clock_timestamp())
     FROM next
     JOIN ${guard} AS g ON g.id = next.session_id
-   WHERE i.session_id = next.session_id AND i.seq = next.seq
+   WHERE i.session_id = next.session_id AND i.seq = next.seq AND i.status = next.status
   RETURNING i.*, next.status AS previous_status
 )`;
 
@@ -113,7 +115,9 @@ SELECT req.session_id AS "${CLAIM_FOR}",
  * `nextval` evaluated once that row is locked, so tokens still grow per session), and each claim
  * joins its own lease. A session whose lease is held returns no row (the caller then reads who holds
  * it, and for how long). Each row is the claim's columns as {@link CLAIM_NEXT_INPUTS} returns them,
- * the input's null when the inbox is empty, and `finishesOwed` (the session's `finishes_owed`).
+ * the input's null when the inbox is empty, `finishesOwed` (the session's `finishes_owed`), and
+ * `sawOpen`: the snapshot saw an open input — true with no input claimed when the input it saw was
+ * ended meanwhile by the holder whose lease lapsed (the caller then claims again, in a new snapshot).
  * Params: $1 a JSON array of `{ "session_id", "owner", "ttl_ms" }`.
  */
 export const ACQUIRE_LEASES_AND_CLAIM: BatchStatement = {
@@ -139,7 +143,8 @@ leased AS (
 ),
 ${claimedCte('leased')}
 SELECT ${claimedColumns('l', 'l.id')},
-       l.finishes_owed AS "finishesOwed"
+       l.finishes_owed AS "finishesOwed",
+       EXISTS (SELECT 1 FROM next WHERE next.session_id = l.id) AS "sawOpen"
   FROM leased AS l
   LEFT JOIN claimed AS c ON c.session_id = l.id`,
 };

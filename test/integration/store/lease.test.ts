@@ -1,5 +1,6 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assistant, countRows, leasedSession, openStoreFixture, pollUntil, sessionCounters, sessionId, user, type StoreFixture } from './store-fixture.js';
+import { assistant, backendsWaitingOnLocks, countRows, leasedSession, openStoreFixture, pollUntil, sessionCounters, sessionId, user, type StoreFixture } from './store-fixture.js';
 
 describe('lease and fence', () => {
   let fx: StoreFixture;
@@ -24,6 +25,42 @@ describe('lease and fence', () => {
     expect(second.retryAfterMs).toBeGreaterThan(0);
     expect(second.retryAfterMs).toBeLessThanOrEqual(30_000);
     expect(await fx.store.getSession(id)).toMatchObject({ lease: { owner: 'worker-a', token: first.token } });
+  });
+
+  it('a takeover never starts again an input its lapsed holder ended while the takeover waited for the row (I3, I6)', async () => {
+    const id = sessionId('resurrect');
+    await fx.store.acceptInput({ sessionId: id, kind: 'send', payload: { text: 'hi' }, maxBytes: 10_000 });
+    await fx.store.acceptInput({ sessionId: id, kind: 'send', payload: { text: 'then this' }, maxBytes: 10_000 });
+    const first = await fx.store.acquireLeaseAndClaim({ sessionId: id, owner: 'h1', ttlMs: 60_000 });
+    if (!first.acquired) throw new Error('expected the lease');
+    expect(first.claimed?.input.seq).toBe(1);
+    // The holder's lease lapses; it is about to commit input 1's end all the same (its token is current).
+    await fx.pool.query("UPDATE sessions SET lease_expires_at = now() - interval '1 second' WHERE id = $1", [id]);
+    const blocker = new pg.Client({ connectionString: fx.db.url, application_name: 'loopfleet-test-blocker' });
+    await blocker.connect();
+    await blocker.query('BEGIN');
+    await blocker.query('SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE', [id]);
+    const usage = { promptTokens: 1, completionTokens: 1, cachedTokens: 0, reasoningTokens: 0, totalTokens: 2, llmCalls: 1 };
+    const finish = fx.store.commitStep({
+      sessionId: id,
+      leaseToken: first.token,
+      messages: [{ inputSeq: 1, round: 0, message: assistant('answer') }],
+      input: { seq: 1, status: 'done', result: { status: 'completed', finalText: 'answer', rounds: 1, toolCalls: 0, usage } },
+    });
+    const waiting = (n: number) => async () => ((await backendsWaitingOnLocks(fx.pool, 'loopfleet-test-lease')) >= n ? true : undefined);
+    await pollUntil(waiting(1), 10_000, "the holder's end queued behind the row lock");
+    // A new drain starts while the end waits: its snapshot sees input 1 running.
+    const takeover = fx.store.acquireLeaseAndClaim({ sessionId: id, owner: 'w2', ttlMs: 60_000 });
+    await pollUntil(waiting(2), 10_000, 'the takeover queued behind it');
+    await blocker.query('COMMIT');
+    await blocker.end();
+    await finish;
+    const second = await takeover;
+    if (!second.acquired) throw new Error('expected the lapsed lease to be taken');
+    // Input 1 stays ended, started once; the takeover claims what is open now: input 2.
+    expect(second.claimed).toMatchObject({ input: { seq: 2, attempts: 1 }, resumed: false });
+    expect(await fx.store.getInput(id, 1)).toMatchObject({ status: 'done', attempts: 1, result: { finalText: 'answer' } });
+    expect((await fx.store.getSession(id))?.stats.inputs).toBe(1);
   });
 
   it('refuses a lease on a session that does not exist with session.not_found', async () => {
