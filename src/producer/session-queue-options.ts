@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL } from '../config/env-schema.js';
 import { ConfigInvalidError } from '../core/errors/index.js';
 import { MAX_TIMER_MS } from '../core/ports/clock.js';
+import { hasStoreTypes } from '../store/pool.js';
 
 /**
  * Options of {@link SessionQueue}. Connections are either given (`pool`, `redis`: the caller keeps
@@ -12,7 +13,10 @@ import { MAX_TIMER_MS } from '../core/ports/clock.js';
 export interface SessionQueueOptions {
   /** Postgres connection string. Ignored when `pool` is given. Default `postgres://postgres:postgres@127.0.0.1:5432/loopfleet`. */
   databaseUrl?: string;
-  /** A pool to use instead of opening one; never ended by `close()`. */
+  /**
+   * A pool to use instead of opening one; never ended by `close()`. It must come from `createPgPool`
+   * (exported by loopfleet): the store needs its parsers (`bigint` as numbers). `config.invalid` otherwise.
+   */
   pool?: pg.Pool;
   /** Redis connection string. Ignored when `redis` is given. Default `redis://127.0.0.1:6379`. */
   redisUrl?: string;
@@ -96,7 +100,7 @@ export function resolveSessionQueueOptions(options: SessionQueueOptions): Resolv
   const events = group('events', options.events);
   return {
     databaseUrl: options.pool === undefined ? url('databaseUrl', options.databaseUrl ?? DEFAULT_DATABASE_URL, ['postgres:', 'postgresql:']) : '',
-    pool: options.pool ?? null,
+    pool: options.pool === undefined ? null : storePool(options.pool),
     redisUrl: options.redis === undefined ? url('redisUrl', options.redisUrl ?? DEFAULT_REDIS_URL, ['redis:', 'rediss:']) : '',
     redis: options.redis ?? null,
     poolSize: positiveInteger('poolSize', options.poolSize ?? d.poolSize),
@@ -114,6 +118,13 @@ export function resolveSessionQueueOptions(options: SessionQueueOptions): Resolv
     recheckMs: milliseconds('recheckMs', options.recheckMs ?? d.recheckMs),
     logger: options.logger ?? null,
   };
+}
+
+function storePool(pool: unknown): pg.Pool {
+  if (typeof pool !== 'object' || pool === null || !hasStoreTypes(pool as pg.Pool)) {
+    throw invalid('pool', "must be a pool made by createPgPool (import { createPgPool } from 'loopfleet'): a plain pg.Pool returns bigint columns as strings, which the store refuses");
+  }
+  return pool as pg.Pool;
 }
 
 function url(option: string, value: unknown, protocols: string[]): string {

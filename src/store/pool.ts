@@ -73,6 +73,16 @@ function digits(text: string, from: number, to: number): number {
 }
 
 /**
+ * Whether `pool` reads values as the store needs them: made by {@link createPgPool}, whose parsers turn
+ * `bigint` columns into numbers (a plain `pg.Pool` returns them as strings, which every row check
+ * refuses as `state.corrupt`).
+ */
+export function hasStoreTypes(pool: pg.Pool): boolean {
+  const types = (pool as { options?: { types?: { getTypeParser?: (oid: number, format?: string) => unknown } } }).options?.types;
+  return typeof types?.getTypeParser === 'function' && types.getTypeParser(INT8_OID, 'text') === parseInt8;
+}
+
+/**
  * Creates the pool the store runs on. The int8 and timestamptz parsers are set on this pool only
  * (through the `types` option), never on the process-wide `pg.types`, so other pg users in the
  * process are unaffected.
