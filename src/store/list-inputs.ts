@@ -10,6 +10,12 @@ import { listInputsSql } from './sql/select-inputs.js';
 const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 1000;
 
+/** The filter of a page read: statuses (null: any) and whether only inputs that change a run. */
+interface InputFilter {
+  statuses: readonly InputStatus[] | null;
+  affectsRun: boolean;
+}
+
 interface InputPageRead {
   sessionId: string;
   afterSeq: number;
@@ -19,14 +25,15 @@ interface InputPageRead {
 /** One read kind per status filter: pages of different sessions with the same filter share a statement. */
 const kinds = new Map<string, ReadKind<InputPageRead>>();
 
-function pagesOf(statuses: readonly InputStatus[] | null): ReadKind<InputPageRead> {
-  const key = `inputs:${statuses === null ? '*' : statuses.join(',')}`;
+function pagesOf(filter: InputFilter): ReadKind<InputPageRead> {
+  const { statuses, affectsRun } = filter;
+  const key = `inputs:${statuses === null ? '*' : statuses.join(',')}${affectsRun ? ':affects-run' : ''}`;
   let kind = kinds.get(key);
   if (kind === undefined) {
     kind = {
       key,
       statements: 1,
-      sql: (reads) => listInputsSql(statuses, reads.map((read) => ({ sessionLiteral: pg.escapeLiteral(read.sessionId), afterSeq: read.afterSeq, limit: read.limit }))),
+      sql: (reads) => listInputsSql(statuses, affectsRun, reads.map((read) => ({ sessionLiteral: pg.escapeLiteral(read.sessionId), afterSeq: read.afterSeq, limit: read.limit }))),
     };
     kinds.set(key, kind);
   }
@@ -47,7 +54,9 @@ export async function listInputs(reads: ReadBatcher, sessionId: string, options:
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
     throw new InputInvalidError(`limit must be an integer from 1 to ${MAX_LIMIT}`);
   }
-  const [rows = []] = await reads.submit(pagesOf(statuses), { sessionId: id, afterSeq, limit });
+  const affectsRun = options.affectsRun ?? false;
+  if (typeof affectsRun !== 'boolean') throw new InputInvalidError('affectsRun must be a boolean');
+  const [rows = []] = await reads.submit(pagesOf({ statuses, affectsRun }), { sessionId: id, afterSeq, limit });
   return rows.map((row: unknown) => decodeInput(row));
 }
 

@@ -22,7 +22,8 @@ export interface SteeringCheck {
  */
 export async function checkSteering(ctx: RunContext, options: { fresh?: boolean } = {}): Promise<SteeringCheck> {
   if (options.fresh !== true && !ctx.pendingSteers) return { steerable: [], interrupt: false };
-  const later = await ctx.deps.store.listInputs(ctx.params.sessionId, { status: 'pending', afterSeq: ctx.params.input.seq, limit: 100 });
+  // Only those that change the run, however many queued inputs wait before them.
+  const later = await ctx.deps.store.listInputs(ctx.params.sessionId, { status: 'pending', afterSeq: ctx.params.input.seq, limit: 100, affectsRun: true });
   return {
     // A `resume` (an answer, abortPending) is never folded into a run as text: in `steer` mode it
     // runs as its own input after this one, as a queued one would.

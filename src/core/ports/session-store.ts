@@ -280,6 +280,11 @@ export interface ListInputsOptions {
   afterSeq?: number;
   /** Default 100, at most 1000. */
   limit?: number;
+  /**
+   * Only inputs that change a running input when they arrive: mode `steer` or `interrupt`, or kind
+   * `timer` (the steering check reads these past any backlog of queued inputs). Default false.
+   */
+  affectsRun?: boolean;
 }
 
 /** What {@link SessionStore.loadHistory} includes. */

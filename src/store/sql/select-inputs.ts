@@ -24,9 +24,10 @@ export interface InputPageKey {
  * pending/running list that of `session_inputs_open_idx`. `statuses` (or null for all) are members
  * of `INPUT_STATUSES`; every row names its session in `sessionId`.
  */
-export function listInputsSql(statuses: readonly string[] | null, pages: readonly InputPageKey[]): string {
+export function listInputsSql(statuses: readonly string[] | null, affectsRun: boolean, pages: readonly InputPageKey[]): string {
   const list = statuses?.map((value) => `'${value}'`).join(', ');
-  const status = list === undefined ? '' : list === '' ? '\n       AND false' : `\n       AND status IN (${list})`;
+  const onlyStatus = list === undefined ? '' : list === '' ? '\n       AND false' : `\n       AND status IN (${list})`;
+  const status = affectsRun ? `${onlyStatus}\n       AND (mode IN ('steer', 'interrupt') OR kind = 'timer')` : onlyStatus;
   const values = pages.map((page) => `(${page.sessionLiteral}, ${page.afterSeq}, ${page.limit})`).join(', ');
   return `SELECT page.*
   FROM (VALUES ${values}) AS wanted (session_id, after_seq, max_rows)

@@ -31,6 +31,18 @@ export function queryScenarios(ctx: ContractContext): void {
       expect(await seqs({ limit: 1000 })).toEqual([1, 2, 3, 4, 5, 6]);
     });
 
+    it('with affectsRun, lists only inputs that change a running one (steer, interrupt, timer), past any backlog of queued ones', async () => {
+      const id = ctx.id('affects-run');
+      for (let i = 0; i < 120; i += 1) await accept(ctx.store, id, { inputId: `queued-${i}` });
+      const steer = await accept(ctx.store, id, { inputId: 'steer', mode: 'steer' });
+      const interrupt = await accept(ctx.store, id, { inputId: 'interrupt', mode: 'interrupt' });
+      const timer = await accept(ctx.store, id, { kind: 'timer', payload: { timerId: 't', note: 'n', fireCount: 1 }, inputId: 'timer' });
+      const later = await ctx.store.listInputs(id, { status: 'pending', afterSeq: 1, limit: 100, affectsRun: true });
+      expect(later.map((input) => input.seq)).toEqual([steer.seq, interrupt.seq, timer.seq]);
+      expect((await ctx.store.listInputs(id, { status: 'pending', afterSeq: 1, limit: 100 })).at(-1)!.seq).toBe(101);
+      await expectCode(ctx.store.listInputs(id, { affectsRun: 'yes' as unknown as boolean }), 'input.invalid');
+    });
+
     it('pages 100 inputs at a time by default', async () => {
       const id = ctx.id('default-limit');
       await Promise.all(Array.from({ length: 105 }, (_, i) => accept(ctx.store, id, { inputId: `in-${i}` })));

@@ -226,7 +226,9 @@ export class InMemorySessionStore implements Port.SessionStore {
   async listInputs(sessionId: string, options: Port.ListInputsOptions = {}): Promise<InputRecord[]> {
     const data = this.#sessions.get(assertSessionId(sessionId));
     const { statuses, afterSeq, limit } = inputFilter(options);
-    const rows = (data?.inputs ?? []).filter((input) => (statuses === null || statuses.includes(input.status)) && input.seq > afterSeq);
+    const affectsRun = options.affectsRun === true;
+    const changesRun = (input: InputRecord) => input.mode === 'steer' || input.mode === 'interrupt' || input.kind === 'timer';
+    const rows = (data?.inputs ?? []).filter((input) => (statuses === null || statuses.includes(input.status)) && input.seq > afterSeq && (!affectsRun || changesRun(input)));
     return clone(rows.slice(0, limit));
   }
 

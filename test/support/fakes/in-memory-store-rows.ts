@@ -100,6 +100,7 @@ export function inputFilter(options: Port.ListInputsOptions): { statuses: InputS
   if (!Number.isSafeInteger(afterSeq) || afterSeq < 0) throw new InputInvalidError('afterSeq must be a non-negative integer');
   const limit = options.limit ?? 100;
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new InputInvalidError('limit must be an integer from 1 to 1000');
+  if (options.affectsRun !== undefined && typeof options.affectsRun !== 'boolean') throw new InputInvalidError('affectsRun must be a boolean');
   if (options.status === undefined) return { statuses: null, afterSeq, limit };
   const statuses = Array.isArray(options.status) ? options.status : [options.status];
   for (const status of statuses) {

@@ -227,6 +227,20 @@ describe('inputs that arrive mid-run (DESIGN.md §4.4)', () => {
     expect(llm.requests[1]!.messages.at(-1)).toEqual({ role: 'user', content: 'also do Y' });
   });
 
+  it('an interrupt behind a backlog of 100 queued inputs still ends the running input at its next boundary', async () => {
+    const first = held({ toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'a' } }] });
+    const llm = new ScriptedLlm([first.step, { text: 'never asked' }]);
+    const harness = new LoopHarness({ llm, tools: [echoTool] });
+    await harness.send('long task');
+    const run = runChecked(harness);
+    await first.entered;
+    for (let i = 0; i < 100; i += 1) await harness.send(`queued ${i}`);
+    await harness.send('stop that', undefined, 'interrupt');
+    first.release();
+    expect(await run).toMatchObject({ status: 'cancelled' });
+    expect(llm.requests).toHaveLength(1);
+  });
+
   it('a steered follow-up keeps its images and its author name', async () => {
     const first = held({ text: 'Looking.' });
     const llm = new ScriptedLlm([first.step, { text: 'I see the screenshot.' }]);
