@@ -80,5 +80,8 @@ export const sessions = pgTable(
     check('sessions_id_format', sql`${t.id} ~ '^[A-Za-z0-9_.:-]{1,128}$'`),
     check('sessions_status_valid', sql`${t.status} in ('idle', 'running', 'waiting_for_input')`),
     index('sessions_lease_expires_idx').on(t.leaseExpiresAt),
+    // The sweeper's third part: released sessions whose last finish may still be unpublished (a
+    // handful at most, so the index stays tiny).
+    index('sessions_finishes_owed_idx').on(t.updatedAt).where(sql`${t.finishesOwed} AND ${t.leaseExpiresAt} IS NULL`),
   ],
 );

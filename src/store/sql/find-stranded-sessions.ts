@@ -6,9 +6,13 @@
  *   holds: its holder died (a drain always releases on its way out), possibly between an input's
  *   terminal commit and its `input_finished` event — the last input of a session included, which no
  *   later input would ever bring a drain for. The drain the kick starts publishes what is missing
- *   (I6) and releases the lease, so the session is found once.
- * Both parts read through indexes: the open inputs' partial index, and `sessions_lease_expires_idx`
- * (released leases are NULL there and never read).
+ *   (I6) and releases the lease, so the session is found once;
+ * - a released lease with a finish still owed, untouched for the grace period: a drain whose
+ *   `input_finished` Redis refused released the lease with the flag set, and failed every attempt of
+ *   its job — with no input left open, nothing else would bring the drain that publishes it (I6).
+ * All parts read through indexes: the open inputs' partial index, `sessions_lease_expires_idx`
+ * (released leases are NULL there and never read), and `sessions_finishes_owed_idx` (only released
+ * sessions with the flag set).
  * Params: $1 grace in milliseconds, $2 limit.
  */
 export const FIND_STRANDED_SESSIONS_SQL = `
@@ -22,4 +26,9 @@ UNION
 SELECT s.id AS "sessionId"
   FROM sessions s
  WHERE s.lease_expires_at <= now() - ($1::bigint * interval '1 millisecond')
+UNION
+SELECT s.id AS "sessionId"
+  FROM sessions s
+ WHERE s.finishes_owed AND s.lease_expires_at IS NULL
+   AND s.updated_at < now() - ($1::bigint * interval '1 millisecond')
  LIMIT $2`;

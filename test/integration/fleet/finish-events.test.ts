@@ -313,6 +313,26 @@ describe('exactly one input_finished per input, across a crash', () => {
     expect((await fleet.pool.query(`SELECT finishes_owed FROM sessions WHERE id = $1`, [sessionId])).rows[0]).toEqual({ finishes_owed: true });
   });
 
+  it("a released session whose last finish is still owed (its drain job gave up while Redis refused it): the sweeper starts the drain that publishes it, with no new input", async () => {
+    const sessionId = 'finish-owed-released';
+    await runToEnd(sessionId, ['the last one']);
+    // As after a drain whose publish Redis refused: released, the flag set, the event not on the stream,
+    // and the drain job's attempts used up (nothing else will come for this session).
+    await unpublish(sessionId, 1);
+    await fleet.pool.query(`UPDATE sessions SET finishes_owed = true, updated_at = now() - interval '1 hour' WHERE id = $1`, [sessionId]);
+    expect(await finishedSeqs(sessionId)).toEqual([]);
+    const worker = await fleet.startWorker({ settings: { sweepEveryMs: 300, sweepGraceMs: 200 } });
+    try {
+      await fleet.waitFor('the owed input_finished', async () => ((await finishedSeqs(sessionId)).length >= 1 ? true : undefined));
+      expect(await finishedSeqs(sessionId)).toEqual([1]);
+      await fleet.waitFor('the flag cleared', async () =>
+        (await fleet.pool.query(`SELECT finishes_owed FROM sessions WHERE id = $1`, [sessionId])).rows[0]?.finishes_owed === false ? true : undefined,
+      );
+    } finally {
+      await worker.close();
+    }
+  });
+
   it('steering applied by a holder that stopped mid-run: the holder that resumes the input publishes the steered input\'s input_finished too', async () => {
     const sessionId = 'steered-then-lost';
     const first = heldReply({ text: 'Working on X.' });

@@ -1,0 +1,1 @@
+CREATE INDEX "sessions_finishes_owed_idx" ON "sessions" USING btree ("updated_at") WHERE "sessions"."finishes_owed" AND "sessions"."lease_expires_at" IS NULL;
