@@ -49,8 +49,8 @@ Environment (validated at start; see README for all of them):
   DATABASE_URL      Postgres connection string (default postgres://postgres:postgres@127.0.0.1:5432/loopfleet)
   REDIS_URL         Redis connection string (default redis://127.0.0.1:6379)
   LOOPFLEET_QUEUE   BullMQ queue name and Redis key prefix (default loopfleet)
-  LOG_LEVEL         fatal|error|warn|info|debug|trace|silent (default info)
-  LOG_FORMAT        json|pretty (default json)
+  LOG_LEVEL         worker only: fatal|error|warn|info|debug|trace|silent (default info)
+  LOG_FORMAT        worker only: json|pretty (default json)
 
 Exit codes:
   0   success (send --follow: completed)

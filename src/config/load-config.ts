@@ -23,28 +23,36 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ResolvedConfig
   return toResolvedConfig(result.data);
 }
 
-/** The variables only a worker uses: which model it calls, with which keys, and how long it waits. */
-const LLM_VARIABLES = [
-  'LLM_PROVIDER',
-  'LLM_MODEL',
-  'OPENAI_API_KEY',
-  'OPENAI_BASE_URL',
-  'LLM_HTTP_CLIENT',
-  'LLM_REQUEST_TIMEOUT_MS',
-  'ANTHROPIC_API_KEY',
-  'ANTHROPIC_BASE_URL',
-  'LLM_FALLBACK',
-];
+/**
+ * The variables a process that does not run inputs reads: where Postgres, Redis and the queue are,
+ * the accept limit, its pool and group commit, and the stream retention its `input_accepted` writes
+ * keep (docs/client.md §1; `SessionQueue.fromEnv`). The client commands log nothing of their own,
+ * so the `LOG_*` variables are not among them.
+ */
+export const CLIENT_VARIABLES = [
+  'DATABASE_URL',
+  'REDIS_URL',
+  'LOOPFLEET_QUEUE',
+  'LOOPFLEET_MAX_INPUT_BYTES',
+  'DATABASE_POOL_SIZE',
+  'DATABASE_BATCH_SIZE',
+  'DATABASE_BATCH_STATEMENTS',
+  'LOOPFLEET_EVENTS_MAXLEN',
+  'LOOPFLEET_EVENTS_TTL_SECONDS',
+] as const satisfies readonly (keyof ParsedEnv)[];
 
 /**
- * The configuration of a process that does not call a model — a producer (`SessionQueue.fromEnv`),
- * the client commands, `migrate`: everything is validated as in {@link loadConfig} except the LLM
- * settings, which such a process never uses, so a producer is not refused for a worker's missing key.
- * Its `llm` section is the offline default and must not be used to build a model.
+ * The configuration of a process that does not run inputs — a producer (`SessionQueue.fromEnv`),
+ * the client commands, `migrate`: only {@link CLIENT_VARIABLES} are read and validated as in
+ * {@link loadConfig}. Every other variable is the workers' (their model and keys, logging, metrics
+ * port, drain tuning) and is ignored, so the host application's own `LOG_LEVEL` or a worker's
+ * missing key cannot refuse a producer. All other sections are the defaults and must not be used
+ * (no model may be built from its `llm`).
  */
 export function loadClientConfig(env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
-  const withoutLlm = Object.fromEntries(Object.entries(env).filter(([name]) => !LLM_VARIABLES.includes(name)));
-  return loadConfig(withoutLlm);
+  const clientEnv: NodeJS.ProcessEnv = {};
+  for (const name of CLIENT_VARIABLES) clientEnv[name] = env[name];
+  return loadConfig(clientEnv);
 }
 
 function toResolvedConfig(env: ParsedEnv): ResolvedConfig {

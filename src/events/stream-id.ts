@@ -7,15 +7,23 @@ import { InputInvalidError } from '../core/errors/index.js';
 
 const STREAM_ID = /^\d{1,20}(-\d{1,20})?$/;
 
+/** Redis keeps each part of an id in 64 bits: a larger part is refused by every stream command. */
+const MAX_ID_PART = 2n ** 64n - 1n;
+
 /** The cursor that means "from the very beginning of the stream". */
 export const FROM_START = '0';
 
 /** The cursor that means "only events published after subscribing". */
 export const ONLY_NEW = '$';
 
-/** Whether `value` is a concrete stream id (`1700000000000-3`, or a bare millisecond part). */
+/**
+ * Whether `value` is a concrete stream id (`1700000000000-3`, or a bare millisecond part) that Redis
+ * accepts: each part at most 2^64 - 1.
+ */
 export function isStreamId(value: string): boolean {
-  return STREAM_ID.test(value);
+  if (!STREAM_ID.test(value)) return false;
+  const [ms, seq] = splitId(value);
+  return ms <= MAX_ID_PART && seq <= MAX_ID_PART;
 }
 
 /** Whether `id` is the start of every stream (`0` or `0-0`): reading after it reads everything. */

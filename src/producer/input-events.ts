@@ -1,10 +1,13 @@
 import type { Redis } from 'ioredis';
-import { whileLinked } from '../core/linked-signal.js';
+import { isLoopfleetError } from '../core/errors/index.js';
+import { linkedSignal, whileLinked } from '../core/linked-signal.js';
 import type { SessionStore } from '../core/ports/session-store.js';
 import { readRange, readSessionEvents } from '../events/event-subscriber.js';
 import type { StreamEvent, StreamGap, StreamItem } from '../events/fleet-events.js';
 import { FROM_START } from '../events/stream-id.js';
+import { abortableDelay } from './abortable-delay.js';
 import { readSettledOutcome } from './read-outcome.js';
+import { SESSION_QUEUE_DEFAULTS } from './session-queue-options.js';
 import { previousStreamId } from './stream-cursor.js';
 
 /** Options of `handle.events()`. */
@@ -20,6 +23,11 @@ export interface InputEventsDeps {
   queueName: string;
   /** Aborts when the queue closes. */
   closed: AbortSignal;
+  /**
+   * How often Postgres is re-read while following, in milliseconds: the stream may have lost the
+   * input's `input_finished` for good. Default {@link SESSION_QUEUE_DEFAULTS}.recheckMs.
+   */
+  recheckMs?: number;
 }
 
 /** The input whose events are followed, and where its first event is when known. */
@@ -35,10 +43,13 @@ const CATCH_UP_PAGE = 200;
 /**
  * The events of one input (`data.inputSeq === seq`), from its `input_accepted` on, ending after its
  * `input_finished`. Reading starts right before its own `input_accepted` entry, so the rest of the
- * session's stream is not re-read. A `gap` is yielded when events were lost; if the input has then
- * already settled in Postgres, what the stream still holds is read without blocking and the
- * iteration ends — call `result()` for the outcome. An input steered into another one yields only
- * its `input_accepted` and `input_finished`: its run's events carry the host's `inputSeq`.
+ * session's stream is not re-read. A `gap` is yielded when events were lost. The `input_finished`
+ * may never come (a Redis failover to a replica that missed it), so Postgres is also re-read every
+ * `recheckMs`: once the input has settled there and its `input_finished` has not followed within
+ * another `recheckMs` — or at a gap, if it has already settled — what the stream still holds is read
+ * without blocking and the iteration ends: call `result()` for the outcome. Throws
+ * `session.not_found` when the session is deleted meanwhile. An input steered into another one
+ * yields only its `input_accepted` and `input_finished`: its run's events carry the host's `inputSeq`.
  */
 export function inputEvents(deps: InputEventsDeps, target: InputEventsTarget, options: InputEventsOptions = {}): AsyncGenerator<StreamItem, void, undefined> {
   // Linked, not AbortSignal.any: the queue's close signal lives as long as the queue (linked-signal.ts).
@@ -52,20 +63,76 @@ async function* followInput(deps: InputEventsDeps, target: InputEventsTarget, si
     return;
   }
   const after = acceptedEventId === null ? FROM_START : previousStreamId(acceptedEventId);
-  for await (const item of readSessionEvents(deps.redis, { queueName: deps.queueName, sessionId, after, signal })) {
-    if (item.kind === 'gap') {
-      if (startsAtOwnEntry(item, after, acceptedEventId)) continue;
-      yield item;
-      if (await isSettled(deps, target)) {
-        yield* catchUp(deps, target, item.resumeFrom, signal);
-        return;
+  // Ends the blocking read, not the iteration: once Postgres has the input settled (or the iteration ends).
+  const stopReading = new AbortController();
+  const reading = linkedSignal([signal, stopReading.signal]);
+  const recheck = recheckStore(deps, target, reading.signal, stopReading);
+  // The last entry seen: where the non-blocking read resumes once the input has settled.
+  let cursor = after;
+  try {
+    for await (const item of readSessionEvents(deps.redis, { queueName: deps.queueName, sessionId, after, signal: reading.signal })) {
+      if (item.kind === 'gap') {
+        cursor = item.resumeFrom;
+        if (startsAtOwnEntry(item, after, acceptedEventId)) continue;
+        yield item;
+        if (await isSettled(deps, target)) {
+          yield* catchUp(deps, target, item.resumeFrom, signal);
+          return;
+        }
+        continue;
       }
-      continue;
+      cursor = item.id;
+      if (item.data.inputSeq !== seq) continue;
+      yield item;
+      if (item.type === 'input_finished') return;
     }
-    if (item.data.inputSeq !== seq) continue;
-    yield item;
-    if (item.type === 'input_finished') return;
+    // The read ended: the input settled, it can never settle, or the iteration was stopped.
+    stopReading.abort();
+    const outcome = await recheck;
+    if (outcome.failure !== undefined) throw outcome.failure;
+    if (outcome.settled && !signal.aborted) yield* catchUp(deps, target, cursor, signal);
+  } finally {
+    stopReading.abort();
+    reading.dispose();
+    // No Postgres read outlives the iteration.
+    await recheck;
   }
+}
+
+/** How the re-reading of Postgres ended: the input settled, or it can never settle (no such session or input). */
+interface RecheckOutcome {
+  settled: boolean;
+  failure?: unknown;
+}
+
+/**
+ * Re-reads the input from Postgres every `recheckMs` until it has settled, then gives its
+ * `input_finished` one more `recheckMs` to arrive — the worker commits the outcome before it
+ * publishes the event, so a healthy stream is not cut short in between — and stops the blocking
+ * read. Also stops it, with the error, when waiting can never end (`session.not_found`,
+ * `input.invalid`). An outage is shrugged off: the stream is still followed, and the next re-read
+ * tries again. Ends when `signal` aborts (the iteration ended).
+ */
+async function recheckStore(deps: InputEventsDeps, target: InputEventsTarget, signal: AbortSignal, stopReading: AbortController): Promise<RecheckOutcome> {
+  const everyMs = deps.recheckMs ?? SESSION_QUEUE_DEFAULTS.recheckMs;
+  while (!signal.aborted) {
+    await abortableDelay(everyMs, signal);
+    if (signal.aborted) break;
+    try {
+      if (await isSettled(deps, target)) {
+        await abortableDelay(everyMs, signal);
+        if (signal.aborted) break;
+        stopReading.abort();
+        return { settled: true };
+      }
+    } catch (error) {
+      if (isLoopfleetError(error) && error.fault === 'input') {
+        stopReading.abort();
+        return { settled: false, failure: error };
+      }
+    }
+  }
+  return { settled: false };
 }
 
 /**

@@ -50,8 +50,8 @@ export interface SessionQueueOptions {
    */
   redisTimeoutMs?: number;
   /**
-   * While `result()` waits on the event stream, how often it also re-reads the input from Postgres,
-   * in milliseconds (the stream may have lost the event). Default 2,000.
+   * While `result()` or `handle.events()` waits on the event stream, how often it also re-reads the
+   * input from Postgres, in milliseconds (the stream may have lost the event). Default 2,000.
    */
   recheckMs?: number;
   /** pino logger for warnings (a failed kick, a lost stream). Default: none, nothing is logged. */

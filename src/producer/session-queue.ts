@@ -231,7 +231,7 @@ export class SessionQueue {
     const { signal } = optionsObject(options, 'events options');
     if (signal !== undefined && !(signal instanceof AbortSignal)) throw new InputInvalidError('signal must be an AbortSignal');
     const { store, redis } = this.#conn;
-    const deps = { store, redis, queueName: this.queueName, closed: this.#closed.signal };
+    const deps = { store, redis, queueName: this.queueName, recheckMs: this.#options.recheckMs, closed: this.#closed.signal };
     return inputEvents(deps, { sessionId, seq, acceptedEventId }, options);
   }
 

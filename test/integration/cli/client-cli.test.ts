@@ -34,6 +34,33 @@ describe('loopfleet client commands against a running fleet', () => {
     expect(run.err).toContain('status completed');
   });
 
+  it('send --follow ends, with the outcome from Postgres, when the input_finished never reaches the stream it follows', async () => {
+    expect(await cli('send', 'cli-lost', 'hold:cli-lost', '--input-id', 'lost-1')).toMatchObject({ code: 0, out: 'accepted cli-lost seq 1\n' });
+    // The same input sent again through another queue name (same database): the workers never write
+    // to that queue's streams, so the follow never sees the input_finished.
+    const out: string[] = [];
+    const err: string[] = [];
+    const blindEnv = Object.assign({}, env, { LOOPFLEET_QUEUE: `${fleet.config.queueName}_y` });
+    const following = runCli(['send', 'cli-lost', 'hold:cli-lost', '--input-id', 'lost-1', '--follow'], { stdout: (text) => void out.push(text), stderr: (text) => void err.push(text), env: blindEnv });
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      // Following has begun (its first Postgres read is on its way) before the input can finish.
+      await fleet.waitFor('the duplicate accepted', async () => (out.length > 0 ? true : undefined));
+      gates.open('cli-lost');
+      const expired = new Promise<never>((_, reject) => {
+        // Two re-reads of Postgres (2 s apart by default) plus slack.
+        timer = setTimeout(() => reject(new Error('send --follow did not end after the input settled')), 20_000);
+      });
+      expect(await Promise.race([following, expired])).toBe(0);
+      expect(out.join('')).toBe('accepted cli-lost seq 1 (duplicate)\nheld cli-lost\n');
+      expect(err.join('')).toContain('status completed');
+    } finally {
+      clearTimeout(timer);
+      await fleet.deleteKeys(`bull:${fleet.config.queueName}_y:*`);
+      await fleet.deleteKeys(`${fleet.config.queueName}_y:*`);
+    }
+  });
+
   it('send without --follow prints the seq; --input-id makes a retry a duplicate', async () => {
     expect(await cli('send', 'cli-2', 'first', '--input-id', 'msg-1')).toMatchObject({ code: 0, out: 'accepted cli-2 seq 1\n' });
     expect(await cli('send', 'cli-2', 'first', '--input-id', 'msg-1')).toMatchObject({ code: 0, out: 'accepted cli-2 seq 1 (duplicate)\n' });
@@ -52,6 +79,17 @@ describe('loopfleet client commands against a running fleet', () => {
       [2, 'assistant', 'Echo: hello there'],
     ]);
     expect(await cli('history', 'cli-nobody')).toMatchObject({ code: 1, err: expect.stringContaining('[session.not_found]') });
+  });
+
+  it("runs beside a host application's own LOG_LEVEL, LOG_FORMAT and METRICS_PORT, which only a worker reads", async () => {
+    await fleet.waitForSessionIdle('cli-1', 1);
+    const hostEnv = env;
+    env = Object.assign({}, hostEnv, { LOG_LEVEL: 'warning', LOG_FORMAT: 'text', METRICS_PORT: 'http' });
+    try {
+      expect(await cli('history', 'cli-1')).toMatchObject({ code: 0, err: '', out: expect.stringContaining('1 #1 user: hello there') });
+    } finally {
+      env = hostEnv;
+    }
   });
 
   it('tail --after 0 --limit n prints the events from the beginning', async () => {

@@ -172,6 +172,36 @@ describe('SessionQueue: add, result, events', () => {
     expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
   });
 
+  it('handle.events() ends once the input settles in Postgres, though its input_finished never reaches the stream', async () => {
+    // Same database, another queue name: the workers never write to this client's streams.
+    const blind = new SessionQueue({ databaseUrl: fleet.config.databaseUrl, redisUrl: fleet.config.redisUrl, queueName: `${fleet.config.queueName}_y`, recheckMs: 100 });
+    try {
+      const handle = await queue.add('send', { sessionId: 'ev-lost', input: 'hold:ev-lost' }, { inputId: 'ev-lost-1' });
+      // The same input again: a handle to it that follows a stream its input_finished never reaches.
+      const blindHandle = await blind.add('send', { sessionId: 'ev-lost', input: 'hold:ev-lost' }, { inputId: 'ev-lost-1' });
+      expect(blindHandle).toMatchObject({ seq: handle.seq, duplicate: true });
+      const following = collect(blindHandle.events(), () => false);
+      await fleet.waitFor('the run to start', async () => ((await fleet.store.getInput('ev-lost', handle.seq))?.status === 'running' ? true : undefined));
+      gates.open('ev-lost');
+      await expect(handle.result({ timeoutMs: 20_000 })).resolves.toMatchObject({ status: 'completed' });
+      let timer: NodeJS.Timeout | undefined;
+      const expired = new Promise<never>((_, reject) => {
+        // 2 × recheckMs (2 s until the queue passes its own to events()) plus slack.
+        timer = setTimeout(() => reject(new Error('handle.events() did not end after the input settled')), 15_000);
+      });
+      try {
+        expect(await Promise.race([following, expired])).toEqual([]);
+      } finally {
+        clearTimeout(timer);
+      }
+    } finally {
+      await blind.close();
+      // The other queue's BullMQ keys (its meta): the fixture cleans only its own queue's.
+      await fleet.deleteKeys(`bull:${fleet.config.queueName}_y:*`);
+      await fleet.deleteKeys(`${fleet.config.queueName}_y:*`);
+    }
+  });
+
   it('handle.events() of a session whose first event is its own input_accepted reports no gap', async () => {
     const handle = await queue.add('send', { sessionId: 'ev-first', input: 'first' });
     const items = await collect(handle.events(), () => false);

@@ -46,11 +46,27 @@ describe('loopfleet CLI', () => {
 
   it('fails with exit code 1 and names the variable when configuration is invalid, before connecting', async () => {
     // Nothing listens on port 1: if migrate tried to connect, the error would be ECONNREFUSED instead.
-    const run = capture({ DATABASE_URL: 'postgres://x@127.0.0.1:1/db', WORKER_CONCURRENCY: '-1' });
+    const run = capture({ DATABASE_URL: 'postgres://x@127.0.0.1:1/db', DATABASE_POOL_SIZE: '-1' });
     expect(await runCli(['migrate'], run.io)).toBe(1);
     expect(run.err()).toContain('[config.invalid]');
-    expect(run.err()).toContain('WORKER_CONCURRENCY');
+    expect(run.err()).toContain('DATABASE_POOL_SIZE');
     expect(run.err()).not.toContain('ECONNREFUSED');
+  });
+
+  it("does not refuse a client command for a worker-only variable (the host application's own LOG_LEVEL)", async () => {
+    // Nothing listens on port 1: getting as far as connecting shows the configuration was accepted.
+    const run = capture({ DATABASE_URL: 'postgres://x@127.0.0.1:1/db', LOG_LEVEL: 'warning', LOG_FORMAT: 'text', METRICS_PORT: 'http' });
+    expect(await runCli(['migrate'], run.io)).toBe(1);
+    expect(run.err()).not.toContain('config.invalid');
+    expect(run.err()).toContain('ECONNREFUSED');
+  });
+
+  it('refuses a stream id part above 2^64 - 1 as a bad command line, before connecting', async () => {
+    // Nothing listens on port 1: a Redis or Postgres error would show the id got that far.
+    const run = capture({ DATABASE_URL: 'postgres://x@127.0.0.1:1/db', REDIS_URL: 'redis://127.0.0.1:1' });
+    expect(await runCli(['tail', 's1', '--after', '1-18446744073709551616', '--limit', '1'], run.io)).toBe(2);
+    expect(run.err()).toContain('--after must be a stream id');
+    expect(run.out()).toBe('');
   });
 
   it('does not echo a database password in configuration errors', async () => {
@@ -58,5 +74,9 @@ describe('loopfleet CLI', () => {
     expect(await runCli(['migrate'], run.io)).toBe(1);
     expect(run.err()).toContain('DATABASE_URL');
     expect(run.err()).not.toContain('hunter2');
+    const query = capture({ DATABASE_URL: 'mysql://host/db?sslmode=require&password=hunter2', REDIS_URL: 'http://cache?sslpassword=hunter3' });
+    expect(await runCli(['migrate'], query.io)).toBe(1);
+    expect(query.err()).toContain('mysql://host/db?sslmode=require&password=***');
+    expect(query.err()).not.toMatch(/hunter[23]/);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigInvalidError } from '../../../src/core/errors/index.js';
 import { configSummary, loadClientConfig, loadConfig, redactUrl, type ResolvedConfig } from '../../../src/config/index.js';
+import { CLIENT_VARIABLES } from '../../../src/config/load-config.js';
 
 const OPENAI_KEY = 'sk-test-openai-0123456789abcdef';
 const ANTHROPIC_KEY = 'sk-ant-test-0123456789abcdef';
@@ -246,6 +247,13 @@ describe('secrets in error messages', () => {
     expect(error.message).not.toContain('redispass99');
   });
 
+  it('masks a password given as a query parameter', () => {
+    const error = configError({ DATABASE_URL: 'mysql://db/app?password=hunter2secret', REDIS_URL: 'http://cache?sslpassword=redispass99' });
+    expect(error.message).toContain('mysql://db/app?password=***');
+    expect(error.message).not.toContain('hunter2secret');
+    expect(error.message).not.toContain('redispass99');
+  });
+
   it('does not echo a URL that does not parse', () => {
     const error = configError({ DATABASE_URL: 'postgres://app:hunter2secret@db host/app' });
     expect(error.message).toContain('DATABASE_URL');
@@ -276,6 +284,19 @@ describe('redactUrl', () => {
     expect(redactUrl('redis://127.0.0.1:6379')).toBe('redis://127.0.0.1:6379');
     expect(redactUrl('postgres://app@db/app')).toBe('postgres://app@db/app');
     expect(redactUrl('not a url')).toBe('not a url');
+    expect(redactUrl('postgres://app@db/app?sslmode=require&application_name=a%20b')).toBe('postgres://app@db/app?sslmode=require&application_name=a%20b');
+  });
+
+  it('masks password query parameters, in any case or percent-encoding, and keeps the other parameters', () => {
+    expect(redactUrl('postgres://app@db/app?sslmode=require&password=s3cret')).toBe('postgres://app@db/app?sslmode=require&password=***');
+    expect(redactUrl('postgres://db/app?sslpassword=k3y&pass=p4ss&PassWord=up')).toBe('postgres://db/app?sslpassword=***&pass=***&PassWord=***');
+    expect(redactUrl('redis://cache:6379/0?password=s3cret')).toBe('redis://cache:6379/0?password=***');
+    expect(redactUrl('postgres://u:one@db/app?%70assword=two')).toBe('postgres://u:***@db/app?%70assword=***');
+    expect(redactUrl('postgres://db/app?ssl%50assword=two&x=%zz')).toBe('postgres://db/app?ssl%50assword=***&x=%zz');
+    for (const url of ['postgres://db/app?password', 'postgres://db/app?password=', 'postgres://db/app?pa%73s=s%33cret']) {
+      expect(redactUrl(url)).not.toMatch(/s3cret|s%33cret/);
+      expect(redactUrl(url)).toContain('=***');
+    }
   });
 });
 
@@ -345,5 +366,52 @@ describe('loadClientConfig', () => {
 
   it('still validates everything else', () => {
     expect(() => loadClientConfig({ REDIS_URL: 'http://nope', LLM_PROVIDER: 'openai' })).toThrowError(/REDIS_URL/);
+  });
+
+  it("ignores the workers' logging, metrics and tuning variables, which a host application may set for itself", () => {
+    const env = { LOG_LEVEL: 'warning', LOG_FORMAT: 'text', LOG_CONTENT: 'maybe', METRICS_PORT: 'http', WORKER_CONCURRENCY: 'many', LEASE_TTL_MS: '5', LOOPFLEET_QUEUE: 'q1' };
+    expect(() => loadConfig(env)).toThrowError(/LOG_LEVEL/);
+    expect(loadClientConfig(env).queueName).toBe('q1');
+  });
+
+  it('reads and validates exactly the variables a client uses (docs/client.md, SessionQueue.fromEnv)', () => {
+    const bad = {
+      DATABASE_URL: 'mysql://db/app',
+      REDIS_URL: 'http://cache',
+      LOOPFLEET_QUEUE: 'a:b',
+      LOOPFLEET_MAX_INPUT_BYTES: '0',
+      DATABASE_POOL_SIZE: '0',
+      DATABASE_BATCH_SIZE: 'x',
+      DATABASE_BATCH_STATEMENTS: '0',
+      LOOPFLEET_EVENTS_MAXLEN: '5',
+      LOOPFLEET_EVENTS_TTL_SECONDS: '1',
+    };
+    let error: unknown;
+    try {
+      loadClientConfig(bad);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigInvalidError);
+    expect([...((error as ConfigInvalidError).details['variables'] as string[])].sort()).toEqual(Object.keys(bad).sort());
+    expect([...CLIENT_VARIABLES].sort()).toEqual(Object.keys(bad).sort());
+    const config = loadClientConfig({
+      DATABASE_URL: 'postgres://u@db/app',
+      REDIS_URL: 'redis://cache:6380',
+      LOOPFLEET_QUEUE: 'q2',
+      LOOPFLEET_MAX_INPUT_BYTES: '2048',
+      DATABASE_POOL_SIZE: '3',
+      DATABASE_BATCH_SIZE: '8',
+      DATABASE_BATCH_STATEMENTS: '1',
+      LOOPFLEET_EVENTS_MAXLEN: '500',
+      LOOPFLEET_EVENTS_TTL_SECONDS: '3600',
+    });
+    expect(config).toMatchObject({
+      databaseUrl: 'postgres://u@db/app',
+      redisUrl: 'redis://cache:6380',
+      queueName: 'q2',
+      worker: { maxInputBytes: 2048, poolSize: 3, batch: { maxSize: 8, maxInFlight: 1 } },
+      events: { maxLen: 500, idleExpirySeconds: 3600 },
+    });
   });
 });

@@ -20,6 +20,14 @@ describe('stream ids', () => {
       expect(() => assertCursor(bad, { allowOnlyNew: true })).toThrow(expect.objectContaining({ code: 'input.invalid' }));
     }
   });
+
+  it('refuses a part above 2^64 - 1, which Redis would reject, with input.invalid', () => {
+    expect(isStreamId('18446744073709551615-18446744073709551615')).toBe(true);
+    for (const bad of ['1-18446744073709551616', '18446744073709551616-0', '18446744073709551616', '99999999999999999999-0']) {
+      expect(isStreamId(bad)).toBe(false);
+      expect(() => assertCursor(bad, { allowOnlyNew: true })).toThrow(expect.objectContaining({ code: 'input.invalid' }));
+    }
+  });
 });
 
 describe('decideGap', () => {
