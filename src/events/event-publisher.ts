@@ -132,7 +132,10 @@ export class RedisEventPublisher {
   private async shutdown(): Promise<void> {
     await this.flush();
     if (!this.config.ownsConnection) return;
-    await this.redis.quit().catch(() => this.redis.disconnect());
+    // QUIT only on a usable connection: on one that is reconnecting it would wait behind the offline
+    // queue for as long as Redis is down.
+    if (this.redis.status === 'ready') await this.redis.quit().catch(() => this.redis.disconnect());
+    else this.redis.disconnect();
   }
 
   private enqueue(sessionId: string, inputSeq: number | null, event: FleetEvent): void {

@@ -186,6 +186,9 @@ const scriptSentOn = new WeakSet<object>();
  * script cache was flushed) makes the caller send the call again, which then carries the text.
  */
 class PublishEventsCall extends Command {
+  /** Set once ioredis writes the call to a socket (a call waiting in its offline queue is not yet). */
+  written = false;
+
   constructor(args: string[]) {
     super('evalsha', [], { replyEncoding: 'utf8' });
     // Set after the constructor, which would copy and re-check them; every one is a string already.
@@ -202,42 +205,55 @@ class PublishEventsCall extends Command {
     if (!sent) scriptSentOn.add(socket);
     this.name = sent ? 'evalsha' : 'eval';
     this.args[0] = sent ? PUBLISH_EVENTS_SHA : PUBLISH_EVENTS_LUA;
+    this.written = true;
     return super.toWritable(socket);
   }
 }
 
-/** The rejects of the script calls in flight on connections set up by {@link rejectInFlightOnClose}. */
-const inFlight = new WeakMap<Redis, Set<(error: Error) => void>>();
+/** A script call awaited on a connection set up by {@link rejectInFlightOnClose}, and how to give up on it. */
+interface PendingCall {
+  call: PublishEventsCall;
+  reject: (error: Error) => void;
+}
+
+/** The script calls awaited on each connection set up by {@link rejectInFlightOnClose}. */
+const inFlight = new WeakMap<Redis, Set<PendingCall>>();
 
 /**
  * For a connection that does not re-send unanswered commands (`publisherConnection`): ioredis drops a
- * call that was in flight when such a connection closed without ever settling it. From now on, script
- * calls on `redis` are rejected when it closes first: each may or may not have run, and is counted lost.
+ * call that was written to the socket when such a connection closed, without ever settling it. From
+ * now on, such calls on `redis` are rejected when it closes before they are answered: each may or may
+ * not have run, and is counted lost. A call still in ioredis's offline queue (never written) is left
+ * alone: it is sent once the connection is back, and settles then.
  */
 export function rejectInFlightOnClose(redis: Redis): void {
   if (inFlight.has(redis)) return;
-  const open = new Set<(error: Error) => void>();
+  const open = new Set<PendingCall>();
   inFlight.set(redis, open);
   redis.on('close', () => {
-    const rejects = [...open];
-    open.clear();
-    for (const reject of rejects) reject(new Error('the connection closed with this publish in flight: it may or may not have been written'));
+    for (const pending of [...open]) {
+      if (!pending.call.written) continue;
+      open.delete(pending);
+      pending.reject(new Error('the connection closed with this publish in flight: it may or may not have been written'));
+    }
   });
 }
 
-/** `pending`, or a rejection when `redis` closes first (on a connection set up by {@link rejectInFlightOnClose}). */
-function untilSettledOrClosed<T>(redis: Redis, pending: Promise<T>): Promise<T> {
+/** Sends `call`; on a connection set up by {@link rejectInFlightOnClose}, rejects when it closes with `call` written but unanswered. */
+function sendCall(redis: Redis, call: PublishEventsCall): Promise<unknown> {
+  const sent = redis.sendCommand(call) as Promise<unknown>;
   const registry = inFlight.get(redis);
-  if (registry === undefined) return pending;
-  return new Promise<T>((resolve, reject) => {
-    registry.add(reject);
-    pending.then(
+  if (registry === undefined) return sent;
+  return new Promise<unknown>((resolve, reject) => {
+    const pending: PendingCall = { call, reject };
+    registry.add(pending);
+    sent.then(
       (value) => {
-        registry.delete(reject);
+        registry.delete(pending);
         resolve(value);
       },
       (error: unknown) => {
-        registry.delete(reject);
+        registry.delete(pending);
         reject(error);
       },
     );
@@ -252,11 +268,11 @@ export function publishEventsCommand(redis: Redis, retention: PublishRetention):
   const prefix = redis.options.keyPrefix ?? '';
   const send = async (args: string[]): Promise<unknown> => {
     try {
-      return await untilSettledOrClosed(redis, redis.sendCommand(new PublishEventsCall(args)) as Promise<unknown>);
+      return await sendCall(redis, new PublishEventsCall(args));
     } catch (error) {
       // NOSCRIPT: the script did not run; sending it whole is safe.
       if (!(error instanceof Error) || !error.message.includes('NOSCRIPT')) throw error;
-      return untilSettledOrClosed(redis, redis.sendCommand(new PublishEventsCall(args.slice())) as Promise<unknown>);
+      return sendCall(redis, new PublishEventsCall(args.slice()));
     }
   };
   return async (batches) => {

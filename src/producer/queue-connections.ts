@@ -13,8 +13,6 @@ export interface QueueConnections {
   pool: pg.Pool;
   store: PostgresSessionStore;
   redis: Redis;
-  /** The event publisher's own connection (`publisherConnection`): reads that must come before its writes go here. */
-  events: Redis;
   queue: Queue;
   publisher: RedisEventPublisher;
   /** Closes what was opened here, never what the caller passed in. Idempotent. */
@@ -58,6 +56,8 @@ export function openQueueConnections(options: ResolvedQueueOptions): QueueConnec
   let closing: Promise<void> | null = null;
   const close = async (): Promise<void> => {
     await settleWithin(publisher.close(), options.redisTimeoutMs);
+    // The publisher quits its connection; while Redis is down that waits, and the bound above gives up on it.
+    await closeConnection(events);
     await settleWithin(queue.close(), options.redisTimeoutMs);
     if (ownsRedis) await closeConnection(redis);
     if (ownsPool) await pool.end();
@@ -66,7 +66,6 @@ export function openQueueConnections(options: ResolvedQueueOptions): QueueConnec
     pool,
     store: new PostgresSessionStore(pool, { batch: options.batch }),
     redis,
-    events,
     queue,
     publisher,
     close: () => (closing ??= close()),

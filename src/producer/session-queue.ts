@@ -137,10 +137,10 @@ export class SessionQueue {
     if (signal !== undefined && !(signal instanceof AbortSignal)) throw new InputInvalidError('signal must be an AbortSignal');
     // Linked, not AbortSignal.any: the close signal lives as long as the queue, and each `any` would
     // leave an entry on it for good (src/core/linked-signal.ts).
-    const { redis, events } = this.#conn;
-    // '$' is taken now, not when iteration starts: the newest entry is read at once on the connection
-    // this queue publishes on, ahead of whatever it publishes next (an `add`'s input_accepted).
-    const newest = after === ONLY_NEW ? readNewest(events, this.queueName, id) : null;
+    const { redis } = this.#conn;
+    // '$' is taken now, not when iteration starts: the newest entry is read at once (on the queue's
+    // connection, which re-sends a read a reconnect cut off), before an `add` made next can publish.
+    const newest = after === ONLY_NEW ? readNewest(redis, this.queueName, id) : null;
     return whileLinked(this.#closed.signal, signal, (linked) => followSessionEvents(redis, { queueName: this.queueName, sessionId: id, after, signal: linked }, newest));
   }
 

@@ -36,7 +36,7 @@ export async function claimNextInput(batcher: RowBatcher, params: FencedParams):
 }
 
 /** Columns of a claim's row that are neither the input's nor (prefixed) the session's. */
-const CLAIM_EXTRAS: ReadonlySet<string> = new Set(['resumed', 'pendingInputs', 'pendingSteers', CLAIM_FOR, 'open', 'token', 'finishesOwed']);
+const CLAIM_EXTRAS: ReadonlySet<string> = new Set(['resumed', 'pendingInputs', 'pendingSteers', CLAIM_FOR, 'open', 'token', 'finishesOwed', 'sawOpen']);
 
 /**
  * A claim's row (input columns, prefixed session columns, `resumed`, `pendingInputs`,

@@ -175,6 +175,8 @@ class ResultFlusher {
   readonly #outcomes = new Map<string, ToolOutcome>();
   #next = 0;
   #stopped = false;
+  /** A result's commit failed: whether it was applied is unknown, so nothing after it is committed. */
+  #failed = false;
 
   constructor(
     private readonly ctx: RunContext,
@@ -191,7 +193,14 @@ class ResultFlusher {
       const ready = this.#outcomes.get(call.id);
       if (ready === undefined) return;
       this.#next += 1;
-      if (await this.#record(call, ready)) {
+      let stop: boolean;
+      try {
+        stop = await this.#record(call, ready);
+      } catch (error) {
+        this.#failed = true;
+        throw error;
+      }
+      if (stop) {
         this.#stopped = true;
         throw new BatchStopped('tool.after hook stopped the batch');
       }
@@ -203,10 +212,12 @@ class ResultFlusher {
    * finished while an earlier one still ran, or after the stop. An earlier call that never finished
    * is closed with `closing` first (the history keeps results in call order, I4); with `closing`
    * null, committing stops at the first such call. A `tool.after` hook still sees each result (it may
-   * rewrite the output); a `break` it returns changes nothing now.
+   * rewrite the output); a `break` it returns changes nothing now. After a result whose commit failed
+   * nothing is committed: a later result would land ahead of it.
    */
   async flushFinished(closing: string | null): Promise<void> {
     this.#stopped = true;
+    if (this.#failed) return;
     let unfinished: ToolCall[] = [];
     for (; this.#next < this.calls.length; this.#next += 1) {
       const call = this.calls[this.#next]!;

@@ -16,8 +16,13 @@ const round = (roundIndex: number): FleetEvent => ({ type: 'round_started', roun
  */
 function replyDroppingProxy(target: URL) {
   let armed = false;
+  let refusing = false;
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
+    if (refusing) {
+      client.destroy();
+      return;
+    }
     const upstream = net.connect(Number(target.port || 6379), target.hostname);
     sockets.add(client).add(upstream);
     let dropReply = false;
@@ -38,6 +43,13 @@ function replyDroppingProxy(target: URL) {
   return {
     listen: () => new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port))),
     arm: () => void (armed = true),
+    /** While set, every new connection is closed at once (a Redis that is down). */
+    refuse: (on: boolean) => void (refusing = on),
+    /** Drops every connection through the proxy (the clients reconnect). */
+    dropAll: () => {
+      for (const socket of sockets) socket.destroy();
+      sockets.clear();
+    },
     close: () => new Promise<void>((resolve) => {
       for (const socket of sockets) socket.destroy();
       server.close(() => resolve());
@@ -282,6 +294,37 @@ describe('RedisEventPublisher against Redis', () => {
     } finally {
       await publisher.close();
       base.disconnect();
+      await proxy.close();
+    }
+  });
+
+  it('a publish made while its connection reconnects waits in the offline queue and is written once, not counted lost (publisherConnection)', async () => {
+    const proxy = replyDroppingProxy(new URL(fx.url));
+    const port = await proxy.listen();
+    const connection = publisherConnection(new Redis({ host: '127.0.0.1', port, maxRetriesPerRequest: null, lazyConnect: true }));
+    connection.on('error', () => {});
+    const errors: string[] = [];
+    const publisher = new RedisEventPublisher(connection, { queueName: fx.queue, ownsConnection: true, onError: (error) => void errors.push(error.message) });
+    try {
+      const sessionId = fx.sessionId('offline');
+      await publisher.publish(sessionId, 1, round(0));
+      proxy.refuse(true);
+      proxy.dropAll();
+      await vi.waitFor(() => expect(connection.status).not.toBe('ready'), { timeout: 5_000, interval: 1 });
+      // Queued while Redis is down, through failed reconnects (each closes the connection again).
+      const queued = publisher.publish(sessionId, 1, round(1));
+      let closes = 0;
+      connection.on('close', () => void (closes += 1));
+      await vi.waitFor(() => expect(closes).toBeGreaterThan(0), { timeout: 10_000, interval: 5 });
+      proxy.refuse(false);
+      await queued;
+      const written = await entries(sessionId);
+      expect(written.map(([, fields]) => (JSON.parse(fields[3]!) as { seq: number; roundIndex: number }).roundIndex)).toEqual([0, 1]);
+      expect(written.map(([, fields]) => (JSON.parse(fields[3]!) as { seq: number }).seq)).toEqual([1, 2]);
+      expect(publisher.dropped).toBe(0);
+      expect(errors).toEqual([]);
+    } finally {
+      await publisher.close();
       await proxy.close();
     }
   });

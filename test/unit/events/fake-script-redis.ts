@@ -45,6 +45,8 @@ export class FakeScriptRedis {
 
   /** The connection's options, as the publisher reads them (no key prefix). */
   readonly options = {};
+  /** ioredis's connection status, as the publisher reads it on close. */
+  status = 'ready';
   /** The command name of each call as written: `eval` (the script's text) or `evalsha`. */
   readonly names: string[] = [];
   /** Answers the next `EVALSHA` with NOSCRIPT, as a server whose script cache was flushed. */

@@ -197,6 +197,38 @@ describe('tool calls', () => {
     expect(protocolViolations(history)).toEqual([]);
   });
 
+  it('when an earlier result fails to commit, a later result held behind it is not committed ahead of it (I4)', async () => {
+    const inner = new InMemorySessionStore();
+    let failed = false;
+    // Refuses the first commit of call A's result, as a connection lost on COMMIT would.
+    const store = new Proxy(inner, {
+      get(target, property) {
+        if (property === 'commitStep') {
+          return async (step: StepCommit) => {
+            const carriesA = (step.messages ?? []).some((row) => row.message.role === 'tool' && row.message.toolCallId === 'A');
+            if (carriesA && !failed) {
+              failed = true;
+              throw new StoreCrashed();
+            }
+            return target.commitStep(step);
+          };
+        }
+        const value = Reflect.get(target, property, target) as unknown;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    }) as SessionStore;
+    const gate = deferred();
+    const slow = { name: 'slow', description: 'Waits for fast', concurrencySafe: true, parameters: { type: 'object', properties: {} }, execute: async () => (await gate.promise, 'A done') };
+    const fast = { name: 'fast', description: 'Lets slow go', concurrencySafe: true, parameters: { type: 'object', properties: {} }, execute: () => (gate.resolve(), 'B done') };
+    const llm = new ScriptedLlm([{ toolCalls: [{ id: 'A', name: 'slow' }, { id: 'B', name: 'fast' }] }, { text: 'never asked' }]);
+    const harness = new LoopHarness({ llm, tools: [slow, fast], store, clock: patientClock });
+    await harness.send('go');
+    await expect(harness.runNext()).rejects.toBeInstanceOf(StoreCrashed);
+    // Neither result is in the history; both calls stay open for whoever continues the input.
+    expect((await harness.history()).filter((message) => message.role === 'tool')).toEqual([]);
+    expect((await inner.getSession(harness.sessionId))!.pending?.unresolvedIds).toEqual(['A', 'B']);
+  });
+
   it('a renamed call id stays within 40 characters (OpenAI refuses longer ones)', async () => {
     const long = `call_${'x'.repeat(35)}`;
     const llm = new ScriptedLlm([
