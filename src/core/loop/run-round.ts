@@ -2,7 +2,7 @@ import type { ToolCall } from '../messages.js';
 import type { LlmResponse } from '../ports/llm.js';
 import type { InputResult } from '../session-types.js';
 import { parseToolArguments } from '../tools/index.js';
-import { windowCallIds } from '../window/index.js';
+import { windowCallIds, windowHasFold } from '../window/index.js';
 import { commitStep } from './commit-step.js';
 import { emit } from './emit.js';
 import { finishRun } from './finish-run.js';
@@ -81,7 +81,7 @@ const MAX_CALL_ID_CHARS = 40;
 function normaliseToolCalls(calls: readonly ToolCall[], ctx: RunContext): ToolCall[] {
   if (calls.length === 0) return [];
   const inWindow = windowCallIds(ctx.window);
-  const folded = ctx.window.some((row) => row.kind === 'compact_note');
+  const folded = windowHasFold(ctx.window);
   const given = new Set<string>();
   return calls.map((call, index) => {
     const suffix = `_${ctx.params.input.seq}_${ctx.round}_${index}`;

@@ -6,5 +6,5 @@
 export { sanitizeWindow } from './sanitize-window.js';
 export { arrangedWindowMessages } from './window-view.js';
 export { planWindowFold, windowTokens } from './window-fold.js';
-export { windowCallIds } from './window-call-ids.js';
+export { windowCallIds, windowHasFold } from './window-call-ids.js';
 export { findDigest, type PrefixFacts, type WindowDigest } from './window-digest.js';

@@ -23,6 +23,17 @@ export function windowCallIds(window: readonly StoredMessage[]): Pick<ReadonlySe
   };
 }
 
+/**
+ * Whether the window holds a compact note, i.e. history was folded and the folded calls' ids are out
+ * of sight: the digest says for the prefix, and only the rows appended since are looked at.
+ */
+export function windowHasFold(window: readonly StoredMessage[]): boolean {
+  const base = findDigest(window);
+  if (base?.hasNote === true) return true;
+  for (let index = base?.length ?? 0; index < window.length; index += 1) if (window[index]!.kind === 'compact_note') return true;
+  return false;
+}
+
 function callIdsOf(window: readonly StoredMessage[], from: number, to: number): Set<string> {
   const ids = new Set<string>();
   for (let index = from; index < to; index += 1) {

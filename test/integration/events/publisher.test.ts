@@ -265,15 +265,20 @@ describe('RedisEventPublisher against Redis', () => {
     await publisher.close();
   });
 
-  it('never re-sends a script call whose reply a dropped connection lost: no event is written twice (publisherConnection)', async () => {
+  /** A publisher on its own connection (`publisherConnection`), duplicated as a worker's is, through a {@link replyDroppingProxy}. */
+  async function proxiedPublisher() {
     const proxy = replyDroppingProxy(new URL(fx.url));
     const port = await proxy.listen();
-    // As the worker opens its connection, then the publisher's own from it.
     const base = new Redis({ host: '127.0.0.1', port, maxRetriesPerRequest: null, lazyConnect: true });
     const connection = publisherConnection(base);
     connection.on('error', () => {});
     const errors: string[] = [];
     const publisher = new RedisEventPublisher(connection, { queueName: fx.queue, ownsConnection: true, onError: (error) => void errors.push(error.message) });
+    return { proxy, base, connection, publisher, errors };
+  }
+
+  it('never re-sends a script call whose reply a dropped connection lost: no event is written twice (publisherConnection)', async () => {
+    const { proxy, base, publisher, errors } = await proxiedPublisher();
     try {
       const sessionId = fx.sessionId('reply-lost');
       await publisher.publish(sessionId, 1, round(0));
@@ -299,12 +304,7 @@ describe('RedisEventPublisher against Redis', () => {
   });
 
   it('a publish made while its connection reconnects waits in the offline queue and is written once, not counted lost (publisherConnection)', async () => {
-    const proxy = replyDroppingProxy(new URL(fx.url));
-    const port = await proxy.listen();
-    const connection = publisherConnection(new Redis({ host: '127.0.0.1', port, maxRetriesPerRequest: null, lazyConnect: true }));
-    connection.on('error', () => {});
-    const errors: string[] = [];
-    const publisher = new RedisEventPublisher(connection, { queueName: fx.queue, ownsConnection: true, onError: (error) => void errors.push(error.message) });
+    const { proxy, base, connection, publisher, errors } = await proxiedPublisher();
     try {
       const sessionId = fx.sessionId('offline');
       await publisher.publish(sessionId, 1, round(0));
@@ -325,6 +325,7 @@ describe('RedisEventPublisher against Redis', () => {
       expect(errors).toEqual([]);
     } finally {
       await publisher.close();
+      base.disconnect();
       await proxy.close();
     }
   });

@@ -9,7 +9,7 @@ vi.mock('../../../../src/core/history/sanitize-history.js', async (importOrigina
 import { arrangeWindow } from '../../../../src/core/compaction/index.js';
 import { sanitizeHistory, type SanitizeResult } from '../../../../src/core/history/index.js';
 import type { Message, StoredMessage } from '../../../../src/core/messages.js';
-import { arrangedWindowMessages, findDigest, sanitizeWindow, windowCallIds } from '../../../../src/core/window/index.js';
+import { arrangedWindowMessages, findDigest, sanitizeWindow, windowCallIds, windowHasFold } from '../../../../src/core/window/index.js';
 import { assistant, result, system, user } from './builders.js';
 import { Rand, SessionSim, stored } from './window-simulator.js';
 
@@ -53,6 +53,7 @@ function expectSameCallIds(window: readonly StoredMessage[], rand: Rand): void {
   const ids = windowCallIds(window);
   const probes = [...all].filter(() => rand.chance(0.2)).concat(['', 'call_1', `call_${rand.int(2000)}`, 'never_used']);
   for (const id of probes) expect(ids.has(id), id).toBe(all.has(id));
+  expect(windowHasFold(window)).toBe(window.some((row) => row.kind === 'compact_note'));
 }
 
 /** A window grown the way the loop grows it: per round a question, a call, its result, a reply and a thank-you. */
