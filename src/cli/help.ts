@@ -1,3 +1,4 @@
+import { HISTORY_LIMIT, HISTORY_PAGE } from './commands/history.js';
 import { TAIL_LIMIT } from './commands/tail.js';
 import { WORKER_GRACE_MS } from './commands/worker.js';
 
@@ -31,9 +32,11 @@ Sessions:
                                 (default: only new ones). Lost events show as a "--- GAP" line.
                                 --json: each event or gap as JSON. --limit: exit after n lines
                                 (${TAIL_LIMIT.min} to ${TAIL_LIMIT.max}).
-  history <session> [--json] [--all]
-                                Print the session's messages from Postgres. --json: one JSON object a
-                                line. --all: include messages folded away by compaction.
+  history <session> [--json] [--all] [--after <seq>] [--limit <n>]
+                                Print the session's messages from Postgres, read ${HISTORY_PAGE} at a time.
+                                --json: one JSON object a line. --all: include messages folded away
+                                by compaction. --after: start after this message seq (default 0, the
+                                beginning). --limit: stop after n messages (${HISTORY_LIMIT.min} to ${HISTORY_LIMIT.max}).
   cancel <session>              Cancel the running input; it ends "cancelled". Exit 1: no such session.
   resume <session>              Queue a resume: finish open tool calls and run another round.
   abort-pending <session> [--reason <text>]

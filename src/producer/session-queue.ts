@@ -8,6 +8,7 @@ import { assertSessionId } from '../core/session-id.js';
 import { followSessionEvents, readNewest } from '../events/event-subscriber.js';
 import type { StreamItem } from '../events/fleet-events.js';
 import { assertCursor, ONLY_NEW } from '../events/stream-id.js';
+import { resolveHistoryOptions } from '../store/history-options.js';
 import { acceptAndKick } from './accept-input.js';
 import { toAcceptRequest, type AddData, type AddKind, type AddOptions } from './add-request.js';
 import { cancelChannel } from './fleet-keys.js';
@@ -144,15 +145,18 @@ export class SessionQueue {
     return whileLinked(this.#closed.signal, signal, (linked) => followSessionEvents(redis, { queueName: this.queueName, sessionId: id, after, signal: linked }, newest));
   }
 
-  /** The session's messages in order; with `includeCompacted`, also those folded away by compaction. Throws `session.not_found`. */
+  /**
+   * The session's messages in seq order; with `includeCompacted`, also those folded away by
+   * compaction. Pages with `afterSeq` (a message seq, exclusive) and `limit` (1 to
+   * `MAX_HISTORY_PAGE`, 10,000): pass the last seq of a page as the next `afterSeq`; a page shorter
+   * than `limit` is the last. Without `limit`, every message after `afterSeq` in one read. Throws
+   * `session.not_found`, and `input.invalid` for malformed options.
+   */
   async history(sessionId: string, options: LoadHistoryOptions = {}): Promise<StoredMessage[]> {
     this.#assertOpen();
     const id = assertSessionId(sessionId);
-    const { includeCompacted } = optionsObject(options, 'history options');
-    if (includeCompacted !== undefined && typeof includeCompacted !== 'boolean') {
-      throw new InputInvalidError('includeCompacted must be a boolean');
-    }
-    return this.#track(this.#history(id, includeCompacted === undefined ? {} : { includeCompacted }));
+    const { includeCompacted, afterSeq, limit } = resolveHistoryOptions(options);
+    return this.#track(this.#history(id, limit === null ? { includeCompacted, afterSeq } : { includeCompacted, afterSeq, limit }));
   }
 
   /** Cumulative stats of the session and its inputs counted by status. Throws `session.not_found`. */

@@ -16,26 +16,25 @@ export interface SessionStatsReport {
   inputs: InputCounts;
 }
 
-const PAGE = 1000;
-
-/** Reads the session's stats and counts its inputs by status. Throws `session.not_found`. */
+/**
+ * Reads the session's stats and counts its inputs by status: two reads, made together, whatever the
+ * size of the inbox (the session row and one aggregate — no input row crosses the wire). Throws
+ * `session.not_found`.
+ */
 export async function readSessionStats(store: SessionStore, sessionId: string): Promise<SessionStatsReport> {
-  const session = await store.getSession(sessionId);
+  // Both settle before this returns, so a caller that closes the pool next never strands the other.
+  const [sessionRead, countsRead] = await Promise.allSettled([store.getSession(sessionId), store.countInputs(sessionId)]);
+  if (sessionRead.status === 'rejected') throw sessionRead.reason;
+  if (countsRead.status === 'rejected') throw countsRead.reason;
+  const session = sessionRead.value;
+  const counts = countsRead.value;
   if (session === null) throw new SessionNotFoundError(`session ${sessionId} does not exist`, { details: { sessionId } });
-  return { sessionId, status: session.status, totals: { ...session.stats }, inputs: await countInputs(store, sessionId) };
+  return { sessionId, status: session.status, totals: { ...session.stats }, inputs: withTotal(counts) };
 }
 
-/** Pages through the inbox: the store port has no count query, and a page costs one round trip. */
-async function countInputs(store: SessionStore, sessionId: string): Promise<InputCounts> {
-  const counts = Object.fromEntries(INPUT_STATUSES.map((status) => [status, 0])) as Record<InputStatus, number>;
-  let total = 0;
-  let afterSeq = 0;
-  for (;;) {
-    const page = await store.listInputs(sessionId, { afterSeq, limit: PAGE });
-    for (const input of page) counts[input.status] += 1;
-    total += page.length;
-    const last = page[page.length - 1];
-    if (last === undefined || page.length < PAGE) return Object.assign({}, counts, { total });
-    afterSeq = last.seq;
-  }
+/** The port's counts with their sum; only the statuses of `INPUT_STATUSES` are copied and summed. */
+function withTotal(byStatus: Record<InputStatus, number>): InputCounts {
+  const counts = Object.fromEntries(INPUT_STATUSES.map((status) => [status, byStatus[status]])) as Record<InputStatus, number>;
+  const total = INPUT_STATUSES.reduce((sum, status) => sum + counts[status], 0);
+  return Object.assign(counts, { total });
 }

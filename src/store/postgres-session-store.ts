@@ -8,6 +8,7 @@ import type {
   ClaimedInput,
   CreateSessionParams,
   FencedParams,
+  InputStatusCounts,
   LeaseAcquisition,
   LeaseAndClaim,
   ListInputsOptions,
@@ -25,6 +26,7 @@ import { acquireLease, acquireLeaseAndClaim } from './acquire-lease.js';
 import { claimNextInput } from './claim-next-input.js';
 import { clearCancel } from './clear-cancel.js';
 import { commitStep } from './commit-step.js';
+import { countInputs } from './count-inputs.js';
 import { createSession } from './create-session.js';
 import { deleteSession } from './delete-session.js';
 import { getInputById } from './get-input-by-id.js';
@@ -137,6 +139,10 @@ export class PostgresSessionStore implements SessionStore {
 
   listInputs(sessionId: string, options?: ListInputsOptions): Promise<InputRecord[]> {
     return listInputs(this.reads, sessionId, options);
+  }
+
+  countInputs(sessionId: string): Promise<InputStatusCounts> {
+    return countInputs(this.pool, sessionId);
   }
 
   loadOpenToolCalls(sessionId: string): Promise<ToolCallRecord[]> {

@@ -17,6 +17,7 @@ import { compactionScenarios } from './scenarios/compaction.js';
 import { drainStartScenarios } from './scenarios/drain-start.js';
 import { fencingScenarios } from './scenarios/fencing.js';
 import { finishScenarios } from './scenarios/finish.js';
+import { historyPageScenarios } from './scenarios/history-pages.js';
 import { leaseScenarios } from './scenarios/lease.js';
 import { ledgerUsageScenarios } from './scenarios/ledger-usage.js';
 import { messageScenarios } from './scenarios/messages.js';
@@ -64,5 +65,6 @@ export function sessionStoreContract(name: string, factory: StoreFactory): void 
     finishScenarios(ctx);
     pendingInputScenarios(ctx);
     queryScenarios(ctx);
+    historyPageScenarios(ctx);
   });
 }

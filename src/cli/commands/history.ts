@@ -1,32 +1,67 @@
 import { contentText, type StoredMessage } from '../../core/messages.js';
 import { SessionQueue } from '../../producer/session-queue.js';
 import { EXIT, type CliIo } from '../cli-io.js';
-import { parseCommandLine } from '../command-line.js';
+import { parseCommandLine, parseIntegerOption } from '../command-line.js';
 
-const USAGE = 'loopfleet history <session> [--json] [--all]';
+const USAGE = 'loopfleet history <session> [--json] [--all] [--after <seq>] [--limit <n>]';
+
+/** Messages read from Postgres at a time: a long session is printed page by page, never read whole. */
+export const HISTORY_PAGE = 1000;
+
+/** Accepted `--limit` values (the help states the range). */
+export const HISTORY_LIMIT = { min: 1, max: 1_000_000 } as const;
+
+/** Accepted `--after` values: message seqs, 0 for the beginning. */
+const HISTORY_AFTER = { min: 0, max: Number.MAX_SAFE_INTEGER } as const;
 
 /**
- * `loopfleet history <session>`: the session's messages in order, from Postgres. `--all` includes
- * messages folded away by compaction; `--json` prints one stored message as JSON a line.
+ * `loopfleet history <session>`: the session's messages in order, from Postgres, read
+ * {@link HISTORY_PAGE} at a time. `--all` includes messages folded away by compaction; `--json`
+ * prints one stored message as JSON a line; `--after <seq>` starts after that message seq;
+ * `--limit <n>` stops after n messages.
  */
 export async function historyCommand(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommandLine({
     args,
     allowPositionals: true,
-    options: { json: { type: 'boolean', default: false }, all: { type: 'boolean', default: false } },
+    options: { json: { type: 'boolean', default: false }, all: { type: 'boolean', default: false }, after: { type: 'string' }, limit: { type: 'string' } },
   });
   const [sessionId, ...extra] = positionals;
   if (sessionId === undefined || extra.length > 0) {
     io.stderr(`loopfleet history: expected one session\nusage: ${USAGE}\n`);
     return EXIT.usage;
   }
+  const afterSeq = values.after === undefined ? 0 : parseIntegerOption('after', values.after, HISTORY_AFTER);
+  const limit = values.limit === undefined ? Number.POSITIVE_INFINITY : parseIntegerOption('limit', values.limit, HISTORY_LIMIT);
   const queue = SessionQueue.fromEnv(io.env);
   try {
-    const messages = await queue.history(sessionId, { includeCompacted: values.all });
-    for (const row of messages) io.stdout(`${values.json ? JSON.stringify(row) : formatMessage(row)}\n`);
+    const print = (row: StoredMessage): void => io.stdout(`${values.json ? JSON.stringify(row) : formatMessage(row)}\n`);
+    await forEachPage(queue, { sessionId, includeCompacted: values.all, afterSeq, limit }, (page) => page.forEach(print));
     return EXIT.ok;
   } finally {
     await queue.close();
+  }
+}
+
+/**
+ * Reads the history page by page, handing each to `onPage`, until `limit` messages or a short page.
+ * Not a snapshot: a message compacted while the pages are read is shown as it was when its page was.
+ */
+async function forEachPage(
+  queue: SessionQueue,
+  read: { sessionId: string; includeCompacted: boolean; afterSeq: number; limit: number },
+  onPage: (page: StoredMessage[]) => void,
+): Promise<void> {
+  let { afterSeq } = read;
+  let left = read.limit;
+  while (left > 0) {
+    const size = Math.min(HISTORY_PAGE, left);
+    const page = await queue.history(read.sessionId, { includeCompacted: read.includeCompacted, afterSeq, limit: size });
+    onPage(page);
+    const last = page.at(-1);
+    if (last === undefined || page.length < size) return;
+    left -= page.length;
+    afterSeq = last.seq;
   }
 }
 

@@ -287,10 +287,26 @@ export interface ListInputsOptions {
   affectsRun?: boolean;
 }
 
-/** What {@link SessionStore.loadHistory} includes. */
+/** What {@link SessionStore.loadHistory} includes, and which page of it. */
 export interface LoadHistoryOptions {
   /** Include messages folded away by compaction. Default false. */
   includeCompacted?: boolean;
+  /** Only messages with a greater message seq (paging): a non-negative safe integer. Default 0, from the first. */
+  afterSeq?: number;
+  /**
+   * At most this many messages, an integer from 1 to 10,000 (`MAX_HISTORY_PAGE`). Default: no limit —
+   * every message after `afterSeq`, for compatibility; readers of long sessions should page.
+   */
+  limit?: number;
+}
+
+/** {@link SessionStore.countInputs}: how many of a session's inputs are in each status (every status present, 0 when none). */
+export type InputStatusCounts = Record<InputStatus, number>;
+
+/** {@link SessionStore.deleteSession}: what the deleted session left for the fence of its stream. */
+export interface DeletedSession {
+  /** The session's last lease token; every holder it ever had wrote under this token or an older one. */
+  leaseToken: number;
 }
 
 /** The system of record, as the loop and the worker see it. Every method may also throw `session.invalid_id`. */
@@ -334,13 +350,18 @@ export interface SessionStore {
 
   /** The active messages, in seq order: what the next LLM call is built from. */
   loadWindow(sessionId: string): Promise<StoredMessage[]>;
-  /** Messages for inspection, in seq order. */
+  /** Messages for inspection, in seq order; a page of them with `afterSeq` / `limit`. */
   loadHistory(sessionId: string, options?: LoadHistoryOptions): Promise<StoredMessage[]>;
 
   getInput(sessionId: string, seq: number): Promise<InputRecord | null>;
   getInputById(sessionId: string, inputId: string): Promise<InputRecord | null>;
   /** Inputs in seq order. */
   listInputs(sessionId: string, options?: ListInputsOptions): Promise<InputRecord[]>;
+  /**
+   * The session's inputs counted by status, in one aggregate read (no input rows are returned). All
+   * zeros for a session that does not exist.
+   */
+  countInputs(sessionId: string): Promise<InputStatusCounts>;
 
   /** Ledger rows still `started` or `in_doubt`, in start order. */
   loadOpenToolCalls(sessionId: string): Promise<ToolCallRecord[]>;

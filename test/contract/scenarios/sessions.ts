@@ -20,6 +20,7 @@ function everyMethod(store: SessionStore, id: string): Array<[string, () => Prom
     ['getInput', () => store.getInput(id, 1)],
     ['getInputById', () => store.getInputById(id, 'x')],
     ['listInputs', () => store.listInputs(id)],
+    ['countInputs', () => store.countInputs(id)],
     ['loadOpenToolCalls', () => store.loadOpenToolCalls(id)],
     ['getUsageRounds', () => store.getUsageRounds(id)],
     ['requestCancel', () => store.requestCancel(id)],

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ACTIVE_HISTORY_PAGE_SQL, HISTORY_PAGE_SQL } from '../../../src/store/sql/load-history.js';
 import { loadRunStateSql } from '../../../src/store/sql/load-run-state.js';
 import { LOAD_WINDOW_SQL } from '../../../src/store/sql/load-window.js';
 import { openStoreFixture, sessionId, type StoreFixture } from './store-fixture.js';
@@ -54,8 +55,9 @@ describe('loadWindow', () => {
     await fx.close();
   });
 
-  async function explain(sql: string, id?: string): Promise<PlanNode[]> {
-    const result = await fx.pool.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`, id === undefined ? [] : [id]);
+  async function explain(sql: string, id?: string | unknown[]): Promise<PlanNode[]> {
+    const params = id === undefined ? [] : Array.isArray(id) ? id : [id];
+    const result = await fx.pool.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`, params);
     const root = result.rows[0]?.['QUERY PLAN'][0].Plan;
     if (root === undefined) throw new Error('no plan');
     return flatten(root);
@@ -107,6 +109,26 @@ describe('loadWindow', () => {
     expect([rows(tail), rows(whole), rows(stale)]).toEqual([5, 10_000, 10_000]);
     expect(blocks(tail)).toBeLessThanOrEqual(10);
     expect(blocks(whole)).toBeGreaterThan(10 * blocks(tail));
+  });
+
+  it('reads a history page (loopfleet history, SessionQueue.history) as an index range stopped by its limit', async () => {
+    // 100 messages from the middle of 10,000 active ones: the partial index, and only the page's rows.
+    const activePage = await explain(ACTIVE_HISTORY_PAGE_SQL, [long, 5_000, 100]);
+    const activeWhole = await explain(ACTIVE_HISTORY_PAGE_SQL, [long, 0, null]);
+    expect(activePage.some((node) => node['Index Name'] === 'messages_active_idx')).toBe(true);
+    expect(activePage.filter((node) => node['Relation Name'] === 'messages' && (node['Rows Removed by Filter'] ?? 0) > 0)).toEqual([]);
+    expect([activePage[0]!['Actual Rows'], activeWhole[0]!['Actual Rows']]).toEqual([100, 10_000]);
+    expect(blocks(activeWhole)).toBeGreaterThan(10 * blocks(activePage));
+    // With the folded rows: 100 of the 10,010 rows of `big`, from the middle, by the primary key (session_id, seq).
+    const fullPage = await explain(HISTORY_PAGE_SQL, [big, 5_000, 100]);
+    const fullWhole = await explain(HISTORY_PAGE_SQL, [big, 0, null]);
+    expect(fullPage.some((node) => node['Index Name'] === 'messages_session_id_seq_pk')).toBe(true);
+    expect([fullPage[0]!['Actual Rows'], fullWhole[0]!['Actual Rows']]).toEqual([100, 10_010]);
+    expect(blocks(fullWhole)).toBeGreaterThan(10 * blocks(fullPage));
+    const page = await fx.store.loadHistory(big, { includeCompacted: true, afterSeq: 5_000, limit: 100 });
+    expect(page.map((m) => m.seq)).toEqual(Array.from({ length: 100 }, (_, i) => 5_001 + i));
+    // Unpaged, the active history is still the whole window, as loadWindow reads it.
+    expect(await fx.store.loadHistory(big)).toEqual(await fx.store.loadWindow(big));
   });
 
   it('would notice a plan that walks the folded rows (control for the measurement above)', async () => {

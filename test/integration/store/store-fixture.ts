@@ -91,10 +91,17 @@ export async function leasedSession(store: PostgresSessionStore, id: string, own
 
 /** The first argument of every `pg.Client#query` call made while `work` runs (the statements sent). */
 export async function statementsSent(work: () => Promise<unknown>): Promise<unknown[]> {
-  const sent: unknown[] = [];
+  return (await queriesSent(work)).map((query) => query.first);
+}
+
+/** Every `pg.Client#query` call made while `work` runs: its text and values, and its first argument as passed. */
+export async function queriesSent(work: () => Promise<unknown>): Promise<Array<{ first: unknown; text: string; values: unknown[] }>> {
+  const sent: Array<{ first: unknown; text: string; values: unknown[] }> = [];
   const query = pg.Client.prototype.query;
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    sent.push(args[0]);
+    const [first, second] = args as [string | { text: string; values?: unknown[] }, unknown[] | undefined];
+    const text = typeof first === 'string' ? first : first.text;
+    sent.push({ first, text, values: typeof first === 'string' ? (second ?? []) : (first.values ?? second ?? []) });
     return (query as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof query;
   try {
@@ -103,6 +110,22 @@ export async function statementsSent(work: () => Promise<unknown>): Promise<unkn
     pg.Client.prototype.query = query;
   }
   return sent;
+}
+
+/**
+ * Writes a session `id` with `count` messages straight into Postgres (user and assistant in turn,
+ * `message <seq>`), the first `folded` of them compacted away.
+ */
+export async function seedLongHistory(fx: StoreFixture, id: string, count: number, folded: number): Promise<void> {
+  await fx.store.createSession({ id });
+  await fx.pool.query(
+    `INSERT INTO messages (session_id, seq, role, content, state)
+     SELECT $1, g, CASE WHEN g % 2 = 1 THEN 'user' ELSE 'assistant' END, to_jsonb('message ' || g),
+            CASE WHEN g <= $3 THEN 'compacted' ELSE 'active' END
+       FROM generate_series(1, $2::int) AS g`,
+    [id, count, folded],
+  );
+  await fx.pool.query(`UPDATE sessions SET next_message_seq = $2 WHERE id = $1`, [id, count]);
 }
 
 /** A leased session whose first input is claimed (running). */

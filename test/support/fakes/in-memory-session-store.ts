@@ -2,10 +2,11 @@ import { LeaseLostError, SessionExistsError, SessionNotFoundError, StateConflict
 import type { StoredMessage } from '../../../src/core/messages.js';
 import type * as Port from '../../../src/core/ports/session-store.js';
 import { assertSessionId } from '../../../src/core/session-id.js';
-import type { InputRecord, SessionRecord, ToolCallRecord, UsageRoundRecord } from '../../../src/core/session-types.js';
+import { INPUT_STATUSES, type InputRecord, type SessionRecord, type ToolCallRecord, type UsageRoundRecord } from '../../../src/core/session-types.js';
 import { validateAcceptInput } from '../../../src/store/accept-input-validation.js';
 import { assertFlag, assertLeaseToken, assertSeq, assertText, assertTtlMs } from '../../../src/store/arguments.js';
 import { validateStep } from '../../../src/store/commit-step-validation.js';
+import { resolveHistoryOptions } from '../../../src/store/history-options.js';
 import {
   assertInputId,
   compareText,
@@ -206,9 +207,11 @@ export class InMemorySessionStore implements Port.SessionStore {
     return this.loadHistory(sessionId);
   }
 
-  async loadHistory(sessionId: string, options: Port.LoadHistoryOptions = {}): Promise<StoredMessage[]> {
+  async loadHistory(sessionId: string, options?: Port.LoadHistoryOptions): Promise<StoredMessage[]> {
     const rows = this.#sessions.get(assertSessionId(sessionId))?.messages ?? [];
-    return clone(options.includeCompacted === true ? rows : rows.filter((row) => row.state === 'active'));
+    const page = resolveHistoryOptions(options);
+    const wanted = rows.filter((row) => (page.includeCompacted || row.state === 'active') && row.seq > page.afterSeq);
+    return clone(page.limit === null ? wanted : wanted.slice(0, page.limit));
   }
 
   async getInput(sessionId: string, seq: number): Promise<InputRecord | null> {
@@ -230,6 +233,12 @@ export class InMemorySessionStore implements Port.SessionStore {
     const changesRun = (input: InputRecord) => input.mode === 'steer' || input.mode === 'interrupt' || input.kind === 'timer';
     const rows = (data?.inputs ?? []).filter((input) => (statuses === null || statuses.includes(input.status)) && input.seq > afterSeq && (!affectsRun || changesRun(input)));
     return clone(rows.slice(0, limit));
+  }
+
+  async countInputs(sessionId: string): Promise<Port.InputStatusCounts> {
+    const counts = Object.fromEntries(INPUT_STATUSES.map((status) => [status, 0])) as Port.InputStatusCounts;
+    for (const input of this.#sessions.get(assertSessionId(sessionId))?.inputs ?? []) counts[input.status] += 1;
+    return counts;
   }
 
   async loadOpenToolCalls(sessionId: string): Promise<ToolCallRecord[]> {

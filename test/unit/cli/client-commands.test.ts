@@ -44,6 +44,13 @@ describe('loopfleet client commands (no services needed)', () => {
     [['tail', 's1', '--limit', '0'], '--limit must be a whole number from 1 to 1000000'],
     [['history'], 'expected one session'],
     [['history', 's1', 's2'], 'expected one session'],
+    [['history', 's1', '--limit', '0'], '--limit must be a whole number from 1 to 1000000'],
+    [['history', 's1', '--limit', '1000001'], '--limit must be a whole number from 1 to 1000000'],
+    [['history', 's1', '--limit', '1e3'], '--limit must be a whole number from 1 to 1000000'],
+    [['history', 's1', '--after', 'x'], '--after must be a whole number from 0 to 9007199254740991'],
+    [['history', 's1', '--after', '1.5'], '--after must be a whole number from 0 to 9007199254740991'],
+    [['history', 's1', '--after', '9007199254740992'], '--after must be a whole number from 0 to 9007199254740991'],
+    [['history', 's1', '--after=-1'], '--after must be a whole number from 0 to 9007199254740991'],
     [['cancel'], 'expected one session'],
     [['resume'], 'expected one session'],
     [['abort-pending'], 'expected one session'],
@@ -65,6 +72,8 @@ describe('loopfleet client commands (no services needed)', () => {
     [['tail', 's1', '--limit', '1', '--limit', '2'], '--limit'],
     [['tail', 's1', '--json', '--json'], '--json'],
     [['history', 's1', '--all', '--all'], '--all'],
+    [['history', 's1', '--after', '1', '--after', '2'], '--after'],
+    [['history', 's1', '--limit', '1', '--limit', '2'], '--limit'],
     [['abort-pending', 's1', '--reason', 'a', '--reason', 'b'], '--reason'],
     [['worker', '--grace', '5', '--grace', '6'], '--grace'],
     [['migrate', '--create-database', '--create-database'], '--create-database'],
@@ -93,6 +102,8 @@ describe('loopfleet client commands (no services needed)', () => {
     ['tail', 's1', '--limit', '1'],
     ['tail', 's1', '--limit', '1000000'],
     ['tail', 's1', '--limit=007'],
+    ['history', 's1', '--after', '0', '--limit', '1'],
+    ['history', 's1', '--after', '9007199254740991', '--limit', '1000000'],
     ['worker', '--grace', '0'],
     ['worker', '--grace', '2147483647'],
   ])('%j: a number within range is accepted (it gets as far as the configuration)', async (...argv) => {
@@ -105,6 +116,8 @@ describe('loopfleet client commands (no services needed)', () => {
     const text = HELP.replace(/\s+/g, ' ');
     expect(text).toContain('--grace ms (default 30000, 0 to 2147483647)');
     expect(text).toContain('--limit: exit after n lines (1 to 1000000)');
+    expect(text).toContain('history <session> [--json] [--all] [--after <seq>] [--limit <n>]');
+    expect(text).toContain('--limit: stop after n messages (1 to 1000000)');
     expect(text).toContain('unknown or repeated option, malformed option value');
   });
 

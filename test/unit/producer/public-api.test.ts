@@ -13,6 +13,7 @@ describe("the package's public exports", () => {
     expect(loopfleet.eventStreamKey('loopfleet', 's1')).toBe('loopfleet:events:s1');
     expect(loopfleet.JOB).toMatchObject({ send: 'send', resume: 'resume', drain: 'drain' });
     expect(loopfleet.SESSION_QUEUE_DEFAULTS.queueName).toBe('loopfleet');
+    expect(loopfleet.MAX_HISTORY_PAGE).toBe(10_000);
   });
 
   it('SessionQueue.fromEnv refuses invalid configuration before opening anything', () => {
