@@ -4,7 +4,7 @@ import { SessionNotFoundError, StateCorruptError } from '../core/errors/index.js
 import type { AcquireLeaseParams, LeaseAcquisition, LeaseAndClaim } from '../core/ports/session-store.js';
 import { assertSessionId } from '../core/session-id.js';
 import { assertText, assertTtlMs } from './arguments.js';
-import { claimNextInput, decodeClaim } from './claim-next-input.js';
+import { decodeClaim } from './claim-next-input.js';
 import type { Queryable } from './queryable.js';
 import { parseRow } from './rows/parse-row.js';
 import { ACQUIRE_LEASE_SQL, LEASE_HOLDER_SQL } from './sql/acquire-lease.js';
@@ -33,7 +33,9 @@ export async function acquireLease(db: Queryable, params: AcquireLeaseParams): P
 /**
  * {@link acquireLease} and, when acquired, the claim of the lowest open input under the new token, in
  * one statement ({@link ACQUIRE_LEASES_AND_CLAIM}): the first round trip of every drain, shared with
- * drains of other sessions starting at the same moment.
+ * drains of other sessions starting at the same moment. No second statement follows: a claim left to
+ * the caller (`claimed` undefined) fails, if it does, where the caller holds the token and releases
+ * the lease — here it would leave the lease held, the token lost with the exception, until it lapsed.
  */
 export async function acquireLeaseAndClaim(pool: pg.Pool, batcher: RowBatcher, params: AcquireLeaseParams): Promise<LeaseAndClaim> {
   const { sessionId, owner, ttlMs } = leaseRequest(params);
@@ -49,9 +51,10 @@ export async function acquireLeaseAndClaim(pool: pg.Pool, batcher: RowBatcher, p
   );
   const { finishesOwed } = row;
   if (typeof finishesOwed !== 'boolean') throw new StateCorruptError(`lease of session ${sessionId}: finishesOwed is not a boolean`, { details: { sessionId } });
-  // Nothing claimed though the snapshot saw an open input: the lapsed holder ended it while the
-  // statement waited for the row. What is open now is read in a new snapshot, under the new lease.
-  const claimed = row.seq !== null ? decodeClaim(row) : row.sawOpen === true ? await claimNextInput(batcher, { sessionId, leaseToken: lease.token }) : null;
+  // Nothing claimed though the snapshot saw an open input: a finish is owed (the drain repairs it
+  // first), or the lapsed holder ended that input while the statement waited for the row. Either way
+  // the caller claims what is open then, in a new snapshot, under the new token.
+  const claimed = row.seq !== null ? decodeClaim(row) : row.sawOpen === true ? undefined : null;
   return { acquired: true, token: lease.token, expiresAt: lease.expiresAt, finishesOwed, claimed };
 }
 

@@ -70,14 +70,15 @@ interface Finishes {
 }
 
 /**
- * `firstClaim` is the input claimed with the lease. After each input, `next` is what the drain knows
- * of the following one: `undefined` claim it, `null` none was pending at the terminal commit.
+ * `firstClaim` is the input claimed with the lease (`undefined`: none was, though one may be open).
+ * After each input, `next` is what the drain knows of the following one: `undefined` claim it, `null`
+ * none was pending at the terminal commit. Every claim made here is under the drain's release path.
  */
 async function drainWithLease(
   ctx: WorkerContext,
   sessionId: string,
   token: number,
-  firstClaim: ClaimedInput | null,
+  firstClaim: ClaimedInput | null | undefined,
   stop: AbortSignal,
   finishes: Finishes,
 ): Promise<DrainOutcome> {
@@ -90,18 +91,20 @@ async function drainWithLease(
     // Shutdown began: the input in hand was finished; the rest goes to workers that stay (STYLE.md 13).
     if (ctx.stopping.aborted) return (await hasOpenInputs(ctx, sessionId)) ? stopped(ctx, sessionId, ctx.stopping, processed) : { kind: 'drained', processed };
     try {
-      const claimed = next !== undefined ? next : await ctx.store.claimNextInput({ sessionId, leaseToken: token });
-      next = undefined;
       // When the lease says a finish may be owed (a holder died, was stopped or failed to publish
       // since the last release that said all were out), publish it before running anything — also
       // before a resumed input: its holder may have died before its own repair. A repair that fails
       // throws (the job retries, the finish still owed): an input run now would end a later one, and
-      // the next repair looks only at the input that ended last.
+      // the next repair looks only at the input that ended last. The lease claimed nothing then, and
+      // the claim waits for the repair: a claim counts an attempt, and failed repairs must not use
+      // up those of an input that never ran.
       if (first && finishes.owed) {
-        await repairFinishEvents(ctx, sessionId, claimed?.input.seq ?? null);
+        await repairFinishEvents(ctx, sessionId, next);
         finishes.owed = false;
       }
       first = false;
+      const claimed = next !== undefined ? next : await ctx.store.claimNextInput({ sessionId, leaseToken: token });
+      next = undefined;
       if (claimed === null) return { kind: 'drained', processed };
       // Owed from the input's terminal commit until its input_finished is out: a throw leaves it owed
       // and ends the drain, so no later input ends while this one's finish may be unpublished.
@@ -135,9 +138,12 @@ async function stopped(ctx: WorkerContext, sessionId: string, stop: AbortSignal,
 /**
  * A previous holder may have committed its last input's end without publishing it (I6). Throws when
  * the check failed: the finish stays owed and nothing runs until a later attempt completes it.
+ * `claimed` is what the lease claimed; when it left the claim to the drain (`undefined`), the search
+ * ends below the lowest input open now — read under the lease, so no holder can end it any more.
  */
-async function repairFinishEvents(ctx: WorkerContext, sessionId: string, nextSeq: number | null): Promise<void> {
+async function repairFinishEvents(ctx: WorkerContext, sessionId: string, claimed: ClaimedInput | null | undefined): Promise<void> {
   try {
+    const nextSeq = claimed === undefined ? await lowestOpenSeq(ctx, sessionId) : (claimed?.input.seq ?? null);
     await republishLostFinishes(ctx, sessionId, nextSeq);
   } catch (error) {
     ctx.logger.warn({ err: error, sessionId }, 'checking for lost input_finished events failed; the drain retries before running anything');
@@ -146,5 +152,10 @@ async function repairFinishEvents(ctx: WorkerContext, sessionId: string, nextSeq
 }
 
 async function hasOpenInputs(ctx: WorkerContext, sessionId: string): Promise<boolean> {
-  return (await ctx.store.listInputs(sessionId, { status: ['pending', 'running'], limit: 1 })).length > 0;
+  return (await lowestOpenSeq(ctx, sessionId)) !== null;
+}
+
+/** The seq of the session's lowest `pending` or `running` input: the one a claim would take. */
+async function lowestOpenSeq(ctx: WorkerContext, sessionId: string): Promise<number | null> {
+  return (await ctx.store.listInputs(sessionId, { status: ['pending', 'running'], limit: 1 }))[0]?.seq ?? null;
 }

@@ -135,11 +135,20 @@ export type LeaseAndClaim =
       acquired: true;
       token: number;
       expiresAt: Date;
-      claimed: ClaimedInput | null;
+      /**
+       * The input claimed with the lease, or null when none was open. Undefined when one was open
+       * but the write did not claim it: while `finishesOwed` it claims nothing (a claim counts an
+       * attempt, so it waits for the drain's repair), and the input it saw may have been ended
+       * meanwhile by the holder whose lease lapsed. The caller then claims
+       * ({@link SessionStore.claimNextInput}) under `token`, after any repair, and releases the
+       * lease if that fails.
+       */
+      claimed: ClaimedInput | null | undefined;
       /**
        * An input may have ended without its `input_finished` event (I6): an input ended since the
-       * last release that said every finish was published (or the session predates the flag). The
-       * drain then checks the stream before running anything; otherwise it need not.
+       * last release that said every finish was published (or the session predates the flag), and
+       * the session has ended one at all. The drain then checks the stream before it claims or runs
+       * anything; otherwise it need not.
        */
       finishesOwed: boolean;
     }
@@ -336,7 +345,8 @@ export interface SessionStore {
 
   /**
    * {@link acquireLease} and, when it is acquired, {@link claimNextInput} under the new token — one
-   * atomic write instead of two round trips at the start of every drain.
+   * atomic write instead of two round trips at the start of every drain. It claims nothing while a
+   * finish may be owed (see {@link LeaseAndClaim}).
    */
   acquireLeaseAndClaim(params: AcquireLeaseParams): Promise<LeaseAndClaim>;
 

@@ -26,22 +26,31 @@ const NEXT_OPEN_INPUTS = `next AS (
 
 /**
  * Marks each claimed input `running`, counting the attempt, only for a session whose row `guard`
- * (the fence) returned, and only while the input is as the snapshot saw it: a holder whose lease
- * lapsed may have ended it while this statement waited for the session row (its end committed
- * first), and an ended input must never be started again (I3, I6). `started_at` is the statement's
- * clock time, not the transaction start (`now()`), which could precede the `accepted_at` of an input
- * accepted while the statement waited for the session row (DESIGN.md I2).
+ * (the fence) returned and meets `condition` (on that row, `g`), and only while the input is as the
+ * snapshot saw it: a holder whose lease lapsed may have ended it while this statement waited for the
+ * session row (its end committed first), and an ended input must never be started again (I3, I6).
+ * `started_at` is the statement's clock time, not the transaction start (`now()`), which could
+ * precede the `accepted_at` of an input accepted while the statement waited for the session row
+ * (DESIGN.md I2).
  */
-const claimedCte = (guard: string) => `claimed AS (
+const claimedCte = (guard: string, condition?: string) => `claimed AS (
   UPDATE session_inputs AS i
      SET status = 'running',
          attempts = i.attempts + 1,
          started_at = coalesce(i.started_at, clock_timestamp())
     FROM next
-    JOIN ${guard} AS g ON g.id = next.session_id
+    JOIN ${guard} AS g ON g.id = next.session_id${condition === undefined ? '' : ` AND ${condition}`}
    WHERE i.session_id = next.session_id AND i.seq = next.seq AND i.status = next.status
   RETURNING i.*, next.status AS previous_status
 )`;
+
+/**
+ * Whether the session row `alias` may owe an `input_finished` (I6): its `finishes_owed` flag, and an
+ * input ended at all (`stat_inputs`, bumped by the same commits that set the flag). The flag starts
+ * set, for rows that predate it; a session that never ended an input owes nothing, so its first drain
+ * claims with the lease like any other.
+ */
+const owesFinishes = (alias: string) => `(${alias}.finishes_owed AND ${alias}.stat_inputs > 0)`;
 
 /**
  * A claim's row: the input's columns, `resumed`, whether other inputs wait (and whether one of them
@@ -110,14 +119,21 @@ SELECT req.session_id AS "${CLAIM_FOR}",
  * and, in the same write, claims the lowest open input under the new token as
  * {@link CLAIM_NEXT_INPUTS} does. The session is marked `running` only when an input is claimed.
  *
+ * It claims nothing while the session may owe an `input_finished` (`finishesOwed`, as the locked row
+ * says): the drain must publish it before any input starts, and a claim counts an attempt — a repair
+ * failing again and again (Redis down) would otherwise use up the attempts of an input that never
+ * ran, until the drain gave it up as a poison input. The drain claims with {@link CLAIM_NEXT_INPUTS},
+ * under the token, once its repair succeeded.
+ *
  * It takes its requests as rows, so drains of different sessions starting at the same moment share
  * the statement (`../row-batcher.ts`); each session's lease is taken, or not, on its own row (its
  * `nextval` evaluated once that row is locked, so tokens still grow per session), and each claim
  * joins its own lease. A session whose lease is held returns no row (the caller then reads who holds
  * it, and for how long). Each row is the claim's columns as {@link CLAIM_NEXT_INPUTS} returns them,
- * the input's null when the inbox is empty, `finishesOwed` (the session's `finishes_owed`), and
- * `sawOpen`: the snapshot saw an open input — true with no input claimed when the input it saw was
- * ended meanwhile by the holder whose lease lapsed (the caller then claims again, in a new snapshot).
+ * the input's null when nothing was claimed, `finishesOwed` (see `owesFinishes`), and
+ * `sawOpen`: the snapshot saw an open input — true with no input claimed when finishes are owed, or
+ * when the input it saw was ended meanwhile by the holder whose lease lapsed (the caller then claims,
+ * in a new snapshot, under the new token).
  * Params: $1 a JSON array of `{ "session_id", "owner", "ttl_ms" }`.
  */
 export const ACQUIRE_LEASES_AND_CLAIM: BatchStatement = {
@@ -134,16 +150,16 @@ leased AS (
      SET lease_owner = req.owner,
          lease_token = nextval('lease_token_seq'),
          lease_expires_at = now() + req.ttl_ms * interval '1 millisecond',
-         status = CASE WHEN EXISTS (SELECT 1 FROM next WHERE next.session_id = s.id) THEN 'running' ELSE s.status END,
+         status = CASE WHEN NOT ${owesFinishes('s')} AND EXISTS (SELECT 1 FROM next WHERE next.session_id = s.id) THEN 'running' ELSE s.status END,
          updated_at = now()
     FROM req
    WHERE s.id = req.session_id AND ${lockedSession('s')}
      AND (s.lease_expires_at IS NULL OR s.lease_expires_at <= now())
   RETURNING s.*
 ),
-${claimedCte('leased')}
+${claimedCte('leased', `NOT ${owesFinishes('g')}`)}
 SELECT ${claimedColumns('l', 'l.id')},
-       l.finishes_owed AS "finishesOwed",
+       ${owesFinishes('l')} AS "finishesOwed",
        EXISTS (SELECT 1 FROM next WHERE next.session_id = l.id) AS "sawOpen"
   FROM leased AS l
   LEFT JOIN claimed AS c ON c.session_id = l.id`,

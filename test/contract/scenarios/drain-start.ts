@@ -62,9 +62,9 @@ export function drainStartScenarios(ctx: ContractContext): void {
         if (!lease.acquired) throw new Error('expected the lease');
         return lease;
       };
-      // A new session has ended nothing, but the flag starts set (it errs towards checking).
+      // A new session has ended nothing, so it owes nothing (its flag starts set, for rows that predate it).
       const first = await start('worker-a');
-      expect(first.finishesOwed).toBe(true);
+      expect(first.finishesOwed).toBe(false);
       await ctx.store.commitStep({ sessionId: id, leaseToken: first.token, input: { seq: 1, status: 'done' } });
       expect(await ctx.store.releaseLease({ sessionId: id, token: first.token, finishesPublished: true })).toBe(true);
       const second = await start('worker-b');
@@ -80,6 +80,33 @@ export function drainStartScenarios(ctx: ContractContext): void {
       const fourth = await start('worker-d');
       expect(fourth.finishesOwed).toBe(false);
       await expectCode(ctx.store.releaseLease({ sessionId: id, token: fourth.token, finishesPublished: 'yes' as unknown as boolean }), 'input.invalid');
+    });
+
+    it('claims nothing while a finish may be owed: the open input keeps its status and attempts, for a claim under the token after the repair (I6)', async () => {
+      const id = ctx.id('owed-claim');
+      await accept(ctx.store, id);
+      await accept(ctx.store, id);
+      const first = await ctx.store.acquireLeaseAndClaim({ sessionId: id, owner: 'worker-a', ttlMs: 60_000 });
+      if (!first.acquired) throw new Error('expected the lease');
+      await ctx.store.commitStep({ sessionId: id, leaseToken: first.token, input: { seq: 1, status: 'done' } });
+      // Released without the promise that input 1's input_finished is out.
+      await ctx.store.releaseLease({ sessionId: id, token: first.token });
+      const statusBefore = (await ctx.store.getSession(id))?.status;
+      const owed = await ctx.store.acquireLeaseAndClaim({ sessionId: id, owner: 'worker-b', ttlMs: 60_000 });
+      expect(owed).toMatchObject({ acquired: true, finishesOwed: true, claimed: undefined });
+      if (!owed.acquired) throw new Error('expected the lease');
+      expect(await ctx.store.getInput(id, 2)).toMatchObject({ status: 'pending', attempts: 0 });
+      expect(await ctx.store.getSession(id)).toMatchObject({ status: statusBefore, lease: { owner: 'worker-b', token: owed.token } });
+      // Released again, as a drain whose repair failed: nothing was started, so nothing was counted.
+      expect(await ctx.store.releaseLease({ sessionId: id, token: owed.token })).toBe(true);
+      const again = await ctx.store.acquireLeaseAndClaim({ sessionId: id, owner: 'worker-c', ttlMs: 60_000 });
+      if (!again.acquired) throw new Error('expected the lease');
+      expect(again).toMatchObject({ finishesOwed: true, claimed: undefined });
+      expect(await ctx.store.claimNextInput({ sessionId: id, leaseToken: again.token })).toMatchObject({ resumed: false, input: { seq: 2, status: 'running', attempts: 1 } });
+      await ctx.store.commitStep({ sessionId: id, leaseToken: again.token, input: { seq: 2, status: 'done' } });
+      await ctx.store.releaseLease({ sessionId: id, token: again.token });
+      // Nothing open: nothing to leave to the caller.
+      expect(await ctx.store.acquireLeaseAndClaim({ sessionId: id, owner: 'worker-d', ttlMs: 60_000 })).toMatchObject({ acquired: true, finishesOwed: true, claimed: null });
     });
 
     it('throws session.not_found for a missing session and validates its arguments', async () => {

@@ -367,9 +367,13 @@ describe('exactly one input_finished per input, across a crash', () => {
     const sessionId = 'repair-before-resumed';
     await diedAfterTerminalCommit(sessionId);
     await accept(sessionId, 'two');
-    // The next holder takes the lease with input 2 (a finish owed) and dies before its repair.
+    // The next holder takes the lease with a finish owed (the lease claims nothing then), claims
+    // input 2 and dies before its repair — as a worker of an earlier version, which claimed with the
+    // lease, could; a current one claims only once its repair succeeded.
     const next = await fleet.store.acquireLeaseAndClaim({ sessionId, owner: 'dead-before-repair', ttlMs: 60_000 });
-    expect(next).toMatchObject({ acquired: true, finishesOwed: true, claimed: { input: { seq: 2 }, resumed: false } });
+    expect(next).toMatchObject({ acquired: true, finishesOwed: true, claimed: undefined });
+    if (!next.acquired) throw new Error('expected the lease');
+    expect(await fleet.store.claimNextInput({ sessionId, leaseToken: next.token })).toMatchObject({ input: { seq: 2 }, resumed: false });
     await lapse(sessionId);
     // The sweeper finds the unreleased lease; the drain it starts resumes input 2.
     const worker = await fleet.startWorker({ settings: { sweepEveryMs: 300, sweepGraceMs: 200 } });
@@ -427,6 +431,58 @@ describe('exactly one input_finished per input, across a crash', () => {
     expect(events.findIndex((event) => event.type === 'input_finished' && event.data.inputSeq === 1)).toBeLessThan(
       events.findIndex((event) => event.data.inputSeq === 2 && event.type !== 'input_accepted'),
     );
+  });
+
+  it('repairs that fail again and again count no attempt of the input waiting behind them: it runs, once, when one succeeds — not given up as a poison input', async () => {
+    const sessionId = 'repair-fails-attempts';
+    await diedAfterTerminalCommit(sessionId);
+    const store = new InstrumentedStore();
+    // The repair's read of the finished inputs fails in the first two drains (Postgres or Redis trouble alike: the drain throws).
+    const isRepairRead = (args: unknown[]) => args[0] === sessionId && [(args[1] as { status?: unknown } | undefined)?.status].flat().includes('cancelled');
+    for (let i = 0; i < 2; i += 1) store.failNext('listInputs', () => new Error('Connection terminated unexpectedly'), { when: isRepairRead });
+    // One start allowed: with a claim counted per failed repair, input 2 would be given up at the third drain.
+    const worker = await fleet.startWorker({ wrapStore: store.wrap, settings: { maxInputAttempts: 1, sweepEveryMs: 3_600_000 } });
+    try {
+      await acceptAndKick(fleet.acceptDeps, { sessionId, kind: 'send', payload: { input: 'two' } });
+      expect(await settled(sessionId, 2)).toEqual([1, 2]);
+    } finally {
+      await worker.close();
+    }
+    expect(repairReads(store, sessionId).length).toBeGreaterThanOrEqual(3);
+    expect(await fleet.store.getInput(sessionId, 2)).toMatchObject({ status: 'done', attempts: 1, errorCode: null, result: { status: 'completed', finalText: 'Echo: two' } });
+    const events = await sessionEvents(fleet.redis, fleet.config.queueName, sessionId);
+    expect(events.filter((event) => event.type === 'input_started' && event.data.inputSeq === 2)).toHaveLength(1);
+    expect(events.filter((event) => event.type === 'input_resumed')).toEqual([]);
+    expect(events.findIndex((event) => event.type === 'input_finished' && event.data.inputSeq === 1)).toBeLessThan(
+      events.findIndex((event) => event.type === 'input_started' && event.data.inputSeq === 2),
+    );
+  });
+
+  it('a claim that fails after the repair: the drain releases the lease at once (the finish it published no longer owed), with no attempt counted', async () => {
+    const sessionId = 'claim-after-repair-fails';
+    await diedAfterTerminalCommit(sessionId);
+    const store = new InstrumentedStore();
+    const forSession = (args: unknown[]) => (args[0] as { sessionId: string }).sessionId === sessionId;
+    store.failNext('claimNextInput', () => new Error('Connection terminated unexpectedly'), { when: forSession });
+    // The failed drain's release, once it ran: the job's retry waits until it is let go.
+    const released = store.hold('releaseLease', { when: forSession, after: true });
+    const worker = await fleet.startWorker({ wrapStore: store.wrap, settings: { sweepEveryMs: 3_600_000 } });
+    try {
+      await acceptAndKick(fleet.acceptDeps, { sessionId, kind: 'send', payload: { input: 'two' } });
+      const [release] = (await released.entered) as [{ token: number; finishesPublished?: boolean }];
+      expect((store.calls.get('claimNextInput') ?? []).filter(forSession)).toHaveLength(1);
+      expect(release.finishesPublished).toBe(true);
+      const row = (await fleet.pool.query(`SELECT lease_token, lease_expires_at, finishes_owed FROM sessions WHERE id = $1`, [sessionId])).rows[0] as Record<string, unknown>;
+      expect(row).toMatchObject({ lease_token: release.token, lease_expires_at: null, finishes_owed: false });
+      expect(await fleet.store.getInput(sessionId, 2)).toMatchObject({ status: 'pending', attempts: 0 });
+      expect(await finishedSeqs(sessionId)).toEqual([1]);
+      released.release();
+      expect(await settled(sessionId, 2)).toEqual([1, 2]);
+    } finally {
+      released.release();
+      await worker.close();
+    }
+    expect(await fleet.store.getInput(sessionId, 2)).toMatchObject({ status: 'done', attempts: 1 });
   });
 
   it('an input accepted while a drain that claimed nothing repairs: the repair still publishes the finish owed before it', async () => {

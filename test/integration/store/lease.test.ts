@@ -57,10 +57,54 @@ describe('lease and fence', () => {
     await finish;
     const second = await takeover;
     if (!second.acquired) throw new Error('expected the lapsed lease to be taken');
-    // Input 1 stays ended, started once; the takeover claims what is open now: input 2.
-    expect(second.claimed).toMatchObject({ input: { seq: 2, attempts: 1 }, resumed: false });
+    // Input 1 stays ended, started once. Its input_finished may be unpublished, so the takeover
+    // claims nothing: input 2 waits, not started, for the claim its drain makes after the repair.
+    expect(second).toMatchObject({ finishesOwed: true, claimed: undefined });
     expect(await fx.store.getInput(id, 1)).toMatchObject({ status: 'done', attempts: 1, result: { finalText: 'answer' } });
+    expect(await fx.store.getInput(id, 2)).toMatchObject({ status: 'pending', attempts: 0 });
+    expect(await fx.store.claimNextInput({ sessionId: id, leaseToken: second.token })).toMatchObject({ input: { seq: 2, attempts: 1 }, resumed: false });
     expect((await fx.store.getSession(id))?.stats.inputs).toBe(1);
+  });
+
+  it('a takeover whose snapshot saw an input ended meanwhile leaves the claim to its caller, with the token: a claim that fails then is released, not held until the lease lapses', async () => {
+    const id = sessionId('reclaim');
+    await fx.store.acceptInput({ sessionId: id, kind: 'send', payload: { text: 'hi' }, maxBytes: 10_000 });
+    await fx.store.acceptInput({ sessionId: id, kind: 'send', payload: { text: 'then this' }, maxBytes: 10_000 });
+    const first = await fx.store.acquireLeaseAndClaim({ sessionId: id, owner: 'h1', ttlMs: 60_000 });
+    if (!first.acquired) throw new Error('expected the lease');
+    expect(first).toMatchObject({ finishesOwed: false, claimed: { input: { seq: 1 } } });
+    await fx.pool.query("UPDATE sessions SET lease_expires_at = now() - interval '1 second' WHERE id = $1", [id]);
+    // The claim of input 2 fails (a server error, injected).
+    await fx.pool.query(`CREATE OR REPLACE FUNCTION test_refuse_claim() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'claim refused (injected)'; END $$`);
+    await fx.pool.query(
+      `CREATE TRIGGER test_refuse_claim BEFORE UPDATE ON session_inputs FOR EACH ROW
+         WHEN (NEW.session_id = '${id}' AND NEW.seq = 2 AND NEW.status = 'running') EXECUTE FUNCTION test_refuse_claim()`,
+    );
+    try {
+      // While the takeover waits for the row, input 1 is ended and the lapsed holder's release says
+      // its finish is out (as one transaction here): the takeover's snapshot still sees it running.
+      const blocker = new pg.Client({ connectionString: fx.db.url, application_name: 'loopfleet-test-blocker' });
+      await blocker.connect();
+      await blocker.query('BEGIN');
+      await blocker.query('SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE', [id]);
+      await blocker.query("UPDATE session_inputs SET status = 'done', finished_at = now() WHERE session_id = $1 AND seq = 1", [id]);
+      await blocker.query('UPDATE sessions SET stat_inputs = stat_inputs + 1, finishes_owed = false, lease_owner = NULL, lease_expires_at = NULL WHERE id = $1', [id]);
+      const takeover = fx.store.acquireLeaseAndClaim({ sessionId: id, owner: 'w2', ttlMs: 60_000 });
+      await pollUntil(async () => ((await backendsWaitingOnLocks(fx.pool, 'loopfleet-test-lease')) >= 1 ? true : undefined), 10_000, 'the takeover queued behind the row lock');
+      await blocker.query('COMMIT');
+      await blocker.end();
+      // The lease is taken, nothing claimed: what is open now is the caller's to claim, under the token.
+      const second = await takeover;
+      if (!second.acquired) throw new Error('expected the lease');
+      expect(second).toMatchObject({ finishesOwed: false, claimed: undefined });
+      await expect(fx.store.claimNextInput({ sessionId: id, leaseToken: second.token })).rejects.toThrow(/claim refused/);
+      // The caller (a drain, on its way out) releases the lease it holds: the session is free at once.
+      expect(await fx.store.releaseLease({ sessionId: id, token: second.token, finishesPublished: true })).toBe(true);
+      expect(await fx.store.getSession(id)).toMatchObject({ lease: { owner: null, expiresAt: null, token: second.token } });
+      expect(await fx.store.getInput(id, 2)).toMatchObject({ status: 'pending', attempts: 0 });
+    } finally {
+      await fx.pool.query('DROP TRIGGER IF EXISTS test_refuse_claim ON session_inputs');
+    }
   });
 
   it('refuses a lease on a session that does not exist with session.not_found', async () => {

@@ -169,8 +169,16 @@ export class InMemorySessionStore implements Port.SessionStore {
   async acquireLeaseAndClaim(params: Port.AcquireLeaseParams): Promise<Port.LeaseAndClaim> {
     const lease = await this.acquireLease(params);
     if (!lease.acquired) return lease;
+    const data = this.#sessions.get(assertSessionId(params.sessionId))!;
+    // As the statement: a session that never ended an input owes nothing, and while one may be owed
+    // nothing is claimed (the drain claims after its repair), an open input left to the caller.
+    const finishesOwed = data.finishesOwed && data.record.stats.inputs > 0;
+    if (finishesOwed) {
+      const open = data.inputs.some((input) => input.status === 'pending' || input.status === 'running');
+      return { ...lease, claimed: open ? undefined : null, finishesOwed };
+    }
     const claimed = await this.claimNextInput({ sessionId: params.sessionId, leaseToken: lease.token });
-    return { ...lease, claimed, finishesOwed: this.#sessions.get(assertSessionId(params.sessionId))!.finishesOwed };
+    return { ...lease, claimed, finishesOwed };
   }
 
   async commitStep(step: Port.StepCommit): Promise<Port.StepCommitResult> {
