@@ -43,7 +43,9 @@ Sessions:
                                 Close every open tool call and question with "<aborted: reason>".
   submit-input <session> <interaction> <value>
                                 Answer a request_user_input question. The value is parsed as JSON
-                                when it parses (42, true, {"a":1}), else taken as text.
+                                when it parses (42, true, {"a":1}), else taken as text; so is JSON
+                                with a number a JS number would change (12345678901234567890,
+                                0.1000000000000000055511151231257827): every digit is kept.
 
   help                          Show this help (also: -h, --help, or no command).
   version                       Print the version (also: -v, --version).

@@ -1,4 +1,5 @@
 import { InfrastructureError } from '../core/errors/index.js';
+import { recordedProgress } from '../core/loop/recorded-progress.js';
 import type { InputRecord, InputResult } from '../core/session-types.js';
 import { publishFinish, steeredBefore } from './run-claimed-input.js';
 import type { WorkerContext } from './worker-context.js';
@@ -9,20 +10,22 @@ import type { WorkerContext } from './worker-context.js';
  * tool that crashes its worker — is ended `failed` (`system.infrastructure`) instead of being run yet
  * again, so one input cannot crash-loop the fleet and block its session forever. Its open tool calls
  * stay open, like a question still waiting: a `resume` input runs them again, `abortPending` closes
- * them. The inputs steered into it end with it, each with its own `input_finished`. Fenced like
- * every write; `lease.lost` propagates to the drain.
+ * them. The inputs steered into it end with it, each with its own `input_finished`. Its result
+ * carries the rounds, tool calls and usage its attempts recorded (usage rows, tool results), so the
+ * session's stats count what it consumed, as they count a finished run. Fenced like every write;
+ * `lease.lost` propagates to the drain.
  */
 export async function giveUpInput(ctx: WorkerContext, sessionId: string, leaseToken: number, input: InputRecord): Promise<InputResult> {
   const error = new InfrastructureError(
     `gave up on input ${input.seq}: started ${input.attempts - 1} time(s) without finishing (maxInputAttempts ${ctx.settings.maxInputAttempts}); a resume input runs its open tool calls again, abortPending closes them`,
   );
-  const result: InputResult = {
-    status: 'failed',
-    finalText: '',
-    rounds: 0,
-    toolCalls: 0,
-    usage: { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 0 },
-  };
+  // What its attempts consumed is its result, so the finish adds it to the session's stats and its
+  // input_finished reports it. The rows change only under the fence (ours now), so this read is what
+  // the commit below ends; that commit applies only while the input is running under our token, so a
+  // retried or raced give-up adds it once.
+  const { window, usageRounds } = await ctx.store.loadRunState(sessionId, input.seq);
+  const { usage, rounds, toolCalls } = recordedProgress(input.seq, window, usageRounds);
+  const result: InputResult = { status: 'failed', finalText: '', rounds, toolCalls, usage };
   await ctx.store.commitStep({ sessionId, leaseToken, input: { seq: input.seq, status: 'failed', result, errorCode: error.code, errorMessage: error.message } });
   ctx.logger.error({ sessionId, inputSeq: input.seq, attempts: input.attempts, code: error.code }, 'gave up on an input that never finished');
   const finished = { type: 'input_finished' as const, ...result, error: { code: error.code, message: error.message } };

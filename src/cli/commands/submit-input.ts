@@ -1,10 +1,12 @@
 import { SessionQueue } from '../../producer/session-queue.js';
 import { EXIT, type CliIo } from '../cli-io.js';
 import { parseCommandLine } from '../command-line.js';
+import { parseSubmitValue } from '../submit-value.js';
 
 /**
  * `loopfleet submit-input <session> <interaction> <value>`: answers a `request_user_input` question.
- * The value is parsed as JSON when it parses (`42`, `true`, `{"a":1}`), else taken as a string.
+ * The value is parsed as JSON when it parses (`42`, `true`, `{"a":1}`), else taken as a string; so
+ * is a value whose numbers a JS number would change (`12345678901234567890`): see `parseSubmitValue`.
  * Prints `accepted <session> seq <n>`.
  */
 export async function submitInputCommand(args: string[], io: CliIo): Promise<number> {
@@ -16,19 +18,10 @@ export async function submitInputCommand(args: string[], io: CliIo): Promise<num
   }
   const queue = SessionQueue.fromEnv(io.env);
   try {
-    const handle = await queue.submitInput(sessionId, interactionId, parseValue(raw));
+    const handle = await queue.submitInput(sessionId, interactionId, parseSubmitValue(raw));
     io.stdout(`accepted ${handle.sessionId} seq ${handle.seq}\n`);
     return EXIT.ok;
   } finally {
     await queue.close();
-  }
-}
-
-/** JSON when it parses, the text itself otherwise: `yes` stays a string, `42` becomes a number. */
-function parseValue(raw: string): unknown {
-  try {
-    return JSON.parse(raw) as unknown;
-  } catch {
-    return raw;
   }
 }

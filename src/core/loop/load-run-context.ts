@@ -3,6 +3,7 @@ import { InputInvalidError, SessionNotFoundError } from '../errors/index.js';
 import { overridesOf, parseInputPayload, type ParsedInput } from '../input-payload.js';
 import type { ToolCallRecord } from '../session-types.js';
 import { compileResponseFormat } from '../structured-output/index.js';
+import { recordedProgress } from './recorded-progress.js';
 import type { LoopDeps, RunContext, RunParams } from './run-context.js';
 
 /**
@@ -25,17 +26,8 @@ export async function loadRunContext(deps: LoopDeps, params: RunParams): Promise
     ...(overrides.responseFormat !== undefined ? { responseFormat: overrides.responseFormat } : {}),
     ...(overrides.maxTokensPerInput !== undefined ? { maxTokensPerInput: overrides.maxTokensPerInput } : {}),
   });
-  const usage = { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 0 };
-  let roundsRecorded = 0;
-  for (const row of usageRows) {
-    usage.promptTokens += row.promptTokens;
-    usage.completionTokens += row.completionTokens;
-    usage.cachedTokens += row.cachedTokens;
-    usage.reasoningTokens += row.reasoningTokens;
-    usage.totalTokens += row.totalTokens;
-    usage.llmCalls += row.llmCalls;
-    roundsRecorded = Math.max(roundsRecorded, row.round + 1);
-  }
+  const recorded = recordedProgress(params.input.seq, window, usageRows);
+  const roundsRecorded = recorded.rounds;
   const ctx: RunContext = {
     deps,
     params,
@@ -48,8 +40,8 @@ export async function loadRunContext(deps: LoopDeps, params: RunParams): Promise
     pending: session.pending,
     round: roundsRecorded,
     roundLimit: profile.maxRounds,
-    usage,
-    toolCalls: countToolCalls(window, params.input.seq),
+    usage: recorded.usage,
+    toolCalls: recorded.toolCalls,
     emptyStreak: 0,
     truncationStreak: 0,
     structuredRetries: 0,
@@ -95,9 +87,4 @@ function payloadError(params: RunParams): Error {
   } catch (error) {
     return error as Error;
   }
-}
-
-/** Tool results this input already has (a resumed run keeps counting from there). */
-function countToolCalls(window: RunContext['window'], inputSeq: number): number {
-  return window.filter((row) => row.inputSeq === inputSeq && row.kind === 'message' && row.message.role === 'tool' && row.message.isError !== true).length;
 }

@@ -128,6 +128,19 @@ describe('loopfleet client commands against a running fleet', () => {
     await fleet.waitForSessionIdle('cli-abort', 3);
   });
 
+  it.each([
+    ['cli-ask-big', '12345678901234567890'],
+    ['cli-ask-fine', '0.1000000000000000055511151231257827'],
+    ['cli-ask-nested', '{"amount": 12345678901234567890}'],
+  ])('submit-input keeps every digit of a number a JS number would change (%s): it is sent as the text typed', async (sessionId, value) => {
+    expect((await cli('send', sessionId, 'ask:Your order number?', '--follow')).code).toBe(10);
+    const interactionId = (await fleet.store.getSession(sessionId))!.pending!.interactions[0]!.interactionId;
+    expect(await cli('submit-input', sessionId, interactionId, value)).toMatchObject({ code: 0, out: `accepted ${sessionId} seq 2\n` });
+    const inputs = await fleet.waitForSessionIdle(sessionId, 2);
+    expect(inputs[1]?.payload).toEqual({ submit: { interactionId, value } });
+    expect(inputs[1]?.result?.finalText).toBe(`Got: ${value}`);
+  });
+
   it('cancel ends a followed input with exit code 14; an unknown session exits 1', async () => {
     const following = cli('send', 'cli-cancel', 'hold:cli-cancel', '--follow');
     await fleet.waitFor('the run to start', async () => ((await fleet.store.getInput('cli-cancel', 1))?.status === 'running' ? true : undefined));

@@ -1,0 +1,37 @@
+import type { StoredMessage } from '../messages.js';
+import type { Usage, UsageRoundRecord } from '../session-types.js';
+
+/**
+ * What earlier attempts of an input left in the store: the usage of its recorded rounds (one usage
+ * row per round; a redone round replaced its row), how many rounds that is, and its tool results in
+ * the active window. A resumed run counts on from here; an input given up reports it as its result,
+ * so the session's stats still count what it consumed.
+ */
+export interface RecordedProgress {
+  usage: Usage;
+  /** Rounds recorded: one past the highest recorded round index (0 when none). */
+  rounds: number;
+  /** Successful tool results of the input in the window. */
+  toolCalls: number;
+}
+
+/** Sums `usageRows` (the input's own) and counts the input's tool results in `window`. */
+export function recordedProgress(inputSeq: number, window: readonly StoredMessage[], usageRows: readonly UsageRoundRecord[]): RecordedProgress {
+  const usage: Usage = { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 0 };
+  let rounds = 0;
+  for (const row of usageRows) {
+    usage.promptTokens += row.promptTokens;
+    usage.completionTokens += row.completionTokens;
+    usage.cachedTokens += row.cachedTokens;
+    usage.reasoningTokens += row.reasoningTokens;
+    usage.totalTokens += row.totalTokens;
+    usage.llmCalls += row.llmCalls;
+    rounds = Math.max(rounds, row.round + 1);
+  }
+  return { usage, rounds, toolCalls: countToolCalls(window, inputSeq) };
+}
+
+/** Tool results this input already has (a resumed run keeps counting from there). */
+function countToolCalls(window: readonly StoredMessage[], inputSeq: number): number {
+  return window.filter((row) => row.inputSeq === inputSeq && row.kind === 'message' && row.message.role === 'tool' && row.message.isError !== true).length;
+}
