@@ -4,6 +4,8 @@ import type { FleetEvent } from './fleet-events.js';
 export interface PendingEvent {
   inputSeq: number | null;
   event: FleetEvent;
+  /** The lease token the event is written under (a worker's), if any: see `SessionBatch.fence`. */
+  fence?: number | undefined;
 }
 
 /** An event released by the coalescer: `parts` is how many emitted events it stands for (1 if none merged). */
@@ -15,6 +17,7 @@ type DeltaEvent = Extract<FleetEvent, { type: 'stream_delta' | 'stream_think_del
 
 interface OpenDelta {
   inputSeq: number | null;
+  fence: number | undefined;
   first: DeltaEvent;
   text: string;
   parts: number;
@@ -54,18 +57,18 @@ export class DeltaCoalescer {
   offer(item: PendingEvent, nowMs: number): ReleasedEvent[] {
     const { event } = item;
     // Most events are not deltas and find no delta open: they pass straight through.
-    if (this.open === null && !isDelta(event)) return [{ inputSeq: item.inputSeq, event, parts: 1 }];
+    if (this.open === null && !isDelta(event)) return [{ inputSeq: item.inputSeq, event, fence: item.fence, parts: 1 }];
     const ready = this.open !== null && nowMs >= this.open.deadline ? this.release() : [];
-    if (!isDelta(event)) return [...ready, ...this.release(), { inputSeq: item.inputSeq, event, parts: 1 }];
+    if (!isDelta(event)) return [...ready, ...this.release(), { inputSeq: item.inputSeq, event, fence: item.fence, parts: 1 }];
     const open = this.open;
-    if (open !== null && continues(open, item.inputSeq, event) && open.text.length + event.text.length <= this.maxChars) {
+    if (open !== null && continues(open, item, event) && open.text.length + event.text.length <= this.maxChars) {
       open.text += event.text;
       open.parts += 1;
       return open.text.length >= this.maxChars ? [...ready, ...this.release()] : ready;
     }
     ready.push(...this.release());
-    if (this.windowMs <= 0 || event.text.length >= this.maxChars) return [...ready, { inputSeq: item.inputSeq, event, parts: 1 }];
-    this.open = { inputSeq: item.inputSeq, first: event, text: event.text, parts: 1, deadline: nowMs + this.windowMs };
+    if (this.windowMs <= 0 || event.text.length >= this.maxChars) return [...ready, { inputSeq: item.inputSeq, event, fence: item.fence, parts: 1 }];
+    this.open = { inputSeq: item.inputSeq, fence: item.fence, first: event, text: event.text, parts: 1, deadline: nowMs + this.windowMs };
     return ready;
   }
 
@@ -76,7 +79,7 @@ export class DeltaCoalescer {
     this.open = null;
     // Object.assign, not a spread followed by `text`, which Node 20's V8 runs on a slow path.
     const event: DeltaEvent = open.parts === 1 ? open.first : Object.assign({}, open.first, { text: open.text });
-    return [{ inputSeq: open.inputSeq, event, parts: open.parts }];
+    return [{ inputSeq: open.inputSeq, event, fence: open.fence, parts: open.parts }];
   }
 }
 
@@ -85,6 +88,7 @@ function isDelta(event: FleetEvent): event is DeltaEvent {
   return (event.type === 'stream_delta' || event.type === 'stream_think_delta') && typeof event.text === 'string';
 }
 
-function continues(open: OpenDelta, inputSeq: number | null, event: DeltaEvent): boolean {
-  return open.first.type === event.type && open.first.streamId === event.streamId && open.inputSeq === inputSeq;
+/** The same stream of the same input, written under the same lease (a delta is never moved into another holder's write). */
+function continues(open: OpenDelta, item: PendingEvent, event: DeltaEvent): boolean {
+  return open.first.type === event.type && open.first.streamId === event.streamId && open.inputSeq === item.inputSeq && open.fence === item.fence;
 }

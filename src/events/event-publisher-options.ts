@@ -6,8 +6,10 @@ export interface EventPublishErrorContext {
   /**
    * `encode`: an event's payload was not JSON-serialisable. `write`: a batch failed in Redis.
    * `overflow`: the session's queue was full (Redis too slow or down). `closed`: emitted after close.
+   * `fenced`: written under a lease of a session that was deleted since (`sessions.delete`); refused
+   * so that they cannot reach a session created again under the same id.
    */
-  stage: 'encode' | 'write' | 'overflow' | 'closed';
+  stage: 'encode' | 'write' | 'overflow' | 'closed' | 'fenced';
   /** How many stream entries were lost (a merged delta counts once). */
   events: number;
   /** Their event types, in order. */

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { StateConflictError } from '../core/errors/index.js';
-import { eventFinishedKey, eventSeqKey, eventStreamKey } from '../producer/fleet-keys.js';
+import { eventDeletedKey, eventFinishedKey, eventSeqKey, eventStreamKey } from '../producer/fleet-keys.js';
 import {
   resolveEventPublisherOptions,
   type EventPublishErrorContext,
@@ -55,7 +55,7 @@ export class RedisEventPublisher {
   private readonly idle = new Map<string, SessionChannel>();
   /** Seq numbers owed by forgotten channels (entries they lost), oldest first: the session's next write burns them. */
   private readonly owed = new Map<string, number>();
-  private readonly counters: PublisherCounters = { published: 0, dropped: 0, coalesced: 0, duplicateFinishes: 0 };
+  private readonly counters: PublisherCounters = { published: 0, dropped: 0, coalesced: 0, duplicateFinishes: 0, fenced: 0 };
   private readonly host: SinkHost;
   private closing: Promise<void> | null = null;
 
@@ -67,7 +67,7 @@ export class RedisEventPublisher {
     this.config = resolveEventPublisherOptions(options);
     this.writer = new EventWriter(publishEventsCommand(redis, { maxLen: this.config.maxLen, idleExpirySeconds: this.config.idleExpirySeconds }));
     this.host = {
-      enqueue: (sessionId, inputSeq, event) => this.enqueue(sessionId, inputSeq, event),
+      enqueue: (sessionId, inputSeq, event, fence) => this.enqueue(sessionId, inputSeq, event, fence),
       flushSession: (sessionId) => this.flushSession(sessionId),
       drop: (sessionId, event, stage, error) => this.drop(sessionId, event, stage, error),
     };
@@ -98,9 +98,17 @@ export class RedisEventPublisher {
     return this.counters.duplicateFinishes;
   }
 
-  /** A sink for one run of `sessionId`; every event it emits carries `inputSeq`. */
-  runSink(sessionId: string, inputSeq: number | null): RunEventSink {
-    return new PublisherRunSink(this.host, sessionId, inputSeq);
+  /** Entries refused because they were written under a lease of a session deleted since (also counted in `dropped`). */
+  get fenced(): number {
+    return this.counters.fenced;
+  }
+
+  /**
+   * A sink for one run of `sessionId`; every event it emits carries `inputSeq`. `fence`: the lease
+   * token the run holds (see {@link publish}).
+   */
+  runSink(sessionId: string, inputSeq: number | null, fence?: number): RunEventSink {
+    return new PublisherRunSink(this.host, sessionId, inputSeq, fence);
   }
 
   /**
@@ -108,14 +116,19 @@ export class RedisEventPublisher {
    * stream id — or with '' for an `input_finished` that was not written because its input's finish
    * is already on the stream. Rejects (and reports to `onError`) when the write fails or the
    * publisher is closed.
+   *
+   * `fence`: the lease token of the worker writing it. Once the session is deleted, events written
+   * under that token or an older one are refused (`lease.lost`, stage `fenced`): a worker still
+   * running an input of the deleted session must not write into the stream of a session created
+   * again under the same id. Events without one (a producer's `input_accepted`) are not fenced.
    */
-  publish(sessionId: string, inputSeq: number | null, event: FleetEvent): Promise<string> {
+  publish(sessionId: string, inputSeq: number | null, event: FleetEvent, fence?: number): Promise<string> {
     if (this.closing !== null) {
       const error = closedError();
       this.drop(sessionId, event, 'closed', error);
       return Promise.reject(error);
     }
-    return this.channel(sessionId).publish(inputSeq, event);
+    return this.channel(sessionId).publish(inputSeq, event, fence);
   }
 
   /** Resolves once every event queued so far, in every session, is written or dropped. */
@@ -138,9 +151,9 @@ export class RedisEventPublisher {
     else this.redis.disconnect();
   }
 
-  private enqueue(sessionId: string, inputSeq: number | null, event: FleetEvent): void {
+  private enqueue(sessionId: string, inputSeq: number | null, event: FleetEvent, fence: number | undefined): void {
     if (this.closing !== null) return this.drop(sessionId, event, 'closed', closedError());
-    this.channel(sessionId).emit(inputSeq, event);
+    this.channel(sessionId).emit(inputSeq, event, fence);
   }
 
   private flushSession(sessionId: string): Promise<void> {
@@ -161,6 +174,7 @@ export class RedisEventPublisher {
           streamKey: eventStreamKey(this.config.queueName, sessionId),
           seqKey: eventSeqKey(this.config.queueName, sessionId),
           finishedKey: eventFinishedKey(this.config.queueName, sessionId),
+          deletedKey: eventDeletedKey(this.config.queueName, sessionId),
         },
         config: this.config,
         writer: this.writer,

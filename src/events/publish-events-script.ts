@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Command, type Redis } from 'ioredis';
-import { InfrastructureError } from '../core/errors/index.js';
+import { InfrastructureError, LeaseLostError } from '../core/errors/index.js';
 import type { EncodedEvent } from './event-body.js';
 
 /**
@@ -34,9 +34,15 @@ import type { EncodedEvent } from './event-body.js';
  * deleted with the session), and sets the finished set's whenever it adds to the set, so no key is
  * ever left without an expiry.
  *
- * KEYS: stream, seq counter and finished set of each session, in turn. ARGV: maxLen, idle expiry
- * seconds, the finished set's size, then for each session `skip`, the entry count, its flags, and
- * `type`, `body`, a mark per entry (the input seq of an `input_finished`; `first` for the
+ * **Deleted sessions** (a part's `fence`, a lease token): a part written under a lease is refused
+ * whole when the session's deletion fence (`eventDeletedKey`, set by `sessions.delete` to the last
+ * lease token the deleted session had) is at least that token. The part answers {@link FENCED_REPLY},
+ * writes nothing and takes no `seq`: its events belong to the deleted session, and the stream may
+ * already be that of a session created again under the same id, whose leases have larger tokens.
+ *
+ * KEYS: stream, seq counter, finished set and deletion fence of each session, in turn. ARGV: maxLen,
+ * idle expiry seconds, the finished set's size, then for each session `skip`, the entry count, its
+ * flags, its fence ('' for none), and `type`, `body`, a mark per entry (the input seq of an `input_finished`; `first` for the
  * `input_accepted` of input 1, which empties the finished set first — another session's under the
  * same id; else ''). Returns, per session in order: with `r`, an id per entry (the stream id, or ''
  * for a finish left out); without, the number of entries written; or an error message.
@@ -44,18 +50,29 @@ import type { EncodedEvent } from './event-body.js';
  * All keys of a call must live on one Redis node: a single server or a primary with replicas (Redis
  * Cluster would need every stream key in one hash slot).
  */
+/** A part's answer when it was refused because its session was deleted under its lease (or a later one). */
+export const FENCED_REPLY = 'loopfleet:fenced';
+
 const PUBLISH_EVENTS_LUA = `
 local maxLen, ttl, kept = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local results = {}
 local a = 4
-for s = 1, #KEYS / 3 do
-  local stream, counter, finished = KEYS[3 * s - 2], KEYS[3 * s - 1], KEYS[3 * s]
-  local skip, count, flags = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), ARGV[a + 2]
+for s = 1, #KEYS / 4 do
+  local stream, counter, finished, deleted = KEYS[4 * s - 3], KEYS[4 * s - 2], KEYS[4 * s - 1], KEYS[4 * s]
+  local skip, count, flags, fence = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), ARGV[a + 2], ARGV[a + 3]
   local report, refresh = string.find(flags, 'r', 1, true) ~= nil, string.find(flags, 'e', 1, true) ~= nil
-  local first = a + 3
+  local first = a + 4
   a = first + 3 * count
   local written, writes, seen, err = {}, 0, {}, nil
-  for i = 1, count do
+  if fence ~= '' then
+    local dead = redis.pcall('GET', deleted)
+    if type(dead) == 'table' then
+      err = dead.err
+    elseif dead and tonumber(fence) <= tonumber(dead) then
+      err = '${FENCED_REPLY}'
+    end
+  end
+  for i = 1, err and 0 or count do
     local input = ARGV[first + 3 * i - 1]
     if input == 'first' then
       -- A session's input 1 was accepted: whatever finishes the set remembers are another session's.
@@ -131,6 +148,8 @@ export interface PublishTarget {
   seqKey: string;
   /** The inputs whose `input_finished` was written (`eventFinishedKey`). */
   finishedKey: string;
+  /** The deletion fence (`eventDeletedKey`): the last lease token of a session deleted under this id. */
+  deletedKey: string;
 }
 
 /** Retention applied to every stream a publisher writes. */
@@ -160,6 +179,11 @@ export interface SessionBatch {
   report: boolean;
   /** Push back the keys' idle expiry (the script also does when the keys are new). */
   refreshExpiry: boolean;
+  /**
+   * The lease token every entry is written under (a worker's), or undefined (a producer's): refused
+   * whole, with {@link LeaseLostError}, once the session was deleted with that token or a later one.
+   */
+  fence?: number | undefined;
 }
 
 /**
@@ -278,14 +302,17 @@ export function publishEventsCommand(redis: Redis, retention: PublishRetention):
   return async (batches) => {
     // The script (set when written), numberOfKeys (it varies per call, so it leads), the keys, then
     // the other arguments.
-    const args: string[] = ['', String(3 * batches.length)];
-    for (const batch of batches) args.push(prefix + batch.target.streamKey, prefix + batch.target.seqKey, prefix + batch.target.finishedKey);
+    const args: string[] = ['', String(4 * batches.length)];
+    for (const batch of batches) {
+      const { target } = batch;
+      args.push(prefix + target.streamKey, prefix + target.seqKey, prefix + target.finishedKey, prefix + target.deletedKey);
+    }
     args.push(String(retention.maxLen), String(retention.idleExpirySeconds), String(FINISHES_KEPT));
     const reports: boolean[] = [];
     for (const batch of batches) {
       let report = batch.report;
       const at = args.length + 2;
-      args.push(String(batch.skip), String(batch.entries.length), '');
+      args.push(String(batch.skip), String(batch.entries.length), '', batch.fence === undefined ? '' : String(batch.fence));
       for (const entry of batch.entries) {
         if (entry.finishes !== undefined) report = true;
         args.push(entry.type, entry.body, entry.finishes !== undefined ? String(entry.finishes) : entry.firstInput === true ? 'first' : '');
@@ -303,6 +330,11 @@ export function publishEventsCommand(redis: Redis, retention: PublishRetention):
       // unasked, the count written — every entry, as only finishes are ever left out.
       if (reports[index] === true ? Array.isArray(part) && part.length === batch.entries.length : part === batch.entries.length) {
         return reports[index] === true ? (part as string[]) : null;
+      }
+      if (part === FENCED_REPLY) {
+        return new LeaseLostError(`the session of stream ${batch.target.streamKey} was deleted: events written under its lease ${String(batch.fence)} are refused`, {
+          details: { streamKey: batch.target.streamKey, leaseToken: batch.fence },
+        });
       }
       return new InfrastructureError(`Redis refused the events of stream ${batch.target.streamKey}: ${typeof part === 'string' ? part : describe(part)}`);
     });

@@ -23,7 +23,7 @@ export interface RunEventSink extends EventSink {
 /** What a sink needs from its publisher. */
 export interface SinkHost {
   /** Queues one event of a session; never throws. */
-  enqueue(sessionId: string, inputSeq: number | null, event: FleetEvent): void;
+  enqueue(sessionId: string, inputSeq: number | null, event: FleetEvent, fence: number | undefined): void;
   flushSession(sessionId: string): Promise<void>;
   /** Counts and reports an event refused because its sink was closed (`closed`) or that could not be queued (`encode`). */
   drop(sessionId: string, event: FleetEvent, stage: 'closed' | 'encode', error: Error): void;
@@ -37,6 +37,8 @@ export class PublisherRunSink implements RunEventSink {
     private readonly host: SinkHost,
     readonly sessionId: string,
     readonly inputSeq: number | null,
+    /** The lease token the run writes under (`RedisEventPublisher.publish`). */
+    readonly fence?: number,
   ) {}
 
   emit(event: FleetEvent): void {
@@ -48,7 +50,7 @@ export class PublisherRunSink implements RunEventSink {
       if (typeof event !== 'object' || event === null || typeof event.type !== 'string') {
         throw new TypeError(`not an event: ${String(event)}`);
       }
-      this.host.enqueue(this.sessionId, this.inputSeq, event);
+      this.host.enqueue(this.sessionId, this.inputSeq, event, this.fence);
     } catch (error) {
       // A malformed event must not fail the run (STYLE.md 14): report it instead.
       this.host.drop(this.sessionId, event, 'encode', toLoopfleetError(error));

@@ -1,4 +1,4 @@
-import { InfrastructureError, InternalError } from '../core/errors/index.js';
+import { InfrastructureError, InternalError, LeaseLostError } from '../core/errors/index.js';
 import { DeltaCoalescer, type ReleasedEvent } from './delta-coalescer.js';
 import { encodeEvent, envelopeHead, type EncodedEvent } from './event-body.js';
 import type { EventPublishErrorContext, EventPublisherConfig } from './event-publisher-options.js';
@@ -12,6 +12,7 @@ export interface PublisherCounters {
   dropped: number;
   coalesced: number;
   duplicateFinishes: number;
+  fenced: number;
 }
 
 /** What a channel needs from its publisher. */
@@ -29,6 +30,8 @@ export interface ChannelDeps {
 }
 
 interface QueuedEntry extends EncodedEvent {
+  /** The lease token the entry is written under (`SessionBatch.fence`); a batch never mixes two. */
+  fence: number | undefined;
   /** Position in this channel's queue since it was created: flushes wait on it. */
   position: number;
   /** Set for `publish()`, whose caller waits for the id ('' when the script left a duplicate finish out). */
@@ -66,9 +69,9 @@ export class SessionChannel implements WritingChannel {
     this.lost = deps.owed ?? 0;
   }
 
-  /** Queues an event; never throws (failures are counted and reported). */
-  emit(inputSeq: number | null, event: FleetEvent): void {
-    const released = this.coalescer.offer({ inputSeq, event }, this.deps.config.now());
+  /** Queues an event, written under lease `fence` if given; never throws (failures are counted and reported). */
+  emit(inputSeq: number | null, event: FleetEvent, fence?: number): void {
+    const released = this.coalescer.offer({ inputSeq, event, fence }, this.deps.config.now());
     for (const item of released) this.enqueue(item);
     this.armTimer();
     this.schedule();
@@ -78,10 +81,10 @@ export class SessionChannel implements WritingChannel {
    * Writes an event after everything queued before it; resolves with its stream id, or '' for an
    * `input_finished` whose input already had one on the stream (not written again, I6).
    */
-  publish(inputSeq: number | null, event: FleetEvent): Promise<string> {
+  publish(inputSeq: number | null, event: FleetEvent, fence?: number): Promise<string> {
     this.releaseDelta();
     return new Promise<string>((resolve, reject) => {
-      const queued = this.enqueue({ inputSeq, event, parts: 1 }, { resolve, reject });
+      const queued = this.enqueue({ inputSeq, event, fence, parts: 1 }, { resolve, reject });
       if (queued) this.schedule();
     });
   }
@@ -126,7 +129,7 @@ export class SessionChannel implements WritingChannel {
     this.enqueued += 1;
     // A literal, not `{ ...encoded, … }`: Node 20's V8 takes a slow path (about 1 µs) for a spread
     // followed by more properties, and this runs for every event.
-    this.queue.push({ type: encoded.type, body: encoded.body, finishes: encoded.finishes, firstInput: encoded.firstInput, position: this.enqueued, settle });
+    this.queue.push({ type: encoded.type, body: encoded.body, finishes: encoded.finishes, firstInput: encoded.firstInput, fence: item.fence, position: this.enqueued, settle });
     return true;
   }
 
@@ -185,14 +188,18 @@ export class SessionChannel implements WritingChannel {
     const now = this.deps.config.now();
     const refreshExpiry = now - this.expiryPushedAt >= expiryRefreshMs(this.deps.config.idleExpirySeconds);
     if (refreshExpiry) this.expiryPushedAt = now;
-    return { target: this.deps.target, entries: batch, skip, report: batch.some((entry) => entry.settle !== undefined), refreshExpiry };
+    return { target: this.deps.target, entries: batch, skip, report: batch.some((entry) => entry.settle !== undefined), refreshExpiry, fence: batch[0]!.fence };
   }
 
   endWrite(outcome: string[] | null | Error): void {
     const writing = this.writing;
     if (writing === null) return;
     const { batch, skip } = writing;
-    if (outcome instanceof Error) {
+    if (outcome instanceof LeaseLostError) {
+      // Refused whole, nothing written: the session was deleted, and these are its events. They burn
+      // no seq of the stream, which may already be a new session's under the same id.
+      this.fence(batch, skip, outcome);
+    } else if (outcome instanceof Error) {
       // Whether the expiry was pushed back is unknown: the next write asks again.
       this.expiryPushedAt = Number.NEGATIVE_INFINITY;
       this.failBatch(batch, outcome);
@@ -214,15 +221,30 @@ export class SessionChannel implements WritingChannel {
     this.schedule();
   }
 
+  /** The next entries to write: bounded in count and size, and all under the first one's lease. */
   private takeBatch(): QueuedEntry[] {
     const limit = Math.min(this.queue.length, this.deps.config.maxBatchEvents);
+    const fence = this.queue[0]?.fence;
     let count = 0;
     let chars = 0;
-    while (count < limit && chars < MAX_CALL_CHARS) {
+    while (count < limit && chars < MAX_CALL_CHARS && (count === 0 || this.queue[count]!.fence === fence)) {
       chars += this.queue[count]?.body.length ?? 0;
       count += 1;
     }
     return this.queue.splice(0, count);
+  }
+
+  /**
+   * A batch the script refused because its lease belongs to a deleted session: its entries are
+   * dropped and rejected with `lease.lost`. The seq numbers it was to burn (`skip`, entries lost
+   * earlier) are forgotten too: they were the deleted session's.
+   */
+  private fence(batch: QueuedEntry[], skip: number, error: LeaseLostError): void {
+    this.lost -= skip;
+    this.deps.counters.dropped += batch.length;
+    this.deps.counters.fenced += batch.length;
+    for (const entry of batch) entry.settle?.reject(error);
+    this.deps.report(error, { sessionId: this.deps.sessionId, stage: 'fenced', events: batch.length, types: batch.map((e) => e.type) });
   }
 
   private failBatch(batch: QueuedEntry[], cause: unknown): void {

@@ -38,6 +38,17 @@ export function eventFinishedKey(queueName: string, sessionId: string): string {
   return `${queueName}:events:${sessionId}:finished`;
 }
 
+/**
+ * The deleted session's fence (a string, the last lease token the session had when it was deleted):
+ * the publish script refuses events written under that token or an older one, so a worker still
+ * running one of the deleted session's inputs cannot write into the stream of a session created again
+ * under the same id (whose leases all have larger tokens). Set by `sessions.delete`; expires with the
+ * stream's idle expiry.
+ */
+export function eventDeletedKey(queueName: string, sessionId: string): string {
+  return `${queueName}:events:${sessionId}:deleted`;
+}
+
 /** Pub/sub channel on which cancel requests reach the lease holder at once. */
 export function cancelChannel(queueName: string): string {
   return `${queueName}:cancel`;

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { CreateSessionParams, SessionStore } from '../core/ports/session-store.js';
 import { assertSessionId } from '../core/session-id.js';
 import type { SessionRecord } from '../core/session-types.js';
-import { eventFinishedKey, eventSeqKey, eventStreamKey } from './fleet-keys.js';
+import { eventDeletedKey, eventFinishedKey, eventSeqKey, eventStreamKey } from './fleet-keys.js';
 import { attemptWithin } from './settle-within.js';
 
 /**
@@ -43,8 +43,11 @@ export class SessionAdmin {
    * Deletes the session with everything it owns in Postgres (inputs, messages, tool ledger, usage),
    * then its event stream (with its seq counter and its set of finished inputs, so a session created
    * again under the same id starts afresh). Returns false when there was no such session. A worker
-   * running one of its inputs at that moment loses its lease and stops. The stream is removed
-   * best-effort: when Redis is down it expires on its own.
+   * running one of its inputs at that moment loses its lease and stops at its next write; until then
+   * the events it writes are refused, by a fence on the stream set in the same Redis call that
+   * removes it (the session's last lease token: every lease of a session created again under the id
+   * has a larger one). The stream is removed best-effort: when Redis is down it expires on its own,
+   * and without the fence a running worker's last events may reach a session created again.
    */
   async delete(sessionId: string): Promise<boolean> {
     const id = assertSessionId(sessionId);
@@ -54,9 +57,32 @@ export class SessionAdmin {
   async #delete(id: string): Promise<boolean> {
     const deleted = await this.deps.store.deleteSession(id);
     const { queueName } = this.deps;
-    const removed = this.deps.redis.del(eventStreamKey(queueName, id), eventSeqKey(queueName, id), eventFinishedKey(queueName, id));
+    const keys = [eventStreamKey(queueName, id), eventSeqKey(queueName, id), eventFinishedKey(queueName, id), eventDeletedKey(queueName, id)];
+    const removed = this.deps.redis.eval(REMOVE_STREAM_LUA, keys.length, ...keys, deleted?.leaseToken ?? 0, DELETION_FENCE_SECONDS);
     const attempt = await attemptWithin(removed, this.deps.redisTimeoutMs);
-    if (!attempt.ok) this.deps.logger?.warn({ err: attempt.error, sessionId: id }, 'session deleted; its event stream was not (it will expire)');
-    return deleted;
+    if (!attempt.ok) this.deps.logger?.warn({ err: attempt.error, sessionId: id }, 'session deleted; its event stream was not, nor fenced (it will expire)');
+    return deleted !== null;
   }
 }
+
+/**
+ * How long a deleted session's fence stays: the default idle expiry of a stream (7 days). A worker
+ * stalled past that inside an input of the deleted session could still write its last events.
+ */
+export const DELETION_FENCE_SECONDS = 604_800;
+
+/**
+ * KEYS: the session's stream, seq counter, finished set and deletion fence. ARGV: the deleted
+ * session's last lease token (0: never leased, nothing to fence), the fence's expiry in seconds.
+ * Raises the fence to the token (never lowers it: a late delete of an older session under the id
+ * must not let through what a newer fence refuses), then removes the other three keys, in one call:
+ * an event written before it is removed with the stream, one written after it is refused.
+ */
+const REMOVE_STREAM_LUA = `
+local token = tonumber(ARGV[1])
+if token > 0 then
+  local fence = tonumber(redis.call('GET', KEYS[4]) or '0')
+  if token > fence then redis.call('SET', KEYS[4], ARGV[1], 'EX', ARGV[2]) else redis.call('EXPIRE', KEYS[4], ARGV[2]) end
+end
+return redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+`;

@@ -4,6 +4,7 @@ import type { StoredMessage } from '../core/messages.js';
 import type {
   AcceptedInput,
   AcceptInputParams,
+  DeletedSession,
   AcquireLeaseParams,
   ClaimedInput,
   CreateSessionParams,
@@ -89,7 +90,7 @@ export class PostgresSessionStore implements SessionStore {
     return getSession(this.pool, sessionId);
   }
 
-  deleteSession(sessionId: string): Promise<boolean> {
+  deleteSession(sessionId: string): Promise<DeletedSession | null> {
     return deleteSession(this.db, sessionId);
   }
 

@@ -99,7 +99,7 @@ async function drainWithLease(
       // the claim waits for the repair: a claim counts an attempt, and failed repairs must not use
       // up those of an input that never ran.
       if (first && finishes.owed) {
-        await repairFinishEvents(ctx, sessionId, next);
+        await repairFinishEvents(ctx, sessionId, token, next);
         finishes.owed = false;
       }
       first = false;
@@ -141,10 +141,10 @@ async function stopped(ctx: WorkerContext, sessionId: string, stop: AbortSignal,
  * `claimed` is what the lease claimed; when it left the claim to the drain (`undefined`), the search
  * ends below the lowest input open now — read under the lease, so no holder can end it any more.
  */
-async function repairFinishEvents(ctx: WorkerContext, sessionId: string, claimed: ClaimedInput | null | undefined): Promise<void> {
+async function repairFinishEvents(ctx: WorkerContext, sessionId: string, leaseToken: number, claimed: ClaimedInput | null | undefined): Promise<void> {
   try {
     const nextSeq = claimed === undefined ? await lowestOpenSeq(ctx, sessionId) : (claimed?.input.seq ?? null);
-    await republishLostFinishes(ctx, sessionId, nextSeq);
+    await republishLostFinishes(ctx, sessionId, leaseToken, nextSeq);
   } catch (error) {
     ctx.logger.warn({ err: error, sessionId }, 'checking for lost input_finished events failed; the drain retries before running anything');
     throw error;

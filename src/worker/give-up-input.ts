@@ -29,10 +29,10 @@ export async function giveUpInput(ctx: WorkerContext, sessionId: string, leaseTo
   await ctx.store.commitStep({ sessionId, leaseToken, input: { seq: input.seq, status: 'failed', result, errorCode: error.code, errorMessage: error.message } });
   ctx.logger.error({ sessionId, inputSeq: input.seq, attempts: input.attempts, code: error.code }, 'gave up on an input that never finished');
   const finished = { type: 'input_finished' as const, ...result, error: { code: error.code, message: error.message } };
-  await publishFinish(ctx, sessionId, input.seq, finished);
+  await publishFinish(ctx, sessionId, leaseToken, input.seq, finished);
   // The inputs steered into it finished with it in that commit: each gets its event too (I6).
   for (const seq of await steeredBefore(ctx, sessionId, input.seq, [])) {
-    await publishFinish(ctx, sessionId, seq, Object.assign({}, finished, { steeredInto: input.seq }));
+    await publishFinish(ctx, sessionId, leaseToken, seq, Object.assign({}, finished, { steeredInto: input.seq }));
   }
   return result;
 }

@@ -31,11 +31,12 @@ const INPUT_PAGE = 1_000;
  * Publishing is safe against the holder this repairs: if it was only stalled and publishes its event
  * after all (before or after this), the script writes whichever comes first and leaves the other out.
  *
- * `nextSeq` is the input this drain claimed (new or resumed): every input before it is finished. Null
+ * Written under the drain's lease (`leaseToken`): refused if the session was deleted since. `nextSeq`
+ * is the input this drain claimed (new or resumed): every input before it is finished. Null
  * when nothing was claimed: every input the lease saw was finished, and one accepted since is still
  * pending, which the search passes over. Returns how many events were written.
  */
-export async function republishLostFinishes(ctx: WorkerContext, sessionId: string, nextSeq: number | null): Promise<number> {
+export async function republishLostFinishes(ctx: WorkerContext, sessionId: string, leaseToken: number, nextSeq: number | null): Promise<number> {
   const bound = nextSeq === null ? ((await ctx.store.getSession(sessionId))?.nextSeq ?? 0) : nextSeq - 1;
   const owed = await lastEnded(ctx, sessionId, bound);
   // A host without a result is not finished as the repair knows it (never written so).
@@ -48,7 +49,7 @@ export async function republishLostFinishes(ctx: WorkerContext, sessionId: strin
   const published: number[] = [];
   for (const input of open.filter((candidate) => missing.has(candidate.seq))) {
     // '' when the script left it out: the stalled holder's own event got there first.
-    if ((await ctx.publisher.publish(sessionId, input.seq, finishedEvent(input, host))) !== '') published.push(input.seq);
+    if ((await ctx.publisher.publish(sessionId, input.seq, finishedEvent(input, host), leaseToken)) !== '') published.push(input.seq);
   }
   if (published.length > 0) ctx.logger.warn({ sessionId, inputSeqs: published }, 'published input_finished events a dead worker never sent');
   return published.length;

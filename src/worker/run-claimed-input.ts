@@ -26,7 +26,8 @@ export async function runClaimedInput(
   const unregister = ctx.cancels.register(sessionId, cancel);
   // The run stops for the drain's reasons (lease lost, shutdown) or a cancel of this input.
   const runSignal = linkedSignal([stop, cancel.signal]);
-  const sink = ctx.publisher.runSink(sessionId, input.seq);
+  // Written under the lease: once the session is deleted, its events are refused (`eventDeletedKey`).
+  const sink = ctx.publisher.runSink(sessionId, input.seq, leaseToken);
   const steered: number[] = [];
   try {
     // Queued, not awaited: the run's own events follow it in the same session queue (so in stream
@@ -50,11 +51,11 @@ export async function runClaimedInput(
     // Not after a flush: the session's queue writes the finish after every event queued before it,
     // so it shares the run's last write instead of costing a round trip (and a wake-up of each
     // subscriber) of its own.
-    await publishFinish(ctx, sessionId, input.seq, { type: 'input_finished', ...result, error });
+    await publishFinish(ctx, sessionId, leaseToken, input.seq, { type: 'input_finished', ...result, error });
     // A resumed run did not see the steering its dead predecessor applied: those inputs are in Postgres.
     if (resumed) steered.unshift(...(await steeredBefore(ctx, sessionId, input.seq, steered)));
     for (const seq of steered) {
-      await publishFinish(ctx, sessionId, seq, { type: 'input_finished', ...result, error, steeredInto: input.seq });
+      await publishFinish(ctx, sessionId, leaseToken, seq, { type: 'input_finished', ...result, error, steeredInto: input.seq });
     }
     return outcome;
   } finally {
@@ -66,12 +67,19 @@ export async function runClaimedInput(
 }
 
 /**
- * Publishes an input's `input_finished`. The publisher leaves it out ('') when the input's finish is
- * already on the stream: this holder stalled past its lease after the terminal commit, and the next
- * holder republished the event first (I6 stays exactly one).
+ * Publishes an input's `input_finished`, under lease `leaseToken`. The publisher leaves it out ('')
+ * when the input's finish is already on the stream: this holder stalled past its lease after the
+ * terminal commit, and the next holder republished the event first (I6 stays exactly one). It
+ * rejects with `lease.lost` when the session was deleted since.
  */
-export async function publishFinish(ctx: WorkerContext, sessionId: string, inputSeq: number, event: Extract<FleetEvent, { type: 'input_finished' }>): Promise<void> {
-  if ((await ctx.publisher.publish(sessionId, inputSeq, event)) !== '') return;
+export async function publishFinish(
+  ctx: WorkerContext,
+  sessionId: string,
+  leaseToken: number,
+  inputSeq: number,
+  event: Extract<FleetEvent, { type: 'input_finished' }>,
+): Promise<void> {
+  if ((await ctx.publisher.publish(sessionId, inputSeq, event, leaseToken)) !== '') return;
   ctx.logger.warn({ sessionId, inputSeq }, 'input_finished was already published by the holder that took over; not written again');
 }
 

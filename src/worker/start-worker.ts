@@ -151,7 +151,11 @@ function openConnections(config: ResolvedConfig, logger: Logger): Connections {
       maxLen: config.events.maxLen,
       idleExpirySeconds: config.events.idleExpirySeconds,
       coalesceMs: config.events.coalesceMs,
-      onError: (error: unknown) => logger.warn({ err: error }, 'event publish failed'),
+      // Fenced: events of a session deleted while this worker ran one of its inputs, refused on purpose.
+      onError: (error, context) =>
+        context.stage === 'fenced'
+          ? logger.info({ sessionId: context.sessionId, events: context.events }, 'events of a deleted session not written')
+          : logger.warn({ err: error, stage: context.stage, sessionId: context.sessionId }, 'event publish failed'),
     }),
   };
 }

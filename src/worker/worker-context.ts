@@ -10,10 +10,14 @@ import type { CancelRegistry } from './cancel-registry.js';
 
 /** What the worker needs of the event publisher (src/events). */
 export interface EventPublisherPort {
-  /** Resolves with the entry's stream id, or '' for an `input_finished` its input already had on the stream (not written again). */
-  publish(sessionId: string, inputSeq: number | null, event: FleetEvent): Promise<string>;
-  /** A run's sink: the loop's events and the fleet's lifecycle events of that input, queued in order. */
-  runSink(sessionId: string, inputSeq: number): { emit(event: FleetEvent): void; flush(): Promise<void>; close(): Promise<void> };
+  /**
+   * Resolves with the entry's stream id, or '' for an `input_finished` its input already had on the
+   * stream (not written again). `fence`: the lease token it is written under; rejects with
+   * `lease.lost` once the session was deleted under that token or a later one.
+   */
+  publish(sessionId: string, inputSeq: number | null, event: FleetEvent, fence?: number): Promise<string>;
+  /** A run's sink: the loop's events and the fleet's lifecycle events of that input, queued in order, written under lease `fence`. */
+  runSink(sessionId: string, inputSeq: number, fence: number): { emit(event: FleetEvent): void; flush(): Promise<void>; close(): Promise<void> };
 }
 
 /** Drain and sweep tuning, resolved once at start-up. */

@@ -25,7 +25,7 @@ import type {
 
 /** What {@link SessionStore.createSession} needs; everything but the id has a default. */
 export interface CreateSessionParams {
-  /** 1–128 characters of `[A-Za-z0-9_.:-]`. */
+  /** 1–128 characters of `[A-Za-z0-9_.:-]`, not ending in `:seq`, `:finished` or `:deleted`. */
   id: string;
   /** Agent profile name, stored for the caller; workers do not select a profile by it yet. Default `default`. */
   agent?: string;
@@ -323,8 +323,12 @@ export interface SessionStore {
   /** Throws `session.invalid_id`, `session.exists`, or `input.invalid` for bad fields. */
   createSession(params: CreateSessionParams): Promise<SessionRecord>;
   getSession(sessionId: string): Promise<SessionRecord | null>;
-  /** Deletes the session and everything it owns. False when there was none. */
-  deleteSession(sessionId: string): Promise<boolean>;
+  /**
+   * Deletes the session and everything it owns. Answers the last lease token it had (0 if it was
+   * never leased: `sessions.delete` fences the stream against writes under that token), or null when
+   * there was no such session.
+   */
+  deleteSession(sessionId: string): Promise<DeletedSession | null>;
 
   /**
    * Makes an input durable: creates the session if needed and gives the input the next seq, in

@@ -114,10 +114,10 @@ export function sessionScenarios(ctx: ContractContext): void {
       await expectCode(ctx.store.createSession(params as unknown as Parameters<typeof ctx.store.createSession>[0]), 'input.invalid');
     });
 
-    it('returns null and false for a session that does not exist', async () => {
+    it('returns null from get and delete for a session that does not exist', async () => {
       const id = ctx.id('missing');
       expect(await ctx.store.getSession(id)).toBeNull();
-      expect(await ctx.store.deleteSession(id)).toBe(false);
+      expect(await ctx.store.deleteSession(id)).toBeNull();
     });
 
     it('deletes a session with everything it owns; the id then starts afresh', async () => {
@@ -131,17 +131,27 @@ export function sessionScenarios(ctx: ContractContext): void {
         usageRounds: [usageRound(1, 0, 10)],
       });
 
-      expect(await ctx.store.deleteSession(id)).toBe(true);
+      expect(await ctx.store.deleteSession(id)).toEqual({ leaseToken: token });
       expect(await ctx.store.getSession(id)).toBeNull();
       expect(await ctx.store.loadHistory(id, { includeCompacted: true })).toEqual([]);
       expect(await ctx.store.listInputs(id)).toEqual([]);
       expect(await ctx.store.getInputById(id, 'first')).toBeNull();
       expect(await ctx.store.loadOpenToolCalls(id)).toEqual([]);
       expect(await ctx.store.getUsageRounds(id)).toEqual([]);
-      expect(await ctx.store.deleteSession(id)).toBe(false);
+      expect(await ctx.store.deleteSession(id)).toBeNull();
 
       expect(await accept(ctx.store, id, { inputId: 'first' })).toMatchObject({ seq: 1, duplicate: false });
       expect(await ctx.store.getSession(id)).toMatchObject({ nextSeq: 1, nextMessageSeq: 0, pending: null, stats: { inputs: 0 } });
+      // The deleted session's fence: every lease of the session created again has a larger token.
+      const again = await ctx.store.acquireLease({ sessionId: id, owner: 'worker-b', ttlMs: 30_000 });
+      if (!again.acquired) throw new Error('lease not acquired');
+      expect(again.token).toBeGreaterThan(token);
+    });
+
+    it('answers 0 as the lease token of a session that was never leased', async () => {
+      const id = ctx.id('never-leased');
+      await ctx.store.createSession({ id });
+      expect(await ctx.store.deleteSession(id)).toEqual({ leaseToken: 0 });
     });
   });
 }

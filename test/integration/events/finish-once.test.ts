@@ -4,7 +4,7 @@ import { encodeEvent } from '../../../src/events/event-body.js';
 import { RedisEventPublisher } from '../../../src/events/event-publisher.js';
 import type { FleetEvent } from '../../../src/events/fleet-events.js';
 import { expiryRefreshMs, FINISHES_KEPT, publishEventsCommand } from '../../../src/events/publish-events-script.js';
-import { eventFinishedKey, eventSeqKey, eventStreamKey } from '../../../src/producer/fleet-keys.js';
+import { eventDeletedKey, eventFinishedKey, eventSeqKey, eventStreamKey } from '../../../src/producer/fleet-keys.js';
 import { openEventsFixture, type EventsFixture } from './events-fixture.js';
 
 type Entry = [string, string[]];
@@ -134,7 +134,7 @@ describe('the publish script writes one input_finished per input', () => {
   it("answers '' in a left-out finish's place, so every session's ids still line up with its entries", async () => {
     const publish = publishEventsCommand(redis, { maxLen: 100, idleExpirySeconds: 300 });
     const [a, b] = [fx.sessionId('lineup-a'), fx.sessionId('lineup-b')];
-    const target = (sessionId: string) => ({ streamKey: eventStreamKey(fx.queue, sessionId), seqKey: eventSeqKey(fx.queue, sessionId), finishedKey: eventFinishedKey(fx.queue, sessionId) });
+    const target = (sessionId: string) => ({ streamKey: eventStreamKey(fx.queue, sessionId), seqKey: eventSeqKey(fx.queue, sessionId), finishedKey: eventFinishedKey(fx.queue, sessionId), deletedKey: eventDeletedKey(fx.queue, sessionId) });
     const entries = (sessionId: string) => [encodeEvent(sessionId, 1, round(0)), encodeEvent(sessionId, 1, finished('x')), encodeEvent(sessionId, 1, finished('y')), encodeEvent(sessionId, 2, round(1))];
     const [partA, partB] = await publish([
       // Ids not asked for: a batch with a finish is answered with them anyway.

@@ -123,6 +123,9 @@ describe('exactly one input_finished per input, across a crash', () => {
     return finishedSeqs(sessionId);
   }
 
+  /** The lease a direct repair writes under: no session here was deleted, so none is fenced. */
+  const LEASE_TOKEN = 1;
+
   /** What `republishLostFinishes` uses of a worker, on the fixture's connections and a publisher of its own. */
   const repairContext = (publisher: RedisEventPublisher) =>
     ({ store: fleet.store, redis: fleet.redis, queueName: fleet.config.queueName, publisher, logger: createLogger({ level: 'silent', format: 'json', redactContent: true }) }) as unknown as WorkerContext;
@@ -240,13 +243,13 @@ describe('exactly one input_finished per input, across a crash', () => {
     try {
       // The repair first, then the stalled holder.
       await unpublish(sessionId, 1);
-      expect(await republishLostFinishes(repairContext(repairer), sessionId, null)).toBe(1);
+      expect(await republishLostFinishes(repairContext(repairer), sessionId, LEASE_TOKEN, null)).toBe(1);
       expect(await zombie.publish(sessionId, 1, late)).toBe('');
       expect(await finishedSeqs(sessionId)).toEqual([1]);
       // The stalled holder first, then the repair: it sees the finish written (the set) and writes nothing.
       await unpublish(sessionId, 1);
       expect(await zombie.publish(sessionId, 1, late)).not.toBe('');
-      expect(await republishLostFinishes(repairContext(repairer), sessionId, null)).toBe(0);
+      expect(await republishLostFinishes(repairContext(repairer), sessionId, LEASE_TOKEN, null)).toBe(0);
       expect(await finishedSeqs(sessionId)).toEqual([1]);
       expect([repairer.duplicateFinishes, zombie.duplicateFinishes]).toEqual([0, 1]);
     } finally {
@@ -262,11 +265,11 @@ describe('exactly one input_finished per input, across a crash', () => {
     try {
       // The finish is on the stream, the set does not exist: nothing to repair.
       await fleet.redis.del(setKey);
-      expect(await republishLostFinishes(repairContext(publisher), sessionId, null)).toBe(0);
+      expect(await republishLostFinishes(repairContext(publisher), sessionId, LEASE_TOKEN, null)).toBe(0);
       expect(await finishedSeqs(sessionId)).toEqual([1]);
       // Neither has it: it is published, and recorded from then on.
       await unpublish(sessionId, 1);
-      expect(await republishLostFinishes(repairContext(publisher), sessionId, null)).toBe(1);
+      expect(await republishLostFinishes(repairContext(publisher), sessionId, LEASE_TOKEN, null)).toBe(1);
       expect(await finishedSeqs(sessionId)).toEqual([1]);
       expect(await fleet.redis.zrange(setKey, 0, -1)).toEqual(['1']);
     } finally {

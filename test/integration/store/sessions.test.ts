@@ -119,12 +119,12 @@ describe('sessions', () => {
     });
     expect(await countRows(fx.pool, 'messages', id)).toBe(1);
 
-    expect(await fx.store.deleteSession(id)).toBe(true);
+    expect(await fx.store.deleteSession(id)).toEqual({ leaseToken: expect.any(Number) });
     expect(await fx.store.getSession(id)).toBeNull();
     for (const table of ['session_inputs', 'messages', 'usage_rounds']) {
       expect(await countRows(fx.pool, table, id)).toBe(0);
     }
-    expect(await fx.store.deleteSession(id)).toBe(false);
+    expect(await fx.store.deleteSession(id)).toBeNull();
   });
 
   it('records a cancel request once and lets only the lease holder clear it', async () => {

@@ -72,8 +72,12 @@ export class InMemorySessionStore implements Port.SessionStore {
     return data === undefined ? null : clone(data.record);
   }
 
-  async deleteSession(sessionId: string): Promise<boolean> {
-    return this.#sessions.delete(assertSessionId(sessionId));
+  async deleteSession(sessionId: string): Promise<Port.DeletedSession | null> {
+    const id = assertSessionId(sessionId);
+    const data = this.#sessions.get(id);
+    if (data === undefined) return null;
+    this.#sessions.delete(id);
+    return { leaseToken: data.record.lease.token };
   }
 
   async acceptInput(params: Port.AcceptInputParams): Promise<Port.AcceptedInput> {

@@ -36,7 +36,7 @@ describe('typed errors', () => {
 });
 
 describe('session ids', () => {
-  it.each(['a', 'user:42', 'A-b_c.d:e', 'x'.repeat(128)])('accepts %s', (id) => {
+  it.each(['a', 'user:42', 'A-b_c.d:e', 'x'.repeat(128), 'seq', 'a:seq:1', 'a-deleted', 'a:finishedx'])('accepts %s', (id) => {
     expect(assertSessionId(id)).toBe(id);
   });
 
@@ -48,6 +48,10 @@ describe('session ids', () => {
     ['é', 'may contain only'],
     [42, 'must be a string'],
     [null, 'must be a string'],
+    // The suffixes of the keys next to a session's stream: `a:seq` would be session a's counter.
+    ['a:seq', 'must not end in'],
+    ['user:42:finished', 'must not end in'],
+    [':deleted', 'must not end in'],
   ])('rejects %j with session.invalid_id', (id, message) => {
     expect(isValidSessionId(id)).toBe(false);
     expect(() => assertSessionId(id)).toThrowError(expect.objectContaining({ code: 'session.invalid_id', message: expect.stringContaining(message) }));

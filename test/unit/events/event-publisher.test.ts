@@ -253,6 +253,48 @@ describe('RedisEventPublisher (write-behind, against a fake script)', () => {
     expect(seqs(redis, 'q:events:f0')).toEqual([2]);
   });
 
+  it("refuses a deleted session's events written under its lease: lease.lost, reported as fenced, and no seq burned for the session created again", async () => {
+    const { redis, errors, publisher } = setup();
+    // Lease 7 was the deleted session's last; lease 9 is the new session's under the same id.
+    redis.deleted.set('q:events:s1:deleted', 7);
+    const old = publisher.runSink('s1', 1, 7);
+    old.emit(delta('late '));
+    old.emit(round(1));
+    await old.flush();
+    await expect(publisher.publish('s1', 1, { type: 'input_finished', status: 'completed' } as FleetEvent, 7)).rejects.toMatchObject({ code: 'lease.lost' });
+    expect(redis.streams.get('q:events:s1') ?? []).toEqual([]);
+    expect(publisher.fenced).toBe(3);
+    expect(publisher.dropped).toBe(3);
+    expect(errors.map((e) => e.context.stage)).toEqual(['fenced', 'fenced']);
+    // The new session's events, its producer's (no fence) and its worker's, start at seq 1: no hole.
+    await publisher.publish('s1', 1, { type: 'input_accepted', kind: 'send', mode: 'queue', inputId: 'i-again' });
+    const fresh = publisher.runSink('s1', 1, 9);
+    fresh.emit(round(0));
+    await fresh.flush();
+    expect(seqs(redis)).toEqual([1, 2]);
+    expect(redis.calls.map((c) => [c.fence, c.skip])).toEqual([
+      ['7', 0],
+      ['7', 0],
+      ['', 0],
+      ['9', 0],
+    ]);
+  });
+
+  it('never puts entries of two leases in one part, nor merges their deltas', async () => {
+    const { redis, publisher } = setup();
+    const old = publisher.runSink('s1', 1, 7);
+    const fresh = publisher.runSink('s1', 1, 9);
+    old.emit(delta('a'));
+    fresh.emit(delta('b'));
+    old.emit(delta('c'));
+    await publisher.flush();
+    expect(redis.calls.map((c) => [c.fence, c.entries.map((e) => (JSON.parse(e.data) as { text: string }).text)])).toEqual([
+      ['7', ['a']],
+      ['9', ['b']],
+      ['7', ['c']],
+    ]);
+  });
+
   it('rejects publish() when its batch fails', async () => {
     const { redis, publisher } = setup();
     redis.failNext = new Error('boom');

@@ -1,4 +1,5 @@
 import type { Command, Redis } from 'ioredis';
+import { FENCED_REPLY } from '../../../src/events/publish-events-script.js';
 
 /** One session's part of a publish script call, as the fake saw it. */
 export interface ScriptCall {
@@ -7,6 +8,7 @@ export interface ScriptCall {
   streamKey: string;
   seqKey: string;
   finishedKey: string;
+  deletedKey: string;
   maxLen: number;
   ttl: number;
   /** How many finished inputs the set keeps. */
@@ -14,6 +16,8 @@ export interface ScriptCall {
   skip: number;
   /** The part's flags: `r` (answer ids), `e` (push back the idle expiry). */
   flags: string;
+  /** The lease token the part is written under, '' for none. */
+  fence: string;
   /**
    * `finishes`: the entry's mark — the input seq of an `input_finished`, `first` for the
    * `input_accepted` of input 1 (empties the finished set), '' otherwise; `id` is '' for one left out.
@@ -24,7 +28,7 @@ export interface ScriptCall {
 /**
  * Stands in for ioredis in unit tests of the publisher: `sendCommand` takes the script's call and does
  * what the Lua script does (per session: leave out finishes already written, seq, XADD, record the
- * finished inputs, ids or the count written) in memory; the idle expiry it does not model. Calls can be held (`hold()`) to
+ * finished inputs, ids or the count written; refuse a part fenced by a deletion) in memory; the idle expiry it does not model. Calls can be held (`hold()`) to
  * observe what queues behind an in-flight batch, failed as a whole (`failNext`), or have one
  * stream's part refused (`refuse`), as Redis refuses a key of the wrong type.
  */
@@ -38,6 +42,8 @@ export class FakeScriptRedis {
   readonly streams = new Map<string, { id: string; type: string; data: string }[]>();
   /** The finished set of each session: input seqs whose `input_finished` was written. */
   readonly finished = new Map<string, Set<string>>();
+  /** Deletion fences by key (`eventDeletedKey`): parts under this lease token or an older one are refused. */
+  readonly deleted = new Map<string, number>();
   private readonly seqs = new Map<string, number>();
   private nextId = 1;
   private held: (() => void)[] | null = null;
@@ -99,21 +105,24 @@ export class FakeScriptRedis {
     const keys = text.slice(1, 1 + keyCount);
     const [maxLen, ttl, kept, ...rest] = text.slice(1 + keyCount);
     const parts: ScriptCall[] = [];
-    for (let s = 0; s < keyCount / 3; s += 1) {
+    for (let s = 0; s < keyCount / 4; s += 1) {
       const skip = Number(rest.shift());
       const count = Number(rest.shift());
       const flags = rest.shift()!;
+      const fence = rest.shift()!;
       const triples = rest.splice(0, 3 * count);
       const part: ScriptCall = {
         call,
-        streamKey: keys[3 * s]!,
-        seqKey: keys[3 * s + 1]!,
-        finishedKey: keys[3 * s + 2]!,
+        streamKey: keys[4 * s]!,
+        seqKey: keys[4 * s + 1]!,
+        finishedKey: keys[4 * s + 2]!,
+        deletedKey: keys[4 * s + 3]!,
         maxLen: Number(maxLen),
         ttl: Number(ttl),
         kept: Number(kept),
         skip,
         flags,
+        fence,
         entries: [],
       };
       for (let i = 0; i < count; i += 1) part.entries.push({ id: '', type: triples[3 * i]!, data: triples[3 * i + 1]!, finishes: triples[3 * i + 2]! });
@@ -128,6 +137,8 @@ export class FakeScriptRedis {
     return parts.map((part) => {
       const refused = this.refuse.get(part.streamKey);
       if (refused !== undefined) return refused;
+      const dead = this.deleted.get(part.deletedKey);
+      if (part.fence !== '' && dead !== undefined && Number(part.fence) <= dead) return FENCED_REPLY;
       let seq = (this.seqs.get(part.seqKey) ?? 0) + part.skip;
       const stream = this.streams.get(part.streamKey) ?? [];
       this.streams.set(part.streamKey, stream);
