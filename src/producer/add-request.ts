@@ -1,7 +1,7 @@
 import type { InputOverrides } from '../core/agent-profile.js';
 import { InputInvalidError } from '../core/errors/index.js';
 import type { SendPayload } from '../core/input-payload.js';
-import { assertSessionId } from '../core/session-id.js';
+import { assertNewSessionId } from '../core/session-id.js';
 import { INPUT_MODES, type InputMode } from '../core/session-types.js';
 import type { AcceptRequest } from './accept-input.js';
 
@@ -47,7 +47,7 @@ export function toAcceptRequest(kind: unknown, data: unknown, options: unknown):
   const checkedKind = checkKind(kind);
   const fields = plainObject(data, 'data', DATA_KEYS);
   const opts = options === undefined ? {} : plainObject(options, 'options (third argument)', OPTION_KEYS);
-  const sessionId = assertSessionId(fields.sessionId);
+  const sessionId = assertNewSessionId(fields.sessionId);
   const inputId = agreeing('inputId', fields.inputId, opts.inputId);
   const mode = agreeing('mode', fields.mode, opts.mode);
   if (inputId !== undefined && typeof inputId !== 'string') throw new InputInvalidError('inputId must be a string');

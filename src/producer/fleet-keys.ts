@@ -39,14 +39,15 @@ export function eventFinishedKey(queueName: string, sessionId: string): string {
 }
 
 /**
- * The deleted session's fence (a string, the last lease token the session had when it was deleted):
- * the publish script refuses events written under that token or an older one, so a worker still
- * running one of the deleted session's inputs cannot write into the stream of a session created again
- * under the same id (whose leases all have larger tokens). Set by `sessions.delete`; expires with the
- * stream's idle expiry.
+ * The deletion fence of a session id (a string: the last lease token the session had when it was
+ * deleted): the publish script refuses events written under that token or an older one, so a worker
+ * still running one of the deleted session's inputs cannot write into the stream of a session created
+ * again under the same id (whose leases all have larger tokens). Set by `sessions.delete`, for a fixed
+ * 7 days (`DELETION_FENCE_SECONDS`). In a namespace of its own, `<queue>:deleted:<id>`, which no
+ * session's stream key (`<queue>:events:<id>`) can name, whatever the id.
  */
 export function eventDeletedKey(queueName: string, sessionId: string): string {
-  return `${queueName}:events:${sessionId}:deleted`;
+  return `${queueName}:deleted:${sessionId}`;
 }
 
 /** Pub/sub channel on which cancel requests reach the lease holder at once. */

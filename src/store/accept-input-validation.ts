@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { InputInvalidError, InputTooLargeError } from '../core/errors/index.js';
 import type { AcceptInputParams } from '../core/ports/session-store.js';
 import { INPUT_KINDS, INPUT_MODES, type InputKind, type InputMode } from '../core/session-types.js';
-import { assertSessionId } from '../core/session-id.js';
+import { assertNewSessionId } from '../core/session-id.js';
 import { isPlainObject, toJsonText } from './arguments.js';
 
 /**
@@ -30,7 +30,7 @@ export interface ValidatedAccept {
  * typed error and writes nothing — not even the session it would have created.
  */
 export function validateAcceptInput(params: AcceptInputParams): ValidatedAccept {
-  const sessionId = assertSessionId(params.sessionId);
+  const sessionId = assertNewSessionId(params.sessionId);
   const kind = oneOf(params.kind, INPUT_KINDS, 'kind');
   const mode = params.mode === undefined ? 'queue' : oneOf(params.mode, INPUT_MODES, 'mode');
   const inputId = params.inputId === undefined ? randomUUID() : checkInputId(params.inputId);

@@ -2,7 +2,7 @@ import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { InputInvalidError, SessionExistsError } from '../core/errors/index.js';
 import type { CreateSessionParams } from '../core/ports/session-store.js';
 import type { SessionRecord } from '../core/session-types.js';
-import { assertSessionId } from '../core/session-id.js';
+import { assertNewSessionId } from '../core/session-id.js';
 import { assertText, isPlainObject, toJsonText } from './arguments.js';
 import { decodeSession } from './rows/session-row.js';
 import { sessions } from './schema/index.js';
@@ -17,7 +17,7 @@ const MAX_AGENT_LENGTH = 128;
  */
 export async function createSession(db: NodePgDatabase, params: CreateSessionParams): Promise<SessionRecord> {
   if (!isPlainObject(params)) throw new InputInvalidError('session parameters must be an object');
-  const id = assertSessionId(params.id);
+  const id = assertNewSessionId(params.id);
   const agent = params.agent === undefined ? undefined : assertText(params.agent, 'agent', MAX_AGENT_LENGTH);
   const systemPrompt = params.systemPrompt ?? null;
   if (systemPrompt !== null && typeof systemPrompt !== 'string') {

@@ -11,8 +11,8 @@ import type { WorkerContext } from './worker-context.js';
  * again, so one input cannot crash-loop the fleet and block its session forever. Its open tool calls
  * stay open, like a question still waiting: a `resume` input runs them again, `abortPending` closes
  * them. The inputs steered into it end with it, each with its own `input_finished`. Its result
- * carries the rounds, tool calls and usage its attempts recorded (usage rows, tool results), so the
- * session's stats count what it consumed, as they count a finished run. Fenced like every write;
+ * carries the rounds and usage its attempts recorded (usage rows), so the session's stats count what
+ * it consumed, as they count a finished run. Fenced like every write;
  * `lease.lost` propagates to the drain.
  */
 export async function giveUpInput(ctx: WorkerContext, sessionId: string, leaseToken: number, input: InputRecord): Promise<InputResult> {
@@ -22,9 +22,11 @@ export async function giveUpInput(ctx: WorkerContext, sessionId: string, leaseTo
   // What its attempts consumed is its result, so the finish adds it to the session's stats and its
   // input_finished reports it. The rows change only under the fence (ours now), so this read is what
   // the commit below ends; that commit applies only while the input is running under our token, so a
-  // retried or raced give-up adds it once.
-  const { window, usageRounds } = await ctx.store.loadRunState(sessionId, input.seq);
-  const { usage, rounds, toolCalls } = recordedProgress(input.seq, window, usageRounds);
+  // retried or raced give-up adds it once. Its usage rows only (one per round), not the window: the
+  // window may be what killed every worker that ran it, and the stop must not fail the same way. So
+  // its tool calls are not counted (0).
+  const usageRounds = await ctx.store.getUsageRounds(sessionId, input.seq);
+  const { usage, rounds, toolCalls } = recordedProgress(input.seq, [], usageRounds);
   const result: InputResult = { status: 'failed', finalText: '', rounds, toolCalls, usage };
   await ctx.store.commitStep({ sessionId, leaseToken, input: { seq: input.seq, status: 'failed', result, errorCode: error.code, errorMessage: error.message } });
   ctx.logger.error({ sessionId, inputSeq: input.seq, attempts: input.attempts, code: error.code }, 'gave up on an input that never finished');

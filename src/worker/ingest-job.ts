@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { InputInvalidError } from '../core/errors/index.js';
-import { assertSessionId } from '../core/session-id.js';
+import { assertNewSessionId } from '../core/session-id.js';
 import { INPUT_MODES } from '../core/session-types.js';
 import { acceptAndKick } from '../producer/accept-input.js';
 import { MAX_ORIGIN_JOB_ID_LENGTH } from '../store/accept-input-validation.js';
@@ -10,7 +10,7 @@ import type { WorkerContext } from './worker-context.js';
 /** Raw-path job data (DESIGN.md §4.2), as any BullMQ client in any language sends it. */
 const rawJobSchema = z
   .object({
-    // Checked by assertSessionId, so a missing id reads "session id must be a string, got undefined".
+    // Checked by assertNewSessionId, so a missing id reads "session id must be a string, got undefined".
     sessionId: z.unknown().optional(),
     input: z.unknown().optional(),
     inputId: z.string().optional(),
@@ -39,7 +39,7 @@ export async function ingestJob(ctx: WorkerContext, kind: 'send' | 'resume', job
     throw new InputInvalidError(`invalid ${kind} job data: ${issue?.path.join('.') || 'data'}: ${issue?.message ?? 'invalid'}`);
   }
   const { sessionId, inputId, mode, ...rest } = parsed.data;
-  const id = assertSessionId(sessionId);
+  const id = assertNewSessionId(sessionId);
   const payload = Object.fromEntries(Object.entries(rest).filter(([, value]) => value !== undefined));
   if (kind === 'send' && payload.input === undefined) throw new InputInvalidError('invalid send job data: input is required');
   const accepted = await acceptAndKick(

@@ -24,8 +24,11 @@ export interface GiveUpScenarioContext {
 /** What the dead holder's two rounds recorded for input 1 (see {@link spentAndAbandoned}). */
 export const RECORDED_USAGE: Usage = { promptTokens: 300, completionTokens: 50, cachedTokens: 10, reasoningTokens: 5, totalTokens: 350, llmCalls: 3 };
 
-/** The session totals after the given-up input 1, and nothing else, finished. */
-export const GIVEN_UP_TOTALS: Omit<SessionStats, 'firstInputAt' | 'lastInputAt'> = Object.assign({ inputs: 1, rounds: 2, toolCalls: 1 }, RECORDED_USAGE);
+/**
+ * The session totals after the given-up input 1, and nothing else, finished. Its tool call is not
+ * counted: the give-up reads the input's usage rows, never its window (which may be what killed it).
+ */
+export const GIVEN_UP_TOTALS: Omit<SessionStats, 'firstInputAt' | 'lastInputAt'> = Object.assign({ inputs: 1, rounds: 2, toolCalls: 0 }, RECORDED_USAGE);
 
 /** The `input_finished` events a give-up published, by input seq. */
 export interface PublishedFinishes {
@@ -93,7 +96,7 @@ export async function totals(store: SessionStore, sessionId: string): Promise<Om
 /** Declares the give-up scenarios against the store of `ctx` (valid inside tests). */
 export function giveUpScenarios(name: string, ctx: GiveUpScenarioContext): void {
   describe(name, () => {
-    it('a given-up input adds the rounds, tool calls and usage its attempts recorded to the session stats, and its input_finished reports them', async () => {
+    it('a given-up input adds the rounds and usage its attempts recorded to the session stats, and its input_finished reports them', async () => {
       const sessionId = ctx.id('give-up-stats');
       await spentAndAbandoned(ctx, sessionId);
       const heir = await takeOver(ctx.store, sessionId, 'heir');
@@ -101,11 +104,28 @@ export function giveUpScenarios(name: string, ctx: GiveUpScenarioContext): void 
       const published: PublishedFinishes = { events: [] };
       const result = await giveUpInput(giveUpContext(ctx.store, published), sessionId, heir.token, heir.input);
 
-      expect(result).toMatchObject({ status: 'failed', rounds: 2, toolCalls: 1, usage: RECORDED_USAGE });
+      expect(result).toMatchObject({ status: 'failed', rounds: 2, toolCalls: 0, usage: RECORDED_USAGE });
       expect(await totals(ctx.store, sessionId)).toEqual(GIVEN_UP_TOTALS);
-      expect(await ctx.store.getInput(sessionId, 1)).toMatchObject({ status: 'failed', errorCode: 'system.infrastructure', result: { rounds: 2, toolCalls: 1, usage: RECORDED_USAGE } });
+      expect(await ctx.store.getInput(sessionId, 1)).toMatchObject({ status: 'failed', errorCode: 'system.infrastructure', result: { rounds: 2, toolCalls: 0, usage: RECORDED_USAGE } });
       expect(published.events).toHaveLength(1);
-      expect(published.events[0]).toMatchObject({ inputSeq: 1, event: { type: 'input_finished', status: 'failed', rounds: 2, toolCalls: 1, usage: RECORDED_USAGE } });
+      expect(published.events[0]).toMatchObject({ inputSeq: 1, event: { type: 'input_finished', status: 'failed', rounds: 2, toolCalls: 0, usage: RECORDED_USAGE } });
+    });
+
+    it('gives up without reading the window (it may be what killed every holder): a store that cannot load it still ends the input', async () => {
+      const sessionId = ctx.id('give-up-no-window');
+      await spentAndAbandoned(ctx, sessionId);
+      const heir = await takeOver(ctx.store, sessionId, 'heir');
+      const refuse = (): never => {
+        throw new Error('the window is not readable');
+      };
+      const refused = new Set<PropertyKey>(['loadRunState', 'loadWindow', 'loadHistory']);
+      const store = new Proxy(ctx.store, {
+        get: (target, key) => (refused.has(key) ? refuse : (target[key as keyof SessionStore] as (...args: unknown[]) => unknown).bind(target)),
+      });
+      const published: PublishedFinishes = { events: [] };
+      const result = await giveUpInput(giveUpContext(store, published), sessionId, heir.token, heir.input);
+      expect(result).toMatchObject({ status: 'failed', rounds: 2, usage: RECORDED_USAGE });
+      expect(await ctx.store.getInput(sessionId, 1)).toMatchObject({ status: 'failed', errorCode: 'system.infrastructure' });
     });
 
     it('a give-up retried under the same lease is refused (state.conflict) and adds nothing more', async () => {

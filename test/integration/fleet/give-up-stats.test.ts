@@ -51,7 +51,7 @@ describe('a worker that gives an input up', () => {
       const finished = await fleet.waitFor('the input_finished', async () =>
         (await sessionEvents(fleet.redis, fleet.config.queueName, sessionId)).find((event) => event.type === 'input_finished'),
       );
-      expect(finished.data).toMatchObject({ inputSeq: 1, status: 'failed', rounds: 2, toolCalls: 1, usage: RECORDED_USAGE });
+      expect(finished.data).toMatchObject({ inputSeq: 1, status: 'failed', rounds: 2, toolCalls: 0, usage: RECORDED_USAGE });
       expect((await queue.result(sessionId, 1)).usage).toEqual(RECORDED_USAGE);
     } finally {
       await queue.close();

@@ -81,6 +81,7 @@ describe('the raw BullMQ path', () => {
   it.each([
     ['send without sessionId', 'session.invalid_id', 'send', { input: 'x' }],
     ['send with an invalid sessionId', 'session.invalid_id', 'send', { sessionId: 'not valid!', input: 'x' }],
+    ["send for a new session whose stream would be another session's key", 'session.invalid_id', 'send', { sessionId: 'other:seq', input: 'x' }],
     ['send whose input is a number', 'input.invalid', 'send', { sessionId: 'bad-input', input: 42 }],
     ['send whose input is a message of the wrong role', 'input.invalid', 'send', { sessionId: 'bad-message', input: { role: 'assistant', content: 'x' } }],
     ['send without input', 'input.invalid', 'send', { sessionId: 'no-input' }],

@@ -58,9 +58,15 @@ describe('sessions.delete while an input of the session runs', () => {
     expect(await fleet.transcript(sessionId)).toEqual(['user: again', 'assistant: Echo: again']);
   });
 
-  it('refuses session ids that would name the Redis keys next to another session\'s stream', async () => {
-    for (const id of ['a:seq', 'a:finished', 'a:deleted']) {
+  it("refuses a new session whose stream would be another session's key; one stored before the rule is still read and deleted", async () => {
+    for (const id of ['a:seq', 'a:finished']) {
       await expect(queue.add('send', { sessionId: id, input: 'x' })).rejects.toMatchObject({ code: 'session.invalid_id', message: expect.stringContaining('must not end in') });
+      await expect(queue.sessions.create({ id })).rejects.toMatchObject({ code: 'session.invalid_id' });
     }
+    // The database's own check allows it, as it did before the rule.
+    await fleet.pool.query(`INSERT INTO sessions (id) VALUES ('legacy:seq')`);
+    expect(await queue.sessions.get('legacy:seq')).toMatchObject({ id: 'legacy:seq' });
+    expect(await queue.stats('legacy:seq')).toMatchObject({ inputs: { total: 0 } });
+    expect(await queue.sessions.delete('legacy:seq')).toBe(true);
   });
 });

@@ -15,7 +15,7 @@ import {
   type SessionRecord,
   type ToolCallRecord,
 } from '../../../src/core/session-types.js';
-import { assertSessionId } from '../../../src/core/session-id.js';
+import { assertNewSessionId } from '../../../src/core/session-id.js';
 import { INPUT_ID_PATTERN } from '../../../src/store/accept-input-validation.js';
 import { assertText, isPlainObject, toJsonText } from '../../../src/store/arguments.js';
 import type { ValidatedStep } from '../../../src/store/commit-step-validation.js';
@@ -69,7 +69,7 @@ export function emptySessionRecord(id: string, at: Date): SessionRecord {
 /** The checks `createSession` of the Postgres store makes, in its order; returns the profile to store. */
 export function validateCreateSession(params: Port.CreateSessionParams): Pick<SessionRecord, 'id' | 'agent' | 'systemPrompt' | 'metadata' | 'config'> {
   if (!isPlainObject(params)) throw new InputInvalidError('session parameters must be an object');
-  const id = assertSessionId(params.id);
+  const id = assertNewSessionId(params.id);
   const agent = params.agent === undefined ? 'default' : assertText(params.agent, 'agent', 128);
   const systemPrompt = params.systemPrompt ?? null;
   if (systemPrompt !== null && typeof systemPrompt !== 'string') throw new InputInvalidError('systemPrompt must be a string or null');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as errors from '../../../src/core/errors/index.js';
-import { assertSessionId, isValidSessionId } from '../../../src/core/session-id.js';
+import { assertNewSessionId, assertSessionId, isValidSessionId } from '../../../src/core/session-id.js';
 
 describe('typed errors', () => {
   it('every error class has a stable, listed code, a fault and retryable', () => {
@@ -36,8 +36,14 @@ describe('typed errors', () => {
 });
 
 describe('session ids', () => {
-  it.each(['a', 'user:42', 'A-b_c.d:e', 'x'.repeat(128), 'seq', 'a:seq:1', 'a-deleted', 'a:finishedx'])('accepts %s', (id) => {
+  it.each(['a', 'user:42', 'A-b_c.d:e', 'x'.repeat(128), 'seq', 'a:seq:1', 'a:deleted', 'a:finishedx'])('accepts %s', (id) => {
     expect(assertSessionId(id)).toBe(id);
+    expect(assertNewSessionId(id)).toBe(id);
+  });
+
+  it.each(['a:seq', 'user:42:finished', ':seq'])('refuses %s for a new session (its stream would be another session\'s key), not for one stored', (id) => {
+    expect(assertSessionId(id)).toBe(id);
+    expect(() => assertNewSessionId(id)).toThrowError(expect.objectContaining({ code: 'session.invalid_id', message: expect.stringContaining('must not end in ":seq" or ":finished"') }));
   });
 
   it.each([
@@ -48,10 +54,6 @@ describe('session ids', () => {
     ['é', 'may contain only'],
     [42, 'must be a string'],
     [null, 'must be a string'],
-    // The suffixes of the keys next to a session's stream: `a:seq` would be session a's counter.
-    ['a:seq', 'must not end in'],
-    ['user:42:finished', 'must not end in'],
-    [':deleted', 'must not end in'],
   ])('rejects %j with session.invalid_id', (id, message) => {
     expect(isValidSessionId(id)).toBe(false);
     expect(() => assertSessionId(id)).toThrowError(expect.objectContaining({ code: 'session.invalid_id', message: expect.stringContaining(message) }));

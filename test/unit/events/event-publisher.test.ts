@@ -256,7 +256,7 @@ describe('RedisEventPublisher (write-behind, against a fake script)', () => {
   it("refuses a deleted session's events written under its lease: lease.lost, reported as fenced, and no seq burned for the session created again", async () => {
     const { redis, errors, publisher } = setup();
     // Lease 7 was the deleted session's last; lease 9 is the new session's under the same id.
-    redis.deleted.set('q:events:s1:deleted', 7);
+    redis.deleted.set('q:deleted:s1', 7);
     const old = publisher.runSink('s1', 1, 7);
     old.emit(delta('late '));
     old.emit(round(1));
@@ -278,6 +278,29 @@ describe('RedisEventPublisher (write-behind, against a fake script)', () => {
       ['', 0],
       ['9', 0],
     ]);
+  });
+
+  it("keeps owing the seq numbers of earlier losses when a deleted session's batch is refused: they may be the new session's", async () => {
+    const { redis, publisher } = setup();
+    redis.deleted.set('q:deleted:s1', 7);
+    // The new session's event (a raw ingest's input_accepted, no lease) is lost...
+    redis.failNext = new Error('connection reset');
+    await expect(publisher.publish('s1', 1, { type: 'input_accepted', kind: 'send', mode: 'queue', inputId: 'i-1' })).rejects.toMatchObject({ code: 'system.infrastructure' });
+    // ...then the old run's next write is refused...
+    const old = publisher.runSink('s1', 1, 7);
+    old.emit(round(5));
+    await old.flush();
+    expect(publisher.fenced).toBe(1);
+    // ...and the new session's next write still leaves the hole where its lost event was.
+    const fresh = publisher.runSink('s1', 1, 9);
+    fresh.emit(round(0));
+    await fresh.flush();
+    expect(redis.calls.map((c) => [c.fence, c.skip])).toEqual([
+      ['', 0],
+      ['7', 1],
+      ['9', 1],
+    ]);
+    expect(seqs(redis)).toEqual([2]);
   });
 
   it('never puts entries of two leases in one part, nor merges their deltas', async () => {
