@@ -41,6 +41,10 @@ const independentSchema = z.object({
   DATABASE_BATCH_SIZE: envVariable(64, integer({ min: 1, max: 1000, expected: 'an integer from 1 to 1000 (writes per statement)' })),
   DATABASE_BATCH_STATEMENTS: envVariable(2, integer({ min: 1, max: 1000, expected: 'an integer from 1 to 1000 (batched statements at once)' })),
   DATABASE_BATCH_OVERLAP_MIN: envVariable(16, integer({ min: 1, max: 100_000, expected: 'an integer from 1 to 100000 (writes or reads waiting)' })),
+  DATABASE_STATEMENT_TIMEOUT_MS: envVariable(
+    30_000,
+    integer({ min: 1000, max: 3_600_000, expected: 'an integer from 1000 to 3600000 (milliseconds)' }),
+  ),
   METRICS_PORT: envVariable(9464, integer({ min: 0, max: 65_535, expected: 'an integer from 0 to 65535' })),
   LOG_LEVEL: envVariable('info', oneOf(LOG_LEVELS)),
   LOG_FORMAT: envVariable('json', oneOf(LOG_FORMATS)),

@@ -25,8 +25,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ResolvedConfig
 
 /**
  * The variables a process that does not run inputs reads: where Postgres, Redis and the queue are,
- * the accept limit, its pool and group commit, and the stream retention its `input_accepted` writes
- * keep (docs/client.md §1; `SessionQueue.fromEnv`). The client commands log nothing of their own,
+ * the accept limit, its pool (size, statement timeout) and group commit, and the stream retention
+ * its `input_accepted` writes keep (docs/client.md §1; `SessionQueue.fromEnv`). The client commands log nothing of their own,
  * so the `LOG_*` variables are not among them.
  */
 export const CLIENT_VARIABLES = [
@@ -37,6 +37,7 @@ export const CLIENT_VARIABLES = [
   'DATABASE_POOL_SIZE',
   'DATABASE_BATCH_SIZE',
   'DATABASE_BATCH_STATEMENTS',
+  'DATABASE_STATEMENT_TIMEOUT_MS',
   'LOOPFLEET_EVENTS_MAXLEN',
   'LOOPFLEET_EVENTS_TTL_SECONDS',
 ] as const satisfies readonly (keyof ParsedEnv)[];
@@ -73,6 +74,7 @@ function toResolvedConfig(env: ParsedEnv): ResolvedConfig {
       concurrency: env.WORKER_CONCURRENCY,
       heapGrowthPercent: env.WORKER_HEAP_GROWTH_PERCENT,
       poolSize: env.DATABASE_POOL_SIZE,
+      statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
       batch: { maxSize: env.DATABASE_BATCH_SIZE, maxInFlight: env.DATABASE_BATCH_STATEMENTS, overlapMinWaiting: env.DATABASE_BATCH_OVERLAP_MIN },
       windowCache: { maxBytes: env.WINDOW_CACHE_MB * 1024 * 1024, minMessages: env.WINDOW_CACHE_MIN_MESSAGES },
       leaseTtlMs: env.LEASE_TTL_MS,

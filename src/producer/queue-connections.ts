@@ -32,6 +32,7 @@ export function openQueueConnections(options: ResolvedQueueOptions): QueueConnec
     createPgPool(options.databaseUrl, {
       applicationName: 'loopfleet-client',
       maxConnections: options.poolSize,
+      statementTimeoutMs: options.statementTimeoutMs,
       onIdleClientError: (error) => log?.warn({ err: error }, 'idle postgres connection failed'),
     });
   const ownsRedis = options.redis === null;

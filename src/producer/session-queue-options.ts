@@ -25,6 +25,13 @@ export interface SessionQueueOptions {
   /** Most connections the queue's own pool opens (`DATABASE_POOL_SIZE`). Ignored when `pool` is given. Default 10. */
   poolSize?: number;
   /**
+   * Longest one statement of the queue's own pool may run, in milliseconds
+   * (`DATABASE_STATEMENT_TIMEOUT_MS`; `createPgPool`'s `statementTimeoutMs`): past it the server
+   * cancels the statement, and a connection that never answers is given up a second later instead
+   * of holding the accepts queued behind it. 1,000–3,600,000. Ignored when `pool` is given. Default 30,000.
+   */
+  statementTimeoutMs?: number;
+  /**
    * Group commit of the accepts (`DATABASE_BATCH_SIZE`, `DATABASE_BATCH_STATEMENTS`): most accepts
    * of different sessions one statement carries (1 turns batching off), and most such statements
    * running at once. Defaults 64 and 2.
@@ -65,6 +72,7 @@ export interface ResolvedQueueOptions {
   redisUrl: string;
   redis: Redis | null;
   poolSize: number;
+  statementTimeoutMs: number;
   batch: { maxSize: number; maxInFlight: number };
   events: { maxLen: number; idleExpirySeconds: number };
   queueName: string;
@@ -77,6 +85,7 @@ export interface ResolvedQueueOptions {
 /** Defaults of {@link SessionQueueOptions}. */
 export const SESSION_QUEUE_DEFAULTS = {
   poolSize: 10,
+  statementTimeoutMs: 30_000,
   batch: { maxSize: 64, maxInFlight: 2 },
   events: { maxLen: 10_000, idleExpirySeconds: 604_800 },
   queueName: 'loopfleet',
@@ -104,6 +113,7 @@ export function resolveSessionQueueOptions(options: SessionQueueOptions): Resolv
     redisUrl: options.redis === undefined ? url('redisUrl', options.redisUrl ?? DEFAULT_REDIS_URL, ['redis:', 'rediss:']) : '',
     redis: options.redis ?? null,
     poolSize: positiveInteger('poolSize', options.poolSize ?? d.poolSize),
+    statementTimeoutMs: statementTimeout(options.statementTimeoutMs ?? d.statementTimeoutMs),
     batch: {
       maxSize: positiveInteger('batch.maxSize', batch.maxSize ?? d.batch.maxSize),
       maxInFlight: positiveInteger('batch.maxInFlight', batch.maxInFlight ?? d.batch.maxInFlight),
@@ -156,6 +166,12 @@ function positiveInteger(option: string, value: unknown): number {
 function milliseconds(option: string, value: unknown): number {
   if (typeof value === 'number' && Number.isSafeInteger(value) && value > 0 && value <= MAX_TIMER_MS) return value;
   throw invalid(option, `must be an integer from 1 to ${MAX_TIMER_MS} (milliseconds), got ${String(value)}`);
+}
+
+/** As `DATABASE_STATEMENT_TIMEOUT_MS` allows: 1 s to 1 h. */
+function statementTimeout(value: unknown): number {
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 1000 && value <= 3_600_000) return value;
+  throw invalid('statementTimeoutMs', `must be an integer from 1000 to 3600000 (milliseconds), got ${String(value)}`);
 }
 
 function invalid(option: string, problem: string): ConfigInvalidError {

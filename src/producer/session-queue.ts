@@ -81,8 +81,8 @@ export class SessionQueue {
   /**
    * A queue configured like the workers, validated by the same loader (DESIGN.md §6): `DATABASE_URL`,
    * `REDIS_URL`, `LOOPFLEET_QUEUE`, `LOOPFLEET_MAX_INPUT_BYTES`, `DATABASE_POOL_SIZE`,
-   * `DATABASE_BATCH_SIZE`, `DATABASE_BATCH_STATEMENTS`, `LOOPFLEET_EVENTS_MAXLEN` and
-   * `LOOPFLEET_EVENTS_TTL_SECONDS`. Throws `config.invalid`.
+   * `DATABASE_STATEMENT_TIMEOUT_MS`, `DATABASE_BATCH_SIZE`, `DATABASE_BATCH_STATEMENTS`,
+   * `LOOPFLEET_EVENTS_MAXLEN` and `LOOPFLEET_EVENTS_TTL_SECONDS`. Throws `config.invalid`.
    */
   static fromEnv(env: NodeJS.ProcessEnv = process.env, options: SessionQueueEnvOptions = {}): SessionQueue {
     const config = loadClientConfig(env);
@@ -93,6 +93,7 @@ export class SessionQueue {
         queueName: config.queueName,
         maxInputBytes: config.worker.maxInputBytes,
         poolSize: config.worker.poolSize,
+        statementTimeoutMs: config.worker.statementTimeoutMs,
         batch: { maxSize: config.worker.batch.maxSize, maxInFlight: config.worker.batch.maxInFlight },
         events: { maxLen: config.events.maxLen, idleExpirySeconds: config.events.idleExpirySeconds },
       }),

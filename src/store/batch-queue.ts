@@ -38,9 +38,10 @@ export type SelectBatch<T> = (waiting: readonly T[], maxSize: number) => Set<num
  * event loop are sent together at its end, and whenever a round trip finishes the next batch goes:
  * at most `maxInFlight` at once, and a second or later one only while `overlapMinWaiting` items
  * wait. A batch the server fails (an error response — the round trip wrote nothing, and stopped at
- * the failing statement) is sent again one item per round trip, so one item's error is only its
- * own. Any other failure — a lost connection, when whether a write committed is unknown — rejects
- * every item of the batch, as it would reject a lone item: sending again could apply a write twice.
+ * the failing statement) is sent again one item per round trip, at most `maxInFlight` at a time, so
+ * one item's error is only its own. Any other failure — a lost connection, when whether a write
+ * committed is unknown — rejects every item of the batch, as it would reject a lone item: sending
+ * again could apply a write twice.
  */
 export class BatchQueue<T, R> {
   private waiting: Waiting<T, R>[] = [];
@@ -108,17 +109,32 @@ export class BatchQueue<T, R> {
         for (const waiting of batch) waiting.reject(error);
         return;
       }
-      // The server refused the round trip at one item, and nothing of it was kept: each item alone.
-      await Promise.all(
-        batch.map((waiting) =>
-          this.send([waiting.item]).then(
-            (outcomes) => settle([waiting], outcomes),
-            (alone: unknown) => waiting.reject(alone),
-          ),
+      // The server refused the round trip at one item, and nothing of it was kept: each item alone,
+      // at most `maxInFlight` at a time. (A FATAL response — the server ending the connection, as
+      // `pg_terminate_backend` does — rolled the statement back too; its connection was discarded,
+      // so these go on others.) Each takes a pool connection: a batch's worth at once could take
+      // them all and fail, on the pool's connection timeout, items it never sent.
+      await eachAtMost(batch, this.maxInFlight, (waiting) =>
+        this.send([waiting.item]).then(
+          (outcomes) => settle([waiting], outcomes),
+          (alone: unknown) => waiting.reject(alone),
         ),
       );
     }
   }
+}
+
+/** Runs `work` on every item, at most `limit` at once, and resolves when all have (`work` never rejects). */
+async function eachAtMost<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < items.length) {
+      const item = items[next]!;
+      next += 1;
+      await work(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
 }
 
 function settle<T, R>(batch: Waiting<T, R>[], outcomes: R[]): void {

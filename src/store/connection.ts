@@ -1,4 +1,16 @@
-import type pg from 'pg';
+import pg from 'pg';
+
+/**
+ * Whether `error` is the server's error response to a statement, after which the connection is idle
+ * and may be reused: severity `ERROR` (the statement rolled back; nothing else happened to the
+ * session). `FATAL` and `PANIC` responses are `pg.DatabaseError`s too, but the server closes the
+ * connection after sending them (`pg_terminate_backend`, a shutdown), and one kept would fail the
+ * next statement sent on it. (The severity is in the server's `lc_messages` language: under another
+ * language every error response discards its connection, which costs a reconnect, nothing more.)
+ */
+export function isStatementError(error: unknown): boolean {
+  return error instanceof pg.DatabaseError && error.severity === 'ERROR';
+}
 
 /**
  * Runs `work` on one pooled connection with no transaction open, so each statement commits on its own.

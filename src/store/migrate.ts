@@ -32,23 +32,39 @@ interface Journal {
 /** Applies the committed migrations. Idempotent, and safe to run from several processes at once. */
 export async function runMigrations(options: MigrateOptions): Promise<MigrationReport> {
   if (options.createDatabase === true) await ensureDatabase(options.databaseUrl);
-  const client = new pg.Client({ connectionString: options.databaseUrl, application_name: 'loopfleet-migrate' });
-  await client.connect();
+  const client = await connect(options.databaseUrl);
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY.toString()]);
-    try {
-      const before = await appliedCount(client);
-      const folder = migrationsFolder();
-      await migrate(drizzle(client), { migrationsFolder: folder });
-      const after = await appliedCount(client);
-      const tags = readJournal(folder).entries.map((entry) => entry.tag);
-      return { applied: tags.slice(before, after), total: after };
-    } finally {
-      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY.toString()]);
-    }
+    const before = await appliedCount(client);
+    const folder = migrationsFolder();
+    await migrate(drizzle(client), { migrationsFolder: folder });
+    const after = await appliedCount(client);
+    const tags = readJournal(folder).entries.map((entry) => entry.tag);
+    // Lets the next waiter in before this connection has closed. The lock is the session's, so
+    // closing releases it anyway: an unlock that fails (the connection broke after the migrations
+    // committed) changes nothing, and a failed run does not try one, which would only hide its error.
+    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY.toString()]).catch(() => {});
+    return { applied: tags.slice(before, after), total: after };
   } finally {
-    await client.end();
+    await disconnect(client);
   }
+}
+
+/**
+ * A connection of its own (no pool: the advisory lock is held by one session). Its `'error'` listener
+ * keeps a connection dropped between statements (a restart, `pg_terminate_backend`) from crashing the
+ * process: the statement that was running, or the next one, fails instead.
+ */
+async function connect(connectionString: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString, application_name: 'loopfleet-migrate', keepAlive: true });
+  client.on('error', () => {});
+  await client.connect();
+  return client;
+}
+
+/** Ends the connection; on one already broken there is nothing to end, and nothing to report. */
+async function disconnect(client: pg.Client): Promise<void> {
+  await client.end().catch(() => {});
 }
 
 async function appliedCount(client: pg.Client): Promise<number> {
@@ -71,8 +87,7 @@ export async function ensureDatabase(databaseUrl: string): Promise<boolean> {
   if (name === '') throw new Error('DATABASE_URL names no database');
   const admin = new URL(databaseUrl);
   admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString(), application_name: 'loopfleet-migrate' });
-  await client.connect();
+  const client = await connect(admin.toString());
   try {
     const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
     if (found.rowCount !== 0) return false;
@@ -85,7 +100,7 @@ export async function ensureDatabase(databaseUrl: string): Promise<boolean> {
       throw error;
     }
   } finally {
-    await client.end();
+    await disconnect(client);
   }
 }
 

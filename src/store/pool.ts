@@ -1,4 +1,6 @@
 import pg from 'pg';
+import { ConfigInvalidError } from '../core/errors/index.js';
+import { MAX_TIMER_MS } from '../core/ports/clock.js';
 
 /** Options of {@link createPgPool}. */
 export interface PgPoolOptions {
@@ -11,11 +13,31 @@ export interface PgPoolOptions {
   /** How long an unused connection stays open, in milliseconds. Default 10000. */
   idleTimeoutMs?: number;
   /**
+   * Longest a statement may run, in milliseconds (`DATABASE_STATEMENT_TIMEOUT_MS`). The server
+   * cancels it past this (`statement_timeout`: an error response, so it wrote nothing), and the
+   * client gives up {@link QUERY_TIMEOUT_SLACK_MS} later on a statement the server never answered
+   * (`query_timeout`: a partition, a frozen host) and discards its connection; whether that
+   * statement committed is then unknown, as after a lost connection. Without these, a connection
+   * gone silent holds its statement, and every write queued behind it, until the process restarts.
+   * 0 sets neither (the server's own `statement_timeout` applies). Default 30000.
+   */
+  statementTimeoutMs?: number;
+  /**
    * Called when an idle connection fails (server restart, network cut). The pool has already dropped
    * that connection, and the next query opens a new one, so this is informational. Default: ignore.
    */
   onIdleClientError?: (error: Error) => void;
 }
+
+/**
+ * How much longer than the statement timeout the client waits for an answer before it gives up on
+ * the connection, in milliseconds: room for the server's own cancel to arrive first, which leaves
+ * the connection usable and says the statement wrote nothing.
+ */
+export const QUERY_TIMEOUT_SLACK_MS = 1_000;
+
+/** Time without traffic before the first TCP keepalive probe, in milliseconds. */
+const KEEPALIVE_DELAY_MS = 10_000;
 
 const INT8_OID = 20;
 const TIMESTAMPTZ_OID = 1184;
@@ -88,12 +110,21 @@ export function hasStoreTypes(pool: pg.Pool): boolean {
  * process are unaffected.
  */
 export function createPgPool(url: string, options: PgPoolOptions = {}): pg.Pool {
+  const statementTimeoutMs = statementTimeout(options.statementTimeoutMs ?? 30_000);
   const pool = new pg.Pool({
     connectionString: url,
     application_name: options.applicationName ?? 'loopfleet',
     max: options.maxConnections ?? 10,
     connectionTimeoutMillis: options.connectionTimeoutMs ?? 10_000,
     idleTimeoutMillis: options.idleTimeoutMs ?? 10_000,
+    // A dead peer (a crashed host, a dropped route) is found by probes within minutes, rather than
+    // only after the OS default of 2 hours without traffic.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS,
+    // A startup parameter, so it costs no round trip per statement (0 sends none: the server's own).
+    statement_timeout: statementTimeoutMs,
+    // The client's own timer, for a connection that answers nothing at all.
+    query_timeout: statementTimeoutMs === 0 ? 0 : statementTimeoutMs + QUERY_TIMEOUT_SLACK_MS,
     types: {
       getTypeParser: (oid: number, format?: string) =>
         format === 'binary'
@@ -109,4 +140,11 @@ export function createPgPool(url: string, options: PgPoolOptions = {}): pg.Pool 
   const onError = options.onIdleClientError ?? (() => {});
   pool.on('error', onError);
   return pool;
+}
+
+function statementTimeout(value: number): number {
+  if (Number.isSafeInteger(value) && value >= 0 && value + QUERY_TIMEOUT_SLACK_MS <= MAX_TIMER_MS) return value;
+  throw new ConfigInvalidError(`createPgPool: statementTimeoutMs must be an integer from 0 to ${MAX_TIMER_MS - QUERY_TIMEOUT_SLACK_MS} (milliseconds)`, {
+    details: { received: String(value) },
+  });
 }

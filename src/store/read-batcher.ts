@@ -1,7 +1,7 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { StateCorruptError } from '../core/errors/index.js';
 import { BatchQueue, type BatchOptions } from './batch-queue.js';
-import { withConnection } from './connection.js';
+import { isStatementError, withConnection } from './connection.js';
 
 /** What every batched read names: the session it reads (an id that passed `assertSessionId`). */
 export interface SessionRead {
@@ -86,7 +86,7 @@ export async function runReads(pool: pg.Pool, reads: readonly BatchedRead[]): Pr
   const sent = await withConnection(
     pool,
     (client) => client.query(text),
-    (error) => error instanceof pg.DatabaseError,
+    isStatementError,
   );
   // pg returns one result for one statement and an array for several.
   const results = (Array.isArray(sent) ? sent : [sent]) as pg.QueryResult[];

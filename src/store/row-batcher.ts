@@ -1,6 +1,6 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { BatchQueue, type BatchOptions } from './batch-queue.js';
-import { withConnection } from './connection.js';
+import { isStatementError, withConnection } from './connection.js';
 
 /** A statement that takes its rows as `$1`, a JSON array of records, and returns a row per applied record. */
 export interface BatchStatement {
@@ -71,10 +71,11 @@ export async function runBatchStatement(pool: pg.Pool, statement: BatchStatement
   const records = `[${ordered.map((row) => row.record).join(',')}]`;
   // A server's error response leaves the connection idle (the statement was all there was to roll
   // back), so it is kept: a producer's retried accept, failing on its input id, costs no reconnect.
+  // Not after a FATAL one: the server is closing that connection.
   const result = await withConnection(
     pool,
     (client) => client.query({ name: statement.name, text: statement.text, values: [records] }),
-    (error) => error instanceof pg.DatabaseError,
+    isStatementError,
   );
   const key = statement.key ?? 'sessionId';
   const bySession = new Map<string, unknown>();

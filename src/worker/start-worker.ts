@@ -126,6 +126,7 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
 function openConnections(config: ResolvedConfig, logger: Logger): Connections {
   const pool = createPgPool(config.databaseUrl, {
     maxConnections: config.worker.poolSize,
+    statementTimeoutMs: config.worker.statementTimeoutMs,
     onIdleClientError: (error: Error) => logger.warn({ err: error }, 'idle postgres connection failed'),
   });
   const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null });

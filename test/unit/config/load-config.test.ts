@@ -36,6 +36,7 @@ describe('loadConfig defaults', () => {
         concurrency: 16,
         heapGrowthPercent: 100,
         poolSize: 10,
+        statementTimeoutMs: 30_000,
         batch: { maxSize: 64, maxInFlight: 2, overlapMinWaiting: 16 },
         windowCache: { maxBytes: 64 * 1024 * 1024, minMessages: 1 },
         leaseTtlMs: 30_000,
@@ -86,6 +87,7 @@ describe('loadConfig with values set', () => {
       DATABASE_BATCH_SIZE: '1',
       DATABASE_BATCH_STATEMENTS: '3',
       DATABASE_BATCH_OVERLAP_MIN: '5',
+      DATABASE_STATEMENT_TIMEOUT_MS: '1500',
       METRICS_PORT: '0',
       LOG_LEVEL: 'debug',
       LOG_FORMAT: 'pretty',
@@ -118,6 +120,7 @@ describe('loadConfig with values set', () => {
       concurrency: 4,
       heapGrowthPercent: 0,
       poolSize: 7,
+      statementTimeoutMs: 1500,
       batch: { maxSize: 1, maxInFlight: 3, overlapMinWaiting: 5 },
       windowCache: { maxBytes: 0, minMessages: 5 },
       leaseTtlMs: 1000,
@@ -194,6 +197,9 @@ describe('invalid variables', () => {
     ['DATABASE_BATCH_SIZE', '0', 'must be an integer from 1 to 1000 (writes per statement) (got "0")'],
     ['DATABASE_BATCH_STATEMENTS', '1.5', 'must be an integer from 1 to 1000 (batched statements at once) (got "1.5")'],
     ['DATABASE_BATCH_OVERLAP_MIN', '0', 'must be an integer from 1 to 100000 (writes or reads waiting) (got "0")'],
+    ['DATABASE_STATEMENT_TIMEOUT_MS', '999', 'must be an integer from 1000 to 3600000 (milliseconds) (got "999")'],
+    ['DATABASE_STATEMENT_TIMEOUT_MS', '3600001', 'must be at most 3600000 (got "3600001")'],
+    ['DATABASE_STATEMENT_TIMEOUT_MS', '30s', 'must be an integer from 1000 to 3600000 (milliseconds) (got "30s")'],
     ['METRICS_PORT', '65536', 'must be at most 65535 (got "65536")'],
     ['METRICS_PORT', '-5', 'must be an integer from 0 to 65535 (got "-5")'],
     ['METRICS_PORT', 'http', 'must be an integer from 0 to 65535 (got "http")'],
@@ -383,6 +389,7 @@ describe('loadClientConfig', () => {
       DATABASE_POOL_SIZE: '0',
       DATABASE_BATCH_SIZE: 'x',
       DATABASE_BATCH_STATEMENTS: '0',
+      DATABASE_STATEMENT_TIMEOUT_MS: '10',
       LOOPFLEET_EVENTS_MAXLEN: '5',
       LOOPFLEET_EVENTS_TTL_SECONDS: '1',
     };
@@ -403,6 +410,7 @@ describe('loadClientConfig', () => {
       DATABASE_POOL_SIZE: '3',
       DATABASE_BATCH_SIZE: '8',
       DATABASE_BATCH_STATEMENTS: '1',
+      DATABASE_STATEMENT_TIMEOUT_MS: '5000',
       LOOPFLEET_EVENTS_MAXLEN: '500',
       LOOPFLEET_EVENTS_TTL_SECONDS: '3600',
     });
@@ -410,7 +418,7 @@ describe('loadClientConfig', () => {
       databaseUrl: 'postgres://u@db/app',
       redisUrl: 'redis://cache:6380',
       queueName: 'q2',
-      worker: { maxInputBytes: 2048, poolSize: 3, batch: { maxSize: 8, maxInFlight: 1 } },
+      worker: { maxInputBytes: 2048, poolSize: 3, statementTimeoutMs: 5000, batch: { maxSize: 8, maxInFlight: 1 } },
       events: { maxLen: 500, idleExpirySeconds: 3600 },
     });
   });

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { parseTimestamptz } from '../../../src/store/pool.js';
+import { createPgPool, parseTimestamptz } from '../../../src/store/pool.js';
 
 /** pg's own `timestamptz` parser, which the pool's fast one must agree with on every input. */
 const pgParse = pg.types.getTypeParser(1184, 'text') as (value: string) => unknown;
@@ -61,5 +61,23 @@ describe('parseTimestamptz (the store pool\'s parser)', () => {
   it('reads known instants: UTC with a fraction, and a zone west of UTC', () => {
     expect((parseTimestamptz('2026-11-24 03:14:09.123+00') as Date).toISOString()).toBe('2026-11-24T03:14:09.123Z');
     expect((parseTimestamptz('2026-11-24 03:14:09-02') as Date).toISOString()).toBe('2026-11-24T05:14:09.000Z');
+  });
+});
+
+describe('createPgPool connection settings', () => {
+  const url = 'postgres://u@127.0.0.1:5432/db';
+  const settings = (pool: pg.Pool) => {
+    const { keepAlive, statement_timeout, query_timeout } = (pool as unknown as { options: pg.PoolConfig }).options;
+    return { keepAlive, statement_timeout, query_timeout };
+  };
+
+  it('keeps connections alive and bounds every statement: 30 s on the server, a second more on the client', () => {
+    expect(settings(createPgPool(url))).toEqual({ keepAlive: true, statement_timeout: 30_000, query_timeout: 31_000 });
+    expect(settings(createPgPool(url, { statementTimeoutMs: 250 }))).toEqual({ keepAlive: true, statement_timeout: 250, query_timeout: 1_250 });
+    expect(settings(createPgPool(url, { statementTimeoutMs: 0 }))).toEqual({ keepAlive: true, statement_timeout: 0, query_timeout: 0 });
+  });
+
+  it.each([-1, 1.5, Number.NaN, 2 ** 31])('refuses statementTimeoutMs %s with config.invalid', (statementTimeoutMs) => {
+    expect(() => createPgPool(url, { statementTimeoutMs })).toThrowError(expect.objectContaining({ code: 'config.invalid' }));
   });
 });

@@ -99,10 +99,12 @@ describe('ReadBatcher', () => {
 
   it('after a server error, sends each read alone; only the failing one rejects', async () => {
     const { pool, sent, released } = fakePool();
-    const batcher = new ReadBatcher(pool);
+    // Three round trips at once, so the three resends go together (batch-queue.test.ts: the bound).
+    const batcher = new ReadBatcher(pool, { maxInFlight: 3 });
     const reads = ['a', 'bad', 'c'].map((sessionId) => batcher.submit(single, { sessionId }).catch((error: unknown) => error));
     await until(() => sent.length === 1, 'the batch is sent');
     const serverError = new pg.DatabaseError('invalid input syntax', 0, 'error');
+    serverError.severity = 'ERROR';
     sent[0]!.fail(serverError);
     await until(() => sent.length === 4, 'each read is sent alone');
     expect(sent.slice(1).map((entry) => entry.text)).toEqual(['C a', 'C bad', 'C c']);

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { ConfigInvalidError } from '../../../src/core/errors/index.js';
 import { runBatchStatement, RowBatcher, type BatchedRow } from '../../../src/store/row-batcher.js';
+import { turn, until } from '../../support/event-loop-turns.js';
 
 interface Deferred<T> {
   promise: Promise<T>;
@@ -86,23 +87,14 @@ function track(promise: Promise<unknown>): { readonly outcome: Outcome; done: Pr
   return tracked;
 }
 
-const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-/** Lets the event loop run until `condition` holds, failing after a bounded number of turns. */
-async function until(condition: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 200; i += 1) {
-    if (condition()) return;
-    await turn();
-  }
-  throw new Error(`never happened: ${what}`);
-}
 
 /** Lets every pending flush and settlement run (for asserting that nothing more happens). */
 async function quiesce(): Promise<void> {
   for (let i = 0; i < 20; i += 1) await turn();
 }
 
-const serverError = (message: string) => new pg.DatabaseError(message, 100, 'error');
+/** A server's error response to a statement (severity ERROR): the statement rolled back, the connection is idle. */
+const serverError = (message: string) => Object.assign(new pg.DatabaseError(message, 100, 'error'), { severity: 'ERROR' });
 
 describe('RowBatcher', () => {
   it('sends the steps of several sessions submitted in one turn as one statement and gives each its own row', async () => {
@@ -292,7 +284,8 @@ describe('RowBatcher', () => {
 
   it('after a server error on a batch, sends each step alone; one failing alone rejects only that step', async () => {
     const { pool, calls } = fakePool();
-    const batcher = new RowBatcher(pool);
+    // Three statements at once, so the three resends go together (batch-queue.test.ts: the bound).
+    const batcher = new RowBatcher(pool, { maxInFlight: 3 });
     const s1 = track(batcher.submit(step('s1')));
     const s2 = track(batcher.submit(step('s2')));
     const s3 = track(batcher.submit(step('s3')));
@@ -417,7 +410,7 @@ describe('runBatchStatement', () => {
     const { pool, calls, released } = fakePool();
     const statement = { name: 'loopfleet_accept_inputs', text: 'SELECT 1' };
     const row: BatchedRow = { statement, sessionId: 's1', record: JSON.stringify({ session_id: 's1' }) };
-    const serverError = new pg.DatabaseError('duplicate key value violates unique constraint', 0, 'error');
+    const serverError = Object.assign(new pg.DatabaseError('duplicate key value violates unique constraint', 0, 'error'), { severity: 'ERROR' });
     const failed = runBatchStatement(pool, statement, [row]).catch((error: unknown) => error);
     await until(() => calls.length === 1, 'the first statement is sent');
     calls[0]!.result.reject(serverError);
@@ -428,5 +421,17 @@ describe('runBatchStatement', () => {
     calls[1]!.result.reject(lost);
     expect(await broken).toBe(lost);
     expect(released).toEqual([undefined, lost]);
+  });
+
+  it('discards the connection after a FATAL response: the server is closing it (pg_terminate_backend)', async () => {
+    const { pool, calls, released } = fakePool();
+    const statement = { name: 'loopfleet_accept_inputs', text: 'SELECT 1' };
+    const row: BatchedRow = { statement, sessionId: 's1', record: JSON.stringify({ session_id: 's1' }) };
+    const fatal = Object.assign(new pg.DatabaseError('terminating connection due to administrator command', 0, 'error'), { severity: 'FATAL', code: '57P01' });
+    const failed = runBatchStatement(pool, statement, [row]).catch((error: unknown) => error);
+    await until(() => calls.length === 1, 'the statement is sent');
+    calls[0]!.result.reject(fatal);
+    expect(await failed).toBe(fatal);
+    expect(released).toEqual([fatal]);
   });
 });
