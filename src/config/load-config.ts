@@ -20,7 +20,20 @@ const DEFAULT_MODEL: Record<LlmProviderName, string> = {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
   const result = envSchema.safeParse(env);
   if (!result.success) throw toConfigError(result.error.issues);
+  checkPoolRoom(result.data);
   return toResolvedConfig(result.data);
+}
+
+/**
+ * Batched statements hold a pool connection each for their whole round trip: with as many of them
+ * as connections, a lease renewal or a read waits behind the writes, and leases can lapse under load.
+ */
+function checkPoolRoom(env: ParsedEnv): void {
+  if (env.DATABASE_BATCH_STATEMENTS < env.DATABASE_POOL_SIZE) return;
+  throw new ConfigInvalidError(
+    `Invalid configuration:\n  - DATABASE_BATCH_STATEMENTS: must be below DATABASE_POOL_SIZE (${env.DATABASE_POOL_SIZE}), got ${env.DATABASE_BATCH_STATEMENTS}: each batched statement holds a connection, and lease renewals and reads need one too`,
+    { details: { variables: ['DATABASE_BATCH_STATEMENTS', 'DATABASE_POOL_SIZE'] } },
+  );
 }
 
 /**

@@ -91,7 +91,7 @@ export interface WorkerConfig {
    * The hot reads (run state, inbox) share round trips within the same limits.
    * `DATABASE_BATCH_SIZE`: most writes per statement, 1–1000 (1 turns batching off). Default 64.
    * `DATABASE_BATCH_STATEMENTS`: most batched statements running at once, 1–1000; writes ready
-   * meanwhile wait for one to finish and go together. Default 2. Keep it below `DATABASE_POOL_SIZE`.
+   * meanwhile wait for one to finish and go together. Default 2. Must be below `DATABASE_POOL_SIZE`.
    * `DATABASE_BATCH_OVERLAP_MIN`: beyond the first statement running, another starts only while at
    * least this many writes (or reads) wait, 1–100000. Default 16: a worker below saturation runs one
    * statement at a time, so its writes share more of them; a busy one overlaps two

@@ -32,7 +32,13 @@ export interface IngestResult {
  * defaults to one derived from the job id, so a redelivered job is not ingested twice. Invalid data
  * throws a typed input error: the job router fails the job without retry and nothing is written.
  */
-export async function ingestJob(ctx: WorkerContext, kind: 'send' | 'resume', jobId: string | undefined, data: unknown): Promise<IngestResult> {
+export async function ingestJob(
+  ctx: WorkerContext,
+  kind: 'send' | 'resume',
+  jobId: string | undefined,
+  data: unknown,
+  jobTimestamp?: number,
+): Promise<IngestResult> {
   const parsed = rawJobSchema.safeParse(data);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -48,7 +54,7 @@ export async function ingestJob(ctx: WorkerContext, kind: 'send' | 'resume', job
       sessionId: id,
       kind,
       payload,
-      inputId: inputId ?? jobInputId(jobId),
+      inputId: inputId ?? jobInputId(jobId, jobTimestamp),
       ...(mode !== undefined ? { mode } : {}),
       ...(jobId !== undefined ? { originJobId: originJobId(jobId) } : {}),
     },
@@ -62,12 +68,24 @@ export async function ingestJob(ctx: WorkerContext, kind: 'send' | 'resume', job
  * take the form of a hashed one. (Until session 13 an unfit id became a hex of its first 90 bytes
  * under `bullmq:`, so two long ids, or `"a "` and `"6120"`, shared an input id and the second job was
  * taken for a redelivery of the first.)
+ *
+ * An id BullMQ numbered itself (an integer: BullMQ refuses integer custom ids) comes from the
+ * queue's counter, which a Redis flush or a restart without persistence sets back to 0: a new job
+ * would then take an old job's number and be taken for its redelivery, and its input was lost. Such
+ * an id is qualified by the job's creation time (`jobTimestamp`, kept by a redelivery):
+ * `bullmq:<id>@<timestamp>`.
  */
-export function jobInputId(jobId: string | undefined): string {
+export function jobInputId(jobId: string | undefined, jobTimestamp?: number): string {
   if (jobId === undefined) throw new InputInvalidError('a raw job without an id needs an explicit inputId');
+  if (AUTO_JOB_ID.test(jobId) && jobTimestamp !== undefined && Number.isSafeInteger(jobTimestamp) && jobTimestamp >= 0) {
+    return `bullmq:${jobId}@${jobTimestamp}`;
+  }
   if (/^[A-Za-z0-9_.:@/-]{1,190}$/.test(jobId)) return `bullmq:${jobId}`;
   return `bullmq-sha256:${sha256(jobId)}`;
 }
+
+/** A job id BullMQ numbered from the queue's counter (at most 16 digits: the counter is a Redis integer well below 2^53). */
+const AUTO_JOB_ID = /^[1-9][0-9]{0,15}$/;
 
 /**
  * The job id as the input records where it came from; one the column cannot hold — longer than it

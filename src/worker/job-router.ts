@@ -60,7 +60,7 @@ async function route(ctx: WorkerContext, job: Job, token: string | undefined, si
     case JOB.send:
     case JOB.resume:
       try {
-        return await ingestJob(ctx, job.name, job.id, job.data);
+        return await ingestJob(ctx, job.name, job.id, job.data, job.timestamp);
       } catch (error) {
         // Not yet in Postgres, so failing the job would lose the input (I1): a producer in any
         // language may leave BullMQ's default of one attempt. Try again later, within a bound.

@@ -12,10 +12,13 @@
  *   its job — with no input left open, nothing else would bring the drain that publishes it (I6).
  * All parts read through indexes: the open inputs' partial index, `sessions_lease_expires_idx`
  * (released leases are NULL there and never read), and `sessions_finishes_owed_idx` (only released
- * sessions with the flag set).
+ * sessions with the flag set). The limit takes a random sample of them: taking the same ones every
+ * time (sessions whose drain fails on each attempt, or is already waiting) would starve the rest
+ * whenever more than the limit are stranded.
  * Params: $1 grace in milliseconds, $2 limit.
  */
 export const FIND_STRANDED_SESSIONS_SQL = `
+SELECT "sessionId" FROM (
 SELECT i.session_id AS "sessionId"
   FROM session_inputs i
   JOIN sessions s ON s.id = i.session_id
@@ -31,4 +34,6 @@ SELECT s.id AS "sessionId"
   FROM sessions s
  WHERE s.finishes_owed AND s.lease_expires_at IS NULL
    AND s.updated_at < now() - ($1::bigint * interval '1 millisecond')
+) AS stranded
+ ORDER BY random()
  LIMIT $2`;

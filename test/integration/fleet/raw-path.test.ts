@@ -36,7 +36,7 @@ describe('the raw BullMQ path', () => {
     const followed = rawFollowUntil(fleet.config.redisUrl, fleet.config.queueName, sessionId, '0', (event) => event.type === 'input_finished');
     const outcome = await producer.run('send', { sessionId, input: 'hi' });
     expect(outcome.state).toBe('completed');
-    expect(outcome.value).toMatchObject({ seq: 1, inputId: `bullmq:${outcome.job.id}` });
+    expect(outcome.value).toMatchObject({ seq: 1, inputId: `bullmq:${outcome.job.id}@${outcome.job.timestamp}` });
     const events = await followed;
     const types = events.map((event) => event.type);
     expect(types[0]).toBe('input_accepted');
@@ -47,6 +47,21 @@ describe('the raw BullMQ path', () => {
     const resumed = await rawFollowUntil(fleet.config.redisUrl, fleet.config.queueName, sessionId, middle.id, (event) => event.type === 'input_finished');
     expect(resumed.map((event) => event.id)).toEqual(events.slice(events.indexOf(middle) + 1).map((event) => event.id));
     expect(events.map((event) => event.data.seq)).toEqual(events.map((_, index) => index + 1));
+  });
+
+  it("a job numbered again after BullMQ's counter restarted (a Redis flush) is a new input, not the old job's redelivery", async () => {
+    const sessionId = 'raw-counter-reset';
+    const first = await producer.run('send', { sessionId, input: 'first' });
+    expect(first.value).toMatchObject({ seq: 1, duplicate: false });
+    // What a flush does to the counter (the rest of the queue is left alone here): the next job
+    // BullMQ numbers takes the first one's id.
+    await producer.remove(first.job.id!);
+    await fleet.redis.set(`bull:${fleet.config.queueName}:id`, String(Number(first.job.id) - 1));
+    const second = await producer.run('send', { sessionId, input: 'second' });
+    expect(second.job.id).toBe(first.job.id);
+    expect(second.value).toMatchObject({ seq: 2, duplicate: false, inputId: `bullmq:${second.job.id}@${second.job.timestamp}` });
+    await fleet.waitForSessionIdle(sessionId, 2);
+    expect(await fleet.transcript(sessionId)).toEqual(['user: first', 'assistant: Echo: first', 'user: second', 'assistant: Echo: second']);
   });
 
   it('a redelivered raw job (same job id) is ingested once; raw inputs are ordered by ingestion', async () => {

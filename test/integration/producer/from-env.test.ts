@@ -20,6 +20,8 @@ describe('SessionQueue.fromEnv: the settings shared with the workers', () => {
       LOOPFLEET_EVENTS_TTL_SECONDS: '120',
       LOOPFLEET_EVENTS_MAXLEN: '10',
       DATABASE_POOL_SIZE: '2',
+      // Below the pool size, as it must be (the default, 2, would leave no connection for reads).
+      DATABASE_BATCH_STATEMENTS: '1',
     });
   });
 

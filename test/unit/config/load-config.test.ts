@@ -358,6 +358,16 @@ describe('event stream settings', () => {
   });
 });
 
+describe('pool room', () => {
+  it('refuses as many batched statements as pool connections (renewals and reads would wait behind writes), in workers and clients alike', () => {
+    const tight = { DATABASE_POOL_SIZE: '2', DATABASE_BATCH_STATEMENTS: '2' };
+    for (const load of [loadConfig, loadClientConfig]) {
+      expect(() => load(tight)).toThrowError(expect.objectContaining({ code: 'config.invalid', message: expect.stringContaining('DATABASE_BATCH_STATEMENTS: must be below DATABASE_POOL_SIZE (2), got 2'), details: { variables: ['DATABASE_BATCH_STATEMENTS', 'DATABASE_POOL_SIZE'] } }));
+    }
+    expect(loadConfig({ DATABASE_POOL_SIZE: '3', DATABASE_BATCH_STATEMENTS: '2' }).worker).toMatchObject({ poolSize: 3, batch: { maxInFlight: 2 } });
+  });
+});
+
 describe('loadClientConfig', () => {
   it('does not refuse a producer for a worker-only LLM setting', () => {
     expect(() => loadConfig({ LLM_PROVIDER: 'openai' })).toThrowError(/OPENAI_API_KEY/);

@@ -10,6 +10,12 @@ describe('the ids a raw job is ingested under', () => {
     expect(jobInputId('a ')).toBe(`bullmq-sha256:${sha256('a ')}`);
     expect(jobInputId('x'.repeat(191))).toBe(`bullmq-sha256:${sha256('x'.repeat(191))}`);
     expect(() => jobInputId(undefined)).toThrow(expect.objectContaining({ code: 'input.invalid' }));
+    // An id BullMQ numbered itself is qualified by the job's creation time: the counter restarts
+    // after a Redis flush, and the numbers come round again.
+    expect(jobInputId('7', 1_764_000_000_123)).toBe('bullmq:7@1764000000123');
+    expect(jobInputId('7', 1_764_000_000_999)).not.toBe(jobInputId('7', 1_764_000_000_123));
+    expect(jobInputId('order-42', 1_764_000_000_123)).toBe('bullmq:order-42');
+    expect(jobInputId('7')).toBe('bullmq:7');
   });
 
   it('records the job id as the origin unless the column cannot hold it', () => {
