@@ -6,6 +6,7 @@ import { keepLease } from './lease-keeper.js';
 import { linkedSignal } from '../core/linked-signal.js';
 import { republishLostFinishes } from './lost-finish-events.js';
 import { runClaimedInput } from './run-claimed-input.js';
+import { boundWhileStopping, StoppingWaitCutShortError } from './stopping-wait.js';
 import type { WorkerContext } from './worker-context.js';
 
 export type DrainOutcome =
@@ -31,6 +32,9 @@ export type DrainOutcome =
  */
 export async function drainSession(ctx: WorkerContext, sessionId: string, jobSignal: AbortSignal | undefined): Promise<DrainOutcome> {
   const { store, settings } = ctx;
+  // Shutdown began before this drain took the lease: taking it would claim (and count an attempt of)
+  // an input this worker should not start. Hand the session to a worker that stays.
+  if (ctx.stopping.aborted) return stopped(ctx, sessionId, ctx.stopping, 0);
   let lease;
   // The lease runs a TTL from no earlier than this: the keeper counts a lapse from here.
   const asked = Date.now();
@@ -89,7 +93,9 @@ async function drainWithLease(
   for (;;) {
     if (stop.aborted) return stopped(ctx, sessionId, stop, processed);
     // Shutdown began: the input in hand was finished; the rest goes to workers that stay (STYLE.md 13).
-    if (ctx.stopping.aborted) return (await hasOpenInputs(ctx, sessionId)) ? stopped(ctx, sessionId, ctx.stopping, processed) : { kind: 'drained', processed };
+    // An input the lease claimed (`next`, before the first run) is in hand too: shutdown may have begun
+    // while the lease statement ran, and handing it back now would waste the attempt the claim counted.
+    if (ctx.stopping.aborted && (next === undefined || next === null)) return (await hasOpenInputs(ctx, sessionId)) ? stopped(ctx, sessionId, ctx.stopping, processed) : { kind: 'drained', processed };
     try {
       // When the lease says a finish may be owed (a holder died, was stopped or failed to publish
       // since the last release that said all were out), publish it before running anything — also
@@ -99,7 +105,7 @@ async function drainWithLease(
       // the claim waits for the repair: a claim counts an attempt, and failed repairs must not use
       // up those of an input that never ran.
       if (first && finishes.owed) {
-        await repairFinishEvents(ctx, sessionId, token, next);
+        await boundWhileStopping(ctx, repairFinishEvents(ctx, sessionId, token, next), 'lost-finish check');
         finishes.owed = false;
       }
       first = false;
@@ -117,12 +123,14 @@ async function drainWithLease(
       // kick from here would only wake a drain that finds the lease taken.
       if (error instanceof LeaseLostError) return { kind: 'lease_lost', processed };
       if (error instanceof CancelledError && stop.aborted) return stopped(ctx, sessionId, stop, processed);
+      // Redis did not answer while the worker stops: hand back and release (the finish stays owed).
+      if (error instanceof StoppingWaitCutShortError) return stopped(ctx, sessionId, ctx.stopping, processed);
       throw error;
     }
     processed += 1;
     const sliceUsed = processed >= ctx.settings.sliceInputs || ctx.clock.now() - started >= ctx.settings.sliceMs;
     if (sliceUsed && next !== null && (await hasOpenInputs(ctx, sessionId))) {
-      await kickSession(ctx.queue, sessionId);
+      await boundWhileStopping(ctx, kickSession(ctx.queue, sessionId), 'yield kick');
       return { kind: 'yielded', processed };
     }
   }
@@ -130,8 +138,9 @@ async function drainWithLease(
 
 async function stopped(ctx: WorkerContext, sessionId: string, stop: AbortSignal, processed: number): Promise<DrainOutcome> {
   if (stop.reason instanceof LeaseLostError) return { kind: 'lease_lost', processed };
-  // Shutdown or a lost BullMQ lock: hand the session to whoever takes the next kick.
-  await kickSession(ctx.queue, sessionId).catch((error: unknown) => ctx.logger.warn({ err: error, sessionId }, 'hand-back kick failed; the sweeper will repair it'));
+  // Shutdown or a lost BullMQ lock: hand the session to whoever takes the next kick. Bounded while
+  // stopping (Redis down must not hold the lease release); the sweeper re-kicks a kick that was lost.
+  await boundWhileStopping(ctx, kickSession(ctx.queue, sessionId), 'hand-back kick').catch((error: unknown) => ctx.logger.warn({ err: error, sessionId }, 'hand-back kick failed; the sweeper will repair it'));
   return { kind: 'handed_back', processed };
 }
 

@@ -3,6 +3,7 @@ import type { FleetEvent } from '../events/fleet-events.js';
 import { runInputOutcome, type RunOutcome } from '../core/loop/run-input.js';
 import { finishingCancel } from '../core/loop/run-outcomes.js';
 import { linkedSignal } from '../core/linked-signal.js';
+import { boundWhileStopping } from './stopping-wait.js';
 import type { WorkerContext } from './worker-context.js';
 
 /**
@@ -62,7 +63,11 @@ export async function runClaimedInput(
     stopWatch();
     runSignal.dispose();
     unregister();
-    await sink.close();
+    // Bounded once the worker is stopping: Redis down must not keep the drain from its lease release.
+    // The finish was awaited above, so only the run's other events can be left unwritten.
+    await boundWhileStopping(ctx, sink.close(), "flush of the run's events").catch((error: unknown) =>
+      ctx.logger.warn({ err: error, sessionId, inputSeq: input.seq }, 'events of the run not flushed before shutdown'),
+    );
   }
 }
 
@@ -70,7 +75,8 @@ export async function runClaimedInput(
  * Publishes an input's `input_finished`, under lease `leaseToken`. The publisher leaves it out ('')
  * when the input's finish is already on the stream: this holder stalled past its lease after the
  * terminal commit, and the next holder republished the event first (I6 stays exactly one). It
- * rejects with `lease.lost` when the session was deleted since.
+ * rejects with `lease.lost` when the session was deleted since, and with `StoppingWaitCutShortError`
+ * when Redis does not answer while the worker stops.
  */
 export async function publishFinish(
   ctx: WorkerContext,
@@ -79,7 +85,8 @@ export async function publishFinish(
   inputSeq: number,
   event: Extract<FleetEvent, { type: 'input_finished' }>,
 ): Promise<void> {
-  if ((await ctx.publisher.publish(sessionId, inputSeq, event, leaseToken)) !== '') return;
+  // Bounded once the worker is stopping: a cut-short publish throws, so the finish stays owed (I6).
+  if ((await boundWhileStopping(ctx, ctx.publisher.publish(sessionId, inputSeq, event, leaseToken), 'input_finished publish')) !== '') return;
   ctx.logger.warn({ sessionId, inputSeq }, 'input_finished was already published by the holder that took over; not written again');
 }
 

@@ -3,7 +3,6 @@ import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { ResolvedConfig } from '../config/index.js';
 import { resolveAgentProfile, type AgentProfile } from '../core/agent-profile.js';
@@ -21,6 +20,7 @@ import { cancelChannel } from '../producer/fleet-keys.js';
 import { createPgPool } from '../store/pool.js';
 import { PostgresSessionStore } from '../store/postgres-session-store.js';
 import { CancelRegistry } from './cancel-registry.js';
+import { closeWorker, RunningJobs, type WorkerConnections } from './close-worker.js';
 import { dependencyChecks, startHealthServer } from './health-server.js';
 import { createJobProcessor } from './job-router.js';
 import { loadTools } from './load-tools.js';
@@ -57,14 +57,7 @@ export interface RunningWorker {
   close(options?: { graceMs?: number; force?: boolean }): Promise<void>;
 }
 
-interface Connections {
-  pool: pg.Pool;
-  redis: Redis;
-  subscriber: Redis;
-  workerConnection: Redis;
-  queue: Queue;
-  publisher: RedisEventPublisher;
-}
+type Connections = WorkerConnections;
 
 /**
  * Starts one worker process's share of the fleet (DESIGN.md §2, §4.3). Tools are loaded and the LLM
@@ -78,31 +71,38 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
   const connections = openConnections(config, logger);
   const stopping = new AbortController();
   const shutdown = new AbortController();
-  // Every running drain listens on it (one listener each, removed when the drain ends: linkedSignal);
-  // up to WORKER_CONCURRENCY at once is expected, not a leak.
-  setMaxListeners(0, shutdown.signal);
+  // Every running drain listens on them (one listener each, removed when the drain ends: linkedSignal,
+  // boundWhileStopping); up to WORKER_CONCURRENCY at once is expected, not a leak.
+  setMaxListeners(0, shutdown.signal, stopping.signal);
   const ctx = workerContext(config, options, { workerId, logger, llm, tools, connections, stopping: stopping.signal, shutdown: shutdown.signal });
-  connections.subscriber.on('message', (_channel: string, sessionId: string) => ctx.cancels.cancel(sessionId));
-  await connections.subscriber.subscribe(cancelChannel(config.queueName));
-  const worker = new Worker(config.queueName, createJobProcessor(ctx), {
-    connection: connections.workerConnection,
-    concurrency: config.worker.concurrency,
-    autorun: false,
-    ...BULLMQ_WORKER_DEFAULTS,
-  });
-  worker.on('lockRenewalFailed', (jobIds) => jobIds.forEach((id) => worker.cancelJob(id, 'lock renewal failed')));
-  worker.on('failed', (job, error) => logger.warn({ jobId: job?.id, jobName: job?.name, err: error }, 'job failed'));
-  worker.on('error', (error) => logger.error({ err: error }, 'worker error'));
-  await scheduleSweeper(ctx);
-  const stopSweeperWatch = keepSweeperScheduled(ctx);
+  const jobs = new RunningJobs();
   let accepting = true;
-  const health =
-    options.healthServer === false
-      ? null
-      : await startHealthServer(config.metrics.port, {
-          accepting: () => accepting,
-          dependencies: dependencyChecks({ postgres: () => connections.pool.query('SELECT 1'), redis: () => connections.redis.ping() }),
-        });
+  let worker: Worker | null = null;
+  let stopSweeperWatch = (): void => {};
+  let health: Awaited<ReturnType<typeof startHealthServer>> | null = null;
+  const closeParts = () => ({ worker, connections, shutdown, jobs, logger, after: async () => health?.close() });
+  try {
+    connections.subscriber.on('message', (_channel: string, sessionId: string) => ctx.cancels.cancel(sessionId));
+    await connections.subscriber.subscribe(cancelChannel(config.queueName));
+    worker = bullmqWorker(config, createJobProcessor(ctx), connections, jobs, logger);
+    await scheduleSweeper(ctx);
+    stopSweeperWatch = keepSweeperScheduled(ctx);
+    health =
+      options.healthServer === false
+        ? null
+        : await startHealthServer(config.metrics.port, {
+            accepting: () => accepting,
+            dependencies: dependencyChecks({ postgres: () => connections.pool.query('SELECT 1'), redis: () => connections.redis.ping() }),
+          });
+  } catch (error) {
+    // Nothing may stay open: a process whose start failed must exit (I8).
+    logger.error({ err: error, workerId }, 'worker failed to start; closing what it opened');
+    stopSweeperWatch();
+    stopping.abort();
+    shutdown.abort(new CancelledError('worker failed to start'));
+    await closeWorker(closeParts(), 0).catch((closeError: unknown) => logger.warn({ err: closeError }, 'closing after a failed start failed'));
+    throw error;
+  }
   void worker.run();
   logger.info({ workerId, queue: config.queueName, concurrency: config.worker.concurrency, provider: llm.provider, model: llm.model }, 'worker started');
   let closing: Promise<void> | null = null;
@@ -114,10 +114,7 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
       stopping.abort();
       if (closeOptions.force === true) shutdown.abort(new CancelledError('worker shutting down'));
       stopSweeperWatch();
-      closing ??= closeWorker(worker, connections, shutdown, closeOptions.graceMs ?? 30_000, async () => {
-        await health?.close();
-        logger.info({ workerId }, 'worker stopped');
-      });
+      closing ??= closeWorker(closeParts(), closeOptions.graceMs ?? 30_000).finally(() => logger.info({ workerId }, 'worker stopped'));
       return closing;
     },
   };
@@ -145,6 +142,7 @@ function openConnections(config: ResolvedConfig, logger: Logger): Connections {
     redis,
     subscriber,
     workerConnection,
+    events,
     queue: new Queue(config.queueName, { connection: redis }),
     publisher: new RedisEventPublisher(events, {
       ownsConnection: true,
@@ -202,13 +200,16 @@ function workerContext(config: ResolvedConfig, options: StartWorkerOptions, part
   };
 }
 
-/** Graceful first, forced after `graceMs`: running inputs are aborted and their sessions re-kicked. */
-async function closeWorker(worker: Worker, connections: Connections, shutdown: AbortController, graceMs: number, after: () => Promise<void>): Promise<void> {
-  const forced = setTimeout(() => shutdown.abort(new CancelledError('worker shutting down')), graceMs);
-  await worker.close();
-  clearTimeout(forced);
-  await connections.publisher.close();
-  await Promise.allSettled([connections.subscriber.quit(), connections.queue.close()]);
-  await Promise.allSettled([connections.redis.quit(), connections.workerConnection.quit(), connections.pool.end()]);
-  await after();
+/** The BullMQ worker, not running yet; its processor calls are counted in `jobs` (the close waits for them). */
+function bullmqWorker(config: ResolvedConfig, processor: ReturnType<typeof createJobProcessor>, connections: Connections, jobs: RunningJobs, logger: Logger): Worker {
+  const worker = new Worker(config.queueName, jobs.track(processor), {
+    connection: connections.workerConnection,
+    concurrency: config.worker.concurrency,
+    autorun: false,
+    ...BULLMQ_WORKER_DEFAULTS,
+  });
+  worker.on('lockRenewalFailed', (jobIds) => jobIds.forEach((id) => worker.cancelJob(id, 'lock renewal failed')));
+  worker.on('failed', (job, error) => logger.warn({ jobId: job?.id, jobName: job?.name, err: error }, 'job failed'));
+  worker.on('error', (error) => logger.error({ err: error }, 'worker error'));
+  return worker;
 }

@@ -43,7 +43,15 @@ export function giveUpContext(store: SessionStore, published: PublishedFinishes)
       return `${published.events.length}-0`;
     },
   };
-  return { store, publisher, settings: { maxInputAttempts: 1 }, logger: createLogger({ level: 'silent', format: 'json', redactContent: true }) } as unknown as WorkerContext;
+  return {
+    store,
+    publisher,
+    settings: { maxInputAttempts: 1 },
+    logger: createLogger({ level: 'silent', format: 'json', redactContent: true }),
+    // A running worker: publishFinish bounds its wait only once these abort.
+    stopping: new AbortController().signal,
+    shutdown: new AbortController().signal,
+  } as unknown as WorkerContext;
 }
 
 /**
