@@ -1,6 +1,6 @@
 import { HISTORY_LIMIT, HISTORY_PAGE } from './commands/history.js';
 import { TAIL_LIMIT } from './commands/tail.js';
-import { WORKER_GRACE_MS } from './commands/worker.js';
+import { FORCED_EXIT_MS, WORKER_GRACE_MS } from './commands/worker.js';
 
 /** The CLI help. Lists only commands that exist (keep it current with the code; a CLI test checks it names exactly the commands that exist). */
 export const HELP = `loopfleet — durable AI-agent sessions on a worker fleet
@@ -12,7 +12,8 @@ Fleet:
   worker [--grace <ms>]         Run a worker until SIGTERM/SIGINT. The first signal stops taking work
                                 and lets running inputs finish for up to --grace ms (default 30000,
                                 ${WORKER_GRACE_MS.min} to ${WORKER_GRACE_MS.max}); a second signal aborts them and hands their
-                                sessions to other workers.
+                                sessions to other workers, and exits 1 if the close has not
+                                finished ${FORCED_EXIT_MS / 1000} s later. A failed start or close exits 1.
                                 Start it as node --max-semi-space-size=32 (npm run worker, compose):
                                 less GC per input for a little memory (docs/fleet.md, "Memory").
   migrate [--create-database]   Apply the committed database migrations to DATABASE_URL.

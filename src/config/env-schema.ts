@@ -1,7 +1,7 @@
 import { z } from 'zod';
 // No millisecond setting may exceed it: Node's timers fire at once past it.
 import { MAX_TIMER_MS } from '../core/ports/clock.js';
-import { envVariable, flag, integer, matching, oneOf, text, url } from './env-variable.js';
+import { envVariable, flag, integer, matching, oneOf, text, url, zeroOr } from './env-variable.js';
 import { LLM_PROVIDERS, LOG_FORMATS, LOG_LEVELS, LLM_HTTP_CLIENTS, type LlmProviderName, type LlmHttpClient } from './resolved-config.js';
 
 /** Defaults match `docker-compose.yml` (DESIGN.md §6). */
@@ -43,7 +43,7 @@ const independentSchema = z.object({
   DATABASE_BATCH_OVERLAP_MIN: envVariable(16, integer({ min: 1, max: 100_000, expected: 'an integer from 1 to 100000 (writes or reads waiting)' })),
   DATABASE_STATEMENT_TIMEOUT_MS: envVariable(
     30_000,
-    integer({ min: 1000, max: 3_600_000, expected: 'an integer from 1000 to 3600000 (milliseconds)' }),
+    zeroOr(integer({ min: 1000, max: 3_600_000, expected: '0 (none) or an integer from 1000 to 3600000 (milliseconds)' })),
   ),
   METRICS_PORT: envVariable(9464, integer({ min: 0, max: 65_535, expected: 'an integer from 0 to 65535' })),
   LOG_LEVEL: envVariable('info', oneOf(LOG_LEVELS)),

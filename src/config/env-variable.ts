@@ -70,6 +70,11 @@ export function integer(rule: IntegerRule): ValueParser<number> {
   };
 }
 
+/** `0`, which switches the setting off, or what `parser` accepts. */
+export function zeroOr(parser: ValueParser<number>): ValueParser<number> {
+  return (raw) => (raw === '0' ? accept(0) : parser(raw));
+}
+
 /**
  * A URL with one of `protocols` (each with its trailing colon). Messages show the URL with its password
  * masked; a value that does not parse is not shown at all, since it may still hold a password.

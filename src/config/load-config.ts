@@ -26,12 +26,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ResolvedConfig
 
 /**
  * Batched statements hold a pool connection each for their whole round trip: with as many of them
- * as connections, a lease renewal or a read waits behind the writes, and leases can lapse under load.
+ * as connections, the batched writes alone can take the whole pool, and a lease renewal waits behind
+ * them. (The check leaves one connection beside the writes; batched reads, which share the limit,
+ * can still take the rest: size the pool well above it, docs/fleet.md.)
  */
 function checkPoolRoom(env: ParsedEnv): void {
   if (env.DATABASE_BATCH_STATEMENTS < env.DATABASE_POOL_SIZE) return;
   throw new ConfigInvalidError(
-    `Invalid configuration:\n  - DATABASE_BATCH_STATEMENTS: must be below DATABASE_POOL_SIZE (${env.DATABASE_POOL_SIZE}), got ${env.DATABASE_BATCH_STATEMENTS}: each batched statement holds a connection, and lease renewals and reads need one too`,
+    `Invalid configuration:\n  - DATABASE_BATCH_STATEMENTS: must be below DATABASE_POOL_SIZE (${env.DATABASE_POOL_SIZE}), got ${env.DATABASE_BATCH_STATEMENTS}: each batched statement holds a connection, and lease renewals need one beside them`,
     { details: { variables: ['DATABASE_BATCH_STATEMENTS', 'DATABASE_POOL_SIZE'] } },
   );
 }

@@ -78,7 +78,7 @@ export interface WorkerConfig {
   poolSize: number;
   /**
    * `DATABASE_STATEMENT_TIMEOUT_MS`: longest one Postgres statement may run, in milliseconds,
-   * 1000–3600000. Default 30000. The server cancels a statement past it (`statement_timeout`; it
+   * 0 (none) or 1000–3600000. Default 30000. The server cancels a statement past it (`statement_timeout`; it
    * wrote nothing), and the client gives up a second later on one the server never answered (a
    * connection gone silent: a partition, a frozen host), discarding the connection. Without it such
    * a statement held its batch's slot, and every write queued behind it, until a restart while the

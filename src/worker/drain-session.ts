@@ -130,7 +130,11 @@ async function drainWithLease(
     processed += 1;
     const sliceUsed = processed >= ctx.settings.sliceInputs || ctx.clock.now() - started >= ctx.settings.sliceMs;
     if (sliceUsed && next !== null && (await hasOpenInputs(ctx, sessionId))) {
-      await boundWhileStopping(ctx, kickSession(ctx.queue, sessionId), 'yield kick');
+      // Cut short while stopping, it is lost like a failed hand-back kick: the sweeper re-kicks.
+      await boundWhileStopping(ctx, kickSession(ctx.queue, sessionId), 'yield kick').catch((error: unknown) => {
+        if (!(error instanceof StoppingWaitCutShortError)) throw error;
+        ctx.logger.warn({ err: error, sessionId }, 'yield kick not confirmed before shutdown; the sweeper will repair it');
+      });
       return { kind: 'yielded', processed };
     }
   }

@@ -25,7 +25,7 @@ import type {
 
 /** What {@link SessionStore.createSession} needs; everything but the id has a default. */
 export interface CreateSessionParams {
-  /** 1–128 characters of `[A-Za-z0-9_.:-]`, not ending in `:seq`, `:finished` or `:deleted`. */
+  /** 1–128 characters of `[A-Za-z0-9_.:-]`; a new session's not ending in `:seq` or `:finished`. */
   id: string;
   /** Agent profile name, stored for the caller; workers do not select a profile by it yet. Default `default`. */
   agent?: string;

@@ -197,9 +197,9 @@ describe('invalid variables', () => {
     ['DATABASE_BATCH_SIZE', '0', 'must be an integer from 1 to 1000 (writes per statement) (got "0")'],
     ['DATABASE_BATCH_STATEMENTS', '1.5', 'must be an integer from 1 to 1000 (batched statements at once) (got "1.5")'],
     ['DATABASE_BATCH_OVERLAP_MIN', '0', 'must be an integer from 1 to 100000 (writes or reads waiting) (got "0")'],
-    ['DATABASE_STATEMENT_TIMEOUT_MS', '999', 'must be an integer from 1000 to 3600000 (milliseconds) (got "999")'],
+    ['DATABASE_STATEMENT_TIMEOUT_MS', '999', 'must be 0 (none) or an integer from 1000 to 3600000 (milliseconds) (got "999")'],
     ['DATABASE_STATEMENT_TIMEOUT_MS', '3600001', 'must be at most 3600000 (got "3600001")'],
-    ['DATABASE_STATEMENT_TIMEOUT_MS', '30s', 'must be an integer from 1000 to 3600000 (milliseconds) (got "30s")'],
+    ['DATABASE_STATEMENT_TIMEOUT_MS', '30s', 'must be 0 (none) or an integer from 1000 to 3600000 (milliseconds) (got "30s")'],
     ['METRICS_PORT', '65536', 'must be at most 65535 (got "65536")'],
     ['METRICS_PORT', '-5', 'must be an integer from 0 to 65535 (got "-5")'],
     ['METRICS_PORT', 'http', 'must be an integer from 0 to 65535 (got "http")'],
@@ -358,8 +358,15 @@ describe('event stream settings', () => {
   });
 });
 
+describe('statement timeout', () => {
+  it('takes 0 for none (a PgBouncer that refuses the statement_timeout startup parameter)', () => {
+    expect(loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '0' }).worker.statementTimeoutMs).toBe(0);
+    expect(loadClientConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '0' }).worker.statementTimeoutMs).toBe(0);
+  });
+});
+
 describe('pool room', () => {
-  it('refuses as many batched statements as pool connections (renewals and reads would wait behind writes), in workers and clients alike', () => {
+  it('refuses as many batched statements as pool connections (renewals would wait behind writes), in workers and clients alike', () => {
     const tight = { DATABASE_POOL_SIZE: '2', DATABASE_BATCH_STATEMENTS: '2' };
     for (const load of [loadConfig, loadClientConfig]) {
       expect(() => load(tight)).toThrowError(expect.objectContaining({ code: 'config.invalid', message: expect.stringContaining('DATABASE_BATCH_STATEMENTS: must be below DATABASE_POOL_SIZE (2), got 2'), details: { variables: ['DATABASE_BATCH_STATEMENTS', 'DATABASE_POOL_SIZE'] } }));
