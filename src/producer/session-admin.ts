@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { CreateSessionParams, SessionStore } from '../core/ports/session-store.js';
 import { assertSessionId } from '../core/session-id.js';
 import type { SessionRecord } from '../core/session-types.js';
+import { EVENT_PUBLISHER_DEFAULTS } from '../events/event-publisher-options.js';
 import { eventDeletedKey, eventFinishedKey, eventSeqKey, eventStreamKey } from './fleet-keys.js';
 import { attemptWithin } from './settle-within.js';
 
@@ -69,7 +70,7 @@ export class SessionAdmin {
  * How long a deleted session's fence stays: the default idle expiry of a stream (7 days). A worker
  * stalled past that inside an input of the deleted session could still write its last events.
  */
-export const DELETION_FENCE_SECONDS = 604_800;
+export const DELETION_FENCE_SECONDS = EVENT_PUBLISHER_DEFAULTS.idleExpirySeconds;
 
 /**
  * KEYS: the session's stream, seq counter, finished set and deletion fence. ARGV: the deleted

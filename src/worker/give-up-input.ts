@@ -1,5 +1,5 @@
 import { InfrastructureError } from '../core/errors/index.js';
-import { recordedProgress } from '../core/loop/recorded-progress.js';
+import { recordedUsage } from '../core/loop/recorded-progress.js';
 import type { InputRecord, InputResult } from '../core/session-types.js';
 import { publishFinish, steeredBefore } from './run-claimed-input.js';
 import type { WorkerContext } from './worker-context.js';
@@ -26,8 +26,8 @@ export async function giveUpInput(ctx: WorkerContext, sessionId: string, leaseTo
   // window may be what killed every worker that ran it, and the stop must not fail the same way. So
   // its tool calls are not counted (0).
   const usageRounds = await ctx.store.getUsageRounds(sessionId, input.seq);
-  const { usage, rounds, toolCalls } = recordedProgress(input.seq, [], usageRounds);
-  const result: InputResult = { status: 'failed', finalText: '', rounds, toolCalls, usage };
+  const { usage, rounds } = recordedUsage(usageRounds);
+  const result: InputResult = { status: 'failed', finalText: '', rounds, toolCalls: 0, usage };
   await ctx.store.commitStep({ sessionId, leaseToken, input: { seq: input.seq, status: 'failed', result, errorCode: error.code, errorMessage: error.message } });
   ctx.logger.error({ sessionId, inputSeq: input.seq, attempts: input.attempts, code: error.code }, 'gave up on an input that never finished');
   const finished = { type: 'input_finished' as const, ...result, error: { code: error.code, message: error.message } };

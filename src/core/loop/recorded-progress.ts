@@ -17,6 +17,11 @@ export interface RecordedProgress {
 
 /** Sums `usageRows` (the input's own) and counts the input's tool results in `window`. */
 export function recordedProgress(inputSeq: number, window: readonly StoredMessage[], usageRows: readonly UsageRoundRecord[]): RecordedProgress {
+  return Object.assign(recordedUsage(usageRows), { toolCalls: countToolCalls(window, inputSeq) });
+}
+
+/** The usage of an input's recorded rounds, summed, and how many rounds that is (its usage rows alone). */
+export function recordedUsage(usageRows: readonly UsageRoundRecord[]): Omit<RecordedProgress, 'toolCalls'> {
   const usage: Usage = { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 0 };
   let rounds = 0;
   for (const row of usageRows) {
@@ -28,7 +33,7 @@ export function recordedProgress(inputSeq: number, window: readonly StoredMessag
     usage.llmCalls += row.llmCalls;
     rounds = Math.max(rounds, row.round + 1);
   }
-  return { usage, rounds, toolCalls: countToolCalls(window, inputSeq) };
+  return { usage, rounds };
 }
 
 /** Tool results this input already has (a resumed run keeps counting from there). */

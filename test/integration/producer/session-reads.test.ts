@@ -5,11 +5,6 @@ import { MAX_HISTORY_PAGE } from '../../../src/store/history-options.js';
 import { uniqueName } from '../../support/test-database.js';
 import { openStoreFixture, queriesSent, seedLongHistory, type StoreFixture } from '../store/store-fixture.js';
 
-/** Text and values of every statement `pg` sends while `work` runs. */
-async function statements(work: () => Promise<unknown>): Promise<Array<{ text: string; values: unknown[] }>> {
-  return (await queriesSent(work)).map(({ text, values }) => ({ text, values }));
-}
-
 /**
  * `stats()` and `history()` are bounded reads: the inbox is counted by one aggregate, never listed,
  * and history pages are cut by SQL (`afterSeq`, `limit`), with the unpaged call still returning all.
@@ -43,7 +38,7 @@ describe('SessionQueue: stats and history pages', () => {
 
   it('stats counts an inbox of 2,500 inputs exactly, with one aggregate and no input row read', async () => {
     let report: Awaited<ReturnType<SessionQueue['stats']>> | undefined;
-    const sent = await statements(async () => {
+    const sent = await queriesSent(async () => {
       report = await queue.stats('stats-big');
     });
     expect(report).toMatchObject({ sessionId: 'stats-big', status: 'idle', inputs: { pending: 500, running: 500, done: 500, failed: 500, cancelled: 500, total: 2500 } });
@@ -69,7 +64,7 @@ describe('SessionQueue: stats and history pages', () => {
 
     // Paging through: every row once, in order, each read stopped by its LIMIT.
     const read: number[] = [];
-    const sent = await statements(async () => {
+    const sent = await queriesSent(async () => {
       let afterSeq = 0;
       for (;;) {
         const rows = await queue.history('long', { includeCompacted: true, afterSeq, limit: 1000 });
@@ -97,7 +92,7 @@ describe('SessionQueue: stats and history pages', () => {
     ['a string afterSeq', { afterSeq: '10' }],
     ['a non-boolean includeCompacted', { includeCompacted: 1 }],
   ])('history refuses %s with input.invalid, before any read', async (_label, options) => {
-    const sent = await statements(async () => {
+    const sent = await queriesSent(async () => {
       const refused = queue.history('long', options as LoadHistoryOptions);
       await expect(refused).rejects.toBeInstanceOf(InputInvalidError);
       await expect(refused).rejects.toMatchObject({ code: 'input.invalid' });

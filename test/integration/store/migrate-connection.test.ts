@@ -64,6 +64,17 @@ describe('runMigrations when its connection is lost', () => {
     }
   }
 
+  /** Runs the migrations, terminates their backend (through `holder`) once they wait on a lock, and reports the outcome and any uncaught exception. */
+  function migrationTerminated(holder: pg.Client) {
+    return uncaughtDuring(async () => {
+      const running = runMigrations({ databaseUrl: db.url });
+      // Handled now; awaited below once the backend is terminated.
+      running.catch(() => {});
+      await holder.query('SELECT pg_terminate_backend($1)', [await migrationWaiting()]);
+      return running;
+    });
+  }
+
   it('rejects with the error that ended it (terminated while it holds the advisory lock), without an uncaught exception', async () => {
     const holder = new pg.Client({ connectionString: db.url });
     await holder.connect();
@@ -71,13 +82,7 @@ describe('runMigrations when its connection is lost', () => {
       // The run takes the advisory lock, then waits to read the migrations table, which this holds.
       await holder.query('BEGIN');
       await holder.query('LOCK TABLE drizzle.__drizzle_migrations IN ACCESS EXCLUSIVE MODE');
-      const { outcome, uncaught } = await uncaughtDuring(async () => {
-        const running = runMigrations({ databaseUrl: db.url });
-        // Handled now; awaited below once the backend is terminated.
-        running.catch(() => {});
-        await holder.query('SELECT pg_terminate_backend($1)', [await migrationWaiting()]);
-        return running;
-      });
+      const { outcome, uncaught } = await migrationTerminated(holder);
       // 57P01 admin_shutdown: the FATAL that ended the connection, not the unlock that failed after it.
       expect(outcome).toEqual({ error: expect.objectContaining({ code: '57P01' }) });
       expect(uncaught).toEqual([]);
@@ -94,12 +99,7 @@ describe('runMigrations when its connection is lost', () => {
     await holder.connect();
     try {
       await holder.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
-      const { outcome, uncaught } = await uncaughtDuring(async () => {
-        const running = runMigrations({ databaseUrl: db.url });
-        running.catch(() => {});
-        await holder.query('SELECT pg_terminate_backend($1)', [await migrationWaiting()]);
-        return running;
-      });
+      const { outcome, uncaught } = await migrationTerminated(holder);
       expect(outcome).toEqual({ error: expect.objectContaining({ code: '57P01' }) });
       expect(uncaught).toEqual([]);
     } finally {
