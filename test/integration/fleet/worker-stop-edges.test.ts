@@ -7,13 +7,15 @@ import { startWorker } from '../../../src/worker/start-worker.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
 import { startTcpProxy, type TcpProxy } from '../../support/tcp-proxy.js';
 import { WorkerProcess } from '../../support/worker-process.js';
+import { FORCED_EXIT_MS } from '../../../src/cli/commands/worker.js';
 import { heldReply, InstrumentedStore, sessionEvents } from './fixtures/fleet-helpers.js';
 
 /**
  * The edges of a worker's life (STYLE.md 13, DESIGN.md §4.3, docs/fleet.md "Shutdown"): a start that
  * fails closes what it opened (the process exits 1); a drain whose lease-and-claim returns after
  * shutdown began runs the input it claimed instead of wasting that attempt; and a shutdown while
- * Redis does not answer still releases the lease (the finish stays owed, I6), and a forced close ends.
+ * Redis does not answer still releases the lease (the finish stays owed, I6), and a forced close ends;
+ * a worker process whose forced close still hangs exits anyway.
  */
 describe('worker start-up failure, late claims and shutdown without Redis', () => {
   let fleet: FleetFixture;
@@ -140,5 +142,44 @@ describe('worker start-up failure, late claims and shutdown without Redis', () =
       const finishes = (await sessionEvents(fleet.redis, fleet.config.queueName, sessionId)).filter((event) => event.type === 'input_finished');
       expect(finishes.map((event) => event.data.inputSeq)).toEqual([1, 2]);
     }, 90_000);
+  });
+
+  describe('a forced close that still hangs', () => {
+    // A fleet of its own: the in-process workers the tests above left running share their queue.
+    let own: FleetFixture;
+    let proxy: TcpProxy;
+
+    beforeAll(async () => {
+      own = await FleetFixture.create('hung_close');
+      const db = new URL(own.config.databaseUrl);
+      proxy = await startTcpProxy({ host: db.hostname, port: Number(db.port || 5432) });
+    });
+
+    afterAll(async () => {
+      await proxy?.close();
+      await own?.close();
+    });
+
+    it(`loopfleet worker exits 1 when its close has not ended ${FORCED_EXIT_MS / 1000} s after a second signal (a step commit that never answers)`, async () => {
+      // No statement timeout: a silent connection is never given up, so the step commit on it never
+      // settles, the drain cannot end, and the pool's end waits for it.
+      const env = own.processEnv({ DATABASE_URL: proxy.via(own.config.databaseUrl), DATABASE_STATEMENT_TIMEOUT_MS: '0' });
+      proxy.silenceWhen((chunk) => chunk.includes('loopfleet_commit_step_'));
+      const worker = WorkerProcess.spawn('stop-edges-hung-close', env);
+      try {
+        await worker.ready();
+        await acceptAndKick(own.acceptDeps, { sessionId: 'hung-close', kind: 'send', payload: { input: 'its step commit never answers' } });
+        await own.waitFor('the step commit to go silent', async () => (proxy.silenced() > 0 ? true : undefined), 30_000);
+        worker.signal('SIGTERM');
+        await worker.waitForLog((line) => line.msg === 'shutting down', 'shutting down');
+        worker.signal('SIGTERM');
+        await worker.waitForLog((line) => line.msg === 'forced shutdown', 'forced shutdown');
+        const exit = await worker.waitForExit(FORCED_EXIT_MS + 30_000);
+        expect(exit, worker.diagnostics()).toEqual({ code: 1, signal: null });
+        expect(worker.logs.some((line) => line.msg === 'worker did not close after a second signal; exiting')).toBe(true);
+      } finally {
+        await worker.kill();
+      }
+    }, FORCED_EXIT_MS + 90_000);
   });
 });
