@@ -48,22 +48,26 @@ export async function waitForResult(deps: ResultDeps, sessionId: string, seq: nu
   const inputSeq = assertInputSeq(seq);
   const { timeoutMs, signal } = checkOptions(options);
   signal?.throwIfAborted();
-  const cursor = await streamCursor(deps, id);
-  const settledNow = await readSettledOutcome(deps.store, id, inputSeq);
-  if (settledNow !== null) return settledNow;
-
   const outcome = new SettleOnce<InputOutcome>();
   const stop = new AbortController();
   const onAbort = (): void => outcome.reject(signal?.reason);
   const onClose = (): void => outcome.reject(new CancelledError('SessionQueue closed while waiting for a result'));
+  // Armed before the first read: the timeout and the signals bound the whole wait, also a stream
+  // cursor held by a reconnecting Redis or a first Postgres read that takes its statement timeout.
   signal?.addEventListener('abort', onAbort, { once: true });
   deps.closed.addEventListener('abort', onClose, { once: true });
-  // Either may have fired while the cursor and the first Postgres read were awaited.
-  if (signal?.aborted === true) onAbort();
   if (deps.closed.aborted) onClose();
   const timer = timeoutMs === undefined ? null : setTimeout(() => outcome.reject(new ResultTimeoutError(id, inputSeq, timeoutMs)), timeoutMs);
   const target = { deps, sessionId: id, seq: inputSeq, outcome, signal: stop.signal };
-  const watchers = [watchStream(target, cursor), pollStore(target)];
+  const watchers: Promise<void>[] = [];
+  void (async () => {
+    // The cursor first, then Postgres: an outcome not settled in that read is published after the cursor.
+    const cursor = await streamCursor(deps, id);
+    if (stop.signal.aborted) return;
+    await checkStore(target);
+    if (stop.signal.aborted || outcome.settled) return;
+    watchers.push(watchStream(target, cursor), pollStore(target));
+  })().catch((error: unknown) => outcome.reject(error));
   try {
     return await outcome.promise;
   } finally {
@@ -144,6 +148,8 @@ async function checkStore(target: WaitTarget): Promise<void> {
       target.outcome.reject(error);
       return;
     }
+    // The wait is over (its answer, its timeout, the queue closing): this read no longer matters.
+    if (target.signal.aborted) return;
     target.deps.logger?.warn({ err: error, sessionId: target.sessionId, seq: target.seq }, 'reading the input from Postgres failed; retrying');
   }
 }
