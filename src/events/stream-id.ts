@@ -21,7 +21,8 @@ export const ONLY_NEW = '$';
  * accepts: each part at most 2^64 - 1.
  */
 export function isStreamId(value: string): boolean {
-  if (!STREAM_ID.test(value)) return false;
+  // A number would pass the pattern (`test` turns it into text) and then fail below as a TypeError.
+  if (typeof value !== 'string' || !STREAM_ID.test(value)) return false;
   const [ms, seq] = splitId(value);
   return ms <= MAX_ID_PART && seq <= MAX_ID_PART;
 }

@@ -92,5 +92,7 @@ function agreeing(name: string, inData: unknown, inOptions: unknown): unknown {
   if (inData !== undefined && inOptions !== undefined && inData !== inOptions) {
     throw new InputInvalidError(`${name} is given twice with different values (in data and in options)`);
   }
-  return inData ?? inOptions;
+  // Only an absent value falls back: a null in data must reach the type check (as in the options),
+  // not become a random inputId or the default mode.
+  return inData !== undefined ? inData : inOptions;
 }

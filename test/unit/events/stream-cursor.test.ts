@@ -16,6 +16,9 @@ describe('stream ids', () => {
     expect(() => assertCursor('$', { allowOnlyNew: true })).not.toThrow();
     expect(() => assertCursor('0', { allowOnlyNew: false })).not.toThrow();
     expect(() => assertCursor('$', { allowOnlyNew: false })).toThrow(expect.objectContaining({ code: 'input.invalid' }));
+    // A cursor kept as a number (JavaScript callers) is refused with the typed error, not a TypeError.
+    expect(isStreamId(1700000000000 as unknown as string)).toBe(false);
+    expect(() => assertCursor(0 as unknown as string, { allowOnlyNew: false })).toThrow(expect.objectContaining({ code: 'input.invalid' }));
     for (const bad of ['', '-', '+', 'abc', '1-', '-1', '1-2-3', ' 1-0']) {
       expect(() => assertCursor(bad, { allowOnlyNew: true })).toThrow(expect.objectContaining({ code: 'input.invalid' }));
     }

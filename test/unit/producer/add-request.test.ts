@@ -34,6 +34,9 @@ describe('toAcceptRequest (SessionQueue.add arguments)', () => {
     ['send', { sessionId: 's1', input: 'x', mode: 'later' }, undefined, 'input.invalid', /mode must be one of queue, steer, interrupt/],
     ['send', { sessionId: 's1', input: 'x', mode: 'queue' }, { mode: 'steer' }, 'input.invalid', /mode is given twice/],
     ['send', { sessionId: 's1', input: 'x', inputId: 7 }, undefined, 'input.invalid', /inputId must be a string/],
+    // null in data is a value, as in the options: not a random inputId, not the default mode.
+    ['send', { sessionId: 's1', input: 'x', inputId: null }, undefined, 'input.invalid', /inputId must be a string/],
+    ['send', { sessionId: 's1', input: 'x', mode: null }, undefined, 'input.invalid', /mode must be one of/],
     ['send', { sessionId: 'a b', input: 'x' }, undefined, 'session.invalid_id', /may contain only/],
     ['send', { input: 'x' }, undefined, 'session.invalid_id', /must be a string/],
     ['send', { sessionId: 'x'.repeat(129), input: 'x' }, undefined, 'session.invalid_id', /at most 128/],
