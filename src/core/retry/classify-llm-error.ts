@@ -48,7 +48,7 @@ const MAX_CAUSE_DEPTH = 5;
  * 2. a loopfleet error → its own `retryable` (the adapter already classified it);
  * 3. an HTTP status (`status`, `statusCode`, `response.status`): 408, 409, 429 and ≥ 500 are
  *    retryable, any other 4xx is not (a 401, 402 or 404 answers the same way every time — power-loop
- *    edge case 25);
+ *    edge case 25), nor is a 3xx (redirects are not followed: a wrong base URL);
  * 4. a connection failure (by code or class name, also found on a `cause`) → retryable;
  * 5. anything else → retryable: an error we cannot read must not strand a session, and the policy's
  *    attempt limit and deadline still bound it.
@@ -57,7 +57,8 @@ export function classifyLlmError(error: unknown): LlmErrorClassification {
   if (error instanceof CancelledError) return { retryable: false, reason: 'cancelled', status: null };
   if (error instanceof LoopfleetError) return { retryable: error.retryable, reason: 'typed', status: httpStatusOf(error) };
   const status = httpStatusOf(error);
-  if (status !== null && status >= 400) {
+  // A redirect (3xx) is not followed (`node-http-fetch.ts`): a wrong base URL, which retrying cannot fix.
+  if (status !== null && status >= 300) {
     const retryable = RETRYABLE_STATUSES.has(status) || status >= 500;
     return { retryable, reason: 'http_status', status };
   }

@@ -57,7 +57,8 @@ function readChoice(choice: unknown): ChunkChoice {
   if (!isObject(choice)) throw badChunk('a choice is not an object');
   const delta = choice.delta ?? {};
   if (!isObject(delta)) throw badChunk('`delta` is not an object');
-  const finishReason = choice.finish_reason ?? null;
+  // Some compatible servers send "" on every chunk before the last: that is no finish reason yet.
+  const finishReason = choice.finish_reason === '' ? null : (choice.finish_reason ?? null);
   if (finishReason !== null && typeof finishReason !== 'string') throw badChunk('`finish_reason` is not a string');
   const content = delta.content ?? '';
   if (typeof content !== 'string') throw badChunk('`delta.content` is not a string');

@@ -34,6 +34,9 @@ describe('classifyLlmError', () => {
     ['HTTP 403', sdkError({ status: 403 }), false, 'http_status'],
     ['HTTP 404', sdkError({ status: 404 }), false, 'http_status'],
     ['HTTP 422', sdkError({ status: 422 }), false, 'http_status'],
+    // Redirects are not followed: a wrong base URL, which no retry fixes.
+    ['HTTP 308', sdkError({ status: 308 }), false, 'http_status'],
+    ['HTTP 301', sdkError({ status: 301 }), false, 'http_status'],
     ['statusCode 401', sdkError({ statusCode: 401 }), false, 'http_status'],
     ['response.status 404', sdkError({ response: { status: 404 } }), false, 'http_status'],
     ['response.status 502', sdkError({ response: { status: 502 } }), true, 'http_status'],

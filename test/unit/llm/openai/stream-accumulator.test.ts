@@ -78,6 +78,15 @@ describe('StreamAccumulator: text, thinking, finish', () => {
     expect(() => accumulator.finish()).toThrow(LlmBadResponseError);
   });
 
+  it('an empty finish_reason (compatible servers send "" before the last chunk) is none yet', () => {
+    const truncated = new StreamAccumulator();
+    truncated.push(chunk({ content: 'partial' }, ''));
+    expect(truncated.finished).toBe(false);
+    expect(() => truncated.finish()).toThrow(LlmBadResponseError);
+    const { response } = run([chunk({ content: 'cut' }, ''), chunk({}, 'length')]);
+    expect(response.rawFinishReason).toBe('length');
+  });
+
   it('ignores choices other than index 0 and fields it does not know', () => {
     const other = { ...chunk({ content: 'x' }), choices: [{ index: 1, delta: { content: 'NO' }, finish_reason: null }] };
     const { response } = run([chunk({ content: 'ok' }, null, { obfuscation: 'zz', service_tier: 'default' }), other, chunk({}, 'stop')]);
