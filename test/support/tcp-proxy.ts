@@ -103,3 +103,14 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
 export function startsStatement(chunk: Buffer): boolean {
   return chunk[0] === 0x51 || chunk[0] === 0x50;
 }
+
+/** The default port of a connection string's scheme, for a URL that leaves it out. */
+const DEFAULT_PORTS: Record<string, number> = { 'postgres:': 5432, 'postgresql:': 5432, 'redis:': 6379, 'rediss:': 6379 };
+
+/** Starts a proxy to the server a connection string (Postgres, Redis) names; `via(url)` then points at it. */
+export async function startTcpProxyTo(url: string): Promise<TcpProxy> {
+  const server = new URL(url);
+  const port = server.port === '' ? DEFAULT_PORTS[server.protocol] : Number(server.port);
+  if (port === undefined) throw new Error(`no default port known for ${server.protocol}`);
+  return startTcpProxy({ host: server.hostname, port });
+}

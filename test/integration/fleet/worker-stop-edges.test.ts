@@ -5,7 +5,7 @@ import { createLogger } from '../../../src/observability/logger.js';
 import { acceptAndKick } from '../../../src/producer/accept-input.js';
 import { startWorker } from '../../../src/worker/start-worker.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
-import { startTcpProxy, type TcpProxy } from '../../support/tcp-proxy.js';
+import { startTcpProxyTo, type TcpProxy } from '../../support/tcp-proxy.js';
 import { WorkerProcess } from '../../support/worker-process.js';
 import { FORCED_EXIT_MS } from '../../../src/cli/commands/worker.js';
 import { heldReply, InstrumentedStore, sessionEvents } from './fixtures/fleet-helpers.js';
@@ -89,8 +89,7 @@ describe('worker start-up failure, late claims and shutdown without Redis', () =
     let proxy: TcpProxy;
 
     beforeAll(async () => {
-      const redis = new URL(fleet.config.redisUrl);
-      proxy = await startTcpProxy({ host: redis.hostname, port: Number(redis.port || 6379) });
+      proxy = await startTcpProxyTo(fleet.config.redisUrl);
     });
 
     afterAll(async () => {
@@ -151,8 +150,7 @@ describe('worker start-up failure, late claims and shutdown without Redis', () =
 
     beforeAll(async () => {
       own = await FleetFixture.create('hung_close');
-      const db = new URL(own.config.databaseUrl);
-      proxy = await startTcpProxy({ host: db.hostname, port: Number(db.port || 5432) });
+      proxy = await startTcpProxyTo(own.config.databaseUrl);
     });
 
     afterAll(async () => {

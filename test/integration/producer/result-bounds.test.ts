@@ -6,7 +6,7 @@ import { acceptAndKick } from '../../../src/producer/accept-input.js';
 import { ResultTimeoutError } from '../../../src/producer/result-timeout-error.js';
 import { waitForResult, type ResultDeps } from '../../../src/producer/wait-for-result.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
-import { startTcpProxy, type TcpProxy } from '../../support/tcp-proxy.js';
+import { startTcpProxyTo, type TcpProxy } from '../../support/tcp-proxy.js';
 
 /**
  * `result()`'s bounds hold from the call, not from its first reads (docs/client.md): a stream cursor
@@ -23,8 +23,7 @@ describe('result(): timeout and abort bound the first reads too', () => {
 
   beforeAll(async () => {
     fleet = await FleetFixture.create('result_bounds');
-    const url = new URL(fleet.config.redisUrl);
-    proxy = await startTcpProxy({ host: url.hostname, port: Number(url.port || 6379) });
+    proxy = await startTcpProxyTo(fleet.config.redisUrl);
     silentRedis = new Redis(proxy.via(fleet.config.redisUrl), { maxRetriesPerRequest: null });
     await silentRedis.ping();
   });

@@ -4,7 +4,7 @@ import { isStatementError, withConnection } from '../../../src/store/connection.
 import { createPgPool } from '../../../src/store/pool.js';
 import { PostgresSessionStore } from '../../../src/store/postgres-session-store.js';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database.js';
-import { startTcpProxy, type TcpProxy } from '../../support/tcp-proxy.js';
+import { startTcpProxyTo, type TcpProxy } from '../../support/tcp-proxy.js';
 import { countRows, pollUntil, sessionId } from './store-fixture.js';
 
 /** `promise`, or a rejection once `ms` have passed without it settling (so a hang fails the test). */
@@ -41,8 +41,7 @@ describe('statements on connections that fail under them', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('conn_failures');
-    const server = new URL(db.url);
-    proxy = await startTcpProxy({ host: server.hostname, port: Number(server.port || 5432) });
+    proxy = await startTcpProxyTo(db.url);
   });
 
   afterAll(async () => {

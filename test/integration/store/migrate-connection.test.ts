@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runMigrations } from '../../../src/store/migrate.js';
 import { createTestDatabase, uniqueName, type TestDatabase } from '../../support/test-database.js';
-import { startsStatement, startTcpProxy, type TcpProxy } from '../../support/tcp-proxy.js';
+import { startsStatement, startTcpProxyTo, type TcpProxy } from '../../support/tcp-proxy.js';
 import { pollUntil } from './store-fixture.js';
 
 /** The advisory lock `runMigrations` takes (src/store/migrate.ts); advisory locks are per database. */
@@ -32,8 +32,7 @@ describe('runMigrations when its connection is lost', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('migrate_conn');
-    const server = new URL(db.url);
-    proxy = await startTcpProxy({ host: server.hostname, port: Number(server.port || 5432) });
+    proxy = await startTcpProxyTo(db.url);
   });
 
   afterAll(async () => {
