@@ -136,7 +136,8 @@ function sendError(res: ServerResponse, step: ErrorStep, seq: number): void {
     'x-should-retry': String(retryable),
     ...step.headers,
   });
-  res.end(body);
+  if (step.stallBody === true) res.write(body.slice(0, body.length >> 1));
+  else res.end(body);
 }
 
 async function sendStream(res: ServerResponse, step: StreamStep, request: RecordedRequest, seq: number, wait: (ms: number) => Promise<void>): Promise<void> {

@@ -6,6 +6,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { ConfigInvalidError } from '../../core/errors/index.js';
 import { abortReason } from '../../core/ports/clock.js';
 import type { Llm, LlmCallOptions, LlmRequest, LlmResponse } from '../../core/ports/llm.js';
+import { bufferErrorBody } from '../buffer-error-body.js';
 import { AnthropicStreamAccumulator } from './from-anthropic-stream.js';
 import { mapCallError } from './map-call-error.js';
 import { StreamIdleGuard } from './stream-idle-guard.js';
@@ -70,7 +71,8 @@ export class AnthropicLlm implements Llm {
       timeout: options.timeoutMs,
       logLevel: 'off',
       defaultHeaders: { 'x-api-key': options.apiKey },
-      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+      // An error answer's body is read under the SDK's timeout (see `buffer-error-body.ts`).
+      fetch: bufferErrorBody(options.fetch),
     });
   }
 

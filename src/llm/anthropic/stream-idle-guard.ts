@@ -37,8 +37,8 @@ export class StreamIdleGuard {
   /**
    * SDK middleware that starts the watch when the response headers arrive and counts every body
    * chunk as activity — of a web stream (the global `fetch`) or of the Node stream the node:http
-   * client answers with (`LLM_HTTP_CLIENT=node`). Error responses pass untouched: their body is read
-   * at once.
+   * client answers with (`LLM_HTTP_CLIENT=node`). Error responses pass untouched: their body was read
+   * already, under the SDK's timeout (`buffer-error-body.ts`).
    */
   readonly middleware: Middleware = async (request, next) => {
     const response = await next(request);

@@ -12,6 +12,7 @@ import { abortReason } from '../../core/ports/clock.js';
 import type { Llm, LlmCallOptions, LlmRequest, LlmResponse, LlmStreamHandlers } from '../../core/ports/llm.js';
 import { mapFinishReason } from './map-finish-reason.js';
 import { StreamAccumulator, type AccumulatedResponse } from './stream-accumulator.js';
+import { bufferErrorBody } from '../buffer-error-body.js';
 import { sseEvents, type SseEvent } from '../sse-events.js';
 import { StreamGuard } from '../stream-guard.js';
 import { toLlmError } from './to-llm-error.js';
@@ -71,7 +72,8 @@ export class OpenAiLlm implements Llm {
       // Failures are thrown, not logged: the SDK logs to the console, past pino and its redaction of
       // message contents (it prints an unparseable chunk verbatim).
       logLevel: 'off',
-      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+      // An error answer's body is read under the SDK's timeout (see `buffer-error-body.ts`).
+      fetch: bufferErrorBody(options.fetch),
     });
   }
 

@@ -203,6 +203,18 @@ describe.each(['node', 'fetch'] as const)('over the %s HTTP client', (client) =>
       expect(server.requests).toHaveLength(1);
     });
 
+    it.each([
+      [400, false],
+      [529, true],
+    ])('%s whose body stalls fails at timeoutMs with its status (retryable: %s); the connection is closed', async (status, retryable) => {
+      server.push(errorStep(status, { stallBody: true }));
+      const quick = anthropicLlm({ apiKey: 'k', baseUrl: server.url, model: 'm', timeoutMs: 200 });
+      const error = await quick.complete(llmRequest(), live()).catch((caught: unknown) => caught);
+      expect(error).toMatchObject({ status });
+      expect(classifyLlmError(error)).toEqual({ retryable, reason: 'http_status', status });
+      expect(await server.requests[0]!.closed).toEqual({ early: true });
+    });
+
     it('keeps the error type and message from Anthropic’s body', async () => {
       server.push(errorStep(529, { message: 'Overloaded' }));
       const error = await llm.complete(llmRequest(), live()).catch((caught: unknown) => caught);

@@ -18,7 +18,7 @@ let httpClient: 'node' | 'fetch' = 'node';
 const nodeHttpFetch = createNodeHttpFetch();
 const httpClientOption = () => (httpClient === 'node' ? { fetch: nodeHttpFetch } : {});
 const signal = () => new AbortController().signal;
-const adapter = (baseUrl = server.url) => new OpenAiLlm({ apiKey: 'sk-test', baseUrl, model: 'gpt-4o-mini', timeoutMs: 10_000, ...httpClientOption() });
+const adapter = (baseUrl = server.url, timeoutMs = 10_000) => new OpenAiLlm({ apiKey: 'sk-test', baseUrl, model: 'gpt-4o-mini', timeoutMs, ...httpClientOption() });
 const failure = (promise: Promise<unknown>) => promise.then(() => expect.fail('expected the call to fail'), (error: unknown) => error);
 
 beforeAll(async () => {
@@ -63,6 +63,17 @@ describe.each(['node', 'fetch'] as const)('over the %s HTTP client', (client) =>
       expect(retryAfterMs(first)).toBe(3000);
       expect(retryAfterMs(second)).toBe(250);
       expect(server.requests).toHaveLength(2);
+    });
+
+    it.each([
+      [400, false],
+      [503, true],
+    ])('HTTP %i whose body stalls → fails at timeoutMs with its status (retryable: %s); connection closed', async (status, retryable) => {
+      server.enqueue(errorResponse(status, { stallBody: true }));
+      const error = await failure(adapter(server.url, 200).complete(llmRequest(), { signal: signal() }));
+      expect(error).toBeInstanceOf(APIError);
+      expect(classifyLlmError(error)).toEqual({ retryable, reason: 'http_status', status });
+      expect(await server.requests[0]!.closed).toEqual({ completed: false });
     });
 
     it('nothing listening → LlmTransientError(connection)', async () => {
@@ -143,8 +154,11 @@ describe.each(['node', 'fetch'] as const)('over the %s HTTP client', (client) =>
       expect(await server.requests[0]!.closed).toEqual({ completed: false });
     });
 
-    it('abort while the server has not answered at all → the signal reason; connection closed', async () => {
-      server.enqueue({ kind: 'hang' });
+    it.each([
+      ['the server has not answered at all', { kind: 'hang' } as const],
+      ['an error status’s body stalls', errorResponse(500, { stallBody: true })],
+    ])('abort while %s → the signal reason; connection closed', async (_while, script) => {
+      server.enqueue(script);
       const controller = new AbortController();
       const pending = failure(adapter().complete(llmRequest(), { signal: controller.signal }));
       const request = await server.waitForRequest(1);

@@ -61,6 +61,8 @@ export interface ErrorStep {
   message?: string;
   /** Extra response headers, e.g. `retry-after`. */
   headers?: Record<string, string>;
+  /** Send the headers and half the body, then nothing more: the connection stays open. */
+  stallBody?: boolean;
 }
 
 /** No response at all until the client gives up or the server closes. */

@@ -62,6 +62,8 @@ export interface ErrorScript {
   status: number;
   error: OpenAiErrorBody;
   headers?: Record<string, string>;
+  /** Send the headers and half the body, then nothing more: the connection stays open. */
+  stallBody?: boolean;
 }
 
 /** Never answers: no headers, no body, the connection stays open until the client gives up. */
@@ -147,13 +149,14 @@ const ERROR_KINDS: Record<number, [type: string, code: string | null]> = {
 };
 
 /** An error answer with OpenAI's body for `status`. */
-export function errorResponse(status: number, options: { message?: string; headers?: Record<string, string>; param?: string | null } = {}): ErrorScript {
+export function errorResponse(status: number, options: { message?: string; headers?: Record<string, string>; param?: string | null; stallBody?: boolean } = {}): ErrorScript {
   const [type, code] = ERROR_KINDS[status] ?? ['api_error', null];
   return {
     kind: 'error',
     status,
     error: { message: options.message ?? `fake error ${status}`, type, param: options.param ?? null, code },
     ...(options.headers === undefined ? {} : { headers: options.headers }),
+    ...(options.stallBody === undefined ? {} : { stallBody: options.stallBody }),
   };
 }
 

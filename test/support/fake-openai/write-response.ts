@@ -31,7 +31,8 @@ export function writeError(res: ServerResponse, script: ErrorScript, ctx: Respon
     'x-request-id': ctx.requestId,
     ...script.headers,
   });
-  res.end(body);
+  if (script.stallBody === true) res.write(body.slice(0, body.length >> 1));
+  else res.end(body);
 }
 
 export async function writeStream(res: ServerResponse, script: StreamScript, ctx: ResponseContext): Promise<void> {
