@@ -50,10 +50,34 @@ const CATCH_UP_PAGE = 200;
  * without blocking and the iteration ends: call `result()` for the outcome. Throws
  * `session.not_found` when the session is deleted meanwhile. An input steered into another one
  * yields only its `input_accepted` and `input_finished`: its run's events carry the host's `inputSeq`.
+ * A handle without its `input_accepted` id reads from the stream's start, and yields a gap first when
+ * the input's first retained event is not its `input_accepted` (see {@link flagLostStart}).
  */
 export function inputEvents(deps: InputEventsDeps, target: InputEventsTarget, options: InputEventsOptions = {}): AsyncGenerator<StreamItem, void, undefined> {
   // Linked, not AbortSignal.any: the queue's close signal lives as long as the queue (linked-signal.ts).
-  return whileLinked(deps.closed, options.signal, (signal) => followInput(deps, target, signal));
+  return whileLinked(deps.closed, options.signal, (signal) =>
+    target.acceptedEventId === null ? flagLostStart(deps, target, followInput(deps, target, signal)) : followInput(deps, target, signal),
+  );
+}
+
+/**
+ * Read from the stream's start (a handle with no `input_accepted` of its own: a duplicate add, or an
+ * add whose publish failed), a stream trimmed past the input's start shows no gap: nothing says where
+ * the input's events began. Its first event does: every input's events begin with its
+ * `input_accepted`, so a first one of another type means the earlier ones were lost — a gap comes
+ * before it. (No event of the input at all is not flagged: the iteration ends, and `result()` has the
+ * outcome, as when only the `input_finished` is lost.)
+ */
+async function* flagLostStart(deps: InputEventsDeps, target: InputEventsTarget, items: AsyncGenerator<StreamItem, void, undefined>): AsyncGenerator<StreamItem, void, undefined> {
+  let first = true;
+  for await (const item of items) {
+    if (first && item.kind === 'event' && item.type !== 'input_accepted') {
+      const [oldest] = await readRange(deps.redis, deps.queueName, target.sessionId, { after: FROM_START, count: 1 });
+      yield { kind: 'gap', after: FROM_START, firstAvailable: oldest?.id ?? item.id, resumeFrom: previousStreamId(item.id) };
+    }
+    first = false;
+    yield item;
+  }
 }
 
 async function* followInput(deps: InputEventsDeps, target: InputEventsTarget, signal: AbortSignal): AsyncGenerator<StreamItem, void, undefined> {

@@ -1,7 +1,9 @@
 import { getEventListeners } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readRange } from '../../../src/events/event-subscriber.js';
 import type { StreamEvent, StreamItem } from '../../../src/events/fleet-events.js';
 import { eventFinishedKey, eventSeqKey, eventStreamKey } from '../../../src/producer/fleet-keys.js';
+import { previousStreamId } from '../../../src/producer/stream-cursor.js';
 import { ResultTimeoutError } from '../../../src/producer/result-timeout-error.js';
 import { SessionQueue } from '../../../src/producer/session-queue.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
@@ -207,6 +209,47 @@ describe('SessionQueue: add, result, events', () => {
     const items = await collect(handle.events(), () => false);
     expect(items.map((item) => (item.kind === 'event' ? item.type : 'gap'))[0]).toBe('input_accepted');
     expect(items.some((item) => item.kind === 'gap')).toBe(false);
+  });
+
+  describe('handle.events() of a duplicate add, when the stream was trimmed past the input’s start', () => {
+    /** Trims the session's stream up to the input's `input_started` entry (its `input_accepted` goes); that entry's id. */
+    async function trimToStarted(sessionId: string, seq: number): Promise<string> {
+      const streamKey = eventStreamKey(fleet.config.queueName, sessionId);
+      const startedId = await fleet.waitFor('the input_started event', async () => {
+        const entries = await readRange(fleet.redis, fleet.config.queueName, sessionId, { after: '0', count: 1000 });
+        return entries.find((event) => event.type === 'input_started' && event.data.inputSeq === seq)?.id;
+      });
+      await fleet.redis.xtrim(streamKey, 'MINID', startedId);
+      return startedId;
+    }
+
+    const expectLostStart = (items: StreamItem[], startedId: string) => {
+      expect(items[0]).toEqual({ kind: 'gap', after: '0', firstAvailable: startedId, resumeFrom: previousStreamId(startedId) });
+      expect(items.slice(1).every((item) => item.kind === 'event')).toBe(true);
+      const types = events(items).map((event) => event.type);
+      expect(types[0]).toBe('input_started');
+      expect(types.at(-1)).toBe('input_finished');
+    };
+
+    it('an input that has settled: a gap, then what is left of its events', async () => {
+      const first = await queue.add('send', { sessionId: 'ev-trimmed', input: 'trimmed' }, { inputId: 'ev-trimmed-1' });
+      await first.result({ timeoutMs: 20_000 });
+      const startedId = await trimToStarted('ev-trimmed', first.seq);
+      const again = await queue.add('send', { sessionId: 'ev-trimmed', input: 'trimmed' }, { inputId: 'ev-trimmed-1' });
+      expect(again).toMatchObject({ seq: first.seq, duplicate: true });
+      expectLostStart(await collect(again.events(), () => false), startedId);
+    });
+
+    it('an input still running: a gap, then its events as they come', async () => {
+      const first = await queue.add('send', { sessionId: 'ev-trimmed-live', input: 'hold:ev-trimmed-live' }, { inputId: 'ev-trimmed-live-1' });
+      const startedId = await trimToStarted('ev-trimmed-live', first.seq);
+      const again = await queue.add('send', { sessionId: 'ev-trimmed-live', input: 'hold:ev-trimmed-live' }, { inputId: 'ev-trimmed-live-1' });
+      const following = collect(again.events(), () => false);
+      gates.open('ev-trimmed-live');
+      const items = await following;
+      expectLostStart(items, startedId);
+      expect(events(items).some((event) => event.type === 'stream_delta')).toBe(true);
+    });
   });
 
   it('subscribe with after resumes without loss', async () => {
