@@ -19,10 +19,11 @@ import { SessionChannel, type PublisherCounters } from './session-channel.js';
  * call whose reply a dropped connection lost may already have run: re-sent after the reconnect, it
  * would write its events a second time, numbered on, with no hole to show it. Rejected instead, the
  * publisher counts them lost and the next write leaves a hole, which subscribers see as a gap (I7).
- * Commands not yet sent when the connection dropped are still sent after it reconnects.
+ * Commands not yet sent when the connection dropped are still sent after it reconnects — also when
+ * `redis` itself fails fast (`enableOfflineQueue: false`): the duplicate queues them while it connects.
  */
 export function publisherConnection(redis: Redis): Redis {
-  const connection = redis.duplicate({ autoResendUnfulfilledCommands: false });
+  const connection = redis.duplicate({ autoResendUnfulfilledCommands: false, enableOfflineQueue: true });
   rejectInFlightOnClose(connection);
   return connection;
 }

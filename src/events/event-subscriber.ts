@@ -77,7 +77,9 @@ export async function* followSessionEvents(
   const aborted = (): boolean => signal?.aborted === true;
   if (aborted()) return;
   const streamKey = eventStreamKey(options.queueName, options.sessionId);
-  const connection = redis.duplicate();
+  // A new connection: commands wait for it to be ready, though the caller's client may fail fast
+  // (`enableOfflineQueue: false`, as BullMQ advises for a producer's).
+  const connection = redis.duplicate({ enableOfflineQueue: true });
   // Failures surface as rejected commands; without a listener ioredis would also print each one.
   connection.on('error', () => {});
   const reads = new AbortableReads(signal, () => connection.disconnect());

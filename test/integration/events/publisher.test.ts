@@ -265,11 +265,15 @@ describe('RedisEventPublisher against Redis', () => {
     await publisher.close();
   });
 
-  /** A publisher on its own connection (`publisherConnection`), duplicated as a worker's is, through a {@link replyDroppingProxy}. */
-  async function proxiedPublisher() {
+  /**
+   * A publisher on its own connection (`publisherConnection`), duplicated as a worker's is, through a
+   * {@link replyDroppingProxy}. `enableOfflineQueue: false` on the client it duplicates: as BullMQ
+   * advises for a producer's, which a `SessionQueue` may be given.
+   */
+  async function proxiedPublisher(baseOptions: { enableOfflineQueue?: boolean } = {}) {
     const proxy = replyDroppingProxy(new URL(fx.url));
     const port = await proxy.listen();
-    const base = new Redis({ host: '127.0.0.1', port, maxRetriesPerRequest: null, lazyConnect: true });
+    const base = new Redis({ host: '127.0.0.1', port, maxRetriesPerRequest: null, lazyConnect: true, ...baseOptions });
     const connection = publisherConnection(base);
     connection.on('error', () => {});
     const errors: string[] = [];
@@ -303,8 +307,11 @@ describe('RedisEventPublisher against Redis', () => {
     }
   });
 
-  it('a publish made while its connection reconnects waits in the offline queue and is written once, not counted lost (publisherConnection)', async () => {
-    const { proxy, base, connection, publisher, errors } = await proxiedPublisher();
+  it.each([
+    ['', {}],
+    [', though the client it duplicates fails fast (enableOfflineQueue: false)', { enableOfflineQueue: false }],
+  ])('a publish made while its connection reconnects waits in the offline queue and is written once, not counted lost (publisherConnection)%s', async (_, baseOptions) => {
+    const { proxy, base, connection, publisher, errors } = await proxiedPublisher(baseOptions);
     try {
       const sessionId = fx.sessionId('offline');
       await publisher.publish(sessionId, 1, round(0));
