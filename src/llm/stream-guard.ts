@@ -7,7 +7,9 @@ import { MAX_TIMER_MS } from '../core/ports/clock.js';
  * The SDKs' own `timeout` only covers the wait for the response headers; once a stream has started,
  * a server that stops sending would hold the call (and the session's lease) for good: the retry
  * policy's total deadline bounds retrying, never a running attempt (`run-with-retry.ts`). One timer
- * per call, re-armed only when it fires: a chunk costs a `Date.now()`, not a timer.
+ * per call, re-armed only when it fires: a chunk costs a `performance.now()`, not a timer. The clock
+ * is the monotonic one: a step of the wall clock (NTP, a VM resumed) neither cuts a live stream nor
+ * holds a dead one.
  */
 export class StreamGuard {
   readonly #controller = new AbortController();
@@ -37,13 +39,13 @@ export class StreamGuard {
 
   /** Starts the idle watch; call when the response headers have arrived. */
   watchIdle(): void {
-    this.#lastActivity = Date.now();
+    this.#lastActivity = performance.now();
     this.#schedule(this.#idleTimeoutMs);
   }
 
   /** A chunk arrived. Cheap: it only stamps the time; the timer re-arms itself when it fires. */
   touch(): void {
-    this.#lastActivity = Date.now();
+    this.#lastActivity = performance.now();
   }
 
   /** Stops watching; aborts the request unless it completed, so an abandoned stream frees its socket. */
@@ -59,7 +61,7 @@ export class StreamGuard {
   }
 
   #check(): void {
-    const idleMs = Date.now() - this.#lastActivity;
+    const idleMs = performance.now() - this.#lastActivity;
     if (idleMs < this.#idleTimeoutMs) {
       this.#schedule(this.#idleTimeoutMs - idleMs);
       return;

@@ -25,6 +25,24 @@ describe('StreamGuard', () => {
     guard.dispose(false);
   });
 
+  it('measures silence on the monotonic clock: a wall-clock step neither stalls a live stream nor holds a dead one', () => {
+    const live = new StreamGuard(new AbortController().signal, 100);
+    live.watchIdle();
+    vi.advanceTimersByTime(60);
+    live.touch();
+    vi.setSystemTime(Date.now() + 3_600_000);
+    vi.advanceTimersByTime(60);
+    expect(live.stalled).toBe(false);
+    live.dispose(true);
+
+    const dead = new StreamGuard(new AbortController().signal, 100);
+    dead.watchIdle();
+    vi.setSystemTime(Date.now() - 3_600_000);
+    vi.advanceTimersByTime(100);
+    expect(dead.stalled).toBe(true);
+    dead.dispose(false);
+  });
+
   it('does not watch before watchIdle (the SDK times the headers)', () => {
     const guard = new StreamGuard(new AbortController().signal, 100);
     vi.advanceTimersByTime(1000);
