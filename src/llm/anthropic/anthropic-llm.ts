@@ -3,7 +3,7 @@
  * SDK (DESIGN.md §4.9).
  */
 import Anthropic from '@anthropic-ai/sdk';
-import { ConfigInvalidError } from '../../core/errors/index.js';
+import { ConfigInvalidError, LoopfleetError } from '../../core/errors/index.js';
 import { abortReason } from '../../core/ports/clock.js';
 import type { Llm, LlmCallOptions, LlmRequest, LlmResponse } from '../../core/ports/llm.js';
 import { bufferErrorBody } from '../buffer-error-body.js';
@@ -97,13 +97,18 @@ export class AnthropicLlm implements Llm {
         if (guard.signal.aborted) break;
       }
     } catch (error) {
-      throw guard.stalled && !signal.aborted ? guard.stalledError() : mapCallError(error, signal);
+      // After `message_stop` the answer is whole: a body that then breaks off costs the connection,
+      // not the answer. (A malformed event after it is still a bad response.)
+      if (!accumulator.complete || signal.aborted || error instanceof LoopfleetError) {
+        throw guard.stalled && !signal.aborted ? guard.stalledError() : mapCallError(error, signal);
+      }
     } finally {
       guard.dispose();
     }
-    // The SDK ends the iteration quietly when its request is aborted.
+    // The SDK ends the iteration quietly when its request is aborted: by the caller, or for a stall
+    // (which after `message_stop` costs nothing).
     if (signal.aborted) throw abortReason(signal);
-    if (guard.stalled) throw guard.stalledError();
+    if (guard.stalled && !accumulator.complete) throw guard.stalledError();
     return accumulator.finish();
   }
 }

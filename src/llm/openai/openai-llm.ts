@@ -139,6 +139,9 @@ export class OpenAiLlm implements Llm {
         try {
           next = await events.next();
         } catch (error) {
+          // After `[DONE]` the answer is whole: a body that then breaks off or stalls costs the
+          // connection, not the answer.
+          if (sawDone && !signal.aborted) break;
           throw failed(error);
         }
         if (next.done === true) break;
@@ -163,7 +166,7 @@ export class OpenAiLlm implements Llm {
       // Leaving early (an error, a throwing handler): closing the events closes the response body.
       if (!ended) void events.return(undefined).catch(() => undefined);
     }
-    if (signal.aborted || guard.stalled) throw failed(new Error('the stream was aborted'));
+    if (signal.aborted || (guard.stalled && !sawDone)) throw failed(new Error('the stream was aborted'));
     return accumulator.finish();
   }
 }

@@ -104,6 +104,16 @@ describe.each(['node', 'fetch'] as const)('over the %s HTTP client', (client) =>
       expect(error).toMatchObject({ code: 'llm.transient', details: { reason: 'stalled' } });
     });
 
+    it.each([
+      ['stays open', 'hang'],
+      ['breaks off', 'disconnect'],
+    ] as const)('a body that %s after message_stop: the whole answer still', async (_, kind) => {
+      server.push(twoChunks({ kind, afterFrames: Number.MAX_SAFE_INTEGER }));
+      const response = await withTimeout(200).complete(llmRequest(), live());
+      expect(response).toMatchObject({ text: 'firstsecond', finishReason: 'stop' });
+      expect(await server.requests[0]!.closed).toEqual({ early: true });
+    });
+
     it('pings keep a slow stream alive: a first event after several timeouts still arrives', async () => {
       server.push(textStep('worth the wait', { firstEventDelayMs: 750, pingIntervalMs: 50 }));
       expect((await withTimeout(250).complete(llmRequest(), live())).text).toBe('worth the wait');

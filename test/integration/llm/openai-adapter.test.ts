@@ -193,6 +193,17 @@ describe.each(['node', 'fetch'] as const)('over the %s HTTP client', (client) =>
       expect(await server.requests[0]!.closed).toEqual({ completed: false });
     });
 
+    it.each([
+      ['stays open', 'hang'],
+      ['breaks off', 'destroy'],
+    ] as const)('a body that %s after [DONE]: the whole answer still', async (_, how) => {
+      const events = [...textEvents(['all', ' there']), { delta: {}, finishReason: 'stop' }, { raw: '[DONE]' }];
+      server.enqueue({ kind: 'stream', events, finishReason: null, cut: { afterEvents: events.length, how } });
+      const response = await adapter({ timeoutMs: 200 }).complete(llmRequest(), { signal: signal() });
+      expect(response).toMatchObject({ text: 'all there', finishReason: 'stop' });
+      expect(await server.requests[0]!.closed).toEqual({ completed: false });
+    });
+
     it('SSE comment keep-alives keep a slow stream alive: a first event after several timeouts still arrives', async () => {
       server.enqueue(textStream(['worth the wait']));
       const llm = adapter({ timeoutMs: 250, fetch: keepAliveFetch(15, 50) });
