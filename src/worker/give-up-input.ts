@@ -30,10 +30,12 @@ export async function giveUpInput(ctx: WorkerContext, sessionId: string, leaseTo
   const result: InputResult = { status: 'failed', finalText: '', rounds, toolCalls: 0, usage };
   await ctx.store.commitStep({ sessionId, leaseToken, input: { seq: input.seq, status: 'failed', result, errorCode: error.code, errorMessage: error.message } });
   ctx.logger.error({ sessionId, inputSeq: input.seq, attempts: input.attempts, code: error.code }, 'gave up on an input that never finished');
+  ctx.metrics.inputFinished('failed');
   const finished = { type: 'input_finished' as const, ...result, error: { code: error.code, message: error.message } };
   await publishFinish(ctx, sessionId, leaseToken, input.seq, finished);
   // The inputs steered into it finished with it in that commit: each gets its event too (I6).
   for (const seq of await steeredBefore(ctx, sessionId, input.seq, [])) {
+    ctx.metrics.inputFinished('failed');
     await publishFinish(ctx, sessionId, leaseToken, seq, Object.assign({}, finished, { steeredInto: input.seq }));
   }
   return result;

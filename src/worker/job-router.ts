@@ -17,14 +17,23 @@ import type { WorkerContext } from './worker-context.js';
  */
 export function createJobProcessor(ctx: WorkerContext) {
   return async (job: Job, token?: string, signal?: AbortSignal): Promise<unknown> => {
+    // A name the worker does not handle is counted as `other`: job names come from producers.
+    const kind = HANDLED_JOBS.includes(job.name) ? job.name : 'other';
     try {
-      return await route(ctx, job, token, signal);
+      const result = await route(ctx, job, token, signal);
+      ctx.metrics.jobDone(kind, 'ok');
+      return result;
     } catch (error) {
-      if (error instanceof DelayedError) throw error;
+      if (error instanceof DelayedError) {
+        ctx.metrics.jobDone(kind, 'delayed');
+        throw error;
+      }
       if (isRejection(error)) {
+        ctx.metrics.jobDone(kind, 'rejected');
         ctx.logger.warn({ jobId: job.id, jobName: job.name, code: error.code, err: error }, 'job rejected');
         throw new UnrecoverableError(`${error.code}: ${error.message}`);
       }
+      ctx.metrics.jobDone(kind, 'error');
       throw error;
     }
   };
@@ -51,6 +60,7 @@ async function route(ctx: WorkerContext, job: Job, token: string | undefined, si
     case JOB.drain: {
       const sessionId = assertSessionId((job.data as { sessionId?: unknown } | null)?.sessionId);
       const outcome = await drainSession(ctx, sessionId, signal);
+      ctx.metrics.drainEnded(outcome.kind);
       if (outcome.kind === 'busy') {
         await job.moveToDelayed(outcome.retryAt, token);
         throw new DelayedError();

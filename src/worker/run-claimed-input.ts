@@ -1,4 +1,5 @@
 import type { ClaimedInput } from '../core/ports/session-store.js';
+import type { InputResult } from '../core/session-types.js';
 import type { FleetEvent } from '../events/fleet-events.js';
 import { runInputOutcome, type RunOutcome } from '../core/loop/run-input.js';
 import { finishingCancel } from '../core/loop/run-outcomes.js';
@@ -30,6 +31,9 @@ export async function runClaimedInput(
   // Written under the lease: once the session is deleted, its events are refused (`eventDeletedKey`).
   const sink = ctx.publisher.runSink(sessionId, input.seq, leaseToken);
   const steered: number[] = [];
+  ctx.metrics.runStarted(input, resumed);
+  const startedAt = performance.now();
+  let status: InputResult['status'] | null = null;
   try {
     // Queued, not awaited: the run's own events follow it in the same session queue (so in stream
     // order), and share its write. `input_finished` below is written after all of them.
@@ -42,6 +46,7 @@ export async function runClaimedInput(
         sink: {
           emit: (event: FleetEvent) => {
             if (event.type === 'steer_applied') steered.push(...event.inputSeqs);
+            ctx.metrics.observe(event);
             sink.emit(event);
           },
         },
@@ -49,6 +54,8 @@ export async function runClaimedInput(
       { sessionId, leaseToken, input, resumed, session, pendingInputs: claimed.pendingInputs, pendingSteers: claimed.pendingSteers, signal: runSignal.signal },
     );
     const { result, error } = outcome;
+    status = result.status;
+    ctx.metrics.inputFinished(result.status);
     // Not after a flush: the session's queue writes the finish after every event queued before it,
     // so it shares the run's last write instead of costing a round trip (and a wake-up of each
     // subscriber) of its own.
@@ -56,10 +63,12 @@ export async function runClaimedInput(
     // A resumed run did not see the steering its dead predecessor applied: those inputs are in Postgres.
     if (resumed) steered.unshift(...(await steeredBefore(ctx, sessionId, input.seq, steered)));
     for (const seq of steered) {
+      ctx.metrics.inputFinished(result.status);
       await publishFinish(ctx, sessionId, leaseToken, seq, { type: 'input_finished', ...result, error, steeredInto: input.seq });
     }
     return outcome;
   } finally {
+    ctx.metrics.runEnded(status, (performance.now() - startedAt) / 1000);
     stopWatch();
     runSignal.dispose();
     unregister();

@@ -24,6 +24,7 @@ import { closeWorker, RunningJobs, type WorkerConnections } from './close-worker
 import { dependencyChecks, startHealthServer } from './health-server.js';
 import { createJobProcessor } from './job-router.js';
 import { loadTools } from './load-tools.js';
+import { WorkerMetrics } from './worker-metrics.js';
 import { keepSweeperScheduled, scheduleSweeper } from './sweep-job.js';
 import type { DrainSettings, WorkerContext } from './worker-context.js';
 import { BULLMQ_WORKER_DEFAULTS, drainSettings } from './worker-settings.js';
@@ -40,7 +41,7 @@ export interface StartWorkerOptions {
    * hold an operation at an exact point of a drain). Default: the Postgres store.
    */
   wrapStore?: (store: SessionStore) => SessionStore;
-  /** Serve /healthz, /readyz on `config.metrics.port`. Default true. */
+  /** Serve /healthz, /readyz and /metrics on `config.metrics.port`. Default true. */
   healthServer?: boolean;
 }
 
@@ -93,6 +94,7 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
         : await startHealthServer(config.metrics.port, {
             accepting: () => accepting,
             dependencies: dependencyChecks({ postgres: () => connections.pool.query('SELECT 1'), redis: () => connections.redis.ping() }),
+            metrics: () => ctx.metrics.render(),
           });
   } catch (error) {
     // Nothing may stay open: a process whose start failed must exit (I8).
@@ -193,6 +195,12 @@ function workerContext(config: ResolvedConfig, options: StartWorkerOptions, part
       onObserverError: (error) => logger.warn({ err: error }, 'event observer failed'),
     },
     cancels: new CancelRegistry(),
+    metrics: new WorkerMetrics({
+      queueName: config.queueName,
+      concurrency: config.worker.concurrency,
+      isTool: (name) => parts.tools.has(name),
+      events: () => connections.publisher,
+    }),
     logger: logger.child({ workerId: parts.workerId }),
     clock: systemClock,
     stopping: parts.stopping,

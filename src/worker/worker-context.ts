@@ -7,6 +7,7 @@ import type { Clock } from '../core/ports/clock.js';
 import type { SessionStore } from '../core/ports/session-store.js';
 import type { FleetEvent } from '../events/fleet-events.js';
 import type { CancelRegistry } from './cancel-registry.js';
+import type { WorkerMetrics } from './worker-metrics.js';
 
 /** What the worker needs of the event publisher (src/events). */
 export interface EventPublisherPort {
@@ -58,6 +59,8 @@ export interface WorkerContext {
   /** The loop's ports; each run gets its own event sink. */
   loop: Omit<LoopDeps, 'sink'>;
   cancels: CancelRegistry;
+  /** What this worker counts for `/metrics`. */
+  metrics: WorkerMetrics;
   logger: Logger;
   clock: Clock;
   /** Aborted when shutdown begins: drains finish the input they run, then hand their session back. */

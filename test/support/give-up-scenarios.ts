@@ -12,6 +12,7 @@ import { createLogger } from '../../src/observability/logger.js';
 import { readSessionStats } from '../../src/producer/session-stats.js';
 import { giveUpInput } from '../../src/worker/give-up-input.js';
 import type { WorkerContext } from '../../src/worker/worker-context.js';
+import { WorkerMetrics } from '../../src/worker/worker-metrics.js';
 
 /** What a suite run needs: the store, a way to make a session's lease lapse, and unique ids. */
 export interface GiveUpScenarioContext {
@@ -47,6 +48,7 @@ export function giveUpContext(store: SessionStore, published: PublishedFinishes)
     store,
     publisher,
     settings: { maxInputAttempts: 1 },
+    metrics: new WorkerMetrics({ queueName: 'give-up', concurrency: 1, isTool: () => false, events: () => ({ published: 0, dropped: 0, fenced: 0 }) }),
     logger: createLogger({ level: 'silent', format: 'json', redactContent: true }),
     // A running worker: publishFinish bounds its wait only once these abort.
     stopping: new AbortController().signal,

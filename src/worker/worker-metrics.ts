@@ -1,0 +1,203 @@
+/**
+ * The worker's Prometheus metrics (`/metrics` on `METRICS_PORT`, DESIGN.md touch point 4).
+ *
+ * Everything is counted in this process, from what it already does: the runs it starts and finishes
+ * and the events its loop emits (LLM calls, tool calls, retries, fallbacks, tokens). Nothing here
+ * reads Postgres or Redis, so a scrape never waits on them, and costs the hot path a branch per event.
+ * Each worker has its own registry (several may share a process in tests); the process metrics
+ * (CPU, memory, event-loop lag, GC: prom-client's defaults) are collected once per process and
+ * rendered with every worker's. Prometheus adds the `instance` label per worker, and dashboards sum
+ * over them.
+ *
+ * Label values are bounded by construction: statuses, outcomes and reasons are enums, `provider` and
+ * `model` are the configured adapters' (as the provider names the model it served), a job's `kind`
+ * is one the worker handles or `other`, and `tool` is a registered tool's name — a name the model
+ * made up is counted as `unknown`, so a model cannot grow the series without bound. Never a session.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { InputRecord, RunOutcome } from '../core/session-types.js';
+import type { FleetEvent } from '../events/fleet-events.js';
+
+/** What {@link WorkerMetrics} reads at scrape time. */
+export interface WorkerMetricsSources {
+  queueName: string;
+  /** `WORKER_CONCURRENCY`: drains this worker runs at once. */
+  concurrency: number;
+  /** Whether a tool of this name is registered (its name becomes a label value). */
+  isTool(name: string): boolean;
+  /** The event publisher's counts since start: written, given up on (a hole each), refused by the deletion fence. */
+  events(): { published: number; dropped: number; fenced: number };
+}
+
+/** How a job's processing ended: `delayed` (a busy lease: checked again later), `rejected` (bad data, failed for good). */
+export type JobOutcome = 'ok' | 'delayed' | 'rejected' | 'error';
+
+/** prom-client's process metrics, started once per process: each start adds its own GC observer. */
+let processRegistry: Registry | null = null;
+
+export function processMetrics(): Registry {
+  if (processRegistry === null) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
+const SECONDS = { dispatch: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], run: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600] };
+const LLM_SECONDS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120];
+const TOOL_SECONDS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60];
+
+/** One worker's metrics. */
+export class WorkerMetrics {
+  readonly registry = new Registry();
+  readonly #process = processMetrics();
+  readonly #isTool: (name: string) => boolean;
+  readonly #inputsStarted: Counter<'resumed'>;
+  readonly #inputsFinished: Counter<'status'>;
+  readonly #dispatch: Histogram;
+  readonly #run: Histogram<'status'>;
+  readonly #active: Gauge;
+  readonly #llmCalls: Counter<'provider' | 'outcome'>;
+  readonly #llmSeconds: Histogram<'provider'>;
+  readonly #firstToken: Histogram<'provider'>;
+  readonly #tokens: Counter<'provider' | 'model' | 'kind'>;
+  readonly #rounds: Counter;
+  readonly #jobs: Counter<'kind' | 'outcome'>;
+  readonly #drains: Counter<'outcome'>;
+  readonly #retries: Counter;
+  readonly #fallbacks: Counter<'from' | 'to' | 'reason'>;
+  readonly #degraded: Counter<'reason'>;
+  readonly #toolCalls: Counter<'tool' | 'outcome'>;
+  readonly #toolSeconds: Histogram<'tool'>;
+
+  constructor(sources: WorkerMetricsSources) {
+    const registers = [this.registry];
+    this.registry.setDefaultLabels({ queue: sources.queueName });
+    this.#isTool = sources.isTool;
+    new Gauge({ name: 'loopfleet_worker_concurrency', help: 'Drains this worker runs at once (WORKER_CONCURRENCY).', registers }).set(sources.concurrency);
+    this.#active = new Gauge({ name: 'loopfleet_runs_active', help: 'Inputs this worker is running now.', registers });
+    this.#inputsStarted = new Counter({ name: 'loopfleet_inputs_started_total', help: 'Inputs started; resumed="true" continues one a lost worker was running.', labelNames: ['resumed'], registers });
+    this.#inputsFinished = new Counter({
+      name: 'loopfleet_inputs_finished_total',
+      help: 'Inputs finished, by outcome status; a steered input counts with the run it joined.',
+      labelNames: ['status'],
+      registers,
+    });
+    this.#dispatch = new Histogram({ name: 'loopfleet_input_dispatch_seconds', help: 'From an input accepted (committed) to its run started, by Postgres time.', buckets: SECONDS.dispatch, registers });
+    this.#run = new Histogram({ name: 'loopfleet_input_run_seconds', help: 'One run of an input, started to finished, by outcome status.', labelNames: ['status'], buckets: SECONDS.run, registers });
+    this.#llmCalls = new Counter({ name: 'loopfleet_llm_calls_total', help: 'LLM call attempts, by provider and outcome (ok, error).', labelNames: ['provider', 'outcome'], registers });
+    this.#llmSeconds = new Histogram({ name: 'loopfleet_llm_call_seconds', help: 'One LLM call attempt, request to end of stream.', labelNames: ['provider'], buckets: LLM_SECONDS, registers });
+    this.#firstToken = new Histogram({ name: 'loopfleet_llm_first_token_seconds', help: 'Request to the first streamed token of an LLM call.', labelNames: ['provider'], buckets: LLM_SECONDS, registers });
+    this.#tokens = new Counter({
+      name: 'loopfleet_llm_tokens_total',
+      help: 'Tokens, by kind: prompt, completion, cached (of prompt), reasoning (of completion); model as the provider named it.',
+      labelNames: ['provider', 'model', 'kind'],
+      registers,
+    });
+    this.#rounds = new Counter({ name: 'loopfleet_rounds_total', help: 'Loop rounds completed (one model turn and its tool calls).', registers });
+    this.#jobs = new Counter({ name: 'loopfleet_jobs_total', help: 'BullMQ jobs processed, by kind (drain, send, resume, sweep, other) and outcome.', labelNames: ['kind', 'outcome'], registers });
+    this.#drains = new Counter({
+      name: 'loopfleet_drains_total',
+      help: 'Drains of a session, by outcome: drained, yielded (fairness), busy (another worker holds the lease), lease_lost, handed_back (shutdown), no_session.',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.#retries = new Counter({ name: 'loopfleet_llm_retries_total', help: 'LLM call attempts retried after a retryable failure.', registers });
+    this.#fallbacks = new Counter({ name: 'loopfleet_llm_fallbacks_total', help: 'Calls a fallback provider took over.', labelNames: ['from', 'to', 'reason'], registers });
+    this.#degraded = new Counter({ name: 'loopfleet_llm_degraded_total', help: 'Calls given up on: the input ends degraded.', labelNames: ['reason'], registers });
+    this.#toolCalls = new Counter({ name: 'loopfleet_tool_calls_total', help: 'Tool calls, by tool (unknown: a name not registered) and outcome (ok, failed).', labelNames: ['tool', 'outcome'], registers });
+    this.#toolSeconds = new Histogram({ name: 'loopfleet_tool_call_seconds', help: 'One tool call.', labelNames: ['tool'], buckets: TOOL_SECONDS, registers });
+    const events = sources.events;
+    const publisher: [name: string, help: string, count: keyof ReturnType<typeof events>][] = [
+      ['loopfleet_events_published_total', 'Events written to the sessions\' Redis streams.', 'published'],
+      ['loopfleet_events_dropped_total', 'Events the publisher gave up on (each leaves a seq hole: a gap for subscribers).', 'dropped'],
+      ['loopfleet_events_fenced_total', 'Events of a session deleted while this worker ran it, refused by the deletion fence.', 'fenced'],
+    ];
+    for (const [name, help, count] of publisher) {
+      new Counter({
+        name,
+        help,
+        registers,
+        collect() {
+          this.reset();
+          this.inc(events()[count]);
+        },
+      });
+    }
+  }
+
+  /** A run begins: `input` as the claim left it (`startedAt` set by Postgres). */
+  runStarted(input: InputRecord, resumed: boolean): void {
+    this.#active.inc();
+    this.#inputsStarted.inc({ resumed: String(resumed) });
+    if (!resumed && input.startedAt !== null) this.#dispatch.observe(Math.max(0, input.startedAt.getTime() - input.acceptedAt.getTime()) / 1000);
+  }
+
+  /** A run ended after `seconds`: `status` null when it was stopped before an outcome (lease lost, shutdown). */
+  runEnded(status: RunOutcome | null, seconds: number): void {
+    this.#active.dec();
+    if (status !== null) this.#run.observe({ status }, seconds);
+  }
+
+  /** An input's `input_finished` was published (the run's own, or a steered input's). */
+  inputFinished(status: RunOutcome): void {
+    this.#inputsFinished.inc({ status });
+  }
+
+  /** A job's processing ended; `kind` is its name when the worker handles such jobs, else `other`. */
+  jobDone(kind: string, outcome: JobOutcome): void {
+    this.#jobs.inc({ kind, outcome });
+  }
+
+  /** A drain of a session ended with `outcome`. */
+  drainEnded(outcome: string): void {
+    this.#drains.inc({ outcome });
+  }
+
+  /** One event of a run, as its sink receives it. */
+  observe(event: FleetEvent): void {
+    switch (event.type) {
+      case 'llm_call_completed': {
+        const provider = event.provider;
+        this.#llmCalls.inc({ provider, outcome: event.success ? 'ok' : 'error' });
+        this.#llmSeconds.observe({ provider }, event.durationMs / 1000);
+        if (event.timeToFirstTokenMs !== null) this.#firstToken.observe({ provider }, event.timeToFirstTokenMs / 1000);
+        const usage = event.usage;
+        if (usage !== null) {
+          const model = event.model;
+          this.#tokens.inc({ provider, model, kind: 'prompt' }, usage.promptTokens);
+          this.#tokens.inc({ provider, model, kind: 'completion' }, usage.completionTokens);
+          this.#tokens.inc({ provider, model, kind: 'cached' }, usage.cachedTokens);
+          this.#tokens.inc({ provider, model, kind: 'reasoning' }, usage.reasoningTokens);
+        }
+        return;
+      }
+      case 'round_completed':
+        this.#rounds.inc();
+        return;
+      case 'llm_retry_attempted':
+        this.#retries.inc();
+        return;
+      case 'llm_fallback':
+        this.#fallbacks.inc({ from: event.from, to: event.to, reason: event.reason });
+        return;
+      case 'llm_degraded':
+        this.#degraded.inc({ reason: event.reason });
+        return;
+      case 'tool_call_completed': {
+        const tool = this.#isTool(event.name) ? event.name : 'unknown';
+        this.#toolCalls.inc({ tool, outcome: event.failed ? 'failed' : 'ok' });
+        this.#toolSeconds.observe({ tool }, event.durationMs / 1000);
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  /** The Prometheus text exposition of every metric. */
+  async render(): Promise<{ contentType: string; body: string }> {
+    const [own, process] = await Promise.all([this.registry.metrics(), this.#process.metrics()]);
+    return { contentType: this.registry.contentType, body: `${own}\n${process}` };
+  }
+}

@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ScriptedLlm } from '../../../src/llm/scripted-llm.js';
+import { acceptAndKick } from '../../../src/producer/accept-input.js';
+import type { RunningWorker } from '../../../src/worker/start-worker.js';
+import { FleetFixture } from '../../support/fleet-fixture.js';
+
+/** The value of one sample line of a Prometheus text exposition: `name{labels} value`, labels in any order. */
+function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
+  for (const line of text.split('\n')) {
+    const match = /^([a-z_:]+)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (match === null || match[1] !== name) continue;
+    const found = Object.fromEntries([...(match[2] ?? '').matchAll(/([a-z_]+)="([^"]*)"/g)].map((pair) => [pair[1], pair[2]]));
+    if (Object.entries(labels).every(([key, value]) => found[key] === value)) return Number(match[3]);
+  }
+  return undefined;
+}
+
+/**
+ * A worker's `/metrics` after real inputs through the fleet: a tool call (a registered tool and one
+ * the model made up) and a plain answer, against real Postgres and Redis.
+ */
+describe('a worker’s /metrics', () => {
+  let fleet: FleetFixture;
+  let worker: RunningWorker;
+
+  beforeAll(async () => {
+    fleet = await FleetFixture.create('metrics');
+    const llm = new ScriptedLlm(
+      [
+        { toolCalls: [{ id: 't1', name: 'current_time' }, { id: 't2', name: 'made_up_tool' }], usage: { promptTokens: 30, completionTokens: 5 } },
+        { text: 'It is late.', usage: { promptTokens: 50, completionTokens: 4 } },
+      ],
+      { whenExhausted: 'echo' },
+    );
+    worker = await fleet.startWorker({ llm, healthServer: true });
+  });
+
+  afterAll(async () => {
+    await fleet?.close();
+  });
+
+  it('counts inputs, runs, dispatch, LLM calls, tokens and tool calls, with bounded labels', async () => {
+    const queue = { queue: fleet.config.queueName };
+    for (const input of ['what time is it?', 'thanks']) await acceptAndKick(fleet.acceptDeps, { sessionId: 'metrics-1', kind: 'send', payload: { input } });
+    await fleet.waitForSessionIdle('metrics-1', 2);
+    const url = `http://127.0.0.1:${String(worker.healthPort)}/metrics`;
+    // The runs are counted as they end, just after their outcome is committed: wait for both.
+    const text = await fleet.waitFor('both runs counted as ended', async () => {
+      const response = await fetch(url);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+      const body = await response.text();
+      return sample(body, 'loopfleet_input_run_seconds_count', { ...queue, status: 'completed' }) === 2 ? body : undefined;
+    });
+    expect(sample(text, 'loopfleet_inputs_started_total', { ...queue, resumed: 'false' })).toBe(2);
+    expect(sample(text, 'loopfleet_inputs_finished_total', { ...queue, status: 'completed' })).toBe(2);
+    expect(sample(text, 'loopfleet_runs_active', queue)).toBe(0);
+    expect(sample(text, 'loopfleet_input_dispatch_seconds_count', queue)).toBe(2);
+    expect(sample(text, 'loopfleet_input_run_seconds_count', { ...queue, status: 'completed' })).toBe(2);
+    expect(sample(text, 'loopfleet_llm_calls_total', { ...queue, provider: 'scripted', outcome: 'ok' })).toBe(3);
+    expect(sample(text, 'loopfleet_llm_tokens_total', { ...queue, provider: 'scripted', kind: 'prompt' })).toBeGreaterThanOrEqual(80);
+    expect(sample(text, 'loopfleet_tool_calls_total', { ...queue, tool: 'current_time', outcome: 'ok' })).toBe(1);
+    expect(sample(text, 'loopfleet_tool_calls_total', { ...queue, tool: 'unknown', outcome: 'failed' })).toBe(1);
+    expect(text).not.toContain('made_up_tool');
+    expect(sample(text, 'loopfleet_worker_concurrency', queue)).toBe(fleet.config.worker.concurrency);
+    expect(sample(text, 'loopfleet_events_dropped_total', queue)).toBe(0);
+    expect(sample(text, 'loopfleet_events_published_total', queue)).toBeGreaterThan(10);
+    expect(sample(text, 'loopfleet_rounds_total', queue)).toBe(3);
+    expect(sample(text, 'loopfleet_drains_total', { ...queue, outcome: 'drained' })).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'loopfleet_jobs_total', { ...queue, kind: 'drain', outcome: 'ok' })).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'process_cpu_seconds_total', {})).toBeGreaterThan(0);
+  });
+});

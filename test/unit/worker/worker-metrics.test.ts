@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import type { InputRecord } from '../../../src/core/session-types.js';
+import { WorkerMetrics } from '../../../src/worker/worker-metrics.js';
+
+const metricsOf = (dropped = 0) =>
+  new WorkerMetrics({ queueName: 'q', concurrency: 4, isTool: (name) => name === 'lookup', events: () => ({ published: 12, dropped, fenced: 1 }) });
+
+/** The samples of one metric, as `{labels} value` strings without the shared queue label. */
+async function samples(metrics: WorkerMetrics, name: string): Promise<string[]> {
+  const text = (await metrics.render()).body;
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `))
+    .map((line) => line.slice(name.length).replace('queue="q"', '').replace('{,', '{').replace(',}', '}').replace('{}', '').trim());
+}
+
+const input = (acceptedAt: number, startedAt: number | null) => ({ acceptedAt: new Date(acceptedAt), startedAt: startedAt === null ? null : new Date(startedAt) }) as InputRecord;
+
+describe('WorkerMetrics', () => {
+  it('dispatch is accepted → started by the record’s own (Postgres) times, for fresh runs only; active runs go up and down', async () => {
+    const metrics = metricsOf();
+    metrics.runStarted(input(1_000, 1_040), false);
+    metrics.runStarted(input(1_000, 9_000), true);
+    expect(await samples(metrics, 'loopfleet_input_dispatch_seconds_sum')).toEqual(['0.04']);
+    expect(await samples(metrics, 'loopfleet_inputs_started_total')).toEqual(['{resumed="false"} 1', '{resumed="true"} 1']);
+    expect(await samples(metrics, 'loopfleet_runs_active')).toEqual(['2']);
+    metrics.runEnded('completed', 1.5);
+    metrics.runEnded(null, 0.2);
+    expect(await samples(metrics, 'loopfleet_runs_active')).toEqual(['0']);
+    // A run stopped before an outcome (lease lost, shutdown) has no status to be timed under.
+    expect(await samples(metrics, 'loopfleet_input_run_seconds_count')).toEqual(['{status="completed"} 1']);
+  });
+
+  it('counts LLM calls, retries, fallbacks, give-ups and tokens from the loop’s events', async () => {
+    const metrics = metricsOf();
+    const usage = { promptTokens: 100, completionTokens: 20, cachedTokens: 60, reasoningTokens: 5, totalTokens: 120 };
+    const call = { type: 'llm_call_completed', callId: 'c', roundIndex: 0, attempt: 1, model: 'm', provider: 'openai', durationMs: 1200, timeToFirstTokenMs: 300 } as const;
+    metrics.observe({ ...call, success: false, errorType: 'LlmTransientError', usage: null });
+    metrics.observe({ type: 'llm_retry_attempted', attempt: 1, maxAttempts: 3, errorType: 'LlmTransientError', errorMessage: 'x', nextDelayMs: 10 });
+    metrics.observe({ ...call, success: true, errorType: null, usage });
+    metrics.observe({ type: 'llm_fallback', from: 'openai', to: 'anthropic', reason: 'unavailable', errorMessage: 'x' });
+    metrics.observe({ type: 'llm_degraded', reason: 'retry_exhausted', attempts: 3, errorType: 'LlmTransientError', errorMessage: 'x' });
+    metrics.observe({ type: 'stream_delta', streamId: 's', text: 'ignored' });
+    expect(await samples(metrics, 'loopfleet_llm_calls_total')).toEqual(['{provider="openai",outcome="error"} 1', '{provider="openai",outcome="ok"} 1']);
+    expect(await samples(metrics, 'loopfleet_llm_call_seconds_sum')).toEqual(['{provider="openai"} 2.4']);
+    expect(await samples(metrics, 'loopfleet_llm_first_token_seconds_count')).toEqual(['{provider="openai"} 2']);
+    expect(await samples(metrics, 'loopfleet_llm_tokens_total')).toEqual([
+      '{provider="openai",model="m",kind="prompt"} 100',
+      '{provider="openai",model="m",kind="completion"} 20',
+      '{provider="openai",model="m",kind="cached"} 60',
+      '{provider="openai",model="m",kind="reasoning"} 5',
+    ]);
+    expect(await samples(metrics, 'loopfleet_llm_retries_total')).toEqual(['1']);
+    expect(await samples(metrics, 'loopfleet_llm_fallbacks_total')).toEqual(['{from="openai",to="anthropic",reason="unavailable"} 1']);
+    expect(await samples(metrics, 'loopfleet_llm_degraded_total')).toEqual(['{reason="retry_exhausted"} 1']);
+  });
+
+  it('labels a tool call with a registered name only: a name the model made up is "unknown"', async () => {
+    const metrics = metricsOf();
+    const tool = { type: 'tool_call_completed', toolCallId: 't', toolInput: {}, output: '' } as const;
+    metrics.observe({ ...tool, name: 'lookup', failed: false, durationMs: 4 });
+    metrics.observe({ ...tool, name: 'ignore previous instructions', failed: true, durationMs: 0 });
+    expect(await samples(metrics, 'loopfleet_tool_calls_total')).toEqual(['{tool="lookup",outcome="ok"} 1', '{tool="unknown",outcome="failed"} 1']);
+  });
+
+  it('counts rounds, jobs by kind and outcome, and drains by outcome', async () => {
+    const metrics = metricsOf();
+    metrics.observe({ type: 'round_completed', roundIndex: 0, hasTools: true });
+    metrics.observe({ type: 'round_completed', roundIndex: 1, hasTools: false });
+    metrics.jobDone('drain', 'ok');
+    metrics.jobDone('drain', 'delayed');
+    metrics.drainEnded('busy');
+    expect(await samples(metrics, 'loopfleet_rounds_total')).toEqual(['2']);
+    expect(await samples(metrics, 'loopfleet_jobs_total')).toEqual(['{kind="drain",outcome="ok"} 1', '{kind="drain",outcome="delayed"} 1']);
+    expect(await samples(metrics, 'loopfleet_drains_total')).toEqual(['{outcome="busy"} 1']);
+  });
+
+  it('reads the publisher’s counts and the concurrency at scrape time; the process metrics are rendered with each worker’s', async () => {
+    const first = metricsOf(7);
+    const second = metricsOf(0);
+    expect(await samples(first, 'loopfleet_events_dropped_total')).toEqual(['7']);
+    expect(await samples(second, 'loopfleet_events_dropped_total')).toEqual(['0']);
+    expect(await samples(first, 'loopfleet_events_published_total')).toEqual(['12']);
+    expect(await samples(first, 'loopfleet_events_fenced_total')).toEqual(['1']);
+    expect(await samples(first, 'loopfleet_worker_concurrency')).toEqual(['4']);
+    for (const metrics of [first, second]) expect((await samples(metrics, 'process_cpu_seconds_total')).length).toBe(1);
+  });
+});
