@@ -18,8 +18,8 @@ const compose = parse(readFileSync(new URL('docker-compose.yml', root), 'utf8'),
 const services = compose.services;
 
 describe('docker-compose.yml', () => {
-  it('has Postgres with a volume, Redis with AOF and noeviction, a one-shot migrate and a worker', () => {
-    expect(Object.keys(services).sort()).toEqual(['migrate', 'postgres', 'redis', 'worker']);
+  it('has Postgres with a volume, Redis with AOF and noeviction, a one-shot migrate, a worker, and Prometheus and Grafana', () => {
+    expect(Object.keys(services).sort()).toEqual(['grafana', 'migrate', 'postgres', 'prometheus', 'redis', 'worker']);
     expect(services.postgres!.volumes).toEqual(['postgres-data:/var/lib/postgresql/data']);
     expect(Object.keys(compose.volumes ?? {})).toContain('postgres-data');
     const redisCommand = (services.redis!.command as string[]).join(' ');
