@@ -33,7 +33,8 @@ export async function runClaimedInput(
   const steered: number[] = [];
   ctx.metrics.runStarted(input, resumed);
   const startedAt = performance.now();
-  let status: InputResult['status'] | null = null;
+  // The run as the metrics see it: started to outcome, without the finish's publish.
+  let ended: { status: InputResult['status']; at: number } | null = null;
   try {
     // Queued, not awaited: the run's own events follow it in the same session queue (so in stream
     // order), and share its write. `input_finished` below is written after all of them.
@@ -54,7 +55,7 @@ export async function runClaimedInput(
       { sessionId, leaseToken, input, resumed, session, pendingInputs: claimed.pendingInputs, pendingSteers: claimed.pendingSteers, signal: runSignal.signal },
     );
     const { result, error } = outcome;
-    status = result.status;
+    ended = { status: result.status, at: performance.now() };
     ctx.metrics.inputFinished(result.status);
     // Not after a flush: the session's queue writes the finish after every event queued before it,
     // so it shares the run's last write instead of costing a round trip (and a wake-up of each
@@ -68,7 +69,7 @@ export async function runClaimedInput(
     }
     return outcome;
   } finally {
-    ctx.metrics.runEnded(status, (performance.now() - startedAt) / 1000);
+    ctx.metrics.runEnded(ended?.status ?? null, ((ended?.at ?? performance.now()) - startedAt) / 1000);
     stopWatch();
     runSignal.dispose();
     unregister();
