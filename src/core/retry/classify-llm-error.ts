@@ -20,6 +20,11 @@ export interface LlmErrorClassification {
 /** Statuses that say "try again later" rather than "this request is wrong". */
 const RETRYABLE_STATUSES = new Set([408, 409, 429]);
 
+/** Whether an error status (3xx and up) is worth another attempt: 408, 409, 429 and every 5xx. */
+export function isRetryableStatus(status: number): boolean {
+  return RETRYABLE_STATUSES.has(status) || status >= 500;
+}
+
 /** Node, undici and fetch network failure codes: the request may never have reached the provider. */
 const CONNECTION_CODES = new Set([
   'ECONNRESET',
@@ -59,8 +64,7 @@ export function classifyLlmError(error: unknown): LlmErrorClassification {
   const status = httpStatusOf(error);
   // A redirect (3xx) is not followed (`node-http-fetch.ts`): a wrong base URL, which retrying cannot fix.
   if (status !== null && status >= 300) {
-    const retryable = RETRYABLE_STATUSES.has(status) || status >= 500;
-    return { retryable, reason: 'http_status', status };
+    return { retryable: isRetryableStatus(status), reason: 'http_status', status };
   }
   if (isConnectionError(error)) return { retryable: true, reason: 'connection', status };
   return { retryable: true, reason: 'unknown', status };

@@ -6,12 +6,14 @@
  *   `retry-after-ms`, `x-request-id`) stay where the policy looks for them;
  * - a chunk that is not JSON → `LlmBadResponseError` (retryable);
  * - no connection, a timeout, a stalled or broken stream, an error event inside the stream →
- *   `LlmTransientError` (retryable). The SDK's connection errors are all named `Error`, so wrapping
+ *   `LlmTransientError` (retryable) — except an error event that says the request is wrong
+ *   (`LlmNonRetryableError`, see `inStreamError`). The SDK's connection errors are all named `Error`, so wrapping
  *   them is what makes them classify as retryable by type rather than by the "unknown" fallback.
  * The original error is always the `cause`.
  */
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
-import { LlmBadResponseError, LlmTransientError, LoopfleetError } from '../../core/errors/index.js';
+import { LlmBadResponseError, LlmNonRetryableError, LlmTransientError, LoopfleetError } from '../../core/errors/index.js';
+import { isRetryableStatus } from '../../core/retry/index.js';
 import { abortReason } from '../../core/ports/clock.js';
 
 /** What {@link toLlmError} needs to know about the call that failed. */
@@ -32,14 +34,30 @@ export function toLlmError(error: unknown, call: FailedCall): unknown {
   if (error instanceof APIConnectionError) return transient(`could not reach the OpenAI endpoint: ${error.message}`, 'connection', error);
   if (error instanceof APIError) {
     if (typeof error.status === 'number') return error;
-    // `{"error": …}` inside a 200 stream: the provider failed after it started answering.
-    return transient(`the OpenAI stream reported an error: ${error.message}`, 'stream_error', error, { type: error.type ?? null, errorCode: error.code ?? null });
+    return inStreamError(error);
   }
   if (error instanceof SyntaxError) {
     return new LlmBadResponseError('the OpenAI stream sent a chunk that is not JSON', { cause: error, details: { provider: 'openai' } });
   }
   // The body broke off mid-stream (undici's `TypeError: terminated`, a reset socket).
   return transient(`the OpenAI stream broke off: ${error instanceof Error ? error.message : String(error)}`, 'connection', error);
+}
+
+/**
+ * `{"error": …}` inside a 200 stream: the provider failed after it started answering. Retryable,
+ * unless it says the request itself is wrong: OpenAI's `type: "invalid_request_error"`, or an HTTP
+ * status as the `code` that compatible servers put there (OpenRouter, vLLM: `"code": 400`) and that
+ * is not worth retrying (`isRetryableStatus`) — a context too long for the model fails the same way
+ * every time.
+ */
+function inStreamError(error: APIError): LlmTransientError | LlmNonRetryableError {
+  const message = `the OpenAI stream reported an error: ${error.message}`;
+  const details = { type: error.type ?? null, errorCode: error.code ?? null };
+  const code: unknown = error.code;
+  const status = typeof code === 'number' && Number.isInteger(code) && code >= 400 && code <= 599 ? code : null;
+  const refused = error.type === 'invalid_request_error' || (status !== null && !isRetryableStatus(status));
+  if (!refused) return transient(message, 'stream_error', error, details);
+  return new LlmNonRetryableError(message, { cause: error, details: { provider: 'openai', reason: 'stream_error', ...details } });
 }
 
 function transient(message: string, reason: string, cause: unknown, extra: Record<string, unknown> = {}): LlmTransientError {

@@ -5,7 +5,7 @@
  */
 import { APIError } from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { CancelledError, LlmBadResponseError, LlmTransientError } from '../../../src/core/errors/index.js';
+import { CancelledError, LlmBadResponseError, LlmNonRetryableError, LlmTransientError } from '../../../src/core/errors/index.js';
 import { classifyLlmError, retryAfterMs } from '../../../src/core/retry/index.js';
 import { createNodeHttpFetch } from '../../../src/llm/node-http-fetch.js';
 import { OpenAiLlm } from '../../../src/llm/openai/index.js';
@@ -119,6 +119,19 @@ describe.each(['node', 'fetch'] as const)('over the %s HTTP client', (client) =>
     it('[DONE] without any finish reason → LlmBadResponseError', async () => {
       server.enqueue(textStream(['text'], { finishReason: null }));
       expect(await failure(adapter().complete(llmRequest(), { signal: signal() }))).toBeInstanceOf(LlmBadResponseError);
+    });
+
+    it.each([
+      ['OpenAI’s invalid_request_error', false, { message: 'maximum context length exceeded', type: 'invalid_request_error', param: null, code: 'context_length_exceeded' }],
+      ['a compatible server’s code 400', false, { message: 'prompt too long', code: 400 }],
+      ['a compatible server’s code 502', true, { message: 'upstream failed', code: 502 }],
+      ['a compatible server’s code 429', true, { message: 'rate limited upstream', code: 429 }],
+    ])('an error event inside a 200 stream carrying %s → retryable: %s', async (_, retryable, body) => {
+      server.enqueue({ kind: 'stream', events: [{ delta: { content: 'par' } }, { raw: JSON.stringify({ error: body }) }] });
+      const error = await failure(adapter().complete(llmRequest(), { signal: signal() }));
+      expect(error).toBeInstanceOf(retryable ? LlmTransientError : LlmNonRetryableError);
+      expect(error).toMatchObject({ details: { provider: 'openai', reason: 'stream_error', errorCode: body.code } });
+      expect(classifyLlmError(error).retryable).toBe(retryable);
     });
 
     it('an error event inside a 200 stream → LlmTransientError(stream_error)', async () => {
