@@ -19,14 +19,15 @@ import { loggerFromConfig } from '../observability/logger.js';
 import { cancelChannel } from '../producer/fleet-keys.js';
 import { createPgPool } from '../store/pool.js';
 import { PostgresSessionStore } from '../store/postgres-session-store.js';
+import { readBacklog } from '../store/read-backlog.js';
 import { CancelRegistry } from './cancel-registry.js';
 import { closeWorker, RunningJobs, type WorkerConnections } from './close-worker.js';
 import { dependencyChecks, startHealthServer } from './health-server.js';
 import { createJobProcessor } from './job-router.js';
 import { loadTools } from './load-tools.js';
-import { WorkerMetrics } from './worker-metrics.js';
 import { keepSweeperScheduled, scheduleSweeper } from './sweep-job.js';
 import type { DrainSettings, WorkerContext } from './worker-context.js';
+import { WorkerMetrics } from './worker-metrics.js';
 import { BULLMQ_WORKER_DEFAULTS, drainSettings } from './worker-settings.js';
 
 export interface StartWorkerOptions {
@@ -200,6 +201,7 @@ function workerContext(config: ResolvedConfig, options: StartWorkerOptions, part
       concurrency: config.worker.concurrency,
       isTool: (name) => parts.tools.has(name),
       events: () => connections.publisher,
+      backlog: () => readBacklog(connections.pool),
     }),
     logger: logger.child({ workerId: parts.workerId }),
     clock: systemClock,

@@ -2,8 +2,9 @@
  * The worker's Prometheus metrics (`/metrics` on `METRICS_PORT`, DESIGN.md touch point 4).
  *
  * Everything is counted in this process, from what it already does: the runs it starts and finishes
- * and the events its loop emits (LLM calls, tool calls, retries, fallbacks, tokens). Nothing here
- * reads Postgres or Redis, so a scrape never waits on them, and costs the hot path a branch per event.
+ * and the events its loop emits (LLM calls, tool calls, retries, fallbacks, tokens), at a branch per
+ * event on the hot path. The one exception is the fleet's backlog, read from Postgres at scrape time
+ * with a bound, so a scrape never waits long on it.
  * Each worker has its own registry (several may share a process in tests); the process metrics
  * (CPU, memory, event-loop lag, GC: prom-client's defaults) are collected once per process and
  * rendered with every worker's. Prometheus adds the `instance` label per worker, and dashboards sum
@@ -17,6 +18,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { InputRecord, RunOutcome } from '../core/session-types.js';
 import type { FleetEvent } from '../events/fleet-events.js';
+import type { Backlog } from '../store/read-backlog.js';
 
 /** What {@link WorkerMetrics} reads at scrape time. */
 export interface WorkerMetricsSources {
@@ -27,7 +29,12 @@ export interface WorkerMetricsSources {
   isTool(name: string): boolean;
   /** The event publisher's counts since start: written, given up on (a hole each), refused by the deletion fence. */
   events(): { published: number; dropped: number; fenced: number };
+  /** The fleet's backlog, read from Postgres at scrape time (bounded: {@link BACKLOG_READ_TIMEOUT_MS}). */
+  backlog?(): Promise<Backlog>;
 }
+
+/** Longest a scrape waits for the backlog read; past it, or when the read fails, the backlog is NaN (unknown). */
+export const BACKLOG_READ_TIMEOUT_MS = 2_000;
 
 /** How a job's processing ended: `delayed` (a busy lease: checked again later), `rejected` (bad data, failed for good). */
 export type JobOutcome = 'ok' | 'delayed' | 'rejected' | 'error';
@@ -113,6 +120,8 @@ export class WorkerMetrics {
       ['loopfleet_events_dropped_total', 'Events the publisher gave up on (each leaves a seq hole: a gap for subscribers).', 'dropped'],
       ['loopfleet_events_fenced_total', 'Events of a session deleted while this worker ran it, refused by the deletion fence.', 'fenced'],
     ];
+    const backlog = sources.backlog;
+    if (backlog !== undefined) this.#backlogGauges(backlog, registers);
     for (const [name, help, count] of publisher) {
       new Counter({
         name,
@@ -124,6 +133,46 @@ export class WorkerMetrics {
         },
       });
     }
+  }
+
+  /**
+   * `loopfleet_inputs_pending` and `loopfleet_inputs_pending_oldest_seconds`, read at scrape time:
+   * the two gauges share one read, a read still running is joined rather than sent again (a slow
+   * Postgres must not pile reads up in the pool), and a scrape waits for it at most
+   * {@link BACKLOG_READ_TIMEOUT_MS}; then, or when it fails, both read NaN. Every worker reports
+   * the same fleet-wide figure: take `max` over instances.
+   */
+  #backlogGauges(read: () => Promise<Backlog>, registers: Registry[]): void {
+    let running: Promise<Backlog | null> | null = null;
+    const current = async (): Promise<Backlog | null> => {
+      running ??= read()
+        .catch(() => null)
+        .finally(() => {
+          running = null;
+        });
+      let timer: NodeJS.Timeout | undefined;
+      const expired = new Promise<null>((resolve) => {
+        timer = setTimeout(() => resolve(null), BACKLOG_READ_TIMEOUT_MS);
+      });
+      return Promise.race([running, expired]).finally(() => clearTimeout(timer));
+    };
+    // A scrape collects every metric at once, so the second gauge joins the first one's read.
+    new Gauge({
+      name: 'loopfleet_inputs_pending',
+      help: 'Inputs accepted and not started yet, fleet-wide (every worker reports it: take max). NaN when Postgres did not answer.',
+      registers,
+      async collect() {
+        this.set((await current())?.pending ?? Number.NaN);
+      },
+    });
+    new Gauge({
+      name: 'loopfleet_inputs_pending_oldest_seconds',
+      help: 'How long the oldest pending input has waited, fleet-wide, by Postgres time (0 when none). NaN when Postgres did not answer.',
+      registers,
+      async collect() {
+        this.set((await current())?.oldestSeconds ?? Number.NaN);
+      },
+    });
   }
 
   /** A run begins: `input` as the claim left it (`startedAt` set by Postgres). */

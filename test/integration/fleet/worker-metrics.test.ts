@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScriptedLlm } from '../../../src/llm/scripted-llm.js';
 import { acceptAndKick } from '../../../src/producer/accept-input.js';
+import { readBacklog } from '../../../src/store/read-backlog.js';
 import type { RunningWorker } from '../../../src/worker/start-worker.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
 
@@ -69,5 +70,35 @@ describe('a worker’s /metrics', () => {
     expect(sample(text, 'loopfleet_drains_total', { ...queue, outcome: 'drained' })).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'loopfleet_jobs_total', { ...queue, kind: 'drain', outcome: 'ok' })).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'process_cpu_seconds_total', {})).toBeGreaterThan(0);
+    expect(sample(text, 'loopfleet_inputs_pending', queue)).toBe(0);
+    expect(sample(text, 'loopfleet_inputs_pending_oldest_seconds', queue)).toBe(0);
+  });
+});
+
+/** The backlog read behind `loopfleet_inputs_pending`, against real Postgres, with no worker to start anything. */
+describe('readBacklog', () => {
+  let fleet: FleetFixture;
+
+  beforeAll(async () => {
+    fleet = await FleetFixture.create('backlog');
+  });
+
+  afterAll(async () => {
+    await fleet?.close();
+  });
+
+  it('counts the pending inputs of every session and ages the oldest by Postgres time', async () => {
+    expect(await readBacklog(fleet.pool)).toEqual({ pending: 0, oldestSeconds: 0 });
+    const accept = (sessionId: string) => fleet.store.acceptInput({ sessionId, kind: 'send', payload: { input: 'waiting' }, maxBytes: fleet.config.worker.maxInputBytes });
+    await accept('backlog-a');
+    await accept('backlog-a');
+    await accept('backlog-b');
+    await fleet.pool.query("UPDATE session_inputs SET accepted_at = now() - interval '90 seconds' WHERE session_id = 'backlog-b'");
+    const backlog = await readBacklog(fleet.pool);
+    expect(backlog.pending).toBe(3);
+    expect(backlog.oldestSeconds).toBeGreaterThanOrEqual(90);
+    expect(backlog.oldestSeconds).toBeLessThan(3_600);
+    await fleet.pool.query("UPDATE session_inputs SET status = 'cancelled', finished_at = now() WHERE session_id = 'backlog-b'");
+    expect((await readBacklog(fleet.pool)).pending).toBe(2);
   });
 });

@@ -33,7 +33,8 @@ const TARGET_LABELS = ['job', 'instance', 'queue'];
  * `le`), `_sum` and `_count`; `up` is Prometheus's own, per target.
  */
 function exportedSeries(): Map<string, string[]> {
-  const metrics = new WorkerMetrics({ queueName: 'q', concurrency: 1, isTool: () => false, events: () => ({ published: 0, dropped: 0, fenced: 0 }) });
+  // Every source a started worker gives it (src/worker/start-worker.ts), the backlog read included.
+  const metrics = new WorkerMetrics({ queueName: 'q', concurrency: 1, isTool: () => false, events: () => ({ published: 0, dropped: 0, fenced: 0 }), backlog: async () => ({ pending: 0, oldestSeconds: 0 }) });
   const series = new Map<string, string[]>([['up', []]]);
   for (const registry of [metrics.registry, processMetrics()]) {
     for (const metric of registry.getMetricsAsArray()) {

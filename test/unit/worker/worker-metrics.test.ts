@@ -1,6 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { InputRecord } from '../../../src/core/session-types.js';
-import { WorkerMetrics } from '../../../src/worker/worker-metrics.js';
+import type { Backlog } from '../../../src/store/read-backlog.js';
+import { BACKLOG_READ_TIMEOUT_MS, WorkerMetrics } from '../../../src/worker/worker-metrics.js';
 
 const metricsOf = (dropped = 0) =>
   new WorkerMetrics({ queueName: 'q', concurrency: 4, isTool: (name) => name === 'lookup', events: () => ({ published: 12, dropped, fenced: 1 }) });
@@ -84,5 +85,44 @@ describe('WorkerMetrics', () => {
     expect(await samples(first, 'loopfleet_events_fenced_total')).toEqual(['1']);
     expect(await samples(first, 'loopfleet_worker_concurrency')).toEqual(['4']);
     for (const metrics of [first, second]) expect((await samples(metrics, 'process_cpu_seconds_total')).length).toBe(1);
+  });
+
+  describe('the backlog, read at scrape time', () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    const withBacklog = (backlog: () => Promise<Backlog>) =>
+      new WorkerMetrics({ queueName: 'q', concurrency: 1, isTool: () => false, events: () => ({ published: 0, dropped: 0, fenced: 0 }), backlog });
+
+    it('both gauges from one read per scrape', async () => {
+      const read = vi.fn(async () => ({ pending: 3, oldestSeconds: 12.5 }));
+      const metrics = withBacklog(read);
+      expect(await samples(metrics, 'loopfleet_inputs_pending')).toEqual(['3']);
+      expect(read).toHaveBeenCalledTimes(1);
+      expect(await samples(metrics, 'loopfleet_inputs_pending_oldest_seconds')).toEqual(['12.5']);
+      expect(read).toHaveBeenCalledTimes(2);
+    });
+
+    // prom-client writes NaN as `Nan`; Prometheus reads either spelling (Go's ParseFloat ignores case).
+    it('NaN when the read fails', async () => {
+      const metrics = withBacklog(async () => Promise.reject(new Error('connection refused')));
+      expect(await samples(metrics, 'loopfleet_inputs_pending')).toEqual(['Nan']);
+    });
+
+    it('NaN once the read has taken BACKLOG_READ_TIMEOUT_MS; a read still running is joined, not sent again', async () => {
+      vi.useFakeTimers();
+      let answer: (backlog: Backlog) => void = () => {};
+      const read = vi.fn(() => new Promise<Backlog>((resolve) => (answer = resolve)));
+      const metrics = withBacklog(read);
+      const first = samples(metrics, 'loopfleet_inputs_pending');
+      await vi.advanceTimersByTimeAsync(BACKLOG_READ_TIMEOUT_MS);
+      expect(await first).toEqual(['Nan']);
+      const second = samples(metrics, 'loopfleet_inputs_pending');
+      await vi.advanceTimersByTimeAsync(0);
+      expect(read).toHaveBeenCalledTimes(1);
+      answer({ pending: 5, oldestSeconds: 1 });
+      expect(await second).toEqual(['5']);
+    });
   });
 });
