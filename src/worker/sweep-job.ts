@@ -40,6 +40,7 @@ export async function sweep(ctx: WorkerContext, limit = 500): Promise<SweepRepor
     report.kicked += 1;
   }
   if (report.stranded > 0) ctx.logger.info({ ...report }, 'sweeper repaired stranded sessions');
+  ctx.metrics.swept(report);
   return report;
 }
 

@@ -19,6 +19,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { InputRecord, RunOutcome } from '../core/session-types.js';
 import type { FleetEvent } from '../events/fleet-events.js';
 import type { Backlog } from '../store/read-backlog.js';
+import type { SweepReport } from './sweep-job.js';
 
 /** What {@link WorkerMetrics} reads at scrape time. */
 export interface WorkerMetricsSources {
@@ -71,6 +72,7 @@ export class WorkerMetrics {
   readonly #rounds: Counter;
   readonly #jobs: Counter<'kind' | 'outcome'>;
   readonly #drains: Counter<'outcome'>;
+  readonly #repairs: Counter<'kind'>;
   readonly #retries: Counter;
   readonly #fallbacks: Counter<'from' | 'to' | 'reason'>;
   readonly #degraded: Counter<'reason'>;
@@ -107,6 +109,12 @@ export class WorkerMetrics {
       name: 'loopfleet_drains_total',
       help: 'Drains of a session, by outcome: drained, yielded (fairness), busy (another worker holds the lease), lease_lost, handed_back (shutdown), no_session.',
       labelNames: ['outcome'],
+      registers,
+    });
+    this.#repairs = new Counter({
+      name: 'loopfleet_sweeper_repairs_total',
+      help: 'What the sweeper repaired: stranded sessions (open inputs, no live lease) it kicked, and stray deduplication keys it removed.',
+      labelNames: ['kind'],
       registers,
     });
     this.#retries = new Counter({ name: 'loopfleet_llm_retries_total', help: 'LLM call attempts retried after a retryable failure.', registers });
@@ -201,6 +209,12 @@ export class WorkerMetrics {
   /** A drain of a session ended with `outcome`. */
   drainEnded(outcome: string): void {
     this.#drains.inc({ outcome });
+  }
+
+  /** A sweep ran (on whichever worker BullMQ gave the repeatable job). */
+  swept(report: SweepReport): void {
+    if (report.kicked > 0) this.#repairs.inc({ kind: 'stranded_kicked' }, report.kicked);
+    if (report.strayKeysRemoved > 0) this.#repairs.inc({ kind: 'stray_key_removed' }, report.strayKeysRemoved);
   }
 
   /** One event of a run, as its sink receives it. */
