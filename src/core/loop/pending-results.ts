@@ -2,6 +2,7 @@ import type { ToolCall, ToolMessage } from '../messages.js';
 import type { PendingState } from '../pending-state.js';
 import type { ToolCallStatus } from '../session-types.js';
 import type { ToolCallWrite } from '../ports/session-store.js';
+import { MAX_ARGUMENT_DEPTH, nestsDeeperThan } from '../tools/parse-tool-arguments.js';
 import type { RunContext } from './run-context.js';
 
 /** The pending state after `ids` got their results: narrowed, or cleared when nothing is left. */
@@ -45,10 +46,14 @@ export function unresolvedCalls(pending: PendingState): ToolCall[] {
   return pending.toolCalls.filter((call) => open.has(call.id));
 }
 
-/** Ledger args: the parsed JSON when it parses, else the raw text (never lost, never repaired). */
+/**
+ * Ledger args: the parsed JSON when it parses, else the raw text (never lost, never repaired). Text
+ * nested past what a tool may receive stays text too: the store's recursive walks would overflow.
+ */
 function safeArgs(raw: string): unknown {
   try {
-    return JSON.parse(raw) as unknown;
+    const parsed = JSON.parse(raw) as unknown;
+    return nestsDeeperThan(parsed, MAX_ARGUMENT_DEPTH) ? { raw } : parsed;
   } catch {
     return { raw };
   }

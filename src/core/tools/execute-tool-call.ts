@@ -62,7 +62,9 @@ async function runCall(registry: ToolRegistry, call: ToolCall, options: ExecuteT
   const check = tool.checkArguments(args);
   if (!check.ok) return failure(args, new ToolInvalidArgsError(check.message));
 
-  const ended = await invokeToolHandler(tool, args, Object.assign({}, options, { toolCallId: call.id }));
+  // The handler gets its own copy: what it does to it cannot change the arguments the ledger records
+  // (a value added that JSON cannot hold would fail the step's commit after the tool's effect).
+  const ended = await invokeToolHandler(tool, structuredClone(args), Object.assign({}, options, { toolCallId: call.id }));
   if (ended.kind === 'timed_out') return failure(args, ended.error);
   if (ended.kind === 'threw') return failure(args, new ToolFailedError(describeThrown(ended.error), { cause: ended.error }));
   const serialised = serialiseToolResult(ended.value);
@@ -76,13 +78,17 @@ function failure(args: Record<string, unknown> | null, error: LoopfleetError & {
   return { args, content: `Error: ${error.message}`, error };
 }
 
+/**
+ * What the model is told a tool threw. Never throws itself: an object without a prototype cannot be
+ * converted to a string, a revoked proxy fails even `instanceof`, and an Error's `message` may be a
+ * getter that throws or a value that is not a string.
+ */
 function describeThrown(error: unknown): string {
-  if (error instanceof Error) return error.message || error.name;
-  if (typeof error === 'string') return error;
   try {
-    return String(error);
+    const text: unknown = error instanceof Error ? error.message || error.name : typeof error === 'string' ? error : String(error);
+    if (typeof text === 'string' && text !== '') return text;
   } catch {
-    // An object without a prototype cannot even be converted to a string.
-    return 'the tool threw a value that is not an Error';
+    // Described below.
   }
+  return 'the tool threw a value that is not an Error';
 }

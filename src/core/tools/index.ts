@@ -21,7 +21,7 @@ export {
 } from './validate-definition.js';
 export { createSchemaCompiler } from './schema-compiler.js';
 export { ToolRegistry, type ToolAllowlist } from './tool-registry.js';
-export { parseToolArguments, escapeControlCharactersInStrings, type ParsedToolArguments } from './parse-tool-arguments.js';
+export { parseToolArguments, escapeControlCharactersInStrings, nestsDeeperThan, MAX_ARGUMENT_DEPTH, type ParsedToolArguments } from './parse-tool-arguments.js';
 export { compileArgumentsValidator, formatSchemaErrors, type ArgumentsValidator } from './validate-tool-arguments.js';
 export { serialiseToolResult, type SerialisedToolResult } from './serialise-tool-result.js';
 export { DEFAULT_MAX_RESULT_CHARS, truncateToolResult } from './truncate-tool-result.js';

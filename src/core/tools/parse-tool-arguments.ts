@@ -22,11 +22,31 @@ export function parseToolArguments(raw: string): ParsedToolArguments {
   return { ok: false, reason: `arguments are not valid JSON (${first.error}); send the complete arguments object again` };
 }
 
+/**
+ * Deepest nesting of arrays and objects accepted in arguments. Past it, the recursive walks the
+ * arguments go through on their way to the ledger (`JSON.stringify`, `storable`) would overflow the
+ * stack and fail the input after the model's reply; no tool schema needs more.
+ */
+export const MAX_ARGUMENT_DEPTH = 64;
+
 function asArgumentsObject(value: unknown): ParsedToolArguments {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return { ok: false, reason: `arguments must be a JSON object, got ${describeJson(value)}` };
   }
+  if (nestsDeeperThan(value, MAX_ARGUMENT_DEPTH)) return { ok: false, reason: `arguments nest arrays and objects deeper than ${MAX_ARGUMENT_DEPTH} levels` };
   return { ok: true, args: value as Record<string, unknown> };
+}
+
+/** Whether parsed JSON nests arrays and objects deeper than `max` levels; without recursion, so any depth is measured. */
+export function nestsDeeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    const [node, depth] = next;
+    if (typeof node !== 'object' || node === null) continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) stack.push([child, depth + 1]);
+  }
+  return false;
 }
 
 /**

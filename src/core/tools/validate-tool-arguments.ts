@@ -15,8 +15,12 @@ const MAX_LISTED_ERRORS = 20;
  */
 export function compileArgumentsValidator(ajv: Ajv, toolName: string, schema: JsonSchema): ArgumentsValidator {
   const validate = ajv.compile(schema);
+  // An `$async` schema compiles to a validator that answers with a promise, which every call would
+  // take for "valid" (and whose rejection nobody would handle): refused at load instead.
+  if ((validate as { $async?: unknown }).$async === true) throw new Error('an asynchronous schema ($async) is not supported: arguments are checked synchronously');
   return (args) => {
-    if (validate(args)) return { ok: true };
+    // Only `true` passes: anything else a validator might answer is not a yes.
+    if (validate(args) === true) return { ok: true };
     // `validate.errors` belongs to the last call; read it before anything else can validate again.
     const errors = validate.errors ?? [];
     return { ok: false, message: `invalid arguments for tool "${toolName}": ${formatSchemaErrors(errors)}` };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { protocolViolations } from '../../../../src/core/history/index.js';
-import type { ToolContext } from '../../../../src/core/tools/index.js';
+import { MAX_ARGUMENT_DEPTH, type ToolContext } from '../../../../src/core/tools/index.js';
 import { ScriptedLlm } from '../../../../src/llm/scripted-llm.js';
 import type { SessionStore, StepCommit } from '../../../../src/core/ports/session-store.js';
 import { InMemorySessionStore } from '../../../support/fakes/in-memory-session-store.js';
@@ -59,6 +59,29 @@ describe('tool calls', () => {
     expect(history[1]).toMatchObject({ role: 'assistant', toolCalls: [{ id: 'n1', name: 'binary', arguments: '{"note":"x\\u0000y"}' }] });
     expect(history[2]).toMatchObject({ role: 'tool', toolCallId: 'n1', content: 'a\uFFFDb\uFFFDc' });
     expect(history[3]).toMatchObject({ role: 'assistant', content: 'done \uFFFD' });
+  });
+
+  it('arguments nested past MAX_ARGUMENT_DEPTH are an error result the model sees, not a failed input (no stack overflow on the way to the ledger)', async () => {
+    const deep = `{"a":${'['.repeat(5_000)}${']'.repeat(5_000)}}`;
+    const { result, history, harness } = await runOneRound([{ id: 'c1', name: 'echo', arguments: deep }], [echoTool]);
+    expect(result).toMatchObject({ status: 'completed', finalText: 'after tools', toolCalls: 0 });
+    expect(history[2]).toMatchObject({ role: 'tool', toolCallId: 'c1', isError: true, content: `Error: arguments nest arrays and objects deeper than ${MAX_ARGUMENT_DEPTH} levels` });
+    expect(harness.sink.ofType('tool_call_failed')).toMatchObject([{ toolCallId: 'c1', errorCode: 'tool.invalid_args' }]);
+  });
+
+  it.each([
+    ['an Error whose message is not a string', () => Object.assign(new Error(), { message: Symbol('odd') })],
+    ['an Error whose message getter throws', () => Object.defineProperty(new Error(), 'message', { get: () => { throw new Error('getter'); } })],
+    ['a revoked proxy', () => {
+      const { proxy, revoke } = Proxy.revocable({}, {});
+      revoke();
+      return proxy;
+    }],
+  ])('a tool that throws %s is data too', async (_, thrown) => {
+    const odd = { name: 'odd', description: 'Throws oddly', parameters: { type: 'object', properties: {} }, execute: () => { throw thrown(); } };
+    const { result, history } = await runOneRound([{ id: 'c1', name: 'odd' }], [odd]);
+    expect(result).toMatchObject({ status: 'completed', finalText: 'after tools' });
+    expect(history[2]).toMatchObject({ role: 'tool', toolCallId: 'c1', isError: true, content: 'Error: the tool threw a value that is not an Error' });
   });
 
   it('a throwing tool is data: an error result the model sees, counted as a dispatch', async () => {

@@ -37,6 +37,17 @@ describe('executeToolCall: results', () => {
     });
   });
 
+  it('gives the handler its own copy of the arguments: what it changes is not what the ledger records', async () => {
+    const charge = simpleTool('charge', (args: Record<string, unknown>) => {
+      args['cents'] = 5n;
+      (args['card'] as Record<string, unknown>)['number'] = 'redacted by the tool';
+      return 'charged';
+    });
+    const outcome = await runOne(charge, { card: { number: '4242' } });
+    expect(outcome).toMatchObject({ content: 'charged', failed: false, args: { card: { number: '4242' } } });
+    expect(JSON.stringify(outcome.args)).toBe('{"card":{"number":"4242"}}');
+  });
+
   it.each<[string, unknown, string]>([
     ['an object', { a: 1, b: ['x'] }, '{"a":1,"b":["x"]}'],
     ['a number', 42, '42'],

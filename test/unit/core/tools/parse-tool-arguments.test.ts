@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { escapeControlCharactersInStrings, parseToolArguments } from '../../../../src/core/tools/index.js';
+import { escapeControlCharactersInStrings, MAX_ARGUMENT_DEPTH, parseToolArguments } from '../../../../src/core/tools/index.js';
 
 describe('parseToolArguments', () => {
   it('parses a JSON object', () => {
@@ -7,6 +7,14 @@ describe('parseToolArguments', () => {
       ok: true,
       args: { query: 'cats', limit: 3, nested: { a: [1] } },
     });
+  });
+
+  it('accepts arguments nested MAX_ARGUMENT_DEPTH levels deep, and refuses one level more', () => {
+    const nested = (levels: number) => `${'{"a":'.repeat(levels - 1)}{}${'}'.repeat(levels - 1)}`;
+    expect(parseToolArguments(nested(MAX_ARGUMENT_DEPTH)).ok).toBe(true);
+    expect(parseToolArguments(nested(MAX_ARGUMENT_DEPTH + 1))).toEqual({ ok: false, reason: `arguments nest arrays and objects deeper than ${MAX_ARGUMENT_DEPTH} levels` });
+    // Measured without recursion: far deeper text is refused, not a stack overflow.
+    expect(parseToolArguments(`{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}`).ok).toBe(false);
   });
 
   it.each(['', '   ', '\n\t '])('treats blank text %j as no arguments', (raw) => {

@@ -28,6 +28,12 @@ function rejection(definition: unknown, index?: number): ToolDefinitionError {
 }
 
 describe('validateToolDefinition', () => {
+  it('refuses an asynchronous schema ($async): its validator answers with a promise, which would pass every call', () => {
+    const error = rejection({ ...valid(), parameters: { $async: true, type: 'object', properties: { query: { type: 'string' } } } });
+    expect(error.code).toBe('tool.definition_invalid');
+    expect(error.message).toMatch(/asynchronous schema \(\$async\) is not supported/);
+  });
+
   it('resolves defaults: policy retry, not concurrency-safe, 60 s timeout', () => {
     const tool = validateToolDefinition(valid());
     expect(tool).toMatchObject({ name: 'search', policy: 'retry', concurrencySafe: false, timeoutMs: DEFAULT_TOOL_TIMEOUT_MS });
