@@ -54,10 +54,14 @@ function inStreamError(error: APIError): LlmTransientError | LlmNonRetryableErro
   const message = `the OpenAI stream reported an error: ${error.message}`;
   const details = { type: error.type ?? null, errorCode: error.code ?? null };
   const code: unknown = error.code;
-  const status = typeof code === 'number' && Number.isInteger(code) && code >= 400 && code <= 599 ? code : null;
-  const refused = error.type === 'invalid_request_error' || (status !== null && !isRetryableStatus(status));
+  const coded = typeof code === 'string' && /^\d{3}$/.test(code) ? Number(code) : code;
+  const status = typeof coded === 'number' && Number.isInteger(coded) && coded >= 400 && coded <= 599 ? coded : null;
+  const refused = status !== null ? !isRetryableStatus(status) : error.type === 'invalid_request_error';
   if (!refused) return transient(message, 'stream_error', error, details);
-  return new LlmNonRetryableError(message, { cause: error, details: { provider: 'openai', reason: 'stream_error', ...details } });
+  // With the status the request would have been refused with, so the retry policy and the fallback
+  // see a rejection of this request (`httpStatusOf`), not a provider that is down.
+  const rejection = new LlmNonRetryableError(message, { cause: error, details: { provider: 'openai', reason: 'stream_error', ...details } });
+  return Object.assign(rejection, { status: status ?? 400 });
 }
 
 function transient(message: string, reason: string, cause: unknown, extra: Record<string, unknown> = {}): LlmTransientError {

@@ -122,16 +122,18 @@ describe.each(['node', 'fetch'] as const)('over the %s HTTP client', (client) =>
     });
 
     it.each([
-      ['OpenAI’s invalid_request_error', false, { message: 'maximum context length exceeded', type: 'invalid_request_error', param: null, code: 'context_length_exceeded' }],
-      ['a compatible server’s code 400', false, { message: 'prompt too long', code: 400 }],
-      ['a compatible server’s code 502', true, { message: 'upstream failed', code: 502 }],
-      ['a compatible server’s code 429', true, { message: 'rate limited upstream', code: 429 }],
-    ])('an error event inside a 200 stream carrying %s → retryable: %s', async (_, retryable, body) => {
+      ['OpenAI’s invalid_request_error', false, 400, { message: 'maximum context length exceeded', type: 'invalid_request_error', param: null, code: 'context_length_exceeded' }],
+      ['a compatible server’s code 400', false, 400, { message: 'prompt too long', code: 400 }],
+      ['a compatible server’s code "422"', false, 422, { message: 'bad field', code: '422' }],
+      ['a compatible server’s code 502', true, null, { message: 'upstream failed', code: 502 }],
+      ['a compatible server’s code 429', true, null, { message: 'rate limited upstream', code: 429 }],
+    ])('an error event inside a 200 stream carrying %s → retryable: %s, status %s', async (_, retryable, status, body) => {
       server.enqueue({ kind: 'stream', events: [{ delta: { content: 'par' } }, { raw: JSON.stringify({ error: body }) }] });
       const error = await failure(adapter().complete(llmRequest(), { signal: signal() }));
       expect(error).toBeInstanceOf(retryable ? LlmTransientError : LlmNonRetryableError);
       expect(error).toMatchObject({ details: { provider: 'openai', reason: 'stream_error', errorCode: body.code } });
-      expect(classifyLlmError(error).retryable).toBe(retryable);
+      // A refusal carries the status it stands for, so a fallback does not bench the provider for it.
+      expect(classifyLlmError(error)).toEqual({ retryable, reason: 'typed', status });
     });
 
     it('an error event inside a 200 stream → LlmTransientError(stream_error)', async () => {
