@@ -1,5 +1,8 @@
 import { MAX_TIMER_MS } from '../core/ports/clock.js';
 
+/** How long the rest of a body is read once the answer is whole, before the request is cut ({@link StreamGuard.endWithin}). */
+export const END_OF_ANSWER_GRACE_MS = 1_000;
+
 /**
  * The abort signal handed to an SDK for one streaming call (both adapters use it): it follows the
  * caller's signal, and also fires when the stream stalls — no activity for `idleTimeoutMs`.
@@ -19,6 +22,7 @@ export class StreamGuard {
   #lastActivity = 0;
   #timer: NodeJS.Timeout | null = null;
   #stalled = false;
+  #ending = false;
 
   constructor(caller: AbortSignal, idleTimeoutMs: number) {
     this.#caller = caller;
@@ -48,6 +52,18 @@ export class StreamGuard {
     this.#lastActivity = performance.now();
   }
 
+  /**
+   * The answer is whole (`[DONE]`, `message_stop`): the rest of the body is still read, so the
+   * connection can be reused, but for `graceMs` at most (capped at the idle timeout), however it
+   * trickles; then the request is aborted, as a stall, which the caller knows to shrug off now.
+   */
+  endWithin(graceMs: number): void {
+    if (this.#ending || this.#controller.signal.aborted) return;
+    this.#ending = true;
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => this.#stall(), Math.min(graceMs, this.#idleTimeoutMs));
+  }
+
   /** Stops watching; aborts the request unless it completed, so an abandoned stream frees its socket. */
   dispose(completed: boolean): void {
     if (this.#timer !== null) clearTimeout(this.#timer);
@@ -66,6 +82,10 @@ export class StreamGuard {
       this.#schedule(this.#idleTimeoutMs - idleMs);
       return;
     }
+    this.#stall();
+  }
+
+  #stall(): void {
     this.#timer = null;
     this.#stalled = true;
     this.#controller.abort();

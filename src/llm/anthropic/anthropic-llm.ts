@@ -9,6 +9,7 @@ import type { Llm, LlmCallOptions, LlmRequest, LlmResponse } from '../../core/po
 import { bufferErrorBody } from '../buffer-error-body.js';
 import { AnthropicStreamAccumulator } from './from-anthropic-stream.js';
 import { mapCallError } from './map-call-error.js';
+import { END_OF_ANSWER_GRACE_MS } from '../stream-guard.js';
 import { StreamIdleGuard } from './stream-idle-guard.js';
 import { toAnthropicRequest } from './to-anthropic-request.js';
 
@@ -93,6 +94,8 @@ export class AnthropicLlm implements Llm {
       // request, which throws away a connection that could be reused.
       for await (const event of stream) {
         accumulator.push(event);
+        // Whole: what follows `message_stop` is waited for briefly, not for a whole idle timeout.
+        if (accumulator.complete) guard.endWithin(END_OF_ANSWER_GRACE_MS);
         // A handler cancelled the call (or the stream stalled): stop before the next buffered event.
         if (guard.signal.aborted) break;
       }

@@ -66,6 +66,11 @@ export class StreamIdleGuard {
     return new Response(response.body.pipeThrough(touch), response);
   };
 
+  /** The answer is whole (`message_stop`): read the rest of the body for a short grace only (`StreamGuard.endWithin`). */
+  endWithin(graceMs: number): void {
+    this.#guard.endWithin(graceMs);
+  }
+
   /** The error for a stalled stream: retryable, since a new attempt usually gets a live server. */
   stalledError(): LlmTransientError {
     return new LlmTransientError(`Anthropic stream stalled: no data for ${this.#idleTimeoutMs} ms`, {

@@ -14,7 +14,7 @@ import { mapFinishReason } from './map-finish-reason.js';
 import { StreamAccumulator, type AccumulatedResponse } from './stream-accumulator.js';
 import { bufferErrorBody } from '../buffer-error-body.js';
 import { sseEvents, type SseEvent } from '../sse-events.js';
-import { StreamGuard } from '../stream-guard.js';
+import { END_OF_ANSWER_GRACE_MS, StreamGuard } from '../stream-guard.js';
 import { toLlmError } from './to-llm-error.js';
 import { toOpenAiRequest, type MaxTokensParam } from './to-openai-request.js';
 
@@ -155,6 +155,8 @@ export class OpenAiLlm implements Llm {
         }
         if (chunk === DONE) {
           sawDone = true;
+          // Whole: the rest of the body is waited for briefly, not for a whole idle timeout.
+          guard.endWithin(END_OF_ANSWER_GRACE_MS);
           continue;
         }
         accumulator.push(chunk);

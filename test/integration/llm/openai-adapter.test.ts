@@ -196,10 +196,11 @@ describe.each(['node', 'fetch'] as const)('over the %s HTTP client', (client) =>
     it.each([
       ['stays open', 'hang'],
       ['breaks off', 'destroy'],
-    ] as const)('a body that %s after [DONE]: the whole answer still', async (_, how) => {
+    ] as const)('a body that %s after [DONE]: the whole answer still, without waiting out the idle timeout', async (_, how) => {
       const events = [...textEvents(['all', ' there']), { delta: {}, finishReason: 'stop' }, { raw: '[DONE]' }];
       server.enqueue({ kind: 'stream', events, finishReason: null, cut: { afterEvents: events.length, how } });
-      const response = await adapter({ timeoutMs: 200 }).complete(llmRequest(), { signal: signal() });
+      // An idle timeout longer than the test's own: the body left open is cut after END_OF_ANSWER_GRACE_MS.
+      const response = await adapter({ timeoutMs: 120_000 }).complete(llmRequest(), { signal: signal() });
       expect(response).toMatchObject({ text: 'all there', finishReason: 'stop' });
       expect(await server.requests[0]!.closed).toEqual({ completed: false });
     });

@@ -43,6 +43,30 @@ describe('StreamGuard', () => {
     dead.dispose(false);
   });
 
+  it('endWithin: once the answer is whole, the rest of the body gets the grace in total, however it trickles', () => {
+    const guard = new StreamGuard(new AbortController().signal, 10_000);
+    guard.watchIdle();
+    guard.endWithin(50);
+    guard.endWithin(5_000);
+    for (let elapsed = 0; elapsed < 49; elapsed += 7) {
+      vi.advanceTimersByTime(7);
+      guard.touch();
+    }
+    expect(guard.signal.aborted).toBe(false);
+    vi.advanceTimersByTime(1);
+    expect(guard.stalled).toBe(true);
+    expect(guard.signal.aborted).toBe(true);
+    guard.dispose(true);
+
+    const ended = new StreamGuard(new AbortController().signal, 10_000);
+    ended.watchIdle();
+    ended.endWithin(50);
+    ended.dispose(true);
+    vi.advanceTimersByTime(1_000);
+    expect(ended.signal.aborted).toBe(false);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
   it('does not watch before watchIdle (the SDK times the headers)', () => {
     const guard = new StreamGuard(new AbortController().signal, 100);
     vi.advanceTimersByTime(1000);
