@@ -32,10 +32,27 @@ async function readUntilStopped(body: AsyncIterable<Uint8Array>): Promise<Buffer
   return Buffer.concat(chunks);
 }
 
-/** The parts of a `Response` the SDKs read from an error answer, with its body already in memory. */
+/**
+ * The answer again, its body now in memory: a real `Response` (so `clone()`, which the Anthropic SDK's
+ * middleware `parse()` uses, works too) with the status, status text and headers; `url` kept. A status
+ * `Response` refuses (outside 200–599, from an odd proxy) gets a plain object with what the SDKs read
+ * of an error answer instead.
+ */
 function bufferedResponse(response: Response, bytes: Buffer): Response {
+  const init = { status: response.status, statusText: response.statusText, headers: response.headers };
+  let buffered: Response;
+  try {
+    buffered = new Response(bytes.byteLength === 0 ? null : bytes, init);
+  } catch {
+    return plainResponse(response, bytes);
+  }
+  Object.defineProperty(buffered, 'url', { value: response.url });
+  return buffered;
+}
+
+function plainResponse(response: Response, bytes: Buffer): Response {
   const text = bytes.toString('utf8');
-  const buffered = {
+  const plain = {
     ok: response.ok,
     status: response.status,
     statusText: response.statusText,
@@ -48,5 +65,5 @@ function bufferedResponse(response: Response, bytes: Buffer): Response {
     json: () => Promise.resolve().then(() => JSON.parse(text) as unknown),
     arrayBuffer: () => Promise.resolve(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)),
   };
-  return buffered as unknown as Response;
+  return plain as unknown as Response;
 }
