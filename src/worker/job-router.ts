@@ -25,7 +25,7 @@ export function createJobProcessor(ctx: WorkerContext) {
       return result;
     } catch (error) {
       if (error instanceof DelayedError) {
-        ctx.metrics.jobDone(kind, 'delayed');
+        if (!(error instanceof RetryLaterError)) ctx.metrics.jobDone(kind, 'delayed');
         throw error;
       }
       if (isRejection(error)) {
@@ -38,6 +38,9 @@ export function createJobProcessor(ctx: WorkerContext) {
     }
   };
 }
+
+/** A raw job moved to delayed after a failed ingest: BullMQ's `DelayedError`, already counted as a retry. */
+class RetryLaterError extends DelayedError {}
 
 /** The job names {@link route} handles (`timer` is reserved for durable timers, not built yet). */
 const HANDLED_JOBS: readonly string[] = [JOB.drain, JOB.send, JOB.resume, JOB.sweep];
@@ -59,7 +62,10 @@ async function route(ctx: WorkerContext, job: Job, token: string | undefined, si
   switch (job.name) {
     case JOB.drain: {
       const sessionId = assertSessionId((job.data as { sessionId?: unknown } | null)?.sessionId);
-      const outcome = await drainSession(ctx, sessionId, signal);
+      const outcome = await drainSession(ctx, sessionId, signal).catch((error: unknown) => {
+        ctx.metrics.drainEnded('error');
+        throw error;
+      });
       ctx.metrics.drainEnded(outcome.kind);
       if (outcome.kind === 'busy') {
         await job.moveToDelayed(outcome.retryAt, token);
@@ -78,7 +84,9 @@ async function route(ctx: WorkerContext, job: Job, token: string | undefined, si
         const delayMs = rawIngestDelayMs(job.attemptsStarted);
         ctx.logger.warn({ jobId: job.id, jobName: job.name, attempt: job.attemptsStarted, delayMs, err: error }, 'raw input not ingested; trying again');
         await job.moveToDelayed(ctx.clock.now() + delayMs, token);
-        throw new DelayedError();
+        // Counted as what it is, a failure retried later, not as the `delayed` of a busy lease.
+        ctx.metrics.jobDone(job.name, 'retry');
+        throw new RetryLaterError();
       }
     case JOB.sweep:
       return sweep(ctx);

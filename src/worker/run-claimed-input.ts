@@ -47,8 +47,8 @@ export async function runClaimedInput(
         sink: {
           emit: (event: FleetEvent) => {
             if (event.type === 'steer_applied') steered.push(...event.inputSeqs);
-            ctx.metrics.observe(event);
             sink.emit(event);
+            ctx.metrics.observe(event);
           },
         },
       }),

@@ -37,8 +37,11 @@ export interface WorkerMetricsSources {
 /** Longest a scrape waits for the backlog read; past it, or when the read fails, the backlog is NaN (unknown). */
 export const BACKLOG_READ_TIMEOUT_MS = 2_000;
 
-/** How a job's processing ended: `delayed` (a busy lease: checked again later), `rejected` (bad data, failed for good). */
-export type JobOutcome = 'ok' | 'delayed' | 'rejected' | 'error';
+/**
+ * How a job's processing ended: `delayed` (a busy lease: checked again later), `retry` (a raw input
+ * not ingested, Postgres failing: tried again later), `rejected` (bad data, failed for good), `error`.
+ */
+export type JobOutcome = 'ok' | 'delayed' | 'retry' | 'rejected' | 'error';
 
 /** prom-client's process metrics, started once per process: each start adds its own GC observer. */
 let processRegistry: Registry | null = null;
@@ -104,10 +107,10 @@ export class WorkerMetrics {
       registers,
     });
     this.#rounds = new Counter({ name: 'loopfleet_rounds_total', help: 'Loop rounds completed (one model turn and its tool calls).', registers });
-    this.#jobs = new Counter({ name: 'loopfleet_jobs_total', help: 'BullMQ jobs processed, by kind (drain, send, resume, sweep, other) and outcome.', labelNames: ['kind', 'outcome'], registers });
+    this.#jobs = new Counter({ name: 'loopfleet_jobs_total', help: 'BullMQ jobs processed, by kind (drain, send, resume, sweep, other) and outcome (ok, delayed, retry, rejected, error).', labelNames: ['kind', 'outcome'], registers });
     this.#drains = new Counter({
       name: 'loopfleet_drains_total',
-      help: 'Drains of a session, by outcome: drained, yielded (fairness), busy (another worker holds the lease), lease_lost, handed_back (shutdown), no_session.',
+      help: 'Drains of a session, by outcome: drained, yielded (fairness), busy (another worker holds the lease), lease_lost, handed_back (shutdown), no_session, error (it threw).',
       labelNames: ['outcome'],
       registers,
     });
@@ -144,11 +147,11 @@ export class WorkerMetrics {
   }
 
   /**
-   * `loopfleet_inputs_pending` and `loopfleet_inputs_pending_oldest_seconds`, read at scrape time:
-   * the two gauges share one read, a read still running is joined rather than sent again (a slow
-   * Postgres must not pile reads up in the pool), and a scrape waits for it at most
-   * {@link BACKLOG_READ_TIMEOUT_MS}; then, or when it fails, both read NaN. Every worker reports
-   * the same fleet-wide figure: take `max` over instances.
+   * The backlog gauges, read at scrape time: they share one read, a read still running is joined
+   * rather than sent again (a slow Postgres must not pile reads up in the pool), and a scrape waits
+   * for it at most {@link BACKLOG_READ_TIMEOUT_MS}; then, or when it fails, they read NaN and
+   * `loopfleet_backlog_readable` 0 (so an alert on the wait does not just go quiet in an outage).
+   * Every worker reports the same fleet-wide figures: take `max` over instances.
    */
   #backlogGauges(read: () => Promise<Backlog>, registers: Registry[]): void {
     let running: Promise<Backlog | null> | null = null;
@@ -164,23 +167,31 @@ export class WorkerMetrics {
       });
       return Promise.race([running, expired]).finally(() => clearTimeout(timer));
     };
-    // A scrape collects every metric at once, so the second gauge joins the first one's read.
-    new Gauge({
-      name: 'loopfleet_inputs_pending',
-      help: 'Inputs accepted and not started yet, fleet-wide (every worker reports it: take max). NaN when Postgres did not answer.',
-      registers,
-      async collect() {
-        this.set((await current())?.pending ?? Number.NaN);
-      },
-    });
-    new Gauge({
-      name: 'loopfleet_inputs_pending_oldest_seconds',
-      help: 'How long the oldest pending input has waited, fleet-wide, by Postgres time (0 when none). NaN when Postgres did not answer.',
-      registers,
-      async collect() {
-        this.set((await current())?.oldestSeconds ?? Number.NaN);
-      },
-    });
+    // A scrape collects every metric at once, so the gauges all join the first one's read.
+    const gauges: [name: string, help: string, value: (backlog: Backlog | null) => number][] = [
+      ['loopfleet_inputs_pending', 'Inputs accepted and not started yet, fleet-wide (every worker reports it: take max). NaN when Postgres did not answer.', (b) => b?.pending ?? Number.NaN],
+      [
+        'loopfleet_sessions_waiting',
+        'Sessions whose next input a worker could start now (nothing of theirs runs), fleet-wide: take max. NaN when Postgres did not answer.',
+        (b) => b?.sessionsWaiting ?? Number.NaN,
+      ],
+      [
+        'loopfleet_sessions_waiting_oldest_seconds',
+        'How long the oldest input a worker could start now has waited, fleet-wide, by Postgres time (0 when none): take max. NaN when Postgres did not answer.',
+        (b) => b?.oldestWaitSeconds ?? Number.NaN,
+      ],
+      ['loopfleet_backlog_readable', '1 when this scrape read the backlog from Postgres, 0 when the read failed or took over 2 s.', (b) => (b === null ? 0 : 1)],
+    ];
+    for (const [name, help, value] of gauges) {
+      new Gauge({
+        name,
+        help,
+        registers,
+        async collect() {
+          this.set(value(await current()));
+        },
+      });
+    }
   }
 
   /** A run begins: `input` as the claim left it (`startedAt` set by Postgres). */
@@ -217,8 +228,19 @@ export class WorkerMetrics {
     if (report.strayKeysRemoved > 0) this.#repairs.inc({ kind: 'stray_key_removed' }, report.strayKeysRemoved);
   }
 
-  /** One event of a run, as its sink receives it. */
+  /**
+   * One event of a run, as its sink receives it. Never throws: prom-client refuses a negative or
+   * non-finite increment (a custom `Llm` may report such usage), and a metric must not cost a run.
+   */
   observe(event: FleetEvent): void {
+    try {
+      this.#count(event);
+    } catch {
+      // The event is still published; only this sample is lost.
+    }
+  }
+
+  #count(event: FleetEvent): void {
     switch (event.type) {
       case 'llm_call_completed': {
         const provider = event.provider;

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { rawIngestDelayMs, RAW_INGEST_MAX_STARTS } from '../../../src/worker/job-router.js';
+import type { RunningWorker } from '../../../src/worker/start-worker.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
 import { InstrumentedStore } from './fixtures/fleet-helpers.js';
 import { RawProducer } from './fixtures/raw-clients.js';
@@ -12,11 +13,12 @@ import { RawProducer } from './fixtures/raw-clients.js';
 describe('raw path: a transient ingest failure', () => {
   let fleet: FleetFixture;
   let producer: RawProducer;
+  let worker: RunningWorker;
   const store = new InstrumentedStore();
 
   beforeAll(async () => {
     fleet = await FleetFixture.create('raw_transient');
-    await fleet.startWorker({ wrapStore: store.wrap });
+    worker = await fleet.startWorker({ wrapStore: store.wrap, healthServer: true });
     producer = await RawProducer.open(fleet.config.redisUrl, fleet.config.queueName);
   });
 
@@ -35,6 +37,10 @@ describe('raw path: a transient ingest failure', () => {
     await vi.waitFor(async () => expect(await fleet.store.getInput('raw-transient', 1)).toMatchObject({ status: 'done' }), { timeout: 20_000, interval: 20 });
     expect((await fleet.store.getInput('raw-transient', 1))?.result).toMatchObject({ finalText: 'Echo: hello' });
     expect(await fleet.pool.query('SELECT count(*)::int AS n FROM session_inputs').then((r) => r.rows[0].n)).toBe(1);
+    // In /metrics: a retry (Postgres failing), then the ingest; never the `delayed` of a busy lease.
+    const metrics = await (await fetch(`http://127.0.0.1:${String(worker.healthPort)}/metrics`)).text();
+    const jobs = metrics.split('\n').filter((line) => line.startsWith('loopfleet_jobs_total{') && line.includes('kind="send"'));
+    expect(jobs.map((line) => line.replace(/,?queue="[^"]*"/, '').replace('{,', '{'))).toEqual(['loopfleet_jobs_total{kind="send",outcome="retry"} 1', 'loopfleet_jobs_total{kind="send",outcome="ok"} 1']);
   });
 
   it('a job whose data is bad still fails at once, without a retry', async () => {

@@ -71,7 +71,9 @@ describe('a worker’s /metrics', () => {
     expect(sample(text, 'loopfleet_jobs_total', { ...queue, kind: 'drain', outcome: 'ok' })).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'process_cpu_seconds_total', {})).toBeGreaterThan(0);
     expect(sample(text, 'loopfleet_inputs_pending', queue)).toBe(0);
-    expect(sample(text, 'loopfleet_inputs_pending_oldest_seconds', queue)).toBe(0);
+    expect(sample(text, 'loopfleet_sessions_waiting', queue)).toBe(0);
+    expect(sample(text, 'loopfleet_sessions_waiting_oldest_seconds', queue)).toBe(0);
+    expect(sample(text, 'loopfleet_backlog_readable', queue)).toBe(1);
   });
 });
 
@@ -87,18 +89,26 @@ describe('readBacklog', () => {
     await fleet?.close();
   });
 
-  it('counts the pending inputs of every session and ages the oldest by Postgres time', async () => {
-    expect(await readBacklog(fleet.pool)).toEqual({ pending: 0, oldestSeconds: 0 });
-    const accept = (sessionId: string) => fleet.store.acceptInput({ sessionId, kind: 'send', payload: { input: 'waiting' }, maxBytes: fleet.config.worker.maxInputBytes });
-    await accept('backlog-a');
-    await accept('backlog-a');
-    await accept('backlog-b');
-    await fleet.pool.query("UPDATE session_inputs SET accepted_at = now() - interval '90 seconds' WHERE session_id = 'backlog-b'");
+  it('counts every pending input, and the sessions a worker could start now with the oldest one’s wait, by Postgres time', async () => {
+    expect(await readBacklog(fleet.pool)).toEqual({ pending: 0, sessionsWaiting: 0, oldestWaitSeconds: 0 });
+    const accept = async (sessionId: string, agoSeconds: number) => {
+      const { seq } = await fleet.store.acceptInput({ sessionId, kind: 'send', payload: { input: 'waiting' }, maxBytes: fleet.config.worker.maxInputBytes });
+      await fleet.pool.query("UPDATE session_inputs SET accepted_at = now() - make_interval(secs => $3) WHERE session_id = $1 AND seq = $2", [sessionId, seq, agoSeconds]);
+      return seq;
+    };
+    // Session a: its first input is running for long; the two queued behind it wait for it, not for a worker.
+    const running = await accept('backlog-a', 600);
+    await accept('backlog-a', 500);
+    await accept('backlog-a', 400);
+    await fleet.pool.query("UPDATE session_inputs SET status = 'running', started_at = now() WHERE session_id = 'backlog-a' AND seq = $1", [running]);
+    // Session b: two queued, nothing running: one session a worker could start, waiting 90 s.
+    await accept('backlog-b', 90);
+    await accept('backlog-b', 30);
     const backlog = await readBacklog(fleet.pool);
-    expect(backlog.pending).toBe(3);
-    expect(backlog.oldestSeconds).toBeGreaterThanOrEqual(90);
-    expect(backlog.oldestSeconds).toBeLessThan(3_600);
+    expect(backlog).toMatchObject({ pending: 4, sessionsWaiting: 1 });
+    expect(backlog.oldestWaitSeconds).toBeGreaterThanOrEqual(90);
+    expect(backlog.oldestWaitSeconds).toBeLessThan(400);
     await fleet.pool.query("UPDATE session_inputs SET status = 'cancelled', finished_at = now() WHERE session_id = 'backlog-b'");
-    expect((await readBacklog(fleet.pool)).pending).toBe(2);
+    expect(await readBacklog(fleet.pool)).toEqual({ pending: 2, sessionsWaiting: 0, oldestWaitSeconds: 0 });
   });
 });

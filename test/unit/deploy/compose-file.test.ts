@@ -29,6 +29,11 @@ describe('docker-compose.yml', () => {
     expect(services.migrate!.restart).toBe('no');
   });
 
+  it('publishes Prometheus and Grafana on this machine only unless MONITORING_BIND says otherwise', () => {
+    expect(services.prometheus!.ports).toEqual(['${MONITORING_BIND:-127.0.0.1}:${PROMETHEUS_PORT:-9090}:9090']);
+    expect(services.grafana!.ports).toEqual(['${MONITORING_BIND:-127.0.0.1}:${GRAFANA_PORT:-3000}:3000']);
+  });
+
   it('lets the worker scale: no container name, no host ports', () => {
     const worker = services.worker!;
     expect(worker.command).toEqual(['worker']);

@@ -18,7 +18,10 @@ const prometheus = parse(read('deploy/prometheus/prometheus.yml')) as {
   scrape_configs: { job_name: string; dns_sd_configs: { names: string[]; type: string; port: number }[] }[];
 };
 const alerts = parse(read('deploy/prometheus/alerts.yml')) as { groups: { name: string; rules: { alert: string; expr: string; for?: string; annotations: { summary: string } }[] }[] };
-const dashboard = JSON.parse(read('deploy/grafana/dashboards/loopfleet.json')) as { uid: string; panels: { title: string; datasource: { uid: string }; targets: { expr: string }[] }[] };
+const dashboard = JSON.parse(read('deploy/grafana/dashboards/loopfleet.json')) as {
+  uid: string;
+  panels: { title: string; datasource: { uid: string }; targets: { expr: string; legendFormat?: string }[] }[];
+};
 const datasources = parse(read('deploy/grafana/provisioning/datasources/prometheus.yml')) as { datasources: { uid: string; url: string }[] };
 const dashboardProviders = parse(read('deploy/grafana/provisioning/dashboards/loopfleet.yml')) as { providers: { options: { path: string } }[] };
 
@@ -34,7 +37,7 @@ const TARGET_LABELS = ['job', 'instance', 'queue'];
  */
 function exportedSeries(): Map<string, string[]> {
   // Every source a started worker gives it (src/worker/start-worker.ts), the backlog read included.
-  const metrics = new WorkerMetrics({ queueName: 'q', concurrency: 1, isTool: () => false, events: () => ({ published: 0, dropped: 0, fenced: 0 }), backlog: async () => ({ pending: 0, oldestSeconds: 0 }) });
+  const metrics = new WorkerMetrics({ queueName: 'q', concurrency: 1, isTool: () => false, events: () => ({ published: 0, dropped: 0, fenced: 0 }), backlog: async () => ({ pending: 0, sessionsWaiting: 0, oldestWaitSeconds: 0 }) });
   const series = new Map<string, string[]>([['up', []]]);
   for (const registry of [metrics.registry, processMetrics()]) {
     for (const metric of registry.getMetricsAsArray()) {
@@ -46,27 +49,47 @@ function exportedSeries(): Map<string, string[]> {
   return series;
 }
 
-/** What a PromQL expression reads, by Prometheus's own grammar: each selector's metric and label names; null when it does not parse. */
-function selectors(expr: string): { metric: string; labels: string[] }[] | null {
+/** Grafana's range variables, as a query Prometheus receives has them filled in. */
+const withGrafanaVariables = (expr: string) => expr.replace(/\$__(rate_interval|interval|range)/g, '5m');
+
+/**
+ * What is wrong with one query, by Prometheus's own grammar: it does not parse or reads no metric;
+ * it reads a metric a worker does not export; a matcher, a `by`/`without` grouping or a `{{label}}`
+ * of the legend names a label the metrics it reads do not have.
+ */
+function queryProblems(where: string, query: string, exported: Map<string, string[]>, legend = ''): string[] {
+  const expr = withGrafanaVariables(query);
   const tree = parser.parse(expr);
-  let valid = true;
-  const found: { metric: string; labels: string[] }[] = [];
+  const text = (node: { from: number; to: number }) => expr.slice(node.from, node.to);
+  const problems: string[] = [];
+  const selectors: { from: number; to: number; labels: string[] }[] = [];
+  const groupings: { from: number; to: number; labels: string[] }[] = [];
   tree.iterate({
     enter: (node) => {
-      if (node.type.isError) valid = false;
-      if (node.name !== 'VectorSelector') return;
-      const metric = node.node.getChild('Identifier');
-      const labels = node.node.getChild('LabelMatchers')?.getChildren('UnquotedLabelMatcher') ?? [];
-      found.push({
-        metric: metric === null ? '' : expr.slice(metric.from, metric.to),
-        labels: labels.map((matcher) => {
-          const name = matcher.getChild('LabelName')!;
-          return expr.slice(name.from, name.to);
-        }),
-      });
+      if (node.type.isError) problems.push(`${where}: does not parse at ${JSON.stringify(expr.slice(node.from, node.from + 20))}`);
+      if (node.name === 'VectorSelector') {
+        const identifier = node.node.getChild('Identifier');
+        const metric = identifier === null ? '' : text(identifier);
+        const known = exported.get(metric);
+        if (known === undefined) problems.push(`${where}: no metric ${metric}`);
+        const matched = (node.node.getChild('LabelMatchers')?.getChildren('UnquotedLabelMatcher') ?? []).map((matcher) => text(matcher.getChild('LabelName')!));
+        for (const label of matched) if (known !== undefined && !known.includes(label) && !TARGET_LABELS.includes(label)) problems.push(`${where}: ${metric} has no label ${label}`);
+        selectors.push({ from: node.from, to: node.to, labels: [...(known ?? []), ...TARGET_LABELS] });
+      }
+      if (node.name === 'AggregateExpr') {
+        const grouped = node.node.getChild('AggregateModifier')?.getChild('GroupingLabels')?.getChildren('LabelName') ?? [];
+        groupings.push({ from: node.from, to: node.to, labels: grouped.map(text) });
+      }
     },
   });
-  return valid ? found : null;
+  if (selectors.length === 0) problems.push(`${where}: reads no metric`);
+  for (const grouping of groupings) {
+    const inside = new Set(selectors.filter((selector) => selector.from >= grouping.from && selector.to <= grouping.to).flatMap((selector) => selector.labels));
+    for (const label of grouping.labels) if (!inside.has(label)) problems.push(`${where}: groups by ${label}, which the metrics it aggregates do not have`);
+  }
+  const all = new Set(selectors.flatMap((selector) => selector.labels));
+  for (const match of legend.matchAll(/\{\{\s*(\w+)\s*\}\}/g)) if (!all.has(match[1]!)) problems.push(`${where}: the legend names ${match[1]!}, which no metric of the query has`);
+  return problems;
 }
 
 describe('the shipped monitoring', () => {
@@ -90,25 +113,15 @@ describe('the shipped monitoring', () => {
     for (const panel of dashboard.panels) expect(panel.datasource.uid, panel.title).toBe(datasources.datasources[0]!.uid);
   });
 
-  it('every alert has a summary; every query parses, and reads only metrics and labels a worker exports', () => {
+  it('every alert has a summary; every query parses, and reads, groups by and names in its legend only metrics and labels a worker exports', () => {
     const exported = exportedSeries();
     const rules = alerts.groups.flatMap((group) => group.rules);
     expect(rules.length).toBeGreaterThan(0);
     for (const rule of rules) expect(rule.annotations.summary, rule.alert).toBeTruthy();
-    const queries = [
-      ...rules.map((rule) => ({ where: `alert ${rule.alert}`, expr: rule.expr })),
-      ...dashboard.panels.flatMap((panel) => panel.targets.map((target) => ({ where: `panel ${panel.title}`, expr: target.expr }))),
+    const problems = [
+      ...rules.flatMap((rule) => queryProblems(`alert ${rule.alert}`, rule.expr, exported)),
+      ...dashboard.panels.flatMap((panel) => panel.targets.flatMap((target) => queryProblems(`panel ${panel.title}`, target.expr, exported, target.legendFormat))),
     ];
-    const problems: string[] = [];
-    for (const { where, expr } of queries) {
-      const read = selectors(expr);
-      if (read === null || read.length === 0) problems.push(`${where}: does not parse, or reads no metric`);
-      for (const { metric, labels } of read ?? []) {
-        const known = exported.get(metric);
-        if (known === undefined) problems.push(`${where}: no metric ${metric}`);
-        else for (const label of labels) if (!known.includes(label) && !TARGET_LABELS.includes(label)) problems.push(`${where}: ${metric} has no label ${label}`);
-      }
-    }
     expect(problems).toEqual([]);
   });
 });

@@ -56,6 +56,14 @@ describe('WorkerMetrics', () => {
     expect(await samples(metrics, 'loopfleet_llm_degraded_total')).toEqual(['{reason="retry_exhausted"} 1']);
   });
 
+  it('never throws at an event prom-client refuses (a negative token count from a custom Llm): that sample is lost, nothing else', async () => {
+    const metrics = metricsOf();
+    const usage = { promptTokens: -1, completionTokens: 2, cachedTokens: 0, reasoningTokens: 0, totalTokens: 1 };
+    const call = { type: 'llm_call_completed', callId: 'c', roundIndex: 0, attempt: 1, model: 'm', provider: 'custom', durationMs: 5, timeToFirstTokenMs: null, success: true, errorType: null, usage } as const;
+    expect(() => metrics.observe(call)).not.toThrow();
+    expect(await samples(metrics, 'loopfleet_llm_calls_total')).toEqual(['{provider="custom",outcome="ok"} 1']);
+  });
+
   it('labels a tool call with a registered name only: a name the model made up is "unknown"', async () => {
     const metrics = metricsOf();
     const tool = { type: 'tool_call_completed', toolCallId: 't', toolInput: {}, output: '' } as const;
@@ -102,19 +110,23 @@ describe('WorkerMetrics', () => {
     const withBacklog = (backlog: () => Promise<Backlog>) =>
       new WorkerMetrics({ queueName: 'q', concurrency: 1, isTool: () => false, events: () => ({ published: 0, dropped: 0, fenced: 0 }), backlog });
 
-    it('both gauges from one read per scrape', async () => {
-      const read = vi.fn(async () => ({ pending: 3, oldestSeconds: 12.5 }));
+    it('every backlog gauge from one read per scrape', async () => {
+      const read = vi.fn(async () => ({ pending: 3, sessionsWaiting: 2, oldestWaitSeconds: 12.5 }));
       const metrics = withBacklog(read);
       expect(await samples(metrics, 'loopfleet_inputs_pending')).toEqual(['3']);
       expect(read).toHaveBeenCalledTimes(1);
-      expect(await samples(metrics, 'loopfleet_inputs_pending_oldest_seconds')).toEqual(['12.5']);
+      const text = (await metrics.render()).body;
       expect(read).toHaveBeenCalledTimes(2);
+      expect(text).toContain('loopfleet_sessions_waiting{queue="q"} 2');
+      expect(text).toContain('loopfleet_sessions_waiting_oldest_seconds{queue="q"} 12.5');
+      expect(text).toContain('loopfleet_backlog_readable{queue="q"} 1');
     });
 
     // prom-client writes NaN as `Nan`; Prometheus reads either spelling (Go's ParseFloat ignores case).
-    it('NaN when the read fails', async () => {
+    it('NaN when the read fails, and loopfleet_backlog_readable 0', async () => {
       const metrics = withBacklog(async () => Promise.reject(new Error('connection refused')));
-      expect(await samples(metrics, 'loopfleet_inputs_pending')).toEqual(['Nan']);
+      expect(await samples(metrics, 'loopfleet_sessions_waiting_oldest_seconds')).toEqual(['Nan']);
+      expect(await samples(metrics, 'loopfleet_backlog_readable')).toEqual(['0']);
     });
 
     it('NaN once the read has taken BACKLOG_READ_TIMEOUT_MS; a read still running is joined, not sent again', async () => {
@@ -128,7 +140,7 @@ describe('WorkerMetrics', () => {
       const second = samples(metrics, 'loopfleet_inputs_pending');
       await vi.advanceTimersByTimeAsync(0);
       expect(read).toHaveBeenCalledTimes(1);
-      answer({ pending: 5, oldestSeconds: 1 });
+      answer({ pending: 5, sessionsWaiting: 1, oldestWaitSeconds: 1 });
       expect(await second).toEqual(['5']);
     });
   });
