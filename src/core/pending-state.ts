@@ -39,6 +39,12 @@ export interface PendingState {
   unresolvedIds: string[];
   /** Questions waiting for a human, each tied to one unresolved call. */
   interactions: PendingInteraction[];
+  /**
+   * The tools the input that asked for the calls allowed (its `options.tools`), which they run with
+   * even when a later input (a `resume`) runs them; null when it allowed every tool. Absent in a state
+   * written before it was recorded: the running input's tools apply then.
+   */
+  allowedTools?: string[] | null;
 }
 
 const nonNegativeInt = z.number().int().nonnegative();
@@ -65,6 +71,7 @@ export const pendingStateSchema: z.ZodType<PendingState> = z
     toolCalls: z.array(toolCallSchema).min(1),
     unresolvedIds: z.array(z.string().min(1)).min(1),
     interactions: z.array(pendingInteractionSchema),
+    allowedTools: z.array(z.string().min(1)).nullable().optional(),
   })
   .superRefine((state, ctx) => {
     const ids = new Set(state.toolCalls.map((call) => call.id));

@@ -42,7 +42,7 @@ const TOOL_KEYS = keys('role', 'content', 'toolCallId', 'name', 'isError');
 const TEXT_PART_KEYS = keys('type', 'text');
 const IMAGE_PART_KEYS = keys('type', 'url', 'mediaType');
 const TOOL_CALL_KEYS = keys('id', 'name', 'arguments');
-const PENDING_KEYS = keys('assistantSeq', 'round', 'inputSeq', 'toolCalls', 'unresolvedIds', 'interactions');
+const PENDING_KEYS = keys('assistantSeq', 'round', 'inputSeq', 'toolCalls', 'unresolvedIds', 'interactions', 'allowedTools');
 const LEDGER_KEYS = keys('toolCallId', 'inputSeq', 'round', 'name', 'args', 'status', 'errorCode', 'durationMs');
 const USAGE_ROUND_KEYS = keys('inputSeq', 'round', 'provider', 'model', 'llmCalls', 'promptTokens', 'completionTokens', 'cachedTokens', 'reasoningTokens', 'totalTokens');
 const USAGE_ROUND_COUNTS = ['llmCalls', 'promptTokens', 'completionTokens', 'cachedTokens', 'reasoningTokens', 'totalTokens'] as const;
@@ -151,8 +151,10 @@ function isToolCalls(calls: unknown, min: number): calls is Fields[] {
 /** A pending state with no question for a human (those are rare, and their metadata is the schema's to check). */
 function isPendingState(state: unknown): boolean {
   if (!fields(state, PENDING_KEYS) || !isCount(state['assistantSeq']) || !isCount(state['round']) || !isCount(state['inputSeq'])) return false;
-  const { toolCalls, unresolvedIds, interactions } = state;
+  const { toolCalls, unresolvedIds, interactions, allowedTools } = state;
   if (!isToolCalls(toolCalls, 1) || !Array.isArray(interactions) || interactions.length > 0) return false;
+  // Absent (the key left out: a present `undefined` is the schema's to strip), null, or names.
+  if ('allowedTools' in state && allowedTools !== null && !(Array.isArray(allowedTools) && allowedTools.every(isText))) return false;
   // Every unresolved id names one of the state's calls.
   return Array.isArray(unresolvedIds) && unresolvedIds.length > 0 && unresolvedIds.every((id) => isText(id) && toolCalls.some((call) => call['id'] === id));
 }

@@ -35,6 +35,7 @@ export async function loadRunContext(deps: LoopDeps, params: RunParams): Promise
     parsed: parsed ?? { kind: 'resume', payload: {} },
     profile,
     tools: overrides.tools === undefined ? deps.tools : deps.tools.subset(overrides.tools),
+    allowedTools: overrides.tools === undefined ? null : [...overrides.tools],
     systemPrompt: overrides.systemPrompt ?? session.systemPrompt ?? profile.systemPrompt,
     window,
     pending: session.pending,

@@ -72,6 +72,8 @@ export interface RunContext {
   profile: AgentProfile;
   /** The tools the model may see and call in this run. */
   tools: ToolRegistry;
+  /** This input's tool allowlist (`options.tools`), recorded with the calls it asks for; null: every tool. */
+  allowedTools: string[] | null;
   systemPrompt: string | null;
   window: StoredMessage[];
   pending: PendingState | null;

@@ -1,3 +1,4 @@
+import type { PendingState } from '../pending-state.js';
 import type { InputResult } from '../session-types.js';
 import { abortReason } from '../ports/clock.js';
 import { emit } from './emit.js';
@@ -65,7 +66,7 @@ async function recoverPending(ctx: RunContext): Promise<InputResult | null> {
   if (pending === null) return null;
   if (pending.interactions.length > 0) return finishRun(ctx, 'waiting_for_input', '', { reason: 'waiting_for_input' });
   const own = pending.inputSeq === ctx.params.input.seq;
-  const phase = await runToolPhase(ctx, unresolvedCalls(pending), pending.round);
+  const phase = await withToolsOf(ctx, pending, () => runToolPhase(ctx, unresolvedCalls(pending), pending.round));
   if (phase.kind === 'waiting') return finishRun(ctx, 'waiting_for_input', '', { reason: 'waiting_for_input' });
   if (phase.kind === 'break') return finishRun(ctx, 'completed', '', { reason: phase.reason });
   if (own && ctx.round <= pending.round) {
@@ -73,6 +74,23 @@ async function recoverPending(ctx: RunContext): Promise<InputResult | null> {
     await endRound(ctx, true, '');
   }
   return null;
+}
+
+/**
+ * Runs `work` with the tools the input that asked for the pending calls allowed: a `resume` (or any
+ * later input) runs them, but must not widen what that input's `options.tools` let the model call,
+ * nor narrow it (a tool it may not call now would lose its in-doubt policy). A state that does not
+ * record it (written before it was) keeps the running input's tools.
+ */
+async function withToolsOf<T>(ctx: RunContext, pending: PendingState, work: () => Promise<T>): Promise<T> {
+  if (pending.allowedTools === undefined) return work();
+  const own = ctx.tools;
+  ctx.tools = pending.allowedTools === null ? ctx.deps.tools : ctx.deps.tools.subset(pending.allowedTools);
+  try {
+    return await work();
+  } finally {
+    ctx.tools = own;
+  }
 }
 
 async function roundLoop(ctx: RunContext): Promise<InputResult> {

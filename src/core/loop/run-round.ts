@@ -47,6 +47,7 @@ async function toolTurn(ctx: RunContext, response: LlmResponse, calls: ToolCall[
       toolCalls: calls,
       unresolvedIds: calls.map((call) => call.id),
       interactions: [],
+      allowedTools: ctx.allowedTools,
     },
   });
   ctx.emptyStreak = 0;

@@ -53,7 +53,8 @@ const pending = fc
       toolCalls: fc.constant(calls),
       unresolvedIds: fc.subarray(calls.map((call) => call.id), { minLength: 1 }),
       interactions: fc.constant([]),
-    }),
+      allowedTools: fc.option(fc.array(fc.oneof(fc.constantFrom('read_file', 'search'), fc.string({ minLength: 1, maxLength: 3 })), { maxLength: 3 }), { nil: null }),
+    }, { requiredKeys: ['assistantSeq', 'round', 'inputSeq', 'toolCalls', 'unresolvedIds', 'interactions'] }),
   );
 const ledgerRow = (toolCallId: string) =>
   fc.record(

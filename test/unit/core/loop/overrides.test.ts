@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { protocolViolations } from '../../../../src/core/history/index.js';
 import { ScriptedLlm } from '../../../../src/llm/scripted-llm.js';
-import { LoopHarness, runChecked } from './loop-harness.js';
+import { InMemorySessionStore } from '../../../support/fakes/in-memory-session-store.js';
+import { crashable, LoopHarness, runChecked, StoreCrashed } from './loop-harness.js';
 
 const tool = (name: string) => ({
   name,
@@ -9,6 +10,14 @@ const tool = (name: string) => ({
   parameters: { type: 'object', properties: {} },
   execute: () => `${name} ran`,
 });
+
+const GAVE_UP = {
+  status: 'failed' as const,
+  finalText: '',
+  rounds: 0,
+  toolCalls: 0,
+  usage: { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 0 },
+};
 
 const answerFormat = {
   name: 'answer',
@@ -32,6 +41,34 @@ describe('per-input overrides (power-loop §5)', () => {
       await harness.send('anything');
       await runChecked(harness);
       expect(llm.requests[2]!.tools.map((spec) => spec.name)).toEqual(['read', 'write', 'search']);
+    });
+
+    it('calls left open by a restricted input run with its allowlist, even when a resume (allowed every tool) runs them', async () => {
+      const ran: string[] = [];
+      const counted = (name: string) => Object.assign(tool(name), { execute: () => (ran.push(name), `${name} ran`) });
+      const store = crashable(new InMemorySessionStore());
+      const llm = new ScriptedLlm([{ toolCalls: [{ id: 'a1', name: 'read' }, { id: 's1', name: 'secret' }] }, { text: 'after the resume' }]);
+      const harness = new LoopHarness({ llm, tools: [counted('read'), counted('secret')], store });
+      const seq = await harness.send('read only', { tools: ['read'] });
+      // The worker dies once the assistant step (the calls, their pending state) is committed.
+      store.crashAfter(2);
+      await expect(harness.runNext()).rejects.toBeInstanceOf(StoreCrashed);
+      store.crashAfter(Number.POSITIVE_INFINITY);
+      expect((await store.getSession(harness.sessionId))?.pending).toMatchObject({ unresolvedIds: ['a1', 's1'], allowedTools: ['read'] });
+      // That input is given up (as the poison-input stop does); a resume then runs its open calls.
+      const lease = await store.acquireLease({ sessionId: harness.sessionId, owner: 'test', ttlMs: 60_000 });
+      if (!lease.acquired) throw new Error('the lease should be free');
+      await store.commitStep({ sessionId: harness.sessionId, leaseToken: lease.token, input: { seq, status: 'failed', result: GAVE_UP, errorCode: 'system.infrastructure', errorMessage: 'gave up' } });
+      await store.releaseLease({ sessionId: harness.sessionId, token: lease.token });
+      await harness.add('resume', {});
+      expect(await runChecked(harness)).toMatchObject({ status: 'completed', finalText: 'after the resume' });
+      // read ran before the crash and again on resume (in doubt, its policy is retry); secret never did.
+      expect(ran).toEqual(['read', 'read']);
+      const results = (await harness.history()).filter((message) => message.role === 'tool');
+      expect(results.map((message) => [message.toolCallId, String(message.content).slice(0, 24)])).toEqual([
+        ['a1', 'read ran'],
+        ['s1', 'Error: unknown tool "sec'],
+      ]);
     });
 
     it('an empty allowlist offers no tools and no tool choice', async () => {
