@@ -73,8 +73,8 @@ export async function endRound(ctx: RunContext, hasTools: boolean, responseText:
 const MAX_CALL_ID_CHARS = 40;
 
 /**
- * Every call gets a non-empty id unique within the session (some endpoints omit ids or reuse
- * `call_0` every turn; the ledger, the idempotency key `<sessionId>:<toolCallId>` and the
+ * Every call gets a non-empty id of at most 40 characters, unique within the session (some
+ * endpoints omit ids, reuse `call_0` every turn or mint long ones; the ledger, the idempotency key `<sessionId>:<toolCallId>` and the
  * tool-result pairing all key on it). The window's ids are checked; once history was folded
  * (a compact note is in the window) the folded calls' ids are out of sight but still in the ledger,
  * so every id is made unique by its input, round and position instead.
@@ -84,11 +84,16 @@ function normaliseToolCalls(calls: readonly ToolCall[], ctx: RunContext): ToolCa
   const inWindow = windowCallIds(ctx.window);
   const folded = windowHasFold(ctx.window);
   const given = new Set<string>();
+  const taken = (id: string) => inWindow.has(id) || given.has(id);
   return calls.map((call, index) => {
     const suffix = `_${ctx.params.input.seq}_${ctx.round}_${index}`;
     let id = call.id.trim() === '' ? `call${suffix}` : call.id;
-    // The suffix alone makes the id unique, so the provider's part may be cut to keep it short.
-    if (folded || inWindow.has(id) || given.has(id)) id = `${id.slice(0, Math.max(0, MAX_CALL_ID_CHARS - suffix.length))}${suffix}`;
+    // The suffix makes the id unique, so the provider's part may be cut to keep it short. An id over
+    // the limit is renamed too: OpenAI refuses it, the ledger takes 500 characters, and an answer to
+    // its question names it (`submit.interactionId`, at most 200).
+    if (folded || id.length > MAX_CALL_ID_CHARS || taken(id)) id = `${id.slice(0, Math.max(0, MAX_CALL_ID_CHARS - suffix.length))}${suffix}`;
+    // A provider may have used that very name for another call of this reply or of the window.
+    for (let extra = 1, base = id; taken(id); extra += 1) id = `${base}_${extra}`;
     given.add(id);
     return Object.assign({}, call, { id });
   });

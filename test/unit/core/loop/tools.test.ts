@@ -265,6 +265,22 @@ describe('tool calls', () => {
     expect(ids).toEqual([long, `${long.slice(0, 34)}_1_0_1`]);
     expect(ids.every((id) => id.length <= 40)).toBe(true);
   });
+
+  it('an id over 40 characters is renamed, and a rename never lands on an id the reply or the window already holds', async () => {
+    const long = 'x'.repeat(600);
+    const llm = new ScriptedLlm([
+      { toolCalls: [{ id: 'q', name: 'echo', arguments: { text: 'a' } }] },
+      // `q` is in the window: renamed q_1_1_1, the very id the model gave the first call of this reply.
+      { toolCalls: [{ id: 'q_1_1_1', name: 'echo', arguments: { text: 'b' } }, { id: 'q', name: 'echo', arguments: { text: 'c' } }, { id: long, name: 'echo', arguments: { text: 'd' } }] },
+      { text: 'done' },
+    ]);
+    const harness = new LoopHarness({ llm, tools: [echoTool] });
+    await harness.send('go');
+    expect(await runChecked(harness)).toMatchObject({ status: 'completed', toolCalls: 4 });
+    const ids = harness.sink.ofType('tool_call_started').map((event) => event.toolCallId);
+    expect(ids).toEqual(['q', 'q_1_1_1', 'q_1_1_1_1', `${'x'.repeat(34)}_1_1_2`]);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
 });
 
 /** The steps a store was asked to commit, in order, with what each carried. */
