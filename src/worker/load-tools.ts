@@ -18,16 +18,32 @@ export async function loadTools(modulePath: string | null, clock: Clock): Promis
   try {
     loaded = (await import(url)) as { default?: unknown };
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new ToolDefinitionError(`LOOPFLEET_TOOLS: cannot load ${modulePath}: ${reason}`, { cause: error });
+    throw new ToolDefinitionError(`LOOPFLEET_TOOLS: cannot load ${modulePath}: ${reasonOf(error)}`, { cause: error });
   }
   if (!Array.isArray(loaded.default)) {
     throw new ToolDefinitionError(`LOOPFLEET_TOOLS: ${modulePath} must have a default export that is an array of tools`);
   }
+  const own = loaded.default as AnyToolDefinition[];
   try {
-    return ToolRegistry.from([...builtins, ...(loaded.default as AnyToolDefinition[])]);
+    // The module's tools on their own first, so a problem names them by their place in its array (#0
+    // is its first tool), not behind the built-ins.
+    const registry = ToolRegistry.from(own);
+    const builtin = new Set(builtins.map((tool) => tool.name));
+    const clash = registry.names().find((name) => builtin.has(name));
+    if (clash !== undefined) throw new ToolDefinitionError(`tool "${clash}" has the name of a built-in tool (${[...builtin].join(', ')})`, { details: { tool: clash } });
+    return ToolRegistry.from([...builtins, ...own]);
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new ToolDefinitionError(`LOOPFLEET_TOOLS: ${modulePath}: ${reason}`, { cause: error });
+    throw new ToolDefinitionError(`LOOPFLEET_TOOLS: ${modulePath}: ${reasonOf(error)}`, { cause: error });
   }
+}
+
+/** What a module or a definition threw, as text, whatever it threw (an object without a prototype cannot be converted to a string). */
+function reasonOf(error: unknown): string {
+  try {
+    const text: unknown = error instanceof Error ? error.message : String(error);
+    if (typeof text === 'string') return text;
+  } catch {
+    // Described below.
+  }
+  return 'it threw a value that is not an Error';
 }
