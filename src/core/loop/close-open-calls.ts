@@ -1,11 +1,12 @@
 import type { ToolCall } from '../messages.js';
 import { commitStep, type StepInput } from './commit-step.js';
-import { ledgerWrite, narrowPending, toolResultMessage } from './pending-results.js';
+import { closingResultContent, ledgerWrite, narrowPending, toolResultMessage } from './pending-results.js';
 import type { RunContext } from './run-context.js';
 
 /**
- * Gives each of `calls` a synthetic result (`[skipped: …]`, `<aborted: …>`) in one step, so no early
- * exit ever leaves a tool call without a result (power-loop edge case 2).
+ * Gives each of `calls` a synthetic result (`[skipped: …]`, `<aborted: …>`; `[interrupted: …]` for a
+ * call this run had started, see `closingResultContent`) in one step, so no early exit ever leaves a
+ * tool call without a result (power-loop edge case 2).
  */
 export async function closeOpenCalls(
   ctx: RunContext,
@@ -18,7 +19,7 @@ export async function closeOpenCalls(
   await commitStep(
     ctx,
     Object.assign({}, extra, {
-      messages: calls.map((call) => ({ round, kind: 'synthetic_tool_result' as const, message: toolResultMessage(call, content, false) })),
+      messages: calls.map((call) => ({ round, kind: 'synthetic_tool_result' as const, message: toolResultMessage(call, closingResultContent(ctx, call, content), false) })),
       toolCalls: calls.map((call) => ledgerWrite(ctx, call, round, 'aborted')),
       pending: narrowPending(ctx.pending, calls.map((call) => call.id)),
     }),

@@ -36,6 +36,7 @@ export async function loadRunContext(deps: LoopDeps, params: RunParams): Promise
     profile,
     tools: overrides.tools === undefined ? deps.tools : deps.tools.subset(overrides.tools),
     allowedTools: overrides.tools === undefined ? null : [...overrides.tools],
+    startedCalls: new Set(),
     systemPrompt: overrides.systemPrompt ?? session.systemPrompt ?? profile.systemPrompt,
     window,
     pending: session.pending,

@@ -58,3 +58,17 @@ function safeArgs(raw: string): unknown {
     return { raw };
   }
 }
+
+const SKIPPED = /^\[skipped: (.*)\]$/s;
+
+/**
+ * The synthetic result closing `call` without its own: `content` ("[skipped: …]") for a call this run
+ * never started, but "[interrupted: …]" for one it did — a parallel call still running when a break
+ * or a cancel stopped the batch, or one whose result the failing run never committed, may have taken
+ * effect, and the model must not be told it was skipped.
+ */
+export function closingResultContent(ctx: RunContext, call: ToolCall, content: string): string {
+  if (!ctx.startedCalls.has(call.id)) return content;
+  const reason = SKIPPED.exec(content)?.[1];
+  return reason === undefined ? content : `[interrupted: ${reason}; the call had started and may have taken effect]`;
+}

@@ -72,6 +72,11 @@ export interface RunContext {
   profile: AgentProfile;
   /** The tools the model may see and call in this run. */
   tools: ToolRegistry;
+  /**
+   * Calls whose start this run recorded: one closed without its result (a break, a cancel, a failed
+   * run) may have taken effect, and its synthetic result says so instead of "skipped".
+   */
+  startedCalls: Set<string>;
   /** This input's tool allowlist (`options.tools`), recorded with the calls it asks for; null: every tool. */
   allowedTools: string[] | null;
   systemPrompt: string | null;

@@ -3,7 +3,7 @@ import type { InputResult } from '../session-types.js';
 import type { StepMessageInput } from './commit-step.js';
 import { emit } from './emit.js';
 import { finishRun, type FinishOptions } from './finish-run.js';
-import { ledgerWrite, toolResultMessage, unresolvedCalls } from './pending-results.js';
+import { closingResultContent, ledgerWrite, toolResultMessage, unresolvedCalls } from './pending-results.js';
 import type { ModelCallOutcome } from './call-model.js';
 import type { RunContext } from './run-context.js';
 
@@ -30,7 +30,7 @@ function closingStep(ctx: RunContext, content: string): Pick<FinishOptions, 'mes
   if (pending === null) return { messages: [] };
   const calls = unresolvedCalls(pending);
   return {
-    messages: calls.map((call) => ({ round: pending.round, kind: 'synthetic_tool_result' as const, message: toolResultMessage(call, content, false) })),
+    messages: calls.map((call) => ({ round: pending.round, kind: 'synthetic_tool_result' as const, message: toolResultMessage(call, closingResultContent(ctx, call, content), false) })),
     toolCalls: calls.map((call) => ledgerWrite(ctx, call, pending.round, 'aborted')),
     pending: null,
   };

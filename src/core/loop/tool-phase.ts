@@ -132,6 +132,7 @@ async function startCall(ctx: RunContext, call: ToolCall, round: number): Promis
 }
 
 function announceStart(ctx: RunContext, call: ToolCall): void {
+  ctx.startedCalls.add(call.id);
   emit(ctx, { type: 'tool_call_started', name: call.name, toolCallId: call.id, toolInput: parsedOrRaw(call), attempt: 1 });
 }
 

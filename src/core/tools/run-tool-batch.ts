@@ -31,8 +31,9 @@ export interface RunToolBatchOptions extends ExecuteToolCallOptions {
  * at once); any other call runs alone, after everything before it and before everything after it.
  *
  * A `CancelledError` (the outer signal) or an error from `onStart`/`onFinish` stops the batch: no
- * further call starts, the calls in flight see their `ctx.signal` abort and are awaited, and the first
- * error is rethrown.
+ * further call starts, the calls in flight see their `ctx.signal` abort and their calls are awaited —
+ * which end at the abort, not when a handler that ignores its signal returns (it may still take
+ * effect: the loop closes such a call as interrupted, not skipped) — and the first error is rethrown.
  */
 export async function runToolBatch(registry: ToolRegistry, calls: readonly ToolCall[], options: RunToolBatchOptions): Promise<ToolOutcome[]> {
   const limit = resolveConcurrency(options.concurrency);

@@ -4,7 +4,7 @@ import { HOOK_POINTS } from '../../../../src/core/hooks/index.js';
 import { WRAP_UP_PROMPT } from '../../../../src/core/loop/limits.js';
 import type { LlmResponse } from '../../../../src/core/ports/llm.js';
 import { ScriptedLlm, type ScriptStep } from '../../../../src/llm/scripted-llm.js';
-import { LoopHarness, patientClock, runChecked } from './loop-harness.js';
+import { deferred, LoopHarness, patientClock, runChecked } from './loop-harness.js';
 
 const echoTool = {
   name: 'echo',
@@ -299,6 +299,31 @@ describe('hooks (power-loop §7)', () => {
       const { history } = await run(harness);
       expect(history[3]).toEqual({ role: 'tool', toolCallId: 'c2', name: 'echo', content: 'Error: replaced', isError: true });
       expect(harness.sink.ofType('tool_call_failed').map((event) => event.toolCallId)).toEqual(['c2']);
+    });
+
+    it('break while a parallel call still runs: that call is told interrupted (it may have taken effect), not skipped', async () => {
+      const entered = deferred();
+      const slow = {
+        name: 'slow',
+        description: 'Keeps running, whatever its signal says',
+        parameters: { type: 'object', properties: {} },
+        concurrencySafe: true,
+        execute: () => {
+          entered.resolve();
+          return new Promise(() => {});
+        },
+      };
+      const fast = { name: 'fast', description: 'Answers at once', parameters: { type: 'object', properties: {} }, concurrencySafe: true, execute: async () => (await entered.promise, 'fast done') };
+      const llm = new ScriptedLlm([{ toolCalls: [{ id: 'f1', name: 'fast' }, { id: 's1', name: 'slow' }] }, { text: 'ok' }]);
+      const harness = new LoopHarness({ llm, tools: [fast, slow], clock: patientClock });
+      harness.hooks.register('tool.after', (ctx) => (ctx.toolCall.id === 'f1' ? 'break' : undefined));
+      await harness.send('go');
+      expect(await runChecked(harness)).toMatchObject({ status: 'completed', finalText: 'ok' });
+      expect((await harness.history()).filter((message) => message.role === 'tool')).toEqual([
+        { role: 'tool', toolCallId: 'f1', name: 'fast', content: 'fast done' },
+        { role: 'tool', toolCallId: 's1', name: 'slow', content: '[interrupted: tool.after hook stopped the batch; the call had started and may have taken effect]' },
+      ]);
+      expect(await harness.store.loadOpenToolCalls(harness.sessionId)).toEqual([]);
     });
 
     it('break stops the batch: the rest get a skipped result, no call dangles, the run goes on', async () => {

@@ -202,7 +202,8 @@ describe('run statuses', () => {
       expect(await run).toMatchObject({ status: 'cancelled', finalText: '[cancelled: user]' });
       const history = await harness.history();
       expect(history.slice(2)).toEqual([
-        { role: 'tool', toolCallId: 's1', name: 'slow', content: '[skipped: cancelled — user]' },
+        // slow was running when the cancel came (it may have taken effect); echo never started.
+        { role: 'tool', toolCallId: 's1', name: 'slow', content: '[interrupted: cancelled — user; the call had started and may have taken effect]' },
         { role: 'tool', toolCallId: 'e1', name: 'echo', content: '[skipped: cancelled — user]' },
       ]);
       await expectValidHistory(harness);
@@ -246,7 +247,7 @@ describe('run statuses', () => {
       expect(await run).toMatchObject({ status: 'cancelled' });
       const results = (await harness.history()).filter((message) => message.role === 'tool');
       expect(results).toEqual([
-        { role: 'tool', toolCallId: 'a', name: 'slow', content: '[skipped: cancelled — user]' },
+        { role: 'tool', toolCallId: 'a', name: 'slow', content: '[interrupted: cancelled — user; the call had started and may have taken effect]' },
         { role: 'tool', toolCallId: 'b', name: 'charge', content: 'charged card: ok' },
       ]);
       expect(harness.sink.ofType('tool_call_completed').map((event) => [event.toolCallId, event.output])).toEqual([['b', 'charged card: ok']]);
@@ -415,7 +416,8 @@ describe('run statuses', () => {
       expect(await harness.store.getInput(harness.sessionId, 1)).toMatchObject({ status: 'failed', errorCode: 'internal', errorMessage: 'hook bug' });
       const history = await harness.history();
       expect(history.slice(2)).toEqual([
-        { role: 'tool', toolCallId: 'c1', name: 'echo', content: '[skipped: the run failed]' },
+        // c1 ran (its tool.after hook threw before its result was committed); c2 never started.
+        { role: 'tool', toolCallId: 'c1', name: 'echo', content: '[interrupted: the run failed; the call had started and may have taken effect]' },
         { role: 'tool', toolCallId: 'c2', name: 'echo', content: '[skipped: the run failed]' },
       ]);
       await expectValidHistory(harness);
