@@ -1,3 +1,6 @@
+import { z } from 'zod';
+import { ConfigInvalidError } from './errors/index.js';
+import { responseFormatSchema } from './input-payload.js';
 import type { ResponseFormatSpec } from './ports/llm.js';
 
 /**
@@ -66,4 +69,40 @@ export interface InputOverrides {
 
 export function resolveAgentProfile(partial: Partial<AgentProfile> = {}): AgentProfile {
   return { ...DEFAULT_AGENT_PROFILE, ...partial };
+}
+
+const agentProfileSchema = z
+  .object({
+    systemPrompt: z.string().nullable(),
+    model: z.string().min(1).nullable(),
+    maxRounds: z.number().int().min(1).max(1000),
+    maxOutputTokens: z.number().int().positive(),
+    temperature: z.number().min(0).max(2).nullable(),
+    maxTokensPerInput: z.number().int().positive().nullable(),
+    contextBudgetTokens: z.number().int().positive(),
+    compactTriggerRatio: z.number().gt(0).max(1),
+    compactKeepLastInputs: z.number().int().nonnegative(),
+    compactModel: z.string().min(1).nullable(),
+    emptyResponseRetries: z.number().int().nonnegative().max(100),
+    truncationNotices: z.number().int().nonnegative().max(100),
+    responseFormat: responseFormatSchema.nullable(),
+    toolConcurrency: z.number().int().min(1).max(1024),
+    // Room for some of the result besides the truncation notice (50 characters).
+    maxToolResultChars: z.number().int().min(100),
+  })
+  .strict();
+
+/**
+ * {@link resolveAgentProfile} for a profile from outside (`startWorker({ profile })`): every field
+ * is checked, and an unknown one (a typo) refused, with `config.invalid` naming each problem — at
+ * start-up, not at the first input that reaches the bad value.
+ */
+export function checkedAgentProfile(partial: unknown = {}): AgentProfile {
+  if (typeof partial !== 'object' || partial === null || Array.isArray(partial)) {
+    throw new ConfigInvalidError('the agent profile must be an object', { details: { problems: ['not an object'] } });
+  }
+  const parsed = agentProfileSchema.safeParse(Object.assign({}, DEFAULT_AGENT_PROFILE, partial));
+  if (parsed.success) return resolveAgentProfile(partial as Partial<AgentProfile>);
+  const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(profile)'}: ${issue.message}`);
+  throw new ConfigInvalidError(`invalid agent profile: ${problems.join('; ')}`, { details: { problems } });
 }

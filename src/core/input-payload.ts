@@ -8,7 +8,7 @@ import type { InputOverrides } from './agent-profile.js';
  * input is accepted (bad input never reaches the inbox) and again when a run loads it (persisted
  * state is untrusted, STYLE.md 10).
  */
-const responseFormatSchema = z.object({
+export const responseFormatSchema = z.object({
   name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
   schema: z.record(z.string(), z.unknown()),
   strict: z.boolean().optional(),

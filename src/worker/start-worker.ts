@@ -5,7 +5,7 @@ import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { ResolvedConfig } from '../config/index.js';
-import { resolveAgentProfile, type AgentProfile } from '../core/agent-profile.js';
+import { checkedAgentProfile, type AgentProfile } from '../core/agent-profile.js';
 import { CancelledError } from '../core/errors/index.js';
 import { HookRegistry } from '../core/hooks/index.js';
 import { systemClock } from '../core/ports/clock.js';
@@ -69,6 +69,8 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
   const logger = options.logger ?? loggerFromConfig(config);
   const tools = options.tools ?? (await loadTools(config.worker.toolsModule, systemClock));
   const llm = options.llm ?? createLlm(config.llm);
+  // Checked here, with the tools and the model, before any connection is opened (I8).
+  const profile = checkedAgentProfile(options.profile);
   const workerId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const connections = openConnections(config, logger);
   const stopping = new AbortController();
@@ -76,7 +78,7 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
   // Every running drain listens on them (one listener each, removed when the drain ends: linkedSignal,
   // boundWhileStopping); up to WORKER_CONCURRENCY at once is expected, not a leak.
   setMaxListeners(0, shutdown.signal, stopping.signal);
-  const ctx = workerContext(config, options, { workerId, logger, llm, tools, connections, stopping: stopping.signal, shutdown: shutdown.signal });
+  const ctx = workerContext(config, options, { workerId, logger, llm, tools, profile, connections, stopping: stopping.signal, shutdown: shutdown.signal });
   const jobs = new RunningJobs();
   let accepting = true;
   let worker: Worker | null = null;
@@ -167,6 +169,7 @@ interface ContextParts {
   logger: Logger;
   llm: Llm;
   tools: ToolRegistry;
+  profile: AgentProfile;
   connections: Connections;
   stopping: AbortSignal;
   shutdown: AbortSignal;
@@ -191,7 +194,7 @@ function workerContext(config: ResolvedConfig, options: StartWorkerOptions, part
       tools: parts.tools,
       hooks: options.hooks ?? new HookRegistry(),
       clock: systemClock,
-      profile: resolveAgentProfile(options.profile),
+      profile: parts.profile,
       retryPolicy: resolveRetryPolicy(),
       onObserverError: (error) => logger.warn({ err: error }, 'event observer failed'),
     },

@@ -56,6 +56,14 @@ describe('worker start-up failure, late claims and shutdown without Redis', () =
     }
   });
 
+  it('a bad agent profile is refused with config.invalid before any connection is opened', async () => {
+    await fleet.pool.query('SELECT 1');
+    await fleet.redis.ping();
+    const before = tcpHandles();
+    await expect(startWorker(fleet.config, { logger, llm: echo(), profile: { toolConcurrency: 0 } })).rejects.toMatchObject({ code: 'config.invalid' });
+    expect(tcpHandles()).toBe(before);
+  });
+
   it('loopfleet worker whose health port is taken exits 1 instead of staying up', async () => {
     const { port, server } = await takenPort();
     const worker = WorkerProcess.spawn('stop-edges-port-taken', fleet.processEnv({ METRICS_PORT: String(port) }));
