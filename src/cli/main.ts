@@ -1,6 +1,13 @@
 #!/usr/bin/env node
 import { runCli } from './run-cli.js';
 
+// A reader that stops early (`loopfleet tail … | head -1`) closes the pipe: what is left to print has
+// nowhere to go, which is how such a pipeline ends, not a failure to report with a stack trace.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+  process.exit(process.exitCode ?? 0);
+});
+
 const code = await runCli(process.argv.slice(2), {
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 // No millisecond setting may exceed it: Node's timers fire at once past it.
 import { MAX_TIMER_MS } from '../core/ports/clock.js';
-import { envVariable, flag, integer, matching, oneOf, text, url, zeroOr } from './env-variable.js';
+import { envVariable, flag, integer, matching, oneOf, REDIS_DATABASE_PATH, text, url, zeroOr } from './env-variable.js';
 import { LLM_PROVIDERS, LOG_FORMATS, LOG_LEVELS, LLM_HTTP_CLIENTS, type LlmProviderName, type LlmHttpClient } from './resolved-config.js';
 
 /** Defaults match `docker-compose.yml` (DESIGN.md §6). */
@@ -21,7 +21,7 @@ const secret = envVariable<string | null>(null, text);
 /** Every variable that stands on its own: its value does not depend on another variable. */
 const independentSchema = z.object({
   DATABASE_URL: envVariable(DEFAULT_DATABASE_URL, url(['postgres:', 'postgresql:'])),
-  REDIS_URL: envVariable(DEFAULT_REDIS_URL, url(['redis:', 'rediss:'])),
+  REDIS_URL: envVariable(DEFAULT_REDIS_URL, url(['redis:', 'rediss:'], REDIS_DATABASE_PATH)),
   LOOPFLEET_QUEUE: envVariable(
     'loopfleet',
     // BullMQ rejects ":" in queue names, and the name becomes part of every Redis key.

@@ -76,10 +76,16 @@ export function zeroOr(parser: ValueParser<number>): ValueParser<number> {
 }
 
 /**
+ * The path a Redis URL may have: none, or the database number ioredis selects. Anything else made
+ * ioredis send `SELECT NaN` and fail after an accepted input was already committed.
+ */
+export const REDIS_DATABASE_PATH = { pattern: /^(\/\d{0,9})?$/, expected: 'nothing or a database number (/0, /1, …)' } as const;
+
+/**
  * A URL with one of `protocols` (each with its trailing colon). Messages show the URL with its password
  * masked; a value that does not parse is not shown at all, since it may still hold a password.
  */
-export function url(protocols: readonly string[]): ValueParser<string> {
+export function url(protocols: readonly string[], path?: { pattern: RegExp; expected: string }): ValueParser<string> {
   const wanted = protocols.map((protocol) => `${protocol}//`).join(' or ');
   return (raw) => {
     let parsed: URL;
@@ -89,6 +95,7 @@ export function url(protocols: readonly string[]): ValueParser<string> {
       return reject(`must be a valid ${wanted} URL (the value does not parse; it is not shown because it may contain a password)`);
     }
     if (!protocols.includes(parsed.protocol)) return reject(`must be a ${wanted} URL (got ${quoted(redactUrl(raw))})`);
+    if (path !== undefined && !path.pattern.test(parsed.pathname)) return reject(`must have ${path.expected} as its path (got ${quoted(redactUrl(raw))})`);
     return accept(raw);
   };
 }

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL } from '../config/env-schema.js';
+import { REDIS_DATABASE_PATH } from '../config/env-variable.js';
 import { ConfigInvalidError } from '../core/errors/index.js';
 import { MAX_TIMER_MS } from '../core/ports/clock.js';
 import { hasStoreTypes } from '../store/pool.js';
@@ -110,7 +111,7 @@ export function resolveSessionQueueOptions(options: SessionQueueOptions): Resolv
   return {
     databaseUrl: options.pool === undefined ? url('databaseUrl', options.databaseUrl ?? DEFAULT_DATABASE_URL, ['postgres:', 'postgresql:']) : '',
     pool: options.pool === undefined ? null : storePool(options.pool),
-    redisUrl: options.redis === undefined ? url('redisUrl', options.redisUrl ?? DEFAULT_REDIS_URL, ['redis:', 'rediss:']) : '',
+    redisUrl: options.redis === undefined ? url('redisUrl', options.redisUrl ?? DEFAULT_REDIS_URL, ['redis:', 'rediss:'], REDIS_DATABASE_PATH) : '',
     redis: options.redis ?? null,
     poolSize: positiveInteger('poolSize', options.poolSize ?? d.poolSize),
     statementTimeoutMs: statementTimeout(options.statementTimeoutMs ?? d.statementTimeoutMs),
@@ -137,7 +138,7 @@ function storePool(pool: unknown): pg.Pool {
   return pool as pg.Pool;
 }
 
-function url(option: string, value: unknown, protocols: string[]): string {
+function url(option: string, value: unknown, protocols: string[], path?: { pattern: RegExp; expected: string }): string {
   if (typeof value !== 'string') throw invalid(option, 'must be a string');
   let parsed: URL;
   try {
@@ -147,6 +148,7 @@ function url(option: string, value: unknown, protocols: string[]): string {
     throw invalid(option, 'is not a valid URL');
   }
   if (!protocols.includes(parsed.protocol)) throw invalid(option, `must use ${protocols.join(' or ')}`);
+  if (path !== undefined && !path.pattern.test(parsed.pathname)) throw invalid(option, `must have ${path.expected} as its path`);
   return value;
 }
 
@@ -168,10 +170,10 @@ function milliseconds(option: string, value: unknown): number {
   throw invalid(option, `must be an integer from 1 to ${MAX_TIMER_MS} (milliseconds), got ${String(value)}`);
 }
 
-/** As `DATABASE_STATEMENT_TIMEOUT_MS` allows: 1 s to 1 h. */
+/** As `DATABASE_STATEMENT_TIMEOUT_MS` allows: 1 s to 1 h, or 0 for none (behind a PgBouncer that refuses the setting). */
 function statementTimeout(value: unknown): number {
-  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 1000 && value <= 3_600_000) return value;
-  throw invalid('statementTimeoutMs', `must be an integer from 1000 to 3600000 (milliseconds), got ${String(value)}`);
+  if (value === 0 || (typeof value === 'number' && Number.isSafeInteger(value) && value >= 1000 && value <= 3_600_000)) return value;
+  throw invalid('statementTimeoutMs', `must be 0 (none) or an integer from 1000 to 3600000 (milliseconds), got ${String(value)}`);
 }
 
 function invalid(option: string, problem: string): ConfigInvalidError {

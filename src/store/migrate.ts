@@ -1,3 +1,4 @@
+import { parse as parseConnectionString } from 'pg-connection-string';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { drizzle } from 'drizzle-orm/node-postgres';
@@ -82,8 +83,9 @@ function readJournal(folder: string): Journal {
 
 /** Creates the target database when missing, connecting to the server's `postgres` database. */
 export async function ensureDatabase(databaseUrl: string): Promise<boolean> {
-  const target = new URL(databaseUrl);
-  const name = decodeURIComponent(target.pathname.replace(/^\//, ''));
+  // The name as pg itself reads it from the URL (`decodeURI`), so the database created is the one
+  // connected to next; `decodeURIComponent` decoded `%2F` that pg leaves as it is.
+  const name = parseConnectionString(databaseUrl).database ?? '';
   if (name === '') throw new Error('DATABASE_URL names no database');
   const admin = new URL(databaseUrl);
   admin.pathname = '/postgres';

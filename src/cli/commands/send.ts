@@ -38,6 +38,8 @@ export async function sendCommand(args: string[], io: CliIo): Promise<number> {
   });
   const [sessionId, text, ...extra] = positionals;
   if (sessionId === undefined || text === undefined || extra.length > 0) return usage(io, 'expected a session and a text');
+  // An empty message is refused by the providers (Anthropic), so it would only fail on the worker.
+  if (text.trim() === '') return usage(io, 'the text must not be empty');
   const mode = values.mode;
   if (mode !== undefined && !(INPUT_MODES as readonly string[]).includes(mode)) return usage(io, `--mode must be one of ${INPUT_MODES.join(', ')}`);
   const inputId = values['input-id'];

@@ -51,4 +51,23 @@ describe('loopfleet migrate (processes)', () => {
       await admin.end();
     }
   });
+
+  it('--create-database creates the database pg then connects to, whatever the URL escapes (%2F stays as pg reads it)', async () => {
+    const url = new URL(db.url);
+    url.pathname = `/${db.name}_esc%2Fx`;
+    // pg decodes the path with decodeURI, which leaves %2F as it is: that is the database's name.
+    const name = `${db.name}_esc%2Fx`;
+    const run = await runCliProcess(['migrate', '--create-database'], { DATABASE_URL: url.toString() });
+    const admin = new pg.Client({ connectionString: db.url });
+    await admin.connect();
+    try {
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+      const created = await admin.query('SELECT datname FROM pg_database WHERE datname LIKE $1 ORDER BY datname', [`${db.name}_esc%`]);
+      expect(created.rows.map((row: { datname: string }) => row.datname)).toEqual([name]);
+    } finally {
+      for (const orphan of [name, `${db.name}_esc/x`]) await admin.query(`DROP DATABASE IF EXISTS "${orphan}" WITH (FORCE)`);
+      await admin.end();
+    }
+  });
 });

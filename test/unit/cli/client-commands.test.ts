@@ -36,6 +36,8 @@ describe('loopfleet client commands (no services needed)', () => {
     [['send'], 'expected a session and a text'],
     [['send', 's1'], 'expected a session and a text'],
     [['send', 's1', 'hi', 'extra'], 'expected a session and a text'],
+    [['send', 's1', ''], 'the text must not be empty'],
+    [['send', 's1', '  '], 'the text must not be empty'],
     [['send', 's1', 'hi', '--mode', 'sideways'], '--mode must be one of'],
     [['send', 's1', 'hi', '--input-id', 'has space'], '--input-id'],
     [['send', 's1', 'hi', '--bogus'], '--bogus'],

@@ -181,6 +181,7 @@ describe('invalid variables', () => {
     ['DATABASE_URL', 'mysql://u@db/app', 'must be a postgres:// or postgresql:// URL'],
     ['DATABASE_URL', 'not a url', 'must be a valid postgres:// or postgresql:// URL'],
     ['REDIS_URL', 'http://cache:6379', 'must be a redis:// or rediss:// URL'],
+    ['REDIS_URL', 'redis://cache:6379/abc', 'must have nothing or a database number (/0, /1, …) as its path'],
     ['OPENAI_BASE_URL', 'ftp://proxy', 'must be a http:// or https:// URL'],
     ['LLM_PROVIDER', 'mistral', 'must be one of openai, anthropic, scripted (got "mistral")'],
     ['WORKER_CONCURRENCY', '-1', 'must be a positive integer (got "-1")'],

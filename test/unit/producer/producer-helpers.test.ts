@@ -36,6 +36,10 @@ describe('resolveSessionQueueOptions', () => {
     });
   });
 
+  it('takes a statement timeout of 0 (none), as DATABASE_STATEMENT_TIMEOUT_MS does, and a Redis URL naming a database number', () => {
+    expect(resolveSessionQueueOptions({ statementTimeoutMs: 0, redisUrl: 'redis://cache:6379/2' })).toMatchObject({ statementTimeoutMs: 0, redisUrl: 'redis://cache:6379/2' });
+  });
+
   it.each([
     [{ queueName: 'a:b' }, 'queueName'],
     [{ queueName: '' }, 'queueName'],
@@ -48,7 +52,9 @@ describe('resolveSessionQueueOptions', () => {
     [{ databaseUrl: 'mysql://u:secret@h/db' }, 'databaseUrl'],
     [{ databaseUrl: 'not a url secret' }, 'databaseUrl'],
     [{ redisUrl: 'http://h' }, 'redisUrl'],
+    [{ redisUrl: 'redis://h:6379/abc' }, 'redisUrl'],
     [{ poolSize: 0 }, 'poolSize'],
+    [{ statementTimeoutMs: -1 }, 'statementTimeoutMs'],
     [{ statementTimeoutMs: 999 }, 'statementTimeoutMs'],
     [{ statementTimeoutMs: 3_600_001 }, 'statementTimeoutMs'],
     [{ statementTimeoutMs: '30000' }, 'statementTimeoutMs'],
