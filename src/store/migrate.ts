@@ -1,7 +1,7 @@
-import { parse as parseConnectionString } from 'pg-connection-string';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { drizzle } from 'drizzle-orm/node-postgres';
+import { parse as parseConnectionString } from 'pg-connection-string';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
 import { migrationsFolder } from './package-paths.js';
