@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ToolDefinitionError } from '../core/errors/index.js';
+import { thrownText, ToolDefinitionError } from '../core/errors/index.js';
 import type { Clock } from '../core/ports/clock.js';
 import { currentTimeTool, requestUserInputTool, ToolRegistry, type AnyToolDefinition } from '../core/tools/index.js';
 
@@ -18,7 +18,7 @@ export async function loadTools(modulePath: string | null, clock: Clock): Promis
   try {
     loaded = (await import(url)) as { default?: unknown };
   } catch (error) {
-    throw new ToolDefinitionError(`LOOPFLEET_TOOLS: cannot load ${modulePath}: ${reasonOf(error)}`, { cause: error });
+    throw new ToolDefinitionError(`LOOPFLEET_TOOLS: cannot load ${modulePath}: ${thrownText(error) ?? 'it threw a value that is not an Error'}`, { cause: error });
   }
   if (!Array.isArray(loaded.default)) {
     throw new ToolDefinitionError(`LOOPFLEET_TOOLS: ${modulePath} must have a default export that is an array of tools`);
@@ -33,17 +33,6 @@ export async function loadTools(modulePath: string | null, clock: Clock): Promis
     if (clash !== undefined) throw new ToolDefinitionError(`tool "${clash}" has the name of a built-in tool (${[...builtin].join(', ')})`, { details: { tool: clash } });
     return ToolRegistry.from([...builtins, ...own]);
   } catch (error) {
-    throw new ToolDefinitionError(`LOOPFLEET_TOOLS: ${modulePath}: ${reasonOf(error)}`, { cause: error });
+    throw new ToolDefinitionError(`LOOPFLEET_TOOLS: ${modulePath}: ${thrownText(error) ?? 'it threw a value that is not an Error'}`, { cause: error });
   }
-}
-
-/** What a module or a definition threw, as text, whatever it threw (an object without a prototype cannot be converted to a string). */
-function reasonOf(error: unknown): string {
-  try {
-    const text: unknown = error instanceof Error ? error.message : String(error);
-    if (typeof text === 'string') return text;
-  } catch {
-    // Described below.
-  }
-  return 'it threw a value that is not an Error';
 }

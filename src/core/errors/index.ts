@@ -4,6 +4,7 @@ export * from './system-errors.js';
 export * from './llm-errors.js';
 export * from './tool-errors.js';
 export * from './to-loopfleet-error.js';
+export * from './thrown-text.js';
 
 /** Every stable code, for documentation and the frozen-codes test. */
 export const ERROR_CODES = [

@@ -1,4 +1,4 @@
-import { ToolFailedError, ToolInvalidArgsError, ToolNotFoundError, type LoopfleetError } from '../errors/index.js';
+import { thrownText, ToolFailedError, ToolInvalidArgsError, ToolNotFoundError, type LoopfleetError } from '../errors/index.js';
 import { abortReason, type Clock } from '../ports/clock.js';
 import type { ToolCall } from '../messages.js';
 import { invokeToolHandler } from './invoke-tool-handler.js';
@@ -66,7 +66,7 @@ async function runCall(registry: ToolRegistry, call: ToolCall, options: ExecuteT
   // (a value added that JSON cannot hold would fail the step's commit after the tool's effect).
   const ended = await invokeToolHandler(tool, structuredClone(args), Object.assign({}, options, { toolCallId: call.id }));
   if (ended.kind === 'timed_out') return failure(args, ended.error);
-  if (ended.kind === 'threw') return failure(args, new ToolFailedError(describeThrown(ended.error), { cause: ended.error }));
+  if (ended.kind === 'threw') return failure(args, new ToolFailedError(thrownText(ended.error) ?? 'the tool threw a value that is not an Error', { cause: ended.error }));
   const serialised = serialiseToolResult(ended.value);
   if (!serialised.ok) {
     return failure(args, new ToolFailedError(`tool "${tool.name}" returned a result that cannot be serialised to JSON: ${serialised.reason}`));
@@ -76,19 +76,4 @@ async function runCall(registry: ToolRegistry, call: ToolCall, options: ExecuteT
 
 function failure(args: Record<string, unknown> | null, error: LoopfleetError & { code: ToolOutcomeErrorCode }): CallResult {
   return { args, content: `Error: ${error.message}`, error };
-}
-
-/**
- * What the model is told a tool threw. Never throws itself: an object without a prototype cannot be
- * converted to a string, a revoked proxy fails even `instanceof`, and an Error's `message` may be a
- * getter that throws or a value that is not a string.
- */
-function describeThrown(error: unknown): string {
-  try {
-    const text: unknown = error instanceof Error ? error.message || error.name : typeof error === 'string' ? error : String(error);
-    if (typeof text === 'string' && text !== '') return text;
-  } catch {
-    // Described below.
-  }
-  return 'the tool threw a value that is not an Error';
 }

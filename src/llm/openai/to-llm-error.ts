@@ -13,7 +13,7 @@
  */
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
 import { LlmBadResponseError, LlmNonRetryableError, LlmTransientError, LoopfleetError } from '../../core/errors/index.js';
-import { isRetryableStatus } from '../../core/retry/index.js';
+import { httpStatusOf, isRetryableStatus } from '../../core/retry/index.js';
 import { abortReason } from '../../core/ports/clock.js';
 
 /** What {@link toLlmError} needs to know about the call that failed. */
@@ -53,9 +53,9 @@ export function toLlmError(error: unknown, call: FailedCall): unknown {
 function inStreamError(error: APIError): LlmTransientError | LlmNonRetryableError {
   const message = `the OpenAI stream reported an error: ${error.message}`;
   const details = { type: error.type ?? null, errorCode: error.code ?? null };
-  const code: unknown = error.code;
-  const coded = typeof code === 'string' && /^\d{3}$/.test(code) ? Number(code) : code;
-  const status = typeof coded === 'number' && Number.isInteger(coded) && coded >= 400 && coded <= 599 ? coded : null;
+  // Read as the retry policy reads a status (a number, or three digits as text).
+  const coded = httpStatusOf({ status: error.code });
+  const status = coded !== null && coded >= 400 ? coded : null;
   const refused = status !== null ? !isRetryableStatus(status) : error.type === 'invalid_request_error';
   if (!refused) return transient(message, 'stream_error', error, details);
   // With the status the request would have been refused with, so the retry policy and the fallback
