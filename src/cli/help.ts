@@ -1,3 +1,4 @@
+import { MAX_ABORT_REASON_LENGTH, MAX_INTERACTION_ID_LENGTH } from '../core/input-payload.js';
 import { HISTORY_LIMIT, HISTORY_PAGE } from './commands/history.js';
 import { TAIL_LIMIT } from './commands/tail.js';
 import { FORCED_EXIT_MS, WORKER_GRACE_MS } from './commands/worker.js';
@@ -41,12 +42,15 @@ Sessions:
   cancel <session>              Cancel the running input; it ends "cancelled". Exit 1: no such session.
   resume <session>              Queue a resume: finish open tool calls and run another round.
   abort-pending <session> [--reason <text>]
-                                Close every open tool call and question with "<aborted: reason>".
+                                Close every open tool call and question with "<aborted: reason>"
+                                (--reason: at most ${MAX_ABORT_REASON_LENGTH} characters, default "aborted").
   submit-input <session> <interaction> <value>
-                                Answer a request_user_input question. The value is parsed as JSON
-                                when it parses (42, true, {"a":1}), else taken as text; so is JSON
-                                with a number a JS number would change (12345678901234567890,
-                                0.1000000000000000055511151231257827): every digit is kept.
+                                Answer a request_user_input question (<interaction>: its id as
+                                send --follow prints it, 1 to ${MAX_INTERACTION_ID_LENGTH} characters). The value is
+                                parsed as JSON when it parses (42, true, {"a":1}), else taken as
+                                text; so is JSON with a number a JS number would change
+                                (12345678901234567890, 0.1000000000000000055511151231257827): every
+                                digit is kept.
 
   help                          Show this help (also: -h, --help, or no command).
   version                       Print the version (also: -v, --version).
@@ -60,7 +64,8 @@ Environment (validated at start; see README for all of them):
 
 Exit codes:
   0   success (send --follow: completed)
-  1   failure or invalid configuration (send --follow: failed)
+  1   failure or invalid configuration (send --follow: failed); an unreachable or failing
+      Postgres or Redis prints [system.infrastructure] and its cause
   2   bad command line (unknown command, unknown or repeated option, malformed option value,
       missing argument, malformed session id)
   10  send --follow: waiting_for_input (answer with submit-input)

@@ -36,6 +36,12 @@ export const sendPayloadSchema = z
   })
   .strict();
 
+/** Longest `submit.interactionId` of a `resume` (it is never empty). */
+export const MAX_INTERACTION_ID_LENGTH = 200;
+
+/** Longest `abortPending.reason` of a `resume`. */
+export const MAX_ABORT_REASON_LENGTH = 500;
+
 /**
  * `resume`: continue a session without new user text — finish open tool calls and run another
  * round; or answer a `request_user_input` question (`submit`); or close every open tool call with an
@@ -43,8 +49,8 @@ export const sendPayloadSchema = z
  */
 export const resumePayloadSchema = z
   .object({
-    submit: z.object({ interactionId: z.string().min(1).max(200), value: z.unknown() }).strict().optional(),
-    abortPending: z.object({ reason: z.string().max(500) }).strict().optional(),
+    submit: z.object({ interactionId: z.string().min(1).max(MAX_INTERACTION_ID_LENGTH), value: z.unknown() }).strict().optional(),
+    abortPending: z.object({ reason: z.string().max(MAX_ABORT_REASON_LENGTH) }).strict().optional(),
     options: inputOverridesSchema.optional(),
   })
   .strict()

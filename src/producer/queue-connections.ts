@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import type pg from 'pg';
 import { closeConnection } from '../events/dedicated-connection.js';
 import { publisherConnection, RedisEventPublisher } from '../events/event-publisher.js';
+import { guardStore } from '../core/ports/guard-store.js';
 import { createPgPool } from '../store/pool.js';
 import { PostgresSessionStore } from '../store/postgres-session-store.js';
 import type { ResolvedQueueOptions } from './session-queue-options.js';
@@ -11,6 +12,7 @@ import { settleWithin } from './settle-within.js';
 /** What a {@link SessionQueue} talks to: the store on Postgres, Redis, the BullMQ queue and an event publisher. */
 export interface QueueConnections {
   pool: pg.Pool;
+  /** Its failures that are not typed (connection, SQL) reach the caller as `system.infrastructure`. */
   store: PostgresSessionStore;
   redis: Redis;
   queue: Queue;
@@ -65,7 +67,7 @@ export function openQueueConnections(options: ResolvedQueueOptions): QueueConnec
   };
   return {
     pool,
-    store: new PostgresSessionStore(pool, { batch: options.batch }),
+    store: guardStore(new PostgresSessionStore(pool, { batch: options.batch })),
     redis,
     queue,
     publisher,

@@ -4,7 +4,7 @@ import { InfrastructureError, InputInvalidError, SessionNotFoundError, StateConf
 import type { StoredMessage } from '../core/messages.js';
 import type { LoadHistoryOptions } from '../core/ports/session-store.js';
 import { whileLinked } from '../core/linked-signal.js';
-import { assertSessionId } from '../core/session-id.js';
+import { assertNewSessionId, assertSessionId } from '../core/session-id.js';
 import { followSessionEvents, readNewest } from '../events/event-subscriber.js';
 import type { StreamItem } from '../events/fleet-events.js';
 import { assertCursor, ONLY_NEW } from '../events/stream-id.js';
@@ -129,11 +129,14 @@ export class SessionQueue {
   /**
    * Follows a session's event stream (touch point 2): every entry as a `StreamEvent` whose `id` is a
    * cursor to resume after, and a `gap` whenever events were lost (rebuild from `history()` and
-   * `result()`). Runs until `signal` aborts, the caller stops iterating, or the queue closes.
+   * `result()`). Runs until `signal` aborts, the caller stops iterating, or the queue closes. Throws
+   * `session.invalid_id`, also for an id ending in `:seq` or `:finished` (another session's keys).
    */
   subscribe(sessionId: string, options: SubscribeOptions = {}): AsyncIterable<StreamItem> {
     this.#assertOpen();
-    const id = assertSessionId(sessionId);
+    // An id ending in a reserved suffix (`a:seq`) names another session's key, not a stream: no input
+    // can be accepted under it, and one stored before the rule is read with history() and result().
+    const id = assertNewSessionId(sessionId);
     const { after = ONLY_NEW, signal } = optionsObject(options, 'subscribe options');
     assertCursor(after, { allowOnlyNew: true });
     if (signal !== undefined && !(signal instanceof AbortSignal)) throw new InputInvalidError('signal must be an AbortSignal');

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { runCli } from '../../src/cli/run-cli.js';
 
 export interface ProcessResult {
   code: number | null;
@@ -30,4 +31,12 @@ export function runCliProcess(args: string[], env: NodeJS.ProcessEnv, timeoutMs 
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/** Runs one CLI invocation in this process (`runCli`), with the given environment; its exit code and output. */
+export async function runCliInProcess(argv: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runCli(argv, { stdout: (text) => void out.push(text), stderr: (text) => void err.push(text), env });
+  return { code, out: out.join(''), err: err.join('') };
 }

@@ -1,3 +1,4 @@
+import { MAX_INTERACTION_ID_LENGTH } from '../../core/input-payload.js';
 import { SessionQueue } from '../../producer/session-queue.js';
 import { EXIT, type CliIo } from '../cli-io.js';
 import { parseCommandLine } from '../command-line.js';
@@ -12,10 +13,8 @@ import { parseSubmitValue } from '../submit-value.js';
 export async function submitInputCommand(args: string[], io: CliIo): Promise<number> {
   const { positionals } = parseCommandLine({ args, allowPositionals: true, options: {} });
   const [sessionId, interactionId, raw, ...extra] = positionals;
-  if (sessionId === undefined || interactionId === undefined || raw === undefined || extra.length > 0) {
-    io.stderr('loopfleet submit-input: expected a session, an interaction id and a value\nusage: loopfleet submit-input <session> <interaction> <value>\n');
-    return EXIT.usage;
-  }
+  if (sessionId === undefined || interactionId === undefined || raw === undefined || extra.length > 0) return usage(io, 'expected a session, an interaction id and a value');
+  if (interactionId === '' || interactionId.length > MAX_INTERACTION_ID_LENGTH) return usage(io, `the interaction id must be 1 to ${MAX_INTERACTION_ID_LENGTH} characters`);
   const queue = SessionQueue.fromEnv(io.env);
   try {
     const handle = await queue.submitInput(sessionId, interactionId, parseSubmitValue(raw));
@@ -24,4 +23,9 @@ export async function submitInputCommand(args: string[], io: CliIo): Promise<num
   } finally {
     await queue.close();
   }
+}
+
+function usage(io: CliIo, problem: string): number {
+  io.stderr(`loopfleet submit-input: ${problem}\nusage: loopfleet submit-input <session> <interaction> <value>\n`);
+  return EXIT.usage;
 }

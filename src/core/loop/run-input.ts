@@ -4,7 +4,7 @@ import { abortReason } from '../ports/clock.js';
 import { emit } from './emit.js';
 import { finishRun } from './finish-run.js';
 import { budgetExceeded, budgetStop, roundLimitReached, wrapUp } from './limits.js';
-import { guardStore } from './guard-store.js';
+import { guardStore } from '../ports/guard-store.js';
 import { loadRunContext } from './load-run-context.js';
 import { maybeCompact } from './compaction-phase.js';
 import { unresolvedCalls } from './pending-results.js';

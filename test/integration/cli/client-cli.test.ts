@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../../src/cli/run-cli.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
+import { runCliInProcess } from '../../support/run-cli-process.js';
 import { Gates, routingLlm } from '../producer/routing-llm.js';
 
 describe('loopfleet client commands against a running fleet', () => {
@@ -9,12 +10,7 @@ describe('loopfleet client commands against a running fleet', () => {
   const gates = new Gates();
 
   /** Runs the CLI in-process with this fleet's environment; resolves with the exit code and output. */
-  async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-    const out: string[] = [];
-    const err: string[] = [];
-    const code = await runCli(argv, { stdout: (text) => void out.push(text), stderr: (text) => void err.push(text), env });
-    return { code, out: out.join(''), err: err.join('') };
-  }
+  const cli = (...argv: string[]) => runCliInProcess(argv, env);
 
   beforeAll(async () => {
     fleet = await FleetFixture.create('cli_client');
@@ -154,6 +150,8 @@ describe('loopfleet client commands against a running fleet', () => {
   it('bad arguments exit 2 and write nothing', async () => {
     expect((await cli('send', 'bad id!', 'x')).code).toBe(2);
     expect((await cli('tail', 'bad id!', '--limit', '1')).code).toBe(2);
+    // Not a stream: the key of session cli-1's event counter.
+    expect(await cli('tail', 'cli-1:seq', '--after', '0', '--limit', '1')).toMatchObject({ code: 2, out: '', err: expect.stringContaining('[session.invalid_id] session id must not end in ":seq" or ":finished"') });
     expect((await cli('history', 'bad id!')).code).toBe(2);
     expect((await cli('send', 's', 'x', '--mode', 'sideways')).code).toBe(2);
     expect(await cli('send', 's', 'x', '--mode', 'queue', '--mode', 'steer')).toMatchObject({ code: 2, out: '', err: expect.stringContaining('option --mode given more than once') });

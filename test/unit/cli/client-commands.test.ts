@@ -58,6 +58,9 @@ describe('loopfleet client commands (no services needed)', () => {
     [['abort-pending'], 'expected one session'],
     [['abort-pending', 's1', '--reason'], '--reason'],
     [['submit-input', 's1', 'call_1'], 'expected a session, an interaction id and a value'],
+    [['submit-input', 's1', '', 'yes'], 'the interaction id must be 1 to 200 characters'],
+    [['submit-input', 's1', 'c'.repeat(201), 'yes'], 'the interaction id must be 1 to 200 characters'],
+    [['abort-pending', 's1', '--reason', 'r'.repeat(501)], '--reason must be at most 500 characters, got 501'],
   ])('%j exits 2 before touching configuration or services', async (argv, message) => {
     // An invalid configuration proves the arguments were rejected first: it would otherwise exit 1.
     const run = capture({ REDIS_URL: 'mysql://nope' });
