@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL } from '../config/env-schema.js';
-import { REDIS_DATABASE_PATH } from '../config/env-variable.js';
+import { REDIS_DATABASE_PATH, url as urlRule } from '../config/env-variable.js';
 import { ConfigInvalidError } from '../core/errors/index.js';
 import { MAX_TIMER_MS } from '../core/ports/clock.js';
 import { hasStoreTypes } from '../store/pool.js';
@@ -138,17 +138,11 @@ function storePool(pool: unknown): pg.Pool {
   return pool as pg.Pool;
 }
 
+/** Checked by the rule `DATABASE_URL` and `REDIS_URL` are (`src/config/env-variable.ts`): the same messages, the password masked. */
 function url(option: string, value: unknown, protocols: string[], path?: { pattern: RegExp; expected: string }): string {
   if (typeof value !== 'string') throw invalid(option, 'must be a string');
-  let parsed: URL;
-  try {
-    parsed = new URL(value);
-  } catch {
-    // Never echo the value: a connection string may carry a password.
-    throw invalid(option, 'is not a valid URL');
-  }
-  if (!protocols.includes(parsed.protocol)) throw invalid(option, `must use ${protocols.join(' or ')}`);
-  if (path !== undefined && !path.pattern.test(parsed.pathname)) throw invalid(option, `must have ${path.expected} as its path`);
+  const outcome = urlRule(protocols, path)(value);
+  if (!outcome.ok) throw invalid(option, outcome.message);
   return value;
 }
 
