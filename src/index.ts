@@ -19,8 +19,10 @@ export type { InputEventsOptions } from './producer/input-events.js';
 export type { ResultOptions } from './producer/wait-for-result.js';
 export { ResultTimeoutError } from './producer/result-timeout-error.js';
 export type { SessionAdmin } from './producer/session-admin.js';
+export type { ScheduledTimer, TimerAddData, TimerAdmin, TimerOptions } from './producer/timer-admin.js';
+export type { TimerRecord, TimerStatus } from './store/timers.js';
 export type { InputCounts, SessionStatsReport } from './producer/session-stats.js';
-export { cancelChannel, eventStreamKey, JOB, type JobName } from './producer/fleet-keys.js';
+export { cancelChannel, eventStreamKey, JOB, timerJobId, type JobName, type TimerJobData } from './producer/fleet-keys.js';
 
 export * from './core/errors/index.js';
 

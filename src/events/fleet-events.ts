@@ -10,7 +10,13 @@ export type LifecycleEvent =
   | { type: 'input_started'; attempt: number }
   /** A takeover continues an input a lost worker was running: drop the lost attempt's partial deltas. */
   | { type: 'input_resumed'; reason: 'worker_lost'; attempt: number }
-  | ({ type: 'input_finished'; error: { code: string; message: string } | null; steeredInto?: number } & InputResult);
+  | ({ type: 'input_finished'; error: { code: string; message: string } | null; steeredInto?: number } & InputResult)
+  /**
+   * A durable timer fired (DESIGN.md §4.6): `delivered` as the input `inputSeq` (kind `timer`), or
+   * `error` when the inbox refused the firing (the timer is then cancelled).
+   */
+  | { type: 'timer_fired'; timerId: string; fireCount: number; outcome: 'delivered' }
+  | { type: 'timer_fired'; timerId: string; fireCount: number; outcome: 'error'; error: { code: string; message: string } };
 
 export type FleetEvent = LoopEvent | LifecycleEvent;
 

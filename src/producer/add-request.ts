@@ -68,8 +68,8 @@ export function toAcceptRequest(kind: unknown, data: unknown, options: unknown):
 function checkKind(kind: unknown): AddKind {
   if (kind === 'send' || kind === 'resume') return kind;
   if (kind === 'timer') {
-    // Timers need a timers row and a delayed job (DESIGN.md §4.6); accepting a bare inbox row would lose both.
-    throw new InputInvalidError('add("timer", …) is not supported yet: timers arrive with the timers feature; use "send" or "resume"');
+    // A timer is a timers row and a delayed job (DESIGN.md §4.6), scheduled by SessionQueue.timers; a bare inbox row would lose both.
+    throw new InputInvalidError('a timer is not an input to accept: schedule it with queue.add("timer", …) or queue.timers.schedule');
   }
   throw new InputInvalidError(`unknown input kind ${JSON.stringify(String(kind))} (expected "send" or "resume")`, {
     details: { received: String(kind).slice(0, 64) },

@@ -11,7 +11,7 @@ export const JOB = {
   /** Raw path: an input from any BullMQ client, ingested into the inbox by a worker. */
   send: 'send',
   resume: 'resume',
-  /** A due timer: reserved for durable timers, which are not built yet; workers refuse it (`job.unknown`). */
+  /** A timer's alarm: a delayed job per firing (data {@link TimerJobData}); the worker delivers the firing. */
   timer: 'timer',
   /** The periodic repair job (job scheduler). */
   sweep: 'sweep',
@@ -58,4 +58,20 @@ export function cancelChannel(queueName: string): string {
 /** The deduplication id of a session's drain job (one active and one waiting at most). */
 export function drainDedupId(sessionId: string): string {
   return `drain:${sessionId}`;
+}
+
+/** The data of a `timer` job: the timer, and how many firings it had when this alarm was set. */
+export interface TimerJobData {
+  sessionId: string;
+  timerId: string;
+  fireCount: number;
+}
+
+/**
+ * The job id of a timer's alarm for firing `fireCount + 1`: one alarm per firing, whoever sets it
+ * (the scheduler, the previous firing, the sweeper), so a second add of the same alarm is a no-op.
+ * BullMQ refuses `:` in a custom id and session and timer ids may hold one: both go in base64url.
+ */
+export function timerJobId(sessionId: string, timerId: string, fireCount: number): string {
+  return `timer_${Buffer.from(sessionId).toString('base64url')}_${Buffer.from(timerId).toString('base64url')}_${fireCount}`;
 }

@@ -20,6 +20,7 @@ import { SessionAdmin } from './session-admin.js';
 import { resolveSessionQueueOptions, type ResolvedQueueOptions, type SessionQueueOptions } from './session-queue-options.js';
 import { readSessionStats, type SessionStatsReport } from './session-stats.js';
 import { attemptWithin } from './settle-within.js';
+import { TimerAdmin, type ScheduledTimer, type TimerAddData } from './timer-admin.js';
 import { waitForResult, type ResultOptions } from './wait-for-result.js';
 
 /** Options of {@link SessionQueue.subscribe}. */
@@ -47,6 +48,8 @@ export class SessionQueue {
   readonly queueName: string;
   /** Explicit session management: `create`, `get`, `delete`. */
   readonly sessions: SessionAdmin;
+  /** Durable timers: `schedule`, `get`, `list`, `cancel` (DESIGN.md §4.6). */
+  readonly timers: TimerAdmin;
   readonly #options: ResolvedQueueOptions;
   readonly #conn: QueueConnections;
   readonly #closed = new AbortController();
@@ -65,6 +68,16 @@ export class SessionQueue {
       store: this.#conn.store,
       redis: this.#conn.redis,
       queueName: this.queueName,
+      logger: this.#options.logger,
+      redisTimeoutMs: this.#options.redisTimeoutMs,
+      run: async (work) => {
+        this.#assertOpen();
+        return this.#track(work());
+      },
+    });
+    this.timers = new TimerAdmin({
+      pool: this.#conn.pool,
+      queue: this.#conn.queue,
       logger: this.#options.logger,
       redisTimeoutMs: this.#options.redisTimeoutMs,
       run: async (work) => {
@@ -103,11 +116,18 @@ export class SessionQueue {
   /**
    * Accepts an input: `add('send', { sessionId, input })` or `add('resume', { sessionId, submit? ,
    * abortPending? })`. Durable before it resolves; a repeated `inputId` returns the original seq
-   * (`duplicate: true`) and queues nothing. Throws `input.invalid` for an unknown kind (`timer` is
-   * not supported by this client yet), `session.invalid_id`, `input.too_large`.
+   * (`duplicate: true`) and queues nothing. Throws `input.invalid` for an unknown kind,
+   * `session.invalid_id`, `input.too_large`. `add('timer', { sessionId, delayMs | at, note, everyMs?,
+   * timerId? })` schedules a durable timer instead (`timers.schedule`) and resolves with it.
    */
-  async add(kind: AddKind, data: AddData, opts?: AddOptions): Promise<InputHandle> {
+  async add(kind: 'timer', data: TimerAddData): Promise<ScheduledTimer>;
+  async add(kind: AddKind, data: AddData, opts?: AddOptions): Promise<InputHandle>;
+  async add(kind: AddKind | 'timer', data: AddData | TimerAddData, opts?: AddOptions): Promise<InputHandle | ScheduledTimer> {
     this.#assertOpen();
+    if (kind === 'timer') {
+      if (opts !== undefined) throw new InputInvalidError('add("timer", …) takes no third argument: give timerId in the data');
+      return this.timers.add(data as TimerAddData);
+    }
     const request = toAcceptRequest(kind, data, opts);
     return this.#track(this.#accept(request));
   }

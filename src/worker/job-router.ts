@@ -5,6 +5,7 @@ import { JOB } from '../producer/fleet-keys.js';
 import { drainSession } from './drain-session.js';
 import { ingestJob } from './ingest-job.js';
 import { sweep } from './sweep-job.js';
+import { fireTimerJob } from './timer-job.js';
 import type { WorkerContext } from './worker-context.js';
 
 /**
@@ -42,8 +43,8 @@ export function createJobProcessor(ctx: WorkerContext) {
 /** A raw job moved to delayed after a failed ingest: BullMQ's `DelayedError`, already counted as a retry. */
 class RetryLaterError extends DelayedError {}
 
-/** The job names {@link route} handles (`timer` is reserved for durable timers, not built yet). */
-const HANDLED_JOBS: readonly string[] = [JOB.drain, JOB.send, JOB.resume, JOB.sweep];
+/** The job names {@link route} handles. */
+const HANDLED_JOBS: readonly string[] = [JOB.drain, JOB.send, JOB.resume, JOB.timer, JOB.sweep];
 
 /** Starts of a raw `send`/`resume` job whose ingest keeps failing (not for its data) before it fails for good. */
 export const RAW_INGEST_MAX_STARTS = 20;
@@ -88,6 +89,14 @@ async function route(ctx: WorkerContext, job: Job, token: string | undefined, si
         ctx.metrics.jobDone(job.name, 'retry');
         throw new RetryLaterError();
       }
+    case JOB.timer: {
+      const result = await fireTimerJob(ctx, job.data);
+      if (result.outcome === 'early') {
+        await job.moveToDelayed(result.dueAt, token);
+        throw new DelayedError();
+      }
+      return result;
+    }
     case JOB.sweep:
       return sweep(ctx);
     default:

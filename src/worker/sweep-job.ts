@@ -1,6 +1,9 @@
 import { drainDedupId, JOB } from '../producer/fleet-keys.js';
 import { kickSession } from '../producer/kick.js';
+import { armTimer } from '../producer/arm-timer.js';
+import { timerJobId } from '../producer/fleet-keys.js';
 import { findStrandedSessions } from '../store/find-stranded-sessions.js';
+import { findOverdueTimers, type TimerRecord } from '../store/timers.js';
 import type { WorkerContext } from './worker-context.js';
 
 /**
@@ -24,6 +27,8 @@ export interface SweepReport {
    * worker that lost the session's lease (a dead or frozen worker, R2), and were removed.
    */
   strayKeysRemoved: number;
+  /** Armed timers overdue past the grace whose alarm job was missing, failed or finished, and was set again. */
+  timersRearmed: number;
 }
 
 /**
@@ -33,13 +38,16 @@ export interface SweepReport {
  */
 export async function sweep(ctx: WorkerContext, limit = 500): Promise<SweepReport> {
   const sessions = await findStrandedSessions(ctx.pool, { graceMs: ctx.settings.sweepGraceMs, limit });
-  const report: SweepReport = { stranded: sessions.length, kicked: 0, strayKeysRemoved: 0 };
+  const report: SweepReport = { stranded: sessions.length, kicked: 0, strayKeysRemoved: 0, timersRearmed: 0 };
   for (const sessionId of sessions) {
     if (await removeStrayDedupKey(ctx, sessionId)) report.strayKeysRemoved += 1;
     await kickSession(ctx.queue, sessionId);
     report.kicked += 1;
   }
-  if (report.stranded > 0) ctx.logger.info({ ...report }, 'sweeper repaired stranded sessions');
+  for (const timer of await findOverdueTimers(ctx.pool, { graceMs: ctx.settings.sweepGraceMs, limit })) {
+    if (await rearmTimer(ctx, timer)) report.timersRearmed += 1;
+  }
+  if (report.stranded > 0 || report.timersRearmed > 0) ctx.logger.info({ ...report }, 'sweeper repaired stranded sessions and timers');
   ctx.metrics.swept(report);
   return report;
 }
@@ -56,6 +64,22 @@ async function removeStrayDedupKey(ctx: WorkerContext, sessionId: string): Promi
   if (state === 'active' && ctx.clock.now() - (job?.processedOn ?? 0) < ctx.settings.leaseTtlMs) return false;
   await ctx.queue.removeDeduplicationKey(dedupId);
   ctx.logger.warn({ sessionId, jobId, state }, 'removed a stray deduplication key');
+  return true;
+}
+
+/**
+ * Sets the alarm of an armed timer that is overdue again, unless its job is still to run: a job lost
+ * with Redis, or failed past its attempts (Postgres down through all of them), or finished without
+ * recording the firing (a crash between the accept and the record). A finished or failed job is
+ * removed first, since it holds the alarm's id.
+ */
+async function rearmTimer(ctx: WorkerContext, timer: TimerRecord): Promise<boolean> {
+  const job = await ctx.queue.getJob(timerJobId(timer.sessionId, timer.timerId, timer.fireCount));
+  const state = job === undefined ? 'missing' : await job.getState();
+  if (LIVE_STATES.has(state) || state === 'active') return false;
+  if (job !== undefined && state !== 'unknown') await job.remove();
+  await armTimer(ctx.queue, timer, ctx.clock.now());
+  ctx.logger.warn({ sessionId: timer.sessionId, timerId: timer.timerId, fireCount: timer.fireCount, state }, 'timer overdue and its alarm not pending; set it again');
   return true;
 }
 

@@ -121,9 +121,19 @@ describe('the raw BullMQ path', () => {
     expect(next.value).toMatchObject({ seq: expect.any(Number), inputId: expect.any(String) });
   });
 
-  it('a timer job (durable timers are not built yet) is refused, naming only the jobs workers handle', async () => {
+  it('a timer job from a raw producer is an alarm: without its data it fails at once; an alarm with no armed timer writes nothing', async () => {
     const outcome = await producer.run('timer', { sessionId: 'timer-job' });
     expect(outcome.state).toBe('failed');
-    expect(outcome.failedReason).toBe('job.unknown: unknown job name "timer" (expected drain, send, resume, sweep)');
+    expect(outcome.failedReason).toMatch(/^input\.invalid: invalid timer job data: timerId/);
+    const before = await rowCounts();
+    const stale = await producer.run('timer', { sessionId: 'timer-job', timerId: 'no-such-timer', fireCount: 0 });
+    expect(stale).toMatchObject({ state: 'completed', value: { outcome: 'stale', timerId: 'no-such-timer' } });
+    expect(await rowCounts()).toEqual(before);
+  });
+
+  it('a job of a name the workers do not handle is refused, naming the jobs they do', async () => {
+    const outcome = await producer.run('tick', { sessionId: 'tick-job' });
+    expect(outcome.state).toBe('failed');
+    expect(outcome.failedReason).toBe('job.unknown: unknown job name "tick" (expected drain, send, resume, timer, sweep)');
   });
 });

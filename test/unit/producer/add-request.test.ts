@@ -23,7 +23,7 @@ describe('toAcceptRequest (SessionQueue.add arguments)', () => {
   });
 
   it.each([
-    ['timer', { sessionId: 's1' }, undefined, 'input.invalid', /not supported yet/],
+    ['timer', { sessionId: 's1' }, undefined, 'input.invalid', /schedule it with queue.add\("timer", …\) or queue.timers.schedule/],
     ['drain', { sessionId: 's1' }, undefined, 'input.invalid', /unknown input kind "drain"/],
     [42, { sessionId: 's1' }, undefined, 'input.invalid', /unknown input kind/],
     ['send', null, undefined, 'input.invalid', /data must be an object/],

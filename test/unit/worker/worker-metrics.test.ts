@@ -86,9 +86,9 @@ describe('WorkerMetrics', () => {
 
   it('counts the sweeper’s repairs by kind', async () => {
     const metrics = metricsOf();
-    metrics.swept({ stranded: 0, kicked: 0, strayKeysRemoved: 0 });
-    metrics.swept({ stranded: 3, kicked: 3, strayKeysRemoved: 1 });
-    expect(await samples(metrics, 'loopfleet_sweeper_repairs_total')).toEqual(['{kind="stranded_kicked"} 3', '{kind="stray_key_removed"} 1']);
+    metrics.swept({ stranded: 0, kicked: 0, strayKeysRemoved: 0, timersRearmed: 0 });
+    metrics.swept({ stranded: 3, kicked: 3, strayKeysRemoved: 1, timersRearmed: 2 });
+    expect(await samples(metrics, 'loopfleet_sweeper_repairs_total')).toEqual(['{kind="stranded_kicked"} 3', '{kind="stray_key_removed"} 1', '{kind="timer_rearmed"} 2']);
   });
 
   it('reads the publisher’s counts and the concurrency at scrape time; the process metrics are rendered with each worker’s', async () => {

@@ -1,0 +1,127 @@
+import type { Queue } from 'bullmq';
+import type { Logger } from 'pino';
+import type pg from 'pg';
+import { InputInvalidError } from '../core/errors/index.js';
+import { storeFailure } from '../core/ports/guard-store.js';
+import { assertSessionId } from '../core/session-id.js';
+import { cancelTimer, getTimer, listTimers, scheduleTimer, type ScheduleTimerParams, type TimerRecord } from '../store/timers.js';
+import { armTimer } from './arm-timer.js';
+import { settleWithin } from './settle-within.js';
+
+/** What `timers.schedule` (and `add('timer', …)`) takes besides the session: exactly one of `delayMs` and `at`. */
+export interface TimerOptions {
+  /** Fire this many milliseconds from now, 0 to 366 days. */
+  delayMs?: number;
+  /** Fire at this time: a `Date`, an ISO 8601 string or epoch milliseconds (a past time fires at once). */
+  at?: Date | string | number;
+  /** What the agent is told when it fires (the `<timer>` message): 1 to 10,000 characters, not blank. */
+  note: string;
+  /** Fire again this many milliseconds after each firing (1 s to 366 days); absent: fire once. */
+  everyMs?: number;
+  /** Idempotency key (1–100 of `[A-Za-z0-9_.:@/-]`): scheduling the same id again returns the existing timer. Default: random. */
+  timerId?: string;
+}
+
+/** The data of `add('timer', …)`: the session and the {@link TimerOptions}. */
+export type TimerAddData = TimerOptions & { sessionId: string };
+
+/** A timer as scheduled: the stored row, and whether the id was scheduled before (nothing new written). */
+export type ScheduledTimer = TimerRecord & { duplicate: boolean };
+
+const OPTION_KEYS = new Set(['delayMs', 'at', 'note', 'everyMs', 'timerId']);
+const DATA_KEYS = new Set(['sessionId', ...OPTION_KEYS]);
+
+/**
+ * `queue.timers`: durable timers (DESIGN.md §4.6). A timer is a row in Postgres, written before
+ * `schedule` returns, and a BullMQ delayed job per firing; when it fires, the session gets an input of
+ * kind `timer` whose message is the note, steered into a running input at its next round boundary or
+ * run as the next one. The sweeper sets an alarm lost with Redis again once the timer is overdue.
+ */
+export class TimerAdmin {
+  constructor(
+    private readonly deps: {
+      pool: pg.Pool;
+      queue: Queue;
+      logger: Logger | null;
+      /** Longest wait for Redis when setting the alarm, in milliseconds. */
+      redisTimeoutMs: number;
+      /** Runs an operation unless the queue is closed, and lets `close()` wait for it. */
+      run: <T>(work: () => Promise<T>) => Promise<T>;
+    },
+  ) {}
+
+  /**
+   * Schedules a timer on a session (created if missing). Durable when it resolves; its alarm is set
+   * after the commit, and a Redis failure does not fail the call (the sweeper sets it later). Throws
+   * `input.invalid` and `session.invalid_id` for bad arguments, before anything is written.
+   */
+  async schedule(sessionId: string, options: TimerOptions): Promise<ScheduledTimer> {
+    return this.add(Object.assign({}, checkedOptions(options, 'timer options', OPTION_KEYS), { sessionId }) as unknown as TimerAddData);
+  }
+
+  /** `add('timer', { sessionId, … })`. */
+  async add(data: TimerAddData): Promise<ScheduledTimer> {
+    const fields = checkedOptions(data, 'timer data', DATA_KEYS);
+    const params: ScheduleTimerParams = { sessionId: fields.sessionId as string, note: fields.note as string, createdBy: 'host' };
+    if (fields.delayMs !== undefined) params.delayMs = fields.delayMs as number;
+    if (fields.at !== undefined) params.at = toDate(fields.at);
+    if (fields.everyMs !== undefined) params.everyMs = fields.everyMs as number;
+    if (fields.timerId !== undefined) params.timerId = fields.timerId as string;
+    return this.deps.run(() => this.#schedule(params));
+  }
+
+  /** One timer of a session, or null. */
+  async get(sessionId: string, timerId: string): Promise<TimerRecord | null> {
+    const id = assertSessionId(sessionId);
+    return this.deps.run(() => guarded('getTimer', getTimer(this.deps.pool, id, timerId)));
+  }
+
+  /** The session's armed timers, soonest first; `{ all: true }`: every timer it has (fired and cancelled too), newest first. At most 1,000. */
+  async list(sessionId: string, options: { all?: boolean } = {}): Promise<TimerRecord[]> {
+    const id = assertSessionId(sessionId);
+    const { all } = checkedOptions(options, 'list options', new Set(['all']));
+    if (all !== undefined && typeof all !== 'boolean') throw new InputInvalidError('all must be a boolean');
+    return this.deps.run(() => guarded('listTimers', listTimers(this.deps.pool, id, { all: all === true })));
+  }
+
+  /** Cancels an armed timer; false when the session has no armed timer under that id. A firing already delivered stays delivered. */
+  async cancel(sessionId: string, timerId: string): Promise<boolean> {
+    const id = assertSessionId(sessionId);
+    return this.deps.run(() => guarded('cancelTimer', cancelTimer(this.deps.pool, id, timerId)));
+  }
+
+  async #schedule(params: ScheduleTimerParams): Promise<ScheduledTimer> {
+    const { timer, duplicate } = await guarded('scheduleTimer', scheduleTimer(this.deps.pool, params));
+    // A duplicate is armed too: the first call's alarm may be the one that was lost.
+    if (timer.status === 'armed') {
+      const armed = armTimer(this.deps.queue, timer).catch((error: unknown) => {
+        this.deps.logger?.warn({ err: error, sessionId: timer.sessionId, timerId: timer.timerId }, 'timer scheduled; its alarm was not set (the sweeper will set it once it is overdue)');
+      });
+      if (!(await settleWithin(armed, this.deps.redisTimeoutMs))) {
+        this.deps.logger?.warn({ sessionId: timer.sessionId, timerId: timer.timerId }, 'timer scheduled; its alarm is still pending (Redis slow or down)');
+      }
+    }
+    return Object.assign({}, timer, { duplicate });
+  }
+}
+
+async function guarded<T>(operation: string, work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    throw storeFailure(operation, error);
+  }
+}
+
+function checkedOptions(value: unknown, what: string, allowed: Set<string>): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InputInvalidError(`${what} must be an object`);
+  const unknown = Object.keys(value).filter((key) => !allowed.has(key));
+  if (unknown.length > 0) throw new InputInvalidError(`${what} has unknown field(s) ${unknown.slice(0, 10).join(', ')} (allowed: ${[...allowed].join(', ')})`);
+  return value as Record<string, unknown>;
+}
+
+function toDate(value: unknown): Date {
+  const date = value instanceof Date ? value : typeof value === 'string' || typeof value === 'number' ? new Date(value) : null;
+  if (date === null || !Number.isFinite(date.getTime())) throw new InputInvalidError('at must be a Date, an ISO 8601 string or epoch milliseconds');
+  return date;
+}

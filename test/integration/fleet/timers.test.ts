@@ -1,0 +1,116 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { eventStreamKey, JOB, timerJobId } from '../../../src/producer/fleet-keys.js';
+import { SessionQueue } from '../../../src/producer/session-queue.js';
+import { getTimer, listTimers } from '../../../src/store/timers.js';
+import { FleetFixture } from '../../support/fleet-fixture.js';
+
+/**
+ * Durable timers (DESIGN.md §4.6) on a real fleet: a timer is a row in Postgres and a delayed BullMQ
+ * job per firing; each firing becomes a `timer` input of the session, recorded on the row, announced
+ * with `timer_fired`; an alarm lost with Redis is set again by the sweeper.
+ */
+describe('durable timers', () => {
+  let fleet: FleetFixture;
+  let queue: SessionQueue;
+
+  beforeAll(async () => {
+    fleet = await FleetFixture.create('timers');
+    queue = SessionQueue.fromEnv(fleet.env);
+  });
+
+  afterEach(async () => {
+    await Promise.allSettled(fleet.workers.splice(0).map((worker) => worker.close({ graceMs: 2_000 })));
+  });
+
+  afterAll(async () => {
+    await queue?.close();
+    await fleet?.close();
+  });
+
+  /** The `timer_fired` entries of a session's stream, as their data. */
+  async function firedEvents(sessionId: string): Promise<Array<Record<string, unknown>>> {
+    const entries = await fleet.redis.xrange(eventStreamKey(fleet.config.queueName, sessionId), '-', '+');
+    return entries
+      .filter(([, fields]) => fields[fields.indexOf('type') + 1] === 'timer_fired')
+      .map(([, fields]) => JSON.parse(fields[fields.indexOf('data') + 1]!) as Record<string, unknown>);
+  }
+
+  it("a one-shot timer fires once, as a timer input the agent reads as its note; scheduling its id again changes nothing", async () => {
+    await fleet.startWorker();
+    const scheduled = await queue.add('timer', { sessionId: 'tm-once', delayMs: 0, note: 'check the oven', timerId: 'oven' });
+    expect(scheduled).toMatchObject({ sessionId: 'tm-once', timerId: 'oven', status: 'armed', fireCount: 0, everyMs: null, createdBy: 'host', duplicate: false });
+    const [input] = await fleet.waitForSessionFinished('tm-once', 1);
+    expect(input).toMatchObject({ seq: 1, kind: 'timer', inputId: 'timer:oven:1', status: 'done', payload: { timerId: 'oven', note: 'check the oven', fireCount: 1 } });
+    expect((await fleet.transcript('tm-once'))[0]).toBe('user: <timer id="oven" firing="1">\ncheck the oven\n</timer>');
+    await fleet.waitFor('the firing recorded', async () => ((await getTimer(fleet.pool, 'tm-once', 'oven'))?.status === 'fired' ? true : undefined));
+    expect(await queue.timers.get('tm-once', 'oven')).toMatchObject({ status: 'fired', fireCount: 1, lastFiredAt: expect.any(Date) });
+    expect(await fleet.waitFor('timer_fired', async () => ((await firedEvents('tm-once')).length > 0 ? firedEvents('tm-once') : undefined))).toEqual([
+      expect.objectContaining({ timerId: 'oven', fireCount: 1, outcome: 'delivered', inputSeq: 1 }),
+    ]);
+    // The same id again: the stored timer, not a second one, and no alarm for a fired timer.
+    expect(await queue.timers.schedule('tm-once', { delayMs: 0, note: 'check the oven', timerId: 'oven' })).toMatchObject({ status: 'fired', fireCount: 1, duplicate: true });
+    expect(await fleet.queue.getJob(timerJobId('tm-once', 'oven', 1))).toBeUndefined();
+    expect(await queue.timers.list('tm-once')).toEqual([]);
+    expect((await queue.timers.list('tm-once', { all: true })).map((timer) => timer.timerId)).toEqual(['oven']);
+  });
+
+  it('a recurring timer fires again every period until it is cancelled; an alarm set before the cancel delivers nothing', async () => {
+    await fleet.startWorker();
+    const sessionId = 'tm-every';
+    await queue.timers.schedule(sessionId, { delayMs: 0, everyMs: 1000, note: 'poll the build', timerId: 'poll' });
+    await fleet.waitForSessionIdle(sessionId, 2);
+    expect(await queue.timers.cancel(sessionId, 'poll')).toBe(true);
+    expect(await queue.timers.cancel(sessionId, 'poll')).toBe(false);
+    const cancelled = await getTimer(fleet.pool, sessionId, 'poll');
+    expect(cancelled).toMatchObject({ status: 'cancelled', everyMs: 1000 });
+    // The alarm of the next firing was set before the cancel; once it has run, nothing more was delivered.
+    const nextAlarm = timerJobId(sessionId, 'poll', cancelled!.fireCount);
+    await fleet.waitFor('the last alarm to run', async () => ((await fleet.queue.getJob(nextAlarm)) === undefined ? true : undefined), 20_000);
+    const inputs = await fleet.store.listInputs(sessionId, { limit: 100 });
+    // One firing more than the row counts only if the cancel came between that firing's accept and
+    // its record: a firing already delivered stays delivered.
+    const delivered = inputs.length;
+    expect([cancelled!.fireCount, cancelled!.fireCount + 1]).toContain(delivered);
+    expect(inputs.map((input) => input.inputId)).toEqual(Array.from({ length: delivered }, (_, i) => `timer:poll:${i + 1}`));
+    expect(inputs.every((input) => input.kind === 'timer')).toBe(true);
+  });
+
+  it('the sweeper sets again the alarm of an overdue armed timer that Redis lost', async () => {
+    const sessionId = 'tm-lost';
+    await queue.timers.schedule(sessionId, { delayMs: 0, note: 'lost alarm', timerId: 'lost' });
+    // Redis lost the alarm (a flush, a restart without persistence) before any worker ran it.
+    expect(await fleet.queue.remove(timerJobId(sessionId, 'lost', 0))).toBe(1);
+    await fleet.startWorker({ settings: { sweepEveryMs: 300, sweepGraceMs: 200 } });
+    const [input] = await fleet.waitForSessionIdle(sessionId, 1);
+    expect(input).toMatchObject({ kind: 'timer', inputId: 'timer:lost:1', status: 'done' });
+    expect(await getTimer(fleet.pool, sessionId, 'lost')).toMatchObject({ status: 'fired', fireCount: 1 });
+  });
+
+  it.each([
+    [{ note: 'x' }, 'exactly one of delayMs and at'],
+    [{ delayMs: 1, at: new Date(), note: 'x' }, 'exactly one of delayMs and at'],
+    [{ delayMs: -1, note: 'x' }, 'delayMs must be an integer'],
+    [{ delayMs: 1.5, note: 'x' }, 'delayMs must be an integer'],
+    [{ at: 'tomorrow', note: 'x' }, 'at must be a Date'],
+    [{ delayMs: 0, note: '   ' }, 'note must be a non-blank string'],
+    [{ delayMs: 0, note: 'x'.repeat(10_001) }, 'note must be a non-blank string'],
+    [{ delayMs: 0, note: 'x', everyMs: 999 }, 'everyMs must be an integer from 1000'],
+    [{ delayMs: 0, note: 'x', timerId: 'has space' }, 'timerId must be'],
+    [{ delayMs: 0, note: 'x', timerId: 'x'.repeat(101) }, 'timerId must be'],
+    [{ delayMs: 0, note: 'x', repeat: true }, 'unknown field(s) repeat'],
+  ])('refuses %j with input.invalid and writes nothing', async (options, message) => {
+    await expect(queue.timers.schedule('tm-bad', options as never)).rejects.toMatchObject({ code: 'input.invalid', message: expect.stringContaining(message) });
+    await expect(queue.add('timer', Object.assign({ sessionId: 'tm-bad' }, options) as never)).rejects.toMatchObject({ code: 'input.invalid' });
+    expect(await fleet.store.getSession('tm-bad')).toBeNull();
+    expect(await listTimers(fleet.pool, 'tm-bad', { all: true })).toEqual([]);
+  });
+
+  it('refuses a session id no session may take, and a timer job whose data is not a timer alarm fails at once', async () => {
+    await expect(queue.add('timer', { sessionId: 'a:seq', delayMs: 0, note: 'x' })).rejects.toMatchObject({ code: 'session.invalid_id' });
+    await fleet.startWorker();
+    const job = await fleet.queue.add(JOB.timer, { sessionId: 'tm-raw', timerId: 'has space', fireCount: 0 });
+    const failed = await fleet.waitFor('the job to fail', async () => ((await job.getState()) === 'failed' ? fleet.queue.getJob(job.id!) : undefined));
+    expect(failed?.failedReason).toMatch(/^input\.invalid: invalid timer job data: timerId/);
+    expect(failed?.attemptsMade).toBe(1);
+  });
+});
