@@ -1,6 +1,7 @@
 import { MAX_ABORT_REASON_LENGTH, MAX_INTERACTION_ID_LENGTH } from '../core/input-payload.js';
 import { HISTORY_LIMIT, HISTORY_PAGE } from './commands/history.js';
 import { TAIL_LIMIT } from './commands/tail.js';
+import { TIMER_EVERY, TIMER_IN } from './commands/timers.js';
 import { FORCED_EXIT_MS, WORKER_GRACE_MS } from './commands/worker.js';
 
 /** The CLI help. Lists only commands that exist (keep it current with the code; a CLI test checks it names exactly the commands that exist). */
@@ -51,6 +52,19 @@ Sessions:
                                 text; so is JSON with a number a JS number would change
                                 (12345678901234567890, 0.1000000000000000055511151231257827): every
                                 digit is kept.
+
+Timers:
+  timer <session> <note> (--in <ms> | --at <time>) [--every <ms>] [--id <timer>]
+                                Schedule a durable timer: when it fires, the session gets the note
+                                as a <timer> message. --in: ms from now (${TIMER_IN.min} to ${TIMER_IN.max});
+                                --at: an ISO 8601 time (2026-11-25T09:00:00Z). --every: fire again
+                                every ms (${TIMER_EVERY.min} to ${TIMER_EVERY.max}). --id: its id (1 to 100
+                                characters); a repeated id returns the stored timer. Prints
+                                "scheduled <session> timer <id> due <time>".
+  timers <session> [--all] [--json]
+                                List the armed timers, soonest first (--all: every timer, newest first).
+  cancel-timer <session> <timer>
+                                Cancel an armed timer. Exit 1: no armed timer with that id.
 
   help                          Show this help (also: -h, --help, or no command).
   version                       Print the version (also: -v, --version).

@@ -12,6 +12,7 @@ import { resumeCommand } from './commands/resume.js';
 import { sendCommand } from './commands/send.js';
 import { submitInputCommand } from './commands/submit-input.js';
 import { tailCommand } from './commands/tail.js';
+import { cancelTimerCommand, timerCommand, timersCommand } from './commands/timers.js';
 import { workerCommand } from './commands/worker.js';
 import { HELP } from './help.js';
 
@@ -27,6 +28,9 @@ const COMMANDS: Record<string, Command> = {
   resume: resumeCommand,
   'abort-pending': abortPendingCommand,
   'submit-input': submitInputCommand,
+  timer: timerCommand,
+  timers: timersCommand,
+  'cancel-timer': cancelTimerCommand,
   help: async (args, io) => {
     if (args.length > 0) return takesNoArguments('help', args, io);
     io.stdout(HELP);

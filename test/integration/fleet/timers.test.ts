@@ -3,6 +3,7 @@ import { eventStreamKey, JOB, timerJobId } from '../../../src/producer/fleet-key
 import { SessionQueue } from '../../../src/producer/session-queue.js';
 import { getTimer, listTimers } from '../../../src/store/timers.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
+import { runCliInProcess } from '../../support/run-cli-process.js';
 
 /**
  * Durable timers (DESIGN.md §4.6) on a real fleet: a timer is a row in Postgres and a delayed BullMQ
@@ -84,6 +85,30 @@ describe('durable timers', () => {
     const [input] = await fleet.waitForSessionIdle(sessionId, 1);
     expect(input).toMatchObject({ kind: 'timer', inputId: 'timer:lost:1', status: 'done' });
     expect(await getTimer(fleet.pool, sessionId, 'lost')).toMatchObject({ status: 'fired', fireCount: 1 });
+  });
+
+  it('loopfleet timer, timers and cancel-timer schedule, list and cancel', async () => {
+    const cli = (...argv: string[]) => runCliInProcess(argv, fleet.env);
+    const scheduled = await cli('timer', 'tm-cli', 'stand-up in an hour', '--in', '3600000', '--every', '86400000', '--id', 'standup');
+    expect(scheduled).toMatchObject({ code: 0, err: '' });
+    expect(scheduled.out).toMatch(/^scheduled tm-cli timer standup due \d{4}-\d{2}-\d{2}T[\d:.]+Z\n$/);
+    expect((await cli('timer', 'tm-cli', 'stand-up in an hour', '--in', '3600000', '--id', 'standup')).out).toMatch(/ \(duplicate\)\n$/);
+    expect(await cli('timer', 'tm-cli', 'new year', '--at', '2027-01-01T00:00:00Z', '--id', 'ny')).toMatchObject({ code: 0, out: 'scheduled tm-cli timer ny due 2027-01-01T00:00:00.000Z\n' });
+    const listed = await cli('timers', 'tm-cli');
+    expect(listed.code).toBe(0);
+    expect(listed.out.trim().split('\n').map((line) => line.split('  ').slice(0, 2).concat(line.split('  ').slice(3)))).toEqual([
+      ['standup', 'armed', 'every 86400000 ms', 'fired 0', '"stand-up in an hour"'],
+      ['ny', 'armed', 'once', 'fired 0', '"new year"'],
+    ]);
+    const json = (await cli('timers', 'tm-cli', '--json')).out.trim().split('\n').map((line) => JSON.parse(line) as { timerId: string; everyMs: number | null });
+    expect(json.map((timer) => [timer.timerId, timer.everyMs])).toEqual([['standup', 86_400_000], ['ny', null]]);
+    expect(await cli('cancel-timer', 'tm-cli', 'standup')).toMatchObject({ code: 0, out: 'cancelled timer standup of tm-cli\n' });
+    expect(await cli('cancel-timer', 'tm-cli', 'standup')).toMatchObject({ code: 1, err: 'loopfleet cancel-timer: no armed timer standup on session tm-cli\n' });
+    expect((await cli('timers', 'tm-cli')).out).toMatch(/^ny {2}armed/);
+    expect((await cli('timers', 'tm-cli', '--all')).out.split('\n').filter(Boolean).map((line) => line.split('  ').slice(0, 2))).toEqual(
+      expect.arrayContaining([['standup', 'cancelled'], ['ny', 'armed']]),
+    );
+    await queue.timers.cancel('tm-cli', 'ny');
   });
 
   it.each([

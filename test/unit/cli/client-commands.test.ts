@@ -61,6 +61,19 @@ describe('loopfleet client commands (no services needed)', () => {
     [['submit-input', 's1', '', 'yes'], 'the interaction id must be 1 to 200 characters'],
     [['submit-input', 's1', 'c'.repeat(201), 'yes'], 'the interaction id must be 1 to 200 characters'],
     [['abort-pending', 's1', '--reason', 'r'.repeat(501)], '--reason must be at most 500 characters, got 501'],
+    [['timer', 's1'], 'expected a session and a note'],
+    [['timer', 's1', '  ', '--in', '0'], 'the note must not be empty'],
+    [['timer', 's1', 'wake'], 'give exactly one of --in and --at'],
+    [['timer', 's1', 'wake', '--in', '0', '--at', '2026-11-25T09:00:00Z'], 'give exactly one of --in and --at'],
+    [['timer', 's1', 'wake', '--in=-1'], '--in must be a whole number from 0 to 31622400000 ms'],
+    [['timer', 's1', 'wake', '--in', '1e3'], '--in must be a whole number from 0 to 31622400000 ms'],
+    [['timer', 's1', 'wake', '--in', '0', '--every', '999'], '--every must be a whole number from 1000 to 31622400000 ms'],
+    [['timer', 's1', 'wake', '--at', 'tomorrow'], '--at must be an ISO 8601 time'],
+    [['timer', 's1', 'wake', '--at', '2026-13-45'], '--at must be an ISO 8601 time'],
+    [['timer', 's1', 'wake', '--in', '0', '--id', 'has space'], '--id must be 1 to 100'],
+    [['timers'], 'expected one session'],
+    [['cancel-timer', 's1'], 'expected a session and a timer id'],
+    [['cancel-timer', 's1', 'has space'], 'the timer id must be 1 to 100'],
   ])('%j exits 2 before touching configuration or services', async (argv, message) => {
     // An invalid configuration proves the arguments were rejected first: it would otherwise exit 1.
     const run = capture({ REDIS_URL: 'mysql://nope' });
@@ -126,7 +139,7 @@ describe('loopfleet client commands (no services needed)', () => {
     expect(text).toContain('unknown or repeated option, malformed option value');
   });
 
-  it.each([['send', 's1', 'hi'], ['tail', 's1'], ['history', 's1'], ['cancel', 's1'], ['resume', 's1'], ['abort-pending', 's1'], ['submit-input', 's1', 'c', 'v']])(
+  it.each([['send', 's1', 'hi'], ['tail', 's1'], ['history', 's1'], ['cancel', 's1'], ['resume', 's1'], ['abort-pending', 's1'], ['submit-input', 's1', 'c', 'v'], ['timer', 's1', 'wake', '--in', '0'], ['timers', 's1'], ['cancel-timer', 's1', 't1']])(
     '%j exits 1 naming the variable when configuration is invalid, before connecting',
     async (...argv) => {
       const run = capture({ DATABASE_URL: 'postgres://x:hunter2@127.0.0.1:1/db', LOOPFLEET_QUEUE: 'bad:name' });
