@@ -2,7 +2,7 @@ import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import type pg from 'pg';
 import { InputInvalidError } from '../core/errors/index.js';
-import { storeFailure } from '../core/ports/guard-store.js';
+import { guardedStoreCall as guarded } from '../core/ports/guard-store.js';
 import { assertSessionId } from '../core/session-id.js';
 import { cancelTimer, getTimer, listTimers, scheduleTimer, type ScheduleTimerParams, type TimerRecord } from '../store/timers.js';
 import { armTimer } from './arm-timer.js';
@@ -102,14 +102,6 @@ export class TimerAdmin {
       }
     }
     return Object.assign({}, timer, { duplicate });
-  }
-}
-
-async function guarded<T>(operation: string, work: Promise<T>): Promise<T> {
-  try {
-    return await work;
-  } catch (error) {
-    throw storeFailure(operation, error);
   }
 }
 

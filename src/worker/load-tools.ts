@@ -2,16 +2,19 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { thrownText, ToolDefinitionError } from '../core/errors/index.js';
 import type { Clock } from '../core/ports/clock.js';
-import { currentTimeTool, requestUserInputTool, ToolRegistry, type AnyToolDefinition } from '../core/tools/index.js';
+import type { TimerPort } from '../core/ports/timers.js';
+import { currentTimeTool, requestUserInputTool, scheduleWakeupTool, ToolRegistry, type AnyToolDefinition } from '../core/tools/index.js';
 
 /**
- * The worker's tools: the built-ins (`current_time`, `request_user_input`) plus the default export of
+ * The worker's tools: the built-ins (`current_time`, `request_user_input`, and `schedule_wakeup` when
+ * given the worker's timers) plus the default export of
  * the `LOOPFLEET_TOOLS` module — an array of plain tool objects (DESIGN.md §6). A module that fails
  * to load, a default export that is not an array, or an invalid tool stops start-up with a message
  * naming the module and the problem (I8), before any connection is opened.
  */
-export async function loadTools(modulePath: string | null, clock: Clock): Promise<ToolRegistry> {
+export async function loadTools(modulePath: string | null, clock: Clock, timers?: TimerPort): Promise<ToolRegistry> {
   const builtins: AnyToolDefinition[] = [currentTimeTool(clock) as AnyToolDefinition, requestUserInputTool as AnyToolDefinition];
+  if (timers !== undefined) builtins.push(scheduleWakeupTool(timers) as AnyToolDefinition);
   if (modulePath === null) return ToolRegistry.from(builtins);
   const url = pathToFileURL(resolve(modulePath)).href;
   let loaded: { default?: unknown };

@@ -25,6 +25,7 @@ import { closeWorker, RunningJobs, type WorkerConnections } from './close-worker
 import { dependencyChecks, startHealthServer } from './health-server.js';
 import { createJobProcessor } from './job-router.js';
 import { loadTools } from './load-tools.js';
+import { WorkerTimers } from './worker-timers.js';
 import { keepSweeperScheduled, scheduleSweeper } from './sweep-job.js';
 import type { DrainSettings, WorkerContext } from './worker-context.js';
 import { WorkerMetrics } from './worker-metrics.js';
@@ -67,7 +68,9 @@ type Connections = WorkerConnections;
  */
 export async function startWorker(config: ResolvedConfig, options: StartWorkerOptions = {}): Promise<RunningWorker> {
   const logger = options.logger ?? loggerFromConfig(config);
-  const tools = options.tools ?? (await loadTools(config.worker.toolsModule, systemClock));
+  // The agent's timer tool is loaded with the others; its connections are bound once they are open.
+  const timers = new WorkerTimers();
+  const tools = options.tools ?? (await loadTools(config.worker.toolsModule, systemClock, config.worker.agentTimers ? timers : undefined));
   const llm = options.llm ?? createLlm(config.llm);
   // Checked here, with the tools and the model, before any connection is opened (I8).
   const profile = checkedAgentProfile(options.profile);
@@ -79,6 +82,7 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
   // boundWhileStopping); up to WORKER_CONCURRENCY at once is expected, not a leak.
   setMaxListeners(0, shutdown.signal, stopping.signal);
   const ctx = workerContext(config, options, { workerId, logger, llm, tools, profile, connections, stopping: stopping.signal, shutdown: shutdown.signal });
+  timers.bind({ pool: connections.pool, queue: ctx.queue, logger });
   const jobs = new RunningJobs();
   let accepting = true;
   let worker: Worker | null = null;

@@ -27,6 +27,15 @@ export function guardStore<T extends SessionStore>(store: T): T {
   });
 }
 
+/** One store call outside a guarded store (timers): its failure as {@link storeFailure} makes it. */
+export async function guardedStoreCall<T>(operation: string, work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    throw storeFailure(operation, error);
+  }
+}
+
 /** A typed error unchanged; anything else as `system.infrastructure`, with the cause kept. */
 export function storeFailure(operation: string, error: unknown): Error {
   if (isLoopfleetError(error)) return error;

@@ -29,4 +29,5 @@ export { invokeToolHandler, type HandlerResult, type InvokeToolHandlerOptions } 
 export { executeToolCall, type ExecuteToolCallOptions } from './execute-tool-call.js';
 export { planToolBatch, type ToolBatchSegment } from './plan-tool-batch.js';
 export { DEFAULT_TOOL_CONCURRENCY, runToolBatch, type RunToolBatchOptions } from './run-tool-batch.js';
+export { SCHEDULE_WAKEUP, scheduleWakeupTool, type ScheduleWakeupArgs } from './schedule-wakeup-tool.js';
 export { REQUEST_USER_INPUT, currentTimeTool, requestUserInputTool, type CurrentTime, type RequestUserInputArgs } from './builtin-tools.js';

@@ -1,4 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ScriptedLlm } from '../../../src/llm/scripted-llm.js';
+import { acceptAndKick } from '../../../src/producer/accept-input.js';
 import { eventStreamKey, JOB, timerJobId } from '../../../src/producer/fleet-keys.js';
 import { SessionQueue } from '../../../src/producer/session-queue.js';
 import { getTimer, listTimers } from '../../../src/store/timers.js';
@@ -137,5 +139,43 @@ describe('durable timers', () => {
     const failed = await fleet.waitFor('the job to fail', async () => ((await job.getState()) === 'failed' ? fleet.queue.getJob(job.id!) : undefined));
     expect(failed?.failedReason).toMatch(/^input\.invalid: invalid timer job data: timerId/);
     expect(failed?.attemptsMade).toBe(1);
+  });
+});
+
+describe('the agent’s timers (LOOPFLEET_AGENT_TIMERS)', () => {
+  let fleet: FleetFixture;
+
+  beforeAll(async () => {
+    fleet = await FleetFixture.create('agent_timers', { LOOPFLEET_AGENT_TIMERS: 'true' });
+  });
+
+  afterAll(async () => {
+    await fleet?.close();
+  });
+
+  it('schedule_wakeup sets a durable timer on the agent’s own session; its firing comes back as the next input', async () => {
+    const llm = new ScriptedLlm(
+      [
+        { toolCalls: [{ id: 'wake1', name: 'schedule_wakeup', arguments: { action: 'schedule', delay_seconds: 0, note: 'look at the queue again' } }] },
+        { text: 'I will look again.' },
+        { toolCalls: [{ id: 'list1', name: 'schedule_wakeup', arguments: { action: 'list' } }] },
+        { text: 'Looked again.' },
+      ],
+      { whenExhausted: 'error' },
+    );
+    await fleet.startWorker({ llm });
+    await acceptAndKick(fleet.acceptDeps, { sessionId: 'agent-wake', kind: 'send', payload: { input: 'remind yourself' } });
+    const inputs = await fleet.waitForSessionIdle('agent-wake', 2);
+    expect(inputs.map((input) => [input.kind, input.inputId, input.status])).toEqual([
+      ['send', expect.any(String), 'done'],
+      ['timer', 'timer:wake-wake1:1', 'done'],
+    ]);
+    expect(llm.requests[0]!.tools.map((tool) => tool.name)).toContain('schedule_wakeup');
+    const transcript = await fleet.transcript('agent-wake');
+    expect(transcript).toContain('user: <timer id="wake-wake1" firing="1">\nlook at the queue again\n</timer>');
+    // The tool result of the schedule, and the list after the firing (a one-shot that fired is not armed).
+    expect(transcript.find((line) => line.startsWith('tool: {"timer_id":"wake-wake1"'))).toMatch(/"status":"armed".*"every_seconds":null/);
+    expect(transcript).toContain('tool: {"timers":[]}');
+    expect(await getTimer(fleet.pool, 'agent-wake', 'wake-wake1')).toMatchObject({ createdBy: 'agent', status: 'fired', fireCount: 1 });
   });
 });

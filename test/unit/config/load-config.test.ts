@@ -42,6 +42,7 @@ describe('loadConfig defaults', () => {
         leaseTtlMs: 30_000,
         drain: { sliceInputs: 10, sliceMs: 30_000, sweepEveryMs: 5_000, sweepGraceMs: 2_000, maxInputAttempts: 10 },
         toolsModule: null,
+        agentTimers: false,
         maxInputBytes: 1_048_576,
       },
       events: { maxLen: 10_000, idleExpirySeconds: 604_800, coalesceMs: 25 },
@@ -103,6 +104,7 @@ describe('loadConfig with values set', () => {
       LLM_HTTP_CLIENT: 'fetch',
       WINDOW_CACHE_MB: '0',
       WINDOW_CACHE_MIN_MESSAGES: '5',
+      LOOPFLEET_AGENT_TIMERS: 'true',
     });
     expect(config.databaseUrl).toBe('postgresql://app:pw@db:5432/app');
     expect(config.redisUrl).toBe('rediss://cache:6380/1');
@@ -126,6 +128,7 @@ describe('loadConfig with values set', () => {
       leaseTtlMs: 1000,
       drain: { sliceInputs: 3, sliceMs: 4000, sweepEveryMs: 750, sweepGraceMs: 0, maxInputAttempts: 2 },
       toolsModule: './tools.js',
+      agentTimers: true,
       maxInputBytes: 2048,
     });
     expect(config.metrics).toEqual({ port: 0 });

@@ -1,0 +1,44 @@
+import type { Queue } from 'bullmq';
+import type { Logger } from 'pino';
+import type pg from 'pg';
+import { InfrastructureError } from '../core/errors/index.js';
+import { guardedStoreCall as guarded } from '../core/ports/guard-store.js';
+import type { AgentTimer, TimerPort } from '../core/ports/timers.js';
+import { armTimer } from '../producer/arm-timer.js';
+import { cancelTimer, listTimers, scheduleTimer } from '../store/timers.js';
+
+/**
+ * The agent's timers (`schedule_wakeup`) on the worker: rows in Postgres, alarms on the worker's
+ * queue. The tools are loaded before any connection is opened (I8), so the connections are bound
+ * once the worker has them; a call before that is a `system.infrastructure` error.
+ */
+export class WorkerTimers implements TimerPort {
+  #deps: { pool: pg.Pool; queue: Queue; logger: Logger } | null = null;
+
+  bind(deps: { pool: pg.Pool; queue: Queue; logger: Logger }): void {
+    this.#deps = deps;
+  }
+
+  async schedule(params: { sessionId: string; timerId: string; delayMs: number; note: string; everyMs?: number }): Promise<AgentTimer> {
+    const { pool, queue, logger } = this.#bound();
+    const { timer } = await guarded('scheduleTimer', scheduleTimer(pool, Object.assign({}, params, { createdBy: 'agent' as const })));
+    if (timer.status === 'armed') {
+      // The row is the truth: an alarm not set now is set by the sweeper once the timer is overdue.
+      await armTimer(queue, timer).catch((error: unknown) => logger.warn({ err: error, sessionId: timer.sessionId, timerId: timer.timerId }, 'timer scheduled by the agent; its alarm was not set (the sweeper will)'));
+    }
+    return timer;
+  }
+
+  async list(sessionId: string): Promise<AgentTimer[]> {
+    return guarded('listTimers', listTimers(this.#bound().pool, sessionId));
+  }
+
+  async cancel(sessionId: string, timerId: string): Promise<boolean> {
+    return guarded('cancelTimer', cancelTimer(this.#bound().pool, sessionId, timerId));
+  }
+
+  #bound(): { pool: pg.Pool; queue: Queue; logger: Logger } {
+    if (this.#deps === null) throw new InfrastructureError('timers are not connected yet (the worker is starting)');
+    return this.#deps;
+  }
+}
