@@ -65,7 +65,9 @@ export async function fireTimerJob(ctx: WorkerContext, data: unknown): Promise<T
       ctx.logger.warn({ err: error, sessionId: job.sessionId, timerId: job.timerId }, 'recurring timer fired; its next alarm was not set (the sweeper will set it once it is overdue)');
     }
   }
-  if (!accepted.duplicate) await publishFired(ctx, job.sessionId, accepted.seq, { timerId: job.timerId, fireCount: firing, outcome: 'delivered' });
+  // Announced by whichever attempt completed the firing: this one recorded it, or delivered it first.
+  // A duplicate accept that another attempt already recorded has nothing to add.
+  if (recorded !== null || !accepted.duplicate) await publishFired(ctx, job.sessionId, accepted.seq, { timerId: job.timerId, fireCount: firing, outcome: 'delivered' });
   return { outcome: 'delivered', timerId: job.timerId, fireCount: firing, seq: accepted.seq, duplicate: accepted.duplicate };
 }
 

@@ -113,6 +113,22 @@ describe('durable timers', () => {
     await queue.timers.cancel('tm-cli', 'ny');
   });
 
+  it('a worker that died between delivering a firing and recording it: the alarm set again delivers nothing twice and records the firing', async () => {
+    const sessionId = 'tm-crash';
+    await queue.timers.schedule(sessionId, { delayMs: 0, note: 'once only', timerId: 'crash' });
+    // What the dead worker did: the firing's input accepted, the row not yet recorded, the alarm gone.
+    await acceptAndKick(fleet.acceptDeps, { sessionId, kind: 'timer', payload: { timerId: 'crash', note: 'once only', fireCount: 1 }, inputId: 'timer:crash:1' });
+    await fleet.queue.remove(timerJobId(sessionId, 'crash', 0));
+    await fleet.startWorker({ settings: { sweepEveryMs: 300, sweepGraceMs: 200 } });
+    await fleet.waitFor('the firing recorded', async () => ((await getTimer(fleet.pool, sessionId, 'crash'))?.status === 'fired' ? true : undefined));
+    const inputs = await fleet.waitForSessionIdle(sessionId, 1);
+    expect(inputs.map((input) => input.inputId)).toEqual(['timer:crash:1']);
+    expect(await getTimer(fleet.pool, sessionId, 'crash')).toMatchObject({ fireCount: 1 });
+    expect(await fleet.waitFor('timer_fired', async () => ((await firedEvents(sessionId)).length > 0 ? firedEvents(sessionId) : undefined))).toEqual([
+      expect.objectContaining({ timerId: 'crash', fireCount: 1, outcome: 'delivered', inputSeq: 1 }),
+    ]);
+  });
+
   it.each([
     [{ note: 'x' }, 'exactly one of delayMs and at'],
     [{ delayMs: 1, at: new Date(), note: 'x' }, 'exactly one of delayMs and at'],
