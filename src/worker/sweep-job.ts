@@ -1,7 +1,6 @@
-import { drainDedupId, JOB } from '../producer/fleet-keys.js';
-import { kickSession } from '../producer/kick.js';
 import { armTimer } from '../producer/arm-timer.js';
-import { timerJobId } from '../producer/fleet-keys.js';
+import { drainDedupId, JOB, timerJobId } from '../producer/fleet-keys.js';
+import { kickSession } from '../producer/kick.js';
 import { findStrandedSessions } from '../store/find-stranded-sessions.js';
 import { findOverdueTimers, type TimerRecord } from '../store/timers.js';
 import type { WorkerContext } from './worker-context.js';
