@@ -88,6 +88,22 @@ export async function scheduleSweeper(ctx: WorkerContext): Promise<void> {
 }
 
 /**
+ * Whether the schedule's next iteration is lost. BullMQ sets the next iteration of a schedule from the
+ * worker that takes the current one, in a call after taking it: a worker that dies or loses Redis
+ * between the two (kill -9, a silent Redis at shutdown) leaves the schedule pointing at a job that will
+ * never set another — no sweep until BullMQ's stalled check re-runs that job, up to `lockDuration +
+ * stalledInterval` (90 s). Lost when the iteration is overdue by two periods (at least 5 s) and is not
+ * waiting to run (a busy queue may hold it back; a waiting job still sets the next one when taken).
+ */
+async function sweepIterationLost(ctx: WorkerContext, next: number | undefined): Promise<boolean> {
+  if (next === undefined) return false;
+  if (ctx.clock.now() - next < Math.max(5_000, 2 * ctx.settings.sweepEveryMs)) return false;
+  const job = await ctx.queue.getJob(`repeat:${JOB.sweep}:${next}`);
+  const state = job === undefined ? 'missing' : await job.getState();
+  return !LIVE_STATES.has(state);
+}
+
+/**
  * Registers the sweeper again whenever Redis lost it — a flush, or a restart without persistence (R4).
  * The schedule lives in Redis, so the loss that strands inboxes would otherwise also stop the only
  * thing that repairs them (I1). Checks every `sweepEveryMs`, but not more often than once a second; returns the stop
@@ -96,9 +112,17 @@ export async function scheduleSweeper(ctx: WorkerContext): Promise<void> {
 export function keepSweeperScheduled(ctx: WorkerContext): () => void {
   let checking = false;
   const check = async () => {
-    if ((await ctx.queue.getJobScheduler(JOB.sweep)) !== undefined) return;
+    const scheduler = await ctx.queue.getJobScheduler(JOB.sweep);
+    if (scheduler === undefined) {
+      await scheduleSweeper(ctx);
+      ctx.logger.warn('the sweeper schedule was missing from Redis; registered it again');
+      return;
+    }
+    if (!(await sweepIterationLost(ctx, scheduler.next))) return;
+    // Removing the schedule leaves a job already running alone; adding it again sets a next iteration.
+    await ctx.queue.removeJobScheduler(JOB.sweep);
     await scheduleSweeper(ctx);
-    ctx.logger.warn('the sweeper schedule was missing from Redis; registered it again');
+    ctx.logger.warn({ next: scheduler.next }, 'the sweeper schedule had no next iteration (its worker died while taking one); registered it again');
   };
   const timer = setInterval(() => {
     if (checking) return;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { InputInvalidError, isLoopfleetError } from '../core/errors/index.js';
+import type { AcceptedInput } from '../core/ports/session-store.js';
 import { assertSessionId } from '../core/session-id.js';
 import { acceptAndKick } from '../producer/accept-input.js';
 import { armTimer } from '../producer/arm-timer.js';
@@ -42,7 +43,7 @@ export async function fireTimerJob(ctx: WorkerContext, data: unknown): Promise<T
   // Set by a clock ahead of this one: wait for the time the row says, not the alarm's.
   if (timer.dueAt.getTime() > ctx.clock.now() + EARLY_TOLERANCE_MS) return { outcome: 'early', timerId: job.timerId, dueAt: timer.dueAt.getTime() };
   const firing = job.fireCount + 1;
-  let accepted;
+  let accepted: AcceptedInput;
   try {
     accepted = await acceptAndKick(
       { store: ctx.store, queue: ctx.queue, maxInputBytes: ctx.settings.maxInputBytes, publish: (...args) => ctx.publisher.publish(...args), logger: ctx.logger },

@@ -68,6 +68,22 @@ describe('the sweeper recovers every stranded input (R2 dead holder, R3, R4, R9)
     expect(reports.some((report) => report.stranded >= 1 && report.kicked >= 1)).toBe(true);
   });
 
+  it("a sweep iteration lost with its worker (the schedule names a job that will never run) does not stop the sweeper", async () => {
+    const fleet = await newFleet('sweep_lost_iteration');
+    const sessionId = 'lost-iteration';
+    const { queueName } = fleet.config;
+    await fleet.startWorker({ settings: FAST_SWEEPER });
+    await fleet.waitFor('a first sweep', async () => ((await sweepReports(fleet.redis, queueName)).length > 0 ? true : undefined));
+    // What a worker that died between taking an iteration and setting the next leaves behind: the
+    // schedule names an iteration that no job will run. (Taken here by removing the pending one.)
+    const scheduler = await fleet.queue.getJobScheduler(JOB.sweep);
+    const iteration = `repeat:${JOB.sweep}:${scheduler!.next!}`;
+    await fleet.redis.multi().zrem(`bull:${queueName}:delayed`, iteration).lrem(`bull:${queueName}:wait`, 0, iteration).del(`bull:${queueName}:${iteration}`).exec();
+    await fleet.store.acceptInput({ sessionId, kind: 'send', payload: { input: 'only a sweep runs me' }, maxBytes: 1 << 20 });
+    const [input] = await fleet.waitForSessionIdle(sessionId, 1, 40_000);
+    expect(input).toMatchObject({ status: 'done', result: { finalText: 'Echo: only a sweep runs me' } });
+  });
+
   it('R3: an input whose drain job failed for good (attempts or stalls exhausted) is run', async () => {
     const fleet = await newFleet('sweep_r3');
     const sessionId = 'r3-failed-drain';
