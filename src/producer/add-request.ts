@@ -76,7 +76,8 @@ function checkKind(kind: unknown): AddKind {
   });
 }
 
-function plainObject(value: unknown, what: string, allowed: Set<string>): Record<string, unknown> {
+/** An object whose fields are all in `allowed`, else `input.invalid` naming the unknown ones. */
+export function plainObject(value: unknown, what: string, allowed: Set<string>): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InputInvalidError(`${what} must be an object`);
   const unknown = Object.keys(value).filter((key) => !allowed.has(key));
   if (unknown.length > 0) {

@@ -1,4 +1,7 @@
 import type { Queue } from 'bullmq';
+import type pg from 'pg';
+import { guardedStoreCall } from '../core/ports/guard-store.js';
+import { scheduleTimer, type ScheduleTimerParams, type TimerRecord } from '../store/timers.js';
 import { JOB, timerJobId, type TimerJobData } from './fleet-keys.js';
 
 /** A timer as its alarm needs it. */
@@ -25,4 +28,20 @@ export async function armTimer(queue: Queue, timer: ArmableTimer, now: number = 
     attempts: 5,
     backoff: { type: 'exponential', delay: 1000 },
   });
+}
+
+/**
+ * Schedules a timer (the row, committed) and then sets its alarm, as the host's `timers.schedule` and
+ * the agent's `schedule_wakeup` both do. A duplicate is armed too: the first call's alarm may be the
+ * one that was lost. `armed` settles with null once the alarm is set, or with the error that kept it
+ * from being set (the sweeper sets it once the timer is overdue); it never rejects.
+ */
+export async function scheduleAndArm(
+  pool: pg.Pool,
+  queue: Queue,
+  params: ScheduleTimerParams,
+): Promise<{ timer: TimerRecord; duplicate: boolean; armed: Promise<unknown> }> {
+  const { timer, duplicate } = await guardedStoreCall('scheduleTimer', scheduleTimer(pool, params));
+  const armed = timer.status === 'armed' ? armTimer(queue, timer).then(() => null, (error: unknown) => error) : Promise.resolve(null);
+  return { timer, duplicate, armed };
 }

@@ -4,8 +4,9 @@ import type pg from 'pg';
 import { InputInvalidError } from '../core/errors/index.js';
 import { guardedStoreCall as guarded } from '../core/ports/guard-store.js';
 import { assertSessionId } from '../core/session-id.js';
-import { cancelTimer, getTimer, listTimers, scheduleTimer, type ScheduleTimerParams, type TimerRecord } from '../store/timers.js';
-import { armTimer } from './arm-timer.js';
+import { cancelTimer, getTimer, listTimers, type ScheduleTimerParams, type TimerRecord } from '../store/timers.js';
+import { plainObject } from './add-request.js';
+import { scheduleAndArm } from './arm-timer.js';
 import { settleWithin } from './settle-within.js';
 
 /** What `timers.schedule` (and `add('timer', …)`) takes besides the session: exactly one of `delayMs` and `at`. */
@@ -56,12 +57,12 @@ export class TimerAdmin {
    * `input.invalid` and `session.invalid_id` for bad arguments, before anything is written.
    */
   async schedule(sessionId: string, options: TimerOptions): Promise<ScheduledTimer> {
-    return this.add(Object.assign({}, checkedOptions(options, 'timer options', OPTION_KEYS), { sessionId }) as unknown as TimerAddData);
+    return this.add(Object.assign({}, plainObject(options, 'timer options', OPTION_KEYS), { sessionId }) as unknown as TimerAddData);
   }
 
   /** `add('timer', { sessionId, … })`. */
   async add(data: TimerAddData): Promise<ScheduledTimer> {
-    const fields = checkedOptions(data, 'timer data', DATA_KEYS);
+    const fields = plainObject(data, 'timer data', DATA_KEYS);
     const params: ScheduleTimerParams = { sessionId: fields.sessionId as string, note: fields.note as string, createdBy: 'host' };
     if (fields.delayMs !== undefined) params.delayMs = fields.delayMs as number;
     if (fields.at !== undefined) params.at = toDate(fields.at);
@@ -79,7 +80,7 @@ export class TimerAdmin {
   /** The session's armed timers, soonest first; `{ all: true }`: every timer it has (fired and cancelled too), newest first. At most 1,000. */
   async list(sessionId: string, options: { all?: boolean } = {}): Promise<TimerRecord[]> {
     const id = assertSessionId(sessionId);
-    const { all } = checkedOptions(options, 'list options', new Set(['all']));
+    const { all } = plainObject(options, 'list options', new Set(['all']));
     if (all !== undefined && typeof all !== 'boolean') throw new InputInvalidError('all must be a boolean');
     return this.deps.run(() => guarded('listTimers', listTimers(this.deps.pool, id, { all: all === true })));
   }
@@ -91,25 +92,14 @@ export class TimerAdmin {
   }
 
   async #schedule(params: ScheduleTimerParams): Promise<ScheduledTimer> {
-    const { timer, duplicate } = await guarded('scheduleTimer', scheduleTimer(this.deps.pool, params));
-    // A duplicate is armed too: the first call's alarm may be the one that was lost.
-    if (timer.status === 'armed') {
-      const armed = armTimer(this.deps.queue, timer).catch((error: unknown) => {
-        this.deps.logger?.warn({ err: error, sessionId: timer.sessionId, timerId: timer.timerId }, 'timer scheduled; its alarm was not set (the sweeper will set it once it is overdue)');
-      });
-      if (!(await settleWithin(armed, this.deps.redisTimeoutMs))) {
-        this.deps.logger?.warn({ sessionId: timer.sessionId, timerId: timer.timerId }, 'timer scheduled; its alarm is still pending (Redis slow or down)');
-      }
-    }
+    const { timer, duplicate, armed } = await scheduleAndArm(this.deps.pool, this.deps.queue, params);
+    const where = { sessionId: timer.sessionId, timerId: timer.timerId };
+    const reported = armed.then((error) => {
+      if (error !== null) this.deps.logger?.warn({ err: error, ...where }, 'timer scheduled; its alarm was not set (the sweeper will set it once it is overdue)');
+    });
+    if (!(await settleWithin(reported, this.deps.redisTimeoutMs))) this.deps.logger?.warn(where, 'timer scheduled; its alarm is still pending (Redis slow or down)');
     return Object.assign({}, timer, { duplicate });
   }
-}
-
-function checkedOptions(value: unknown, what: string, allowed: Set<string>): Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InputInvalidError(`${what} must be an object`);
-  const unknown = Object.keys(value).filter((key) => !allowed.has(key));
-  if (unknown.length > 0) throw new InputInvalidError(`${what} has unknown field(s) ${unknown.slice(0, 10).join(', ')} (allowed: ${[...allowed].join(', ')})`);
-  return value as Record<string, unknown>;
 }
 
 function toDate(value: unknown): Date {

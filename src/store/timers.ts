@@ -56,6 +56,9 @@ export const MAX_TIMER_NOTE_LENGTH = 10_000;
  */
 export const TIMER_ID_PATTERN = /^[A-Za-z0-9_.:@/-]{1,100}$/;
 
+/** What {@link TIMER_ID_PATTERN} allows, for messages. */
+export const TIMER_ID_RULE = '1 to 100 of A-Z a-z 0-9 _ . : @ / -';
+
 /** A schedule request after validation (DESIGN.md I8: nothing is written for a bad one). */
 export interface ValidatedSchedule {
   sessionId: string;
@@ -81,13 +84,10 @@ export function validateSchedule(params: ScheduleTimerParams): ValidatedSchedule
   if (everyMs !== undefined && !wholeMs(everyMs, MIN_TIMER_EVERY_MS)) {
     throw new InputInvalidError(`everyMs must be an integer from ${MIN_TIMER_EVERY_MS} to ${MAX_TIMER_DELAY_MS}`);
   }
-  if (timerId !== undefined && (typeof timerId !== 'string' || !TIMER_ID_PATTERN.test(timerId))) {
-    throw new InputInvalidError('timerId must be 1 to 100 of A-Z a-z 0-9 _ . : @ / -');
-  }
   if (createdBy !== 'host' && createdBy !== 'agent') throw new InputInvalidError('createdBy must be "host" or "agent"');
   return {
     sessionId,
-    timerId: timerId ?? `t-${randomBytes(8).toString('hex')}`,
+    timerId: timerId === undefined ? `t-${randomBytes(8).toString('hex')}` : assertTimerId(timerId),
     delayMs: delayMs ?? null,
     at: at ?? null,
     note,
@@ -213,5 +213,5 @@ export async function findOverdueTimers(db: Queryable, options: { graceMs: numbe
 
 function assertTimerId(value: unknown): string {
   if (typeof value === 'string' && TIMER_ID_PATTERN.test(value)) return value;
-  throw new InputInvalidError('timerId must be 1 to 100 of A-Z a-z 0-9 _ . : @ / -');
+  throw new InputInvalidError(`timerId must be ${TIMER_ID_RULE}`);
 }

@@ -4,8 +4,8 @@ import type pg from 'pg';
 import { InfrastructureError } from '../core/errors/index.js';
 import { guardedStoreCall as guarded } from '../core/ports/guard-store.js';
 import type { AgentTimer, TimerPort } from '../core/ports/timers.js';
-import { armTimer } from '../producer/arm-timer.js';
-import { cancelTimer, listTimers, scheduleTimer } from '../store/timers.js';
+import { scheduleAndArm } from '../producer/arm-timer.js';
+import { cancelTimer, listTimers } from '../store/timers.js';
 
 /**
  * The agent's timers (`schedule_wakeup`) on the worker: rows in Postgres, alarms on the worker's
@@ -21,11 +21,10 @@ export class WorkerTimers implements TimerPort {
 
   async schedule(params: { sessionId: string; timerId: string; delayMs: number; note: string; everyMs?: number }): Promise<AgentTimer> {
     const { pool, queue, logger } = this.#bound();
-    const { timer } = await guarded('scheduleTimer', scheduleTimer(pool, Object.assign({}, params, { createdBy: 'agent' as const })));
-    if (timer.status === 'armed') {
-      // The row is the truth: an alarm not set now is set by the sweeper once the timer is overdue.
-      await armTimer(queue, timer).catch((error: unknown) => logger.warn({ err: error, sessionId: timer.sessionId, timerId: timer.timerId }, 'timer scheduled by the agent; its alarm was not set (the sweeper will)'));
-    }
+    const { timer, armed } = await scheduleAndArm(pool, queue, Object.assign({}, params, { createdBy: 'agent' as const }));
+    // The row is the truth: an alarm not set now is set by the sweeper once the timer is overdue.
+    const error = await armed;
+    if (error !== null) logger.warn({ err: error, sessionId: timer.sessionId, timerId: timer.timerId }, 'timer scheduled by the agent; its alarm was not set (the sweeper will)');
     return timer;
   }
 

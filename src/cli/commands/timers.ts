@@ -1,6 +1,6 @@
 import type { TimerOptions } from '../../producer/timer-admin.js';
 import { SessionQueue } from '../../producer/session-queue.js';
-import { MAX_TIMER_DELAY_MS, MIN_TIMER_EVERY_MS, TIMER_ID_PATTERN, type TimerRecord } from '../../store/timers.js';
+import { MAX_TIMER_DELAY_MS, MIN_TIMER_EVERY_MS, TIMER_ID_PATTERN, TIMER_ID_RULE, type TimerRecord } from '../../store/timers.js';
 import { EXIT, type CliIo } from '../cli-io.js';
 import { CliUsageError, parseCommandLine, parseIntegerOption } from '../command-line.js';
 
@@ -29,7 +29,7 @@ export async function timerCommand(args: string[], io: CliIo): Promise<number> {
   if (sessionId === undefined || note === undefined || extra.length > 0) return usage(io, 'timer', TIMER_USAGE, 'expected a session and a note');
   if (note.trim() === '') return usage(io, 'timer', TIMER_USAGE, 'the note must not be empty');
   if ((values.in === undefined) === (values.at === undefined)) return usage(io, 'timer', TIMER_USAGE, 'give exactly one of --in and --at');
-  if (values.id !== undefined && !TIMER_ID_PATTERN.test(values.id)) return usage(io, 'timer', TIMER_USAGE, '--id must be 1 to 100 of A-Z a-z 0-9 _ . : @ / -');
+  if (values.id !== undefined && !TIMER_ID_PATTERN.test(values.id)) return usage(io, 'timer', TIMER_USAGE, `--id must be ${TIMER_ID_RULE}`);
   const options: TimerOptions = { note };
   if (values.in !== undefined) options.delayMs = parseIntegerOption('in', values.in, TIMER_IN);
   if (values.at !== undefined) options.at = parseTime(values.at);
@@ -64,7 +64,7 @@ export async function cancelTimerCommand(args: string[], io: CliIo): Promise<num
   const { positionals } = parseCommandLine({ args, allowPositionals: true, options: {} });
   const [sessionId, timerId, ...extra] = positionals;
   if (sessionId === undefined || timerId === undefined || extra.length > 0) return usage(io, 'cancel-timer', CANCEL_USAGE, 'expected a session and a timer id');
-  if (!TIMER_ID_PATTERN.test(timerId)) return usage(io, 'cancel-timer', CANCEL_USAGE, 'the timer id must be 1 to 100 of A-Z a-z 0-9 _ . : @ / -');
+  if (!TIMER_ID_PATTERN.test(timerId)) return usage(io, 'cancel-timer', CANCEL_USAGE, `the timer id must be ${TIMER_ID_RULE}`);
   const queue = SessionQueue.fromEnv(io.env);
   try {
     if (!(await queue.timers.cancel(sessionId, timerId))) {

@@ -129,6 +129,32 @@ describe('durable timers', () => {
     ]);
   });
 
+  it('a firing the inbox refuses (a note over the input size limit) cancels the timer and is announced as an error', async () => {
+    const sessionId = 'tm-too-large';
+    await fleet.startWorker({ settings: { maxInputBytes: 200 } });
+    await queue.timers.schedule(sessionId, { delayMs: 0, everyMs: 1000, note: 'n'.repeat(500), timerId: 'big' });
+    await fleet.waitFor('the timer cancelled', async () => ((await getTimer(fleet.pool, sessionId, 'big'))?.status === 'cancelled' ? true : undefined));
+    expect(await getTimer(fleet.pool, sessionId, 'big')).toMatchObject({ fireCount: 0 });
+    expect(await fleet.store.listInputs(sessionId, { limit: 10 })).toEqual([]);
+    expect(await fleet.waitFor('timer_fired', async () => ((await firedEvents(sessionId)).length > 0 ? firedEvents(sessionId) : undefined))).toEqual([
+      expect.objectContaining({ timerId: 'big', fireCount: 1, outcome: 'error', inputSeq: null, error: expect.objectContaining({ code: 'input.too_large' }) }),
+    ]);
+  });
+
+  it("an alarm that runs before the row's due time (set by a clock ahead) is moved to that time, delivering nothing yet", async () => {
+    const sessionId = 'tm-early';
+    const scheduled = await queue.timers.schedule(sessionId, { delayMs: 3_600_000, note: 'in an hour', timerId: 'later' });
+    await fleet.startWorker();
+    // An alarm for the same firing with no delay: what a producer whose clock runs an hour ahead would set.
+    const early = await fleet.queue.add(JOB.timer, { sessionId, timerId: 'later', fireCount: 0 });
+    await fleet.waitFor('the early alarm delayed', async () => ((await early.getState()) === 'delayed' ? true : undefined));
+    const moved = await fleet.queue.getJob(early.id!);
+    expect(moved!.timestamp + moved!.delay).toBeGreaterThanOrEqual(scheduled.dueAt.getTime() - 1000);
+    expect(await getTimer(fleet.pool, sessionId, 'later')).toMatchObject({ status: 'armed', fireCount: 0 });
+    expect(await fleet.store.listInputs(sessionId, { limit: 10 })).toEqual([]);
+    await queue.timers.cancel(sessionId, 'later');
+  });
+
   it.each([
     [{ note: 'x' }, 'exactly one of delayMs and at'],
     [{ delayMs: 1, at: new Date(), note: 'x' }, 'exactly one of delayMs and at'],
