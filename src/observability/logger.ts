@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import pretty from 'pino-pretty';
 import type { ResolvedConfig } from '../config/index.js';
-import { REDACTED, redactionPaths } from './redaction.js';
+import { errorSerializer, REDACTED, redactionPaths } from './redaction.js';
 
 export type { Logger } from 'pino';
 
@@ -26,13 +26,15 @@ export interface LoggerOptions {
 /**
  * Creates the process's root logger (STYLE.md 15); modules and jobs derive theirs with
  * `logger.child({ sessionId, jobId })`. Errors belong under `err` and are serialised with pino's
- * standard serializer (`type`, `message`, `stack` and the error's own fields such as `code`).
+ * standard serializer (`type`, `message`, `stack` and the error's own fields such as `code`); while
+ * contents are redacted, a failed statement's parameters and failing row are held back from it
+ * ({@link errorSerializer}).
  */
 export function createLogger(options: LoggerOptions): Logger {
   const loggerOptions: pino.LoggerOptions = {
     level: options.level,
     redact: { paths: redactionPaths(options.redactContent), censor: REDACTED },
-    serializers: { err: pino.stdSerializers.err },
+    serializers: { err: errorSerializer(options.redactContent) },
     ...(options.name === undefined ? {} : { name: options.name }),
   };
   return pino(loggerOptions, outputStream(options));

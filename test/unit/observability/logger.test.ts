@@ -1,7 +1,10 @@
 import { Writable } from 'node:stream';
+import { DrizzleQueryError } from 'drizzle-orm/errors';
+import { DatabaseError } from 'pg';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config/index.js';
 import { ConfigInvalidError } from '../../../src/core/errors/index.js';
+import { storeFailure } from '../../../src/core/ports/guard-store.js';
 import { createLogger, loggerFromConfig, type Logger, type LoggerOptions } from '../../../src/observability/logger.js';
 
 const API_KEY = 'sk-live-0123456789abcdef';
@@ -100,6 +103,58 @@ describe('createLogger redaction of contents', () => {
     const { logger, lines } = jsonLogger({ redactContent: false });
     logger.info({ ...fields, apiKey: API_KEY });
     expect(lines[0]).toMatchObject({ ...fields, apiKey: '[redacted]' });
+  });
+});
+
+describe('createLogger: what a failed statement carries of users\' data', () => {
+  const SECRET = 'my private system prompt';
+  const SQL = 'insert into "sessions" ("id", "system_prompt") values ($1, $2)';
+
+  /** pg's own error for a CHECK violation: the failing row, contents and all, in `detail`. */
+  function checkViolation(): DatabaseError {
+    const error = new DatabaseError('new row for relation "sessions" violates check constraint "sessions_prompt_check"', 120, 'error');
+    return Object.assign(error, { code: '23514', detail: `Failing row contains (s1, ${SECRET}, {}).`, table: 'sessions' });
+  }
+
+  it('keeps the SQL and the database\'s words but not the parameters or the failing row, wherever pino repeats them', () => {
+    const { logger, lines } = jsonLogger();
+    const wrapped = new DrizzleQueryError(SQL, ['s1', SECRET], checkViolation());
+    logger.warn({ err: storeFailure('createSession', wrapped) }, 'store call failed');
+    logger.warn({ err: wrapped }, 'the wrapper itself');
+    logger.warn({ err: new AggregateError([wrapped], 'several failed') }, 'inside an aggregate');
+    expect(JSON.stringify(lines)).not.toContain(SECRET);
+    const [guarded, raw, aggregate] = lines.map((line) => line['err'] as Record<string, unknown>);
+    expect(guarded?.['message']).toBe(
+      `store createSession failed: new row for relation "sessions" violates check constraint "sessions_prompt_check" (SQLSTATE 23514): Failed query: ${SQL}\nparams: [redacted]: new row for relation "sessions" violates check constraint "sessions_prompt_check"`,
+    );
+    expect(guarded?.['stack']).toEqual(expect.stringContaining(`caused by: Error: Failed query: ${SQL}\nparams: [redacted]`));
+    expect(raw).toMatchObject({ type: 'DrizzleQueryError', query: SQL, params: '[redacted]' });
+    expect(aggregate?.['aggregateErrors']).toEqual([expect.objectContaining({ query: SQL, params: '[redacted]' })]);
+  });
+
+  it('the failing row of a driver error logged on its own is redacted; other details stay', () => {
+    const { logger, lines } = jsonLogger();
+    logger.warn({ err: checkViolation() });
+    logger.warn({ err: Object.assign(new DatabaseError('duplicate key value violates unique constraint "inputs_pkey"', 90, 'error'), { code: '23505', detail: 'Key (session_id, seq)=(s1, 4) already exists.' }) });
+    expect(lines[0]?.['err']).toMatchObject({ code: '23514', detail: 'Failing row contains [redacted]', table: 'sessions' });
+    expect(lines[1]?.['err']).toMatchObject({ code: '23505', detail: 'Key (session_id, seq)=(s1, 4) already exists.' });
+  });
+
+  it('the original error is left as it was, and errors that carry nothing are pino\'s serialisation unchanged', () => {
+    const { logger, lines } = jsonLogger();
+    const wrapped = new DrizzleQueryError(SQL, ['s1', SECRET], checkViolation());
+    logger.warn({ err: wrapped });
+    expect(wrapped.message).toContain(SECRET);
+    expect(wrapped.params).toEqual(['s1', SECRET]);
+    const plain = Object.assign(new Error('socket hang up', { cause: new Error('ECONNRESET') }), { code: 'ECONNRESET' });
+    logger.warn({ err: plain });
+    expect(lines[1]?.['err']).toEqual({ type: 'Error', message: 'socket hang up: ECONNRESET', stack: expect.stringContaining('caused by: Error: ECONNRESET') as unknown, code: 'ECONNRESET' });
+  });
+
+  it('with LOG_CONTENT on (redactContent false) the statement is logged whole, parameters included', () => {
+    const { logger, lines } = jsonLogger({ redactContent: false });
+    logger.warn({ err: new DrizzleQueryError(SQL, ['s1', SECRET], checkViolation()) });
+    expect(lines[0]?.['err']).toMatchObject({ params: ['s1', SECRET], message: expect.stringContaining(SECRET) as unknown });
   });
 });
 
