@@ -28,7 +28,7 @@ import { loadTools } from './load-tools.js';
 import { WorkerTimers } from './worker-timers.js';
 import { keepSweeperScheduled, scheduleSweeper } from './sweep-job.js';
 import type { DrainSettings, WorkerContext } from './worker-context.js';
-import { WorkerMetrics } from './worker-metrics.js';
+import { QUEUE_JOB_STATES, WorkerMetrics } from './worker-metrics.js';
 import { BULLMQ_WORKER_DEFAULTS, drainSettings } from './worker-settings.js';
 
 export interface StartWorkerOptions {
@@ -209,6 +209,7 @@ function workerContext(config: ResolvedConfig, options: StartWorkerOptions, part
       isTool: (name) => parts.tools.has(name),
       events: () => connections.publisher,
       backlog: () => readBacklog(connections.pool),
+      queueJobs: () => connections.queue.getJobCounts(...QUEUE_JOB_STATES),
     }),
     logger: logger.child({ workerId: parts.workerId }),
     clock: systemClock,

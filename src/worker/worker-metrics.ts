@@ -3,8 +3,9 @@
  *
  * Everything is counted in this process, from what it already does: the runs it starts and finishes
  * and the events its loop emits (LLM calls, tool calls, retries, fallbacks, tokens), at a branch per
- * event on the hot path. The one exception is the fleet's backlog, read from Postgres at scrape time
- * with a bound, so a scrape never waits long on it.
+ * event on the hot path. The exceptions are the fleet's backlog, read from Postgres, and the queue's
+ * BullMQ job counts, read from Redis, both at scrape time with a bound, so a scrape never waits long
+ * on them.
  * Each worker has its own registry (several may share a process in tests); the process metrics
  * (CPU, memory, event-loop lag, GC: prom-client's defaults) are collected once per process and
  * rendered with every worker's. Prometheus adds the `instance` label per worker, and dashboards sum
@@ -15,6 +16,7 @@
  * is one the worker handles or `other`, and `tool` is a registered tool's name — a name the model
  * made up is counted as `unknown`, so a model cannot grow the series without bound. Never a session.
  */
+import type { JobState } from 'bullmq';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { InputRecord, RunOutcome } from '../core/session-types.js';
 import type { FleetEvent } from '../events/fleet-events.js';
@@ -32,10 +34,17 @@ export interface WorkerMetricsSources {
   events(): { published: number; dropped: number; fenced: number };
   /** The fleet's backlog, read from Postgres at scrape time (bounded: {@link BACKLOG_READ_TIMEOUT_MS}). */
   backlog?(): Promise<Backlog>;
+  /** The queue's BullMQ jobs by state, read from Redis at scrape time (bounded the same way). */
+  queueJobs?(): Promise<QueueJobCounts>;
 }
 
-/** Longest a scrape waits for the backlog read; past it, or when the read fails, the backlog is NaN (unknown). */
+/** Longest a scrape waits for the backlog read, or the queue's; past it, or when the read fails, its gauges are NaN (unknown). */
 export const BACKLOG_READ_TIMEOUT_MS = 2_000;
+
+/** The BullMQ job states `loopfleet_queue_jobs` reports, each as its `state` label. */
+export const QUEUE_JOB_STATES = ['waiting', 'prioritized', 'active', 'delayed', 'waiting-children', 'failed', 'completed'] as const satisfies readonly JobState[];
+
+export type QueueJobCounts = Partial<Record<(typeof QUEUE_JOB_STATES)[number], number>>;
 
 /**
  * How a job's processing ended: `delayed` (a busy lease: checked again later), `retry` (a raw input
@@ -107,7 +116,7 @@ export class WorkerMetrics {
       registers,
     });
     this.#rounds = new Counter({ name: 'loopfleet_rounds_total', help: 'Loop rounds completed (one model turn and its tool calls).', registers });
-    this.#jobs = new Counter({ name: 'loopfleet_jobs_total', help: 'BullMQ jobs processed, by kind (drain, send, resume, sweep, other) and outcome (ok, delayed, retry, rejected, error).', labelNames: ['kind', 'outcome'], registers });
+    this.#jobs = new Counter({ name: 'loopfleet_jobs_total', help: 'BullMQ jobs processed, by kind (drain, send, resume, timer, sweep, other) and outcome (ok, delayed, retry, rejected, error).', labelNames: ['kind', 'outcome'], registers });
     this.#drains = new Counter({
       name: 'loopfleet_drains_total',
       help: 'Drains of a session, by outcome: drained, yielded (fairness), busy (another worker holds the lease), lease_lost, handed_back (shutdown), no_session, error (it threw).',
@@ -133,6 +142,8 @@ export class WorkerMetrics {
     ];
     const backlog = sources.backlog;
     if (backlog !== undefined) this.#backlogGauges(backlog, registers);
+    const queueJobs = sources.queueJobs;
+    if (queueJobs !== undefined) this.#queueGauges(queueJobs, registers);
     for (const [name, help, count] of publisher) {
       new Counter({
         name,
@@ -154,20 +165,8 @@ export class WorkerMetrics {
    * Every worker reports the same fleet-wide figures: take `max` over instances.
    */
   #backlogGauges(read: () => Promise<Backlog>, registers: Registry[]): void {
-    let running: Promise<Backlog | null> | null = null;
-    const current = async (): Promise<Backlog | null> => {
-      running ??= read()
-        .catch(() => null)
-        .finally(() => {
-          running = null;
-        });
-      let timer: NodeJS.Timeout | undefined;
-      const expired = new Promise<null>((resolve) => {
-        timer = setTimeout(() => resolve(null), BACKLOG_READ_TIMEOUT_MS);
-      });
-      return Promise.race([running, expired]).finally(() => clearTimeout(timer));
-    };
     // A scrape collects every metric at once, so the gauges all join the first one's read.
+    const current = sharedBoundedRead(read);
     const gauges: [name: string, help: string, value: (backlog: Backlog | null) => number][] = [
       ['loopfleet_inputs_pending', 'Inputs accepted and not started yet, fleet-wide (every worker reports it: take max). NaN when Postgres did not answer.', (b) => b?.pending ?? Number.NaN],
       [
@@ -192,6 +191,36 @@ export class WorkerMetrics {
         },
       });
     }
+  }
+
+  /**
+   * The queue's BullMQ jobs by state (`loopfleet_queue_jobs{state}`), read from Redis at scrape time
+   * like the backlog: one shared, joined, bounded read; NaN and `loopfleet_queue_readable` 0 when
+   * Redis did not answer. `waiting` and `prioritized` are jobs no worker has taken yet (kicks and raw
+   * inputs: a growing figure means the fleet is short of drains), `delayed` the ones set for later
+   * (timers' alarms, busy-lease retries, raw inputs retried), `failed` the ones kept after failing
+   * for good (rejected job data). Every worker reports the same queue: take `max`.
+   */
+  #queueGauges(read: () => Promise<QueueJobCounts>, registers: Registry[]): void {
+    const current = sharedBoundedRead(read);
+    new Gauge({
+      name: 'loopfleet_queue_jobs',
+      help: "The queue's BullMQ jobs by state, fleet-wide (every worker reports it: take max). NaN when Redis did not answer.",
+      labelNames: ['state'],
+      registers,
+      async collect() {
+        const counts = await current();
+        for (const state of QUEUE_JOB_STATES) this.set({ state }, counts === null ? Number.NaN : (counts[state] ?? 0));
+      },
+    });
+    new Gauge({
+      name: 'loopfleet_queue_readable',
+      help: "1 when this scrape read the queue's job counts from Redis, 0 when the read failed or took over 2 s.",
+      registers,
+      async collect() {
+        this.set((await current()) === null ? 0 : 1);
+      },
+    });
   }
 
   /** A run begins: `input` as the claim left it (`startedAt` set by Postgres). */
@@ -286,4 +315,25 @@ export class WorkerMetrics {
     const [own, process] = await Promise.all([this.registry.metrics(), this.#process.metrics()]);
     return { contentType: this.registry.contentType, body: `${own}\n${process}` };
   }
+}
+
+/**
+ * `read` as the gauges of one scrape take it: a read still running is joined rather than sent again
+ * (a slow Postgres or Redis must not pile reads up), and each caller waits for it at most
+ * {@link BACKLOG_READ_TIMEOUT_MS}; null then, or when the read failed.
+ */
+function sharedBoundedRead<T>(read: () => Promise<T>): () => Promise<T | null> {
+  let running: Promise<T | null> | null = null;
+  return async () => {
+    running ??= read()
+      .catch(() => null)
+      .finally(() => {
+        running = null;
+      });
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), BACKLOG_READ_TIMEOUT_MS);
+    });
+    return Promise.race([running, expired]).finally(() => clearTimeout(timer));
+  };
 }

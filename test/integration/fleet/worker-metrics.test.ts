@@ -3,6 +3,7 @@ import { ScriptedLlm } from '../../../src/llm/scripted-llm.js';
 import { acceptAndKick } from '../../../src/producer/accept-input.js';
 import { readBacklog } from '../../../src/store/read-backlog.js';
 import type { RunningWorker } from '../../../src/worker/start-worker.js';
+import { QUEUE_JOB_STATES } from '../../../src/worker/worker-metrics.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
 
 /** The value of one sample line of a Prometheus text exposition: `name{labels} value`, labels in any order. */
@@ -74,6 +75,26 @@ describe('a worker’s /metrics', () => {
     expect(sample(text, 'loopfleet_sessions_waiting', queue)).toBe(0);
     expect(sample(text, 'loopfleet_sessions_waiting_oldest_seconds', queue)).toBe(0);
     expect(sample(text, 'loopfleet_backlog_readable', queue)).toBe(1);
+    expect(sample(text, 'loopfleet_queue_readable', queue)).toBe(1);
+    expect(sample(text, 'loopfleet_queue_jobs', { ...queue, state: 'waiting' })).toBe(0);
+  });
+
+  it("reports the queue's BullMQ jobs by state, as Redis holds them", async () => {
+    const queue = { queue: fleet.config.queueName };
+    const url = `http://127.0.0.1:${String(worker.healthPort)}/metrics`;
+    // A raw send with no input is rejected for good (kept as failed); a job an hour out waits as delayed.
+    await fleet.queue.add('send', { sessionId: 'metrics-2' });
+    await fleet.queue.add('send', { sessionId: 'metrics-3', input: 'later' }, { delay: 3_600_000 });
+    // A sweep may move the sweeper's next iteration between the scrape and BullMQ's own count: poll until they agree.
+    const seen = await fleet.waitFor('the scrape to match what BullMQ counts, with the rejected job as failed', async () => {
+      const body = await (await fetch(url)).text();
+      const counts = await fleet.queue.getJobCounts(...QUEUE_JOB_STATES);
+      const scraped = Object.fromEntries(QUEUE_JOB_STATES.map((state) => [state, sample(body, 'loopfleet_queue_jobs', { ...queue, state })]));
+      return counts.failed === 1 && QUEUE_JOB_STATES.every((state) => scraped[state] === counts[state]) ? { body, counts } : undefined;
+    });
+    // The sweeper's schedule keeps its next iteration delayed too.
+    expect(seen.counts.delayed).toBeGreaterThanOrEqual(2);
+    expect(sample(seen.body, 'loopfleet_queue_readable', queue)).toBe(1);
   });
 });
 

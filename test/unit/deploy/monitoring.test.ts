@@ -36,8 +36,15 @@ const TARGET_LABELS = ['job', 'instance', 'queue'];
  * `le`), `_sum` and `_count`; `up` is Prometheus's own, per target.
  */
 function exportedSeries(): Map<string, string[]> {
-  // Every source a started worker gives it (src/worker/start-worker.ts), the backlog read included.
-  const metrics = new WorkerMetrics({ queueName: 'q', concurrency: 1, isTool: () => false, events: () => ({ published: 0, dropped: 0, fenced: 0 }), backlog: async () => ({ pending: 0, sessionsWaiting: 0, oldestWaitSeconds: 0 }) });
+  // Every source a started worker gives it (src/worker/start-worker.ts), the backlog and queue reads included.
+  const metrics = new WorkerMetrics({
+    queueName: 'q',
+    concurrency: 1,
+    isTool: () => false,
+    events: () => ({ published: 0, dropped: 0, fenced: 0 }),
+    backlog: async () => ({ pending: 0, sessionsWaiting: 0, oldestWaitSeconds: 0 }),
+    queueJobs: async () => ({}),
+  });
   const series = new Map<string, string[]>([['up', []]]);
   for (const registry of [metrics.registry, processMetrics()]) {
     for (const metric of registry.getMetricsAsArray()) {

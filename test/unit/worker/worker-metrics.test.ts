@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { InputRecord } from '../../../src/core/session-types.js';
 import type { Backlog } from '../../../src/store/read-backlog.js';
-import { BACKLOG_READ_TIMEOUT_MS, WorkerMetrics } from '../../../src/worker/worker-metrics.js';
+import { BACKLOG_READ_TIMEOUT_MS, QUEUE_JOB_STATES, WorkerMetrics, type QueueJobCounts, type WorkerMetricsSources } from '../../../src/worker/worker-metrics.js';
 
 const metricsOf = (dropped = 0) =>
   new WorkerMetrics({ queueName: 'q', concurrency: 4, isTool: (name) => name === 'lookup', events: () => ({ published: 12, dropped, fenced: 1 }) });
@@ -102,13 +102,16 @@ describe('WorkerMetrics', () => {
     for (const metrics of [first, second]) expect((await samples(metrics, 'process_cpu_seconds_total')).length).toBe(1);
   });
 
+  /** A worker's metrics with the scrape-time reads `reads` gives. */
+  const withReads = (reads: Pick<WorkerMetricsSources, 'backlog' | 'queueJobs'>) =>
+    new WorkerMetrics(Object.assign({ queueName: 'q', concurrency: 1, isTool: () => false, events: () => ({ published: 0, dropped: 0, fenced: 0 }) }, reads));
+
   describe('the backlog, read at scrape time', () => {
     afterEach(() => {
       vi.useRealTimers();
     });
 
-    const withBacklog = (backlog: () => Promise<Backlog>) =>
-      new WorkerMetrics({ queueName: 'q', concurrency: 1, isTool: () => false, events: () => ({ published: 0, dropped: 0, fenced: 0 }), backlog });
+    const withBacklog = (backlog: () => Promise<Backlog>) => withReads({ backlog });
 
     it('every backlog gauge from one read per scrape', async () => {
       const read = vi.fn(async () => ({ pending: 3, sessionsWaiting: 2, oldestWaitSeconds: 12.5 }));
@@ -142,6 +145,40 @@ describe('WorkerMetrics', () => {
       expect(read).toHaveBeenCalledTimes(1);
       answer({ pending: 5, sessionsWaiting: 1, oldestWaitSeconds: 1 });
       expect(await second).toEqual(['5']);
+    });
+  });
+
+  describe("the queue's jobs, read at scrape time", () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    const withQueue = (queueJobs: () => Promise<QueueJobCounts>) => withReads({ queueJobs });
+
+    it('one series per state from one read per scrape, a state the read left out as 0', async () => {
+      const read = vi.fn(async (): Promise<QueueJobCounts> => ({ waiting: 7, active: 2, delayed: 3, failed: 1, completed: 40 }));
+      const text = (await withQueue(read).render()).body;
+      expect(read).toHaveBeenCalledTimes(1);
+      const expected = { waiting: 7, prioritized: 0, active: 2, delayed: 3, 'waiting-children': 0, failed: 1, completed: 40 };
+      expect(Object.keys(expected)).toEqual([...QUEUE_JOB_STATES]);
+      for (const [state, count] of Object.entries(expected)) expect(text).toContain(`loopfleet_queue_jobs{state="${state}",queue="q"} ${String(count)}`);
+      expect(text).toContain('loopfleet_queue_readable{queue="q"} 1');
+    });
+
+    it('NaN for every state and loopfleet_queue_readable 0 when Redis fails or takes BACKLOG_READ_TIMEOUT_MS; a running read is joined', async () => {
+      expect(await samples(withQueue(async () => Promise.reject(new Error('connection is closed'))), 'loopfleet_queue_jobs')).toEqual(QUEUE_JOB_STATES.map((state) => `{state="${state}"} Nan`));
+      vi.useFakeTimers();
+      const read = vi.fn(() => new Promise<QueueJobCounts>(() => {}));
+      const metrics = withQueue(read);
+      const first = metrics.render();
+      await vi.advanceTimersByTimeAsync(BACKLOG_READ_TIMEOUT_MS);
+      const text = (await first).body;
+      expect(text).toContain('loopfleet_queue_jobs{state="waiting",queue="q"} Nan');
+      expect(text).toContain('loopfleet_queue_readable{queue="q"} 0');
+      const second = samples(metrics, 'loopfleet_queue_readable');
+      await vi.advanceTimersByTimeAsync(BACKLOG_READ_TIMEOUT_MS);
+      expect(await second).toEqual(['0']);
+      expect(read).toHaveBeenCalledTimes(1);
     });
   });
 });
