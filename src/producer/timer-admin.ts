@@ -13,7 +13,7 @@ import { settleWithin } from './settle-within.js';
 export interface TimerOptions {
   /** Fire this many milliseconds from now, 0 to 366 days. */
   delayMs?: number;
-  /** Fire at this time: a `Date`, an ISO 8601 string or epoch milliseconds (a past time fires at once). */
+  /** Fire at this time: a `Date`, an ISO 8601 string or epoch milliseconds, at most 366 days from now either way (a past time fires at once). */
   at?: Date | string | number;
   /** What the agent is told when it fires (the `<timer>` message): 1 to 10,000 characters, not blank. */
   note: string;

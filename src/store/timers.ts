@@ -30,7 +30,7 @@ export interface ScheduleTimerParams {
   sessionId: string;
   /** Fire this many milliseconds from now (Postgres time), 0 to {@link MAX_TIMER_DELAY_MS}. */
   delayMs?: number;
-  /** Fire at this time (a past time fires at once). */
+  /** Fire at this time, at most {@link MAX_TIMER_DELAY_MS} from now either way (a past time fires at once). */
   at?: Date;
   /** What the agent is told when it fires: 1 to {@link MAX_TIMER_NOTE_LENGTH} characters, not blank. */
   note: string;
@@ -41,8 +41,9 @@ export interface ScheduleTimerParams {
   createdBy?: 'host' | 'agent';
 }
 
-/** The longest delay or period of a timer: 366 days. */
-export const MAX_TIMER_DELAY_MS = 366 * 24 * 3600 * 1000;
+/** The longest delay or period of a timer, and how far from now its `at` may be: 366 days. */
+export const MAX_TIMER_DELAY_DAYS = 366;
+export const MAX_TIMER_DELAY_MS = MAX_TIMER_DELAY_DAYS * 24 * 3600 * 1000;
 
 /** The shortest period of a recurring timer: one second. */
 export const MIN_TIMER_EVERY_MS = 1000;
@@ -77,7 +78,11 @@ export function validateSchedule(params: ScheduleTimerParams): ValidatedSchedule
   const { delayMs, at, note, everyMs, timerId, createdBy = 'host' } = params;
   if ((delayMs === undefined) === (at === undefined)) throw new InputInvalidError('a timer needs exactly one of delayMs and at');
   if (delayMs !== undefined && !wholeMs(delayMs, 0)) throw new InputInvalidError(`delayMs must be an integer from 0 to ${MAX_TIMER_DELAY_MS}`);
-  if (at !== undefined && !(at instanceof Date && Number.isFinite(at.getTime()))) throw new InputInvalidError('at must be a valid Date');
+  if (at !== undefined && !(at instanceof Date && Math.abs(at.getTime() - Date.now()) <= MAX_TIMER_DELAY_MS)) {
+    // Unbounded, a year 9999 would set a delay no queue keeps well, and a year before Postgres's range
+    // would fail the write as if the database were at fault; a year out either way is a unit mix-up.
+    throw new InputInvalidError(`at must be a valid Date within ${MAX_TIMER_DELAY_DAYS} days of now (a past time fires at once); got ${describeDate(at)}`);
+  }
   if (typeof note !== 'string' || note.trim() === '' || note.length > MAX_TIMER_NOTE_LENGTH) {
     throw new InputInvalidError(`note must be a non-blank string of at most ${MAX_TIMER_NOTE_LENGTH} characters`);
   }
@@ -94,6 +99,10 @@ export function validateSchedule(params: ScheduleTimerParams): ValidatedSchedule
     everyMs: everyMs ?? null,
     createdBy,
   };
+}
+
+function describeDate(value: unknown): string {
+  return value instanceof Date ? (Number.isFinite(value.getTime()) ? value.toISOString() : 'an invalid Date') : typeof value;
 }
 
 function wholeMs(value: unknown, min: number): value is number {

@@ -161,6 +161,11 @@ describe('durable timers', () => {
     [{ delayMs: -1, note: 'x' }, 'delayMs must be an integer'],
     [{ delayMs: 1.5, note: 'x' }, 'delayMs must be an integer'],
     [{ at: 'tomorrow', note: 'x' }, 'at must be a Date'],
+    // Past Postgres's range this failed the write as system.infrastructure, retryable; year 9999 was taken.
+    [{ at: new Date(-8.64e15), note: 'x' }, 'at must be a valid Date within 366 days of now'],
+    [{ at: '9999-01-01T00:00:00Z', note: 'x' }, 'at must be a valid Date within 366 days of now (a past time fires at once); got 9999-01-01T00:00:00.000Z'],
+    [{ at: Date.now() + 367 * 86_400_000, note: 'x' }, 'within 366 days of now'],
+    [{ at: Date.now() - 367 * 86_400_000, note: 'x' }, 'within 366 days of now'],
     [{ delayMs: 0, note: '   ' }, 'note must be a non-blank string'],
     [{ delayMs: 0, note: 'x'.repeat(10_001) }, 'note must be a non-blank string'],
     [{ delayMs: 0, note: 'x', everyMs: 999 }, 'everyMs must be an integer from 1000'],
