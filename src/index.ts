@@ -3,7 +3,8 @@
  *
  * - {@link SessionQueue}: hand inputs to sessions, follow their events, read outcomes and history.
  * - Typed errors with stable codes (`ERROR_CODES`), for `catch` blocks that switch on `code`.
- * - Tool definitions (`defineTool`) for the module named by `LOOPFLEET_TOOLS`.
+ * - Tool definitions (`defineTool`) for the module named by `LOOPFLEET_TOOLS`, and hooks
+ *   (`defineHook`) for the one named by `LOOPFLEET_HOOKS`.
  * - The event stream's types and key, and the job names, for code that talks to Redis or BullMQ
  *   directly (touch points 1 and 2 in docs/client.md).
  */
@@ -27,6 +28,7 @@ export { cancelChannel, eventStreamKey, JOB, timerJobId, type JobName, type Time
 export * from './core/errors/index.js';
 
 export { defineTool } from './core/tools/define-tool.js';
+export { defineHook, type HookContext, type HookContexts, type HookDefinition, type HookDirective, type HookPoint } from './core/hooks/hook-points.js';
 export type { AnyToolDefinition, InDoubtPolicy, JsonSchema, ToolContext, ToolDefinition } from './core/tools/tool-types.js';
 
 export type {

@@ -101,6 +101,7 @@ function toResolvedConfig(env: ParsedEnv): ResolvedConfig {
         maxInputAttempts: env.MAX_INPUT_ATTEMPTS,
       },
       toolsModule: env.LOOPFLEET_TOOLS,
+      hooksModule: env.LOOPFLEET_HOOKS,
       agentTimers: env.LOOPFLEET_AGENT_TIMERS,
       maxInputBytes: env.LOOPFLEET_MAX_INPUT_BYTES,
     },

@@ -111,6 +111,8 @@ export interface WorkerConfig {
   drain: DrainConfig;
   /** `LOOPFLEET_TOOLS`: path of the ES module exporting the tool array; `null` = no tools. Default `null`. */
   toolsModule: string | null;
+  /** `LOOPFLEET_HOOKS`: path of the ES module exporting the hook array; `null` = no hooks. Default `null`. */
+  hooksModule: string | null;
   /** `LOOPFLEET_AGENT_TIMERS`: give agents the `schedule_wakeup` tool (durable timers on their own session). Default false. */
   agentTimers: boolean;
   /** `LOOPFLEET_MAX_INPUT_BYTES`: largest accepted input payload, in bytes. Default 1048576 (1 MiB). */

@@ -12,10 +12,14 @@ export type LifecycleEvent =
   | { type: 'input_resumed'; reason: 'worker_lost'; attempt: number }
   | ({ type: 'input_finished'; error: { code: string; message: string } | null; steeredInto?: number } & InputResult)
   /**
-   * A durable timer fired (DESIGN.md §4.6): `delivered` as the input `inputSeq` (kind `timer`), or
-   * `error` when the inbox refused the firing (the timer is then cancelled).
+   * A durable timer fired (DESIGN.md §4.6): `delivered` as the input `inputSeq` (kind `timer`);
+   * `error` when the inbox refused the firing (the timer is then cancelled) or the `timer.fire` hook
+   * threw (the timer stays armed, the alarm is retried); as the hook decided, `skipped` (nothing
+   * delivered; a recurring timer is re-armed), `cancelled`, or `postponed` to `dueAt` (ISO 8601).
+   * `inputSeq` is null but for `delivered`.
    */
-  | { type: 'timer_fired'; timerId: string; fireCount: number; outcome: 'delivered' }
+  | { type: 'timer_fired'; timerId: string; fireCount: number; outcome: 'delivered' | 'skipped' | 'cancelled' }
+  | { type: 'timer_fired'; timerId: string; fireCount: number; outcome: 'postponed'; dueAt: string }
   | { type: 'timer_fired'; timerId: string; fireCount: number; outcome: 'error'; error: { code: string; message: string } };
 
 export type FleetEvent = LoopEvent | LifecycleEvent;

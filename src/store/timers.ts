@@ -208,6 +208,21 @@ export async function recordFiring(db: Queryable, sessionId: string, timerId: st
   return result.rows[0] === undefined ? null : decodeTimer(result.rows[0]);
 }
 
+/**
+ * Moves firing `fireCount + 1` of an armed timer to `delayMs` from now (Postgres time), if it is still
+ * the one expected. Returns the updated timer, or null when a cancel or another firing came first.
+ */
+export async function postponeFiring(db: Queryable, sessionId: string, timerId: string, fireCount: number, delayMs: number): Promise<TimerRecord | null> {
+  const result = await db.query({
+    name: 'loopfleet_postpone_timer_firing',
+    text: `UPDATE timers SET due_at = now() + $4::bigint * interval '1 millisecond', updated_at = now()
+            WHERE session_id = $1 AND timer_id = $2 AND status = 'armed' AND fire_count = $3
+        RETURNING ${TIMER_COLUMNS}`,
+    values: [sessionId, timerId, fireCount, delayMs],
+  });
+  return result.rows[0] === undefined ? null : decodeTimer(result.rows[0]);
+}
+
 /** Armed timers overdue by more than `graceMs` (their alarm was lost), soonest first: for the sweeper. */
 export async function findOverdueTimers(db: Queryable, options: { graceMs: number; limit: number }): Promise<TimerRecord[]> {
   const result = await db.query({

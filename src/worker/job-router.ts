@@ -91,7 +91,7 @@ async function route(ctx: WorkerContext, job: Job, token: string | undefined, si
       }
     case JOB.timer: {
       const result = await fireTimerJob(ctx, job.data);
-      if (result.outcome === 'early') {
+      if (result.outcome === 'early' || result.outcome === 'postponed') {
         await job.moveToDelayed(result.dueAt, token);
         throw new DelayedError();
       }

@@ -24,6 +24,7 @@ import { CancelRegistry } from './cancel-registry.js';
 import { closeWorker, RunningJobs, type WorkerConnections } from './close-worker.js';
 import { dependencyChecks, startHealthServer } from './health-server.js';
 import { createJobProcessor } from './job-router.js';
+import { loadHooks } from './load-hooks.js';
 import { loadTools } from './load-tools.js';
 import { WorkerTimers } from './worker-timers.js';
 import { keepSweeperScheduled, scheduleSweeper } from './sweep-job.js';
@@ -71,6 +72,7 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
   // The agent's timer tool is loaded with the others; its connections are bound once they are open.
   const timers = new WorkerTimers();
   const tools = options.tools ?? (await loadTools(config.worker.toolsModule, systemClock, config.worker.agentTimers ? timers : undefined));
+  const hooks = options.hooks ?? (await loadHooks(config.worker.hooksModule));
   const llm = options.llm ?? createLlm(config.llm);
   // Checked here, with the tools and the model, before any connection is opened (I8).
   const profile = checkedAgentProfile(options.profile);
@@ -81,7 +83,7 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
   // Every running drain listens on them (one listener each, removed when the drain ends: linkedSignal,
   // boundWhileStopping); up to WORKER_CONCURRENCY at once is expected, not a leak.
   setMaxListeners(0, shutdown.signal, stopping.signal);
-  const ctx = workerContext(config, options, { workerId, logger, llm, tools, profile, connections, stopping: stopping.signal, shutdown: shutdown.signal });
+  const ctx = workerContext(config, options, { workerId, logger, llm, tools, hooks, profile, connections, stopping: stopping.signal, shutdown: shutdown.signal });
   timers.bind({ pool: connections.pool, queue: ctx.queue, logger });
   const jobs = new RunningJobs();
   let accepting = true;
@@ -173,6 +175,7 @@ interface ContextParts {
   logger: Logger;
   llm: Llm;
   tools: ToolRegistry;
+  hooks: HookRegistry;
   profile: AgentProfile;
   connections: Connections;
   stopping: AbortSignal;
@@ -196,7 +199,7 @@ function workerContext(config: ResolvedConfig, options: StartWorkerOptions, part
       store,
       llm: parts.llm,
       tools: parts.tools,
-      hooks: options.hooks ?? new HookRegistry(),
+      hooks: parts.hooks,
       clock: systemClock,
       profile: parts.profile,
       retryPolicy: resolveRetryPolicy(),

@@ -1,11 +1,12 @@
 import { z } from 'zod';
-import { InputInvalidError, isLoopfleetError } from '../core/errors/index.js';
+import { InputInvalidError, InternalError, isLoopfleetError, toLoopfleetError } from '../core/errors/index.js';
 import type { AcceptedInput } from '../core/ports/session-store.js';
 import { assertSessionId } from '../core/session-id.js';
 import { acceptAndKick } from '../producer/accept-input.js';
 import { armTimer } from '../producer/arm-timer.js';
 import type { TimerJobData } from '../producer/fleet-keys.js';
-import { cancelTimer, getTimer, recordFiring, TIMER_ID_PATTERN } from '../store/timers.js';
+import type { FleetEvent } from '../events/fleet-events.js';
+import { cancelTimer, getTimer, MAX_TIMER_DELAY_MS, MAX_TIMER_NOTE_LENGTH, postponeFiring, recordFiring, TIMER_ID_PATTERN, type TimerRecord } from '../store/timers.js';
 import type { WorkerContext } from './worker-context.js';
 
 const timerJobSchema = z
@@ -16,18 +17,25 @@ const timerJobSchema = z
   })
   .strict();
 
-/** What a `timer` job did: `delivered` the firing as an input, or found its alarm `stale` (cancelled, fired already, deleted). */
+/**
+ * What a `timer` job did: `delivered` the firing as an input; found its alarm `stale` (cancelled, fired
+ * already, deleted) or `early` (the row is due later: the job waits until `dueAt`); or, as the
+ * `timer.fire` hook decided, `skipped` the firing, `cancelled` the timer or `postponed` the firing to
+ * `dueAt` (the job waits for it).
+ */
 export type TimerJobResult =
   | { outcome: 'delivered'; timerId: string; fireCount: number; seq: number; duplicate: boolean }
-  | { outcome: 'stale'; timerId: string }
-  | { outcome: 'early'; timerId: string; dueAt: number };
+  | { outcome: 'stale' | 'skipped' | 'cancelled'; timerId: string }
+  | { outcome: 'early' | 'postponed'; timerId: string; dueAt: number };
 
 /**
  * Delivers a timer's firing (DESIGN.md §4.6): when its alarm job runs and the row is still armed for
  * this firing, the firing becomes an input of kind `timer` (its input id `timer:<timerId>:<n>`, so a
  * repeated alarm delivers it once), which steers a running input at its next round boundary or runs
  * as the next one; then the row records the firing (a recurring timer is re-armed, due `everyMs`
- * from now) and `timer_fired` goes on the session's stream. A crash between the accept and the record
+ * from now) and `timer_fired` goes on the session's stream. A `timer.fire` hook, when one is
+ * registered, decides first (deliver with its note, skip, cancel, postpone), unless the firing's input
+ * was accepted already. A crash between the accept and the record
  * repeats the alarm (BullMQ retry, or the sweeper for an overdue armed row): the accept is then a
  * duplicate and the record goes through.
  */
@@ -43,11 +51,19 @@ export async function fireTimerJob(ctx: WorkerContext, data: unknown): Promise<T
   // Set by a clock ahead of this one: wait for the time the row says, not the alarm's.
   if (timer.dueAt.getTime() > ctx.clock.now() + EARLY_TOLERANCE_MS) return { outcome: 'early', timerId: job.timerId, dueAt: timer.dueAt.getTime() };
   const firing = job.fireCount + 1;
+  const inputId = `timer:${job.timerId}:${firing}`;
+  let note = timer.note;
+  // Once the firing's input is accepted (an attempt that died before recording it), the decision was made.
+  if (ctx.loop.hooks.handles('timer.fire') && (await ctx.store.getInputById(job.sessionId, inputId)) === null) {
+    const decision = await decideFiring(ctx, timer, firing);
+    if (decision.action !== 'deliver') return applyDecision(ctx, timer, decision);
+    note = decision.note;
+  }
   let accepted: AcceptedInput;
   try {
     accepted = await acceptAndKick(
       { store: ctx.store, queue: ctx.queue, maxInputBytes: ctx.settings.maxInputBytes, publish: (...args) => ctx.publisher.publish(...args), logger: ctx.logger },
-      { sessionId: job.sessionId, kind: 'timer', payload: { timerId: job.timerId, note: timer.note, fireCount: firing }, inputId: `timer:${job.timerId}:${firing}` },
+      { sessionId: job.sessionId, kind: 'timer', payload: { timerId: job.timerId, note, fireCount: firing }, inputId },
     );
   } catch (error) {
     // A firing the inbox refuses (a note over LOOPFLEET_MAX_INPUT_BYTES) would be refused at every
@@ -58,14 +74,7 @@ export async function fireTimerJob(ctx: WorkerContext, data: unknown): Promise<T
     }
     throw error;
   }
-  const recorded = await recordFiring(ctx.pool, job.sessionId, job.timerId, job.fireCount);
-  if (recorded?.status === 'armed') {
-    try {
-      await armTimer(ctx.queue, recorded, ctx.clock.now());
-    } catch (error) {
-      ctx.logger.warn({ err: error, sessionId: job.sessionId, timerId: job.timerId }, 'recurring timer fired; its next alarm was not set (the sweeper will set it once it is overdue)');
-    }
-  }
+  const recorded = await recordAndRearm(ctx, job.sessionId, job.timerId, job.fireCount);
   // Announced by whichever attempt completed the firing: this one recorded it, or delivered it first.
   // A duplicate accept that another attempt already recorded has nothing to add.
   if (recorded !== null || !accepted.duplicate) await publishFired(ctx, job.sessionId, accepted.seq, { timerId: job.timerId, fireCount: firing, outcome: 'delivered' });
@@ -75,7 +84,72 @@ export async function fireTimerJob(ctx: WorkerContext, data: unknown): Promise<T
 /** An alarm this far ahead of the row's due time is moved to that time (clocks of hosts differ). */
 export const EARLY_TOLERANCE_MS = 1000;
 
-type TimerFired = { timerId: string; fireCount: number; outcome: 'delivered' } | { timerId: string; fireCount: number; outcome: 'error'; error: { code: string; message: string } };
+/** What the `timer.fire` hook decided for one firing. */
+type FiringDecision = { action: 'deliver'; note: string } | { action: 'skip' } | { action: 'cancel' } | { action: 'postpone'; delayMs: number };
+
+/**
+ * Runs the `timer.fire` hook. A hook that throws, or leaves a note or delay the firing cannot take,
+ * is announced as `outcome: 'error'` and thrown: the timer stays armed and the alarm is retried.
+ */
+async function decideFiring(ctx: WorkerContext, timer: TimerRecord, firing: number): Promise<FiringDecision> {
+  const fire = { sessionId: timer.sessionId, timerId: timer.timerId, note: timer.note, dueAt: timer.dueAt, fireCount: firing, everyMs: timer.everyMs, createdBy: timer.createdBy, postponeMs: 0 };
+  try {
+    const directive = await ctx.loop.hooks.run('timer.fire', fire);
+    if (directive === 'break') return { action: 'cancel' };
+    if (directive === 'skip') return { action: 'skip' };
+    const { note, postponeMs } = fire as { note: unknown; postponeMs: unknown };
+    if (!(typeof postponeMs === 'number' && Number.isSafeInteger(postponeMs) && postponeMs >= 0 && postponeMs <= MAX_TIMER_DELAY_MS)) {
+      throw new InternalError(`the timer.fire hook set postponeMs to ${String(postponeMs)}; it must be an integer from 0 to ${MAX_TIMER_DELAY_MS}`);
+    }
+    if (postponeMs > 0) return { action: 'postpone', delayMs: postponeMs };
+    if (!(typeof note === 'string' && note.trim() !== '' && note.length <= MAX_TIMER_NOTE_LENGTH)) {
+      throw new InternalError(`the timer.fire hook set the note to something other than a non-blank string of at most ${MAX_TIMER_NOTE_LENGTH} characters`);
+    }
+    return { action: 'deliver', note };
+  } catch (error) {
+    const failure = toLoopfleetError(error);
+    await publishFired(ctx, timer.sessionId, null, { timerId: timer.timerId, fireCount: firing, outcome: 'error', error: { code: failure.code, message: failure.message } });
+    throw error;
+  }
+}
+
+/** Carries out a hook's `skip`, `break` or postponement; each is announced with `timer_fired`. */
+async function applyDecision(ctx: WorkerContext, timer: TimerRecord, decision: Exclude<FiringDecision, { action: 'deliver' }>): Promise<TimerJobResult> {
+  const { sessionId, timerId, fireCount } = timer;
+  const fired = { timerId, fireCount: fireCount + 1 };
+  if (decision.action === 'skip') {
+    if ((await recordAndRearm(ctx, sessionId, timerId, fireCount)) === null) return { outcome: 'stale', timerId };
+    await publishFired(ctx, sessionId, null, Object.assign({ outcome: 'skipped' as const }, fired));
+    return { outcome: 'skipped', timerId };
+  }
+  if (decision.action === 'cancel') {
+    if (!(await cancelTimer(ctx.pool, sessionId, timerId))) return { outcome: 'stale', timerId };
+    await publishFired(ctx, sessionId, null, Object.assign({ outcome: 'cancelled' as const }, fired));
+    return { outcome: 'cancelled', timerId };
+  }
+  const postponed = await postponeFiring(ctx.pool, sessionId, timerId, fireCount, decision.delayMs);
+  if (postponed === null) return { outcome: 'stale', timerId };
+  await publishFired(ctx, sessionId, null, Object.assign({ outcome: 'postponed' as const, dueAt: postponed.dueAt.toISOString() }, fired));
+  return { outcome: 'postponed', timerId, dueAt: postponed.dueAt.getTime() };
+}
+
+/**
+ * Records the firing (compare-and-set on `fireCount`) and sets the next alarm of a recurring timer;
+ * null when a cancel or another firing came first.
+ */
+async function recordAndRearm(ctx: WorkerContext, sessionId: string, timerId: string, fireCount: number): Promise<TimerRecord | null> {
+  const recorded = await recordFiring(ctx.pool, sessionId, timerId, fireCount);
+  if (recorded?.status === 'armed') {
+    try {
+      await armTimer(ctx.queue, recorded, ctx.clock.now());
+    } catch (error) {
+      ctx.logger.warn({ err: error, sessionId, timerId }, 'recurring timer fired; its next alarm was not set (the sweeper will set it once it is overdue)');
+    }
+  }
+  return recorded;
+}
+
+type TimerFired = Extract<FleetEvent, { type: 'timer_fired' }> extends infer E ? (E extends { type: 'timer_fired' } ? Omit<E, 'type'> : never) : never;
 
 async function publishFired(ctx: WorkerContext, sessionId: string, inputSeq: number | null, event: TimerFired): Promise<void> {
   try {

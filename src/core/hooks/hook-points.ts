@@ -47,10 +47,32 @@ export interface HookContexts {
    * non-empty `inject` appends it as a user message and grants `extraRounds` (≥ 1) more rounds.
    */
   'complete.decide': { reason: 'completed' | 'hit_round_limit' | 'budget_exceeded'; finalText: string; fireCount: number; inject: string | null; extraRounds: number };
+  /**
+   * A timer's firing, in the worker whose alarm came due, before anything of it is delivered
+   * (DESIGN.md §4.6; power-loop's `TIMER_FIRE`). `fireCount` is this firing's number (1 for the
+   * first); `note` is what it delivers (mutable: 1 to 10,000 characters, not blank; the timer keeps its
+   * own). `continue` delivers it; `skip` drops it (a one-shot ends `fired`, a recurring timer is
+   * re-armed for its next period); `break` cancels the timer; with `continue`, `postponeMs` (an
+   * integer up to 366 days) above 0 moves this firing that long from now, when the hook runs again.
+   * It also runs again when an alarm is repeated before the firing was delivered (a crashed worker);
+   * once the firing's input is accepted it does not. A hook that throws leaves the timer armed and the
+   * alarm is retried (`timer_fired` with `outcome: 'error'`).
+   */
+  'timer.fire': {
+    sessionId: string;
+    timerId: string;
+    note: string;
+    dueAt: Date;
+    fireCount: number;
+    everyMs: number | null;
+    createdBy: 'host' | 'agent';
+    postponeMs: number;
+  };
 }
 
 export type HookPoint = keyof HookContexts;
 
+/** The agent loop's hook points, in no particular order; `timer.fire` runs in the worker, outside any run. */
 export const HOOK_POINTS = [
   'session.start',
   'session.end',
@@ -69,9 +91,24 @@ export const HOOK_POINTS = [
   'complete.decide',
 ] as const satisfies readonly HookPoint[];
 
+/** The hook points a worker runs outside the loop. */
+export const WORKER_HOOK_POINTS = ['timer.fire'] as const satisfies readonly HookPoint[];
+
 /** A handler may return a directive or set `ctx.directive`. */
 export type HookContext<P extends HookPoint> = HookContexts[P] & { directive?: HookDirective };
 
 export type HookHandler<P extends HookPoint> = (
   ctx: HookContext<P>,
 ) => HookDirective | void | Promise<HookDirective | void>;
+
+/** One hook of the `LOOPFLEET_HOOKS` module: a handler for `point`, with the registry's options. */
+export type HookDefinition = { [P in HookPoint]: { point: P; handler: HookHandler<P>; name?: string; order?: number } }[HookPoint];
+
+/**
+ * Identity helper for typed authoring: `defineHook({ point: 'timer.fire', handler: (fire) => … })`
+ * types the handler's context by its point. It checks nothing at runtime — the worker validates the
+ * module's hooks when it loads them.
+ */
+export function defineHook<P extends HookPoint>(definition: { point: P; handler: HookHandler<P>; name?: string; order?: number }): HookDefinition {
+  return definition as unknown as HookDefinition;
+}

@@ -1,4 +1,6 @@
+import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { HookRegistry } from '../../../src/core/hooks/index.js';
 import { ScriptedLlm } from '../../../src/llm/scripted-llm.js';
 import { acceptAndKick } from '../../../src/producer/accept-input.js';
 import { eventStreamKey, JOB, timerJobId } from '../../../src/producer/fleet-keys.js';
@@ -155,6 +157,103 @@ describe('durable timers', () => {
     await queue.timers.cancel(sessionId, 'later');
   });
 
+  it('the timer.fire hook rewrites a firing\'s note, skips a firing, cancels a timer or postpones a firing; one that throws leaves the alarm to be retried', async () => {
+    const calls: Array<{ timerId: string; fireCount: number; note: string; dueAt: Date }> = [];
+    const hooks = new HookRegistry().register('timer.fire', (fire) => {
+      calls.push({ timerId: fire.timerId, fireCount: fire.fireCount, note: fire.note, dueAt: fire.dueAt });
+      const seen = calls.filter((call) => call.timerId === fire.timerId && call.fireCount === fire.fireCount).length;
+      switch (fire.timerId) {
+        case 'rewrite':
+          fire.note = `${fire.note} (it is ${fire.dueAt.getUTCFullYear()})`;
+          return 'continue';
+        case 'every-other':
+          return fire.fireCount % 2 === 1 ? 'skip' : 'continue';
+        case 'stop':
+          return 'break';
+        case 'later':
+          if (seen === 1) fire.postponeMs = 1500;
+          return 'continue';
+        case 'flaky':
+          if (seen === 1) throw new Error('the calendar service is down');
+          // An invalid answer is a failed hook too.
+          if (seen === 2) (fire as { postponeMs: unknown }).postponeMs = 'soon';
+          return 'continue';
+        default:
+          return 'continue';
+      }
+    });
+    await fleet.startWorker({ hooks });
+    const schedule = (sessionId: string, timerId: string, options: { everyMs?: number } = {}) =>
+      queue.timers.schedule(sessionId, Object.assign({ delayMs: 0, note: `note of ${timerId}`, timerId }, options));
+    const fired = (sessionId: string, count: number) =>
+      fleet.waitFor(`${String(count)} timer_fired of ${sessionId}`, async () => {
+        const events = await firedEvents(sessionId);
+        return events.length >= count ? events : undefined;
+      });
+
+    // Rewritten: the input carries the hook's note, the timer keeps its own.
+    await schedule('tm-hook-rewrite', 'rewrite');
+    const [rewritten] = await fleet.waitForSessionFinished('tm-hook-rewrite', 1);
+    expect(rewritten?.payload).toMatchObject({ note: `note of rewrite (it is ${String(new Date().getUTCFullYear())})`, fireCount: 1 });
+    expect(await getTimer(fleet.pool, 'tm-hook-rewrite', 'rewrite')).toMatchObject({ status: 'fired', note: 'note of rewrite' });
+
+    // Skipped: firing 1 delivers nothing and the recurring timer is re-armed; firing 2 is delivered.
+    await schedule('tm-hook-skip', 'every-other', { everyMs: 1000 });
+    const [second] = await fleet.waitForSessionFinished('tm-hook-skip', 1);
+    await queue.timers.cancel('tm-hook-skip', 'every-other');
+    expect(second).toMatchObject({ seq: 1, inputId: 'timer:every-other:2' });
+    expect((await fired('tm-hook-skip', 2)).slice(0, 2)).toEqual([
+      expect.objectContaining({ timerId: 'every-other', fireCount: 1, outcome: 'skipped', inputSeq: null }),
+      expect.objectContaining({ timerId: 'every-other', fireCount: 2, outcome: 'delivered', inputSeq: 1 }),
+    ]);
+
+    // Broken: the timer is cancelled before anything is delivered.
+    await schedule('tm-hook-stop', 'stop', { everyMs: 1000 });
+    expect(await fired('tm-hook-stop', 1)).toEqual([expect.objectContaining({ timerId: 'stop', fireCount: 1, outcome: 'cancelled', inputSeq: null })]);
+    expect(await getTimer(fleet.pool, 'tm-hook-stop', 'stop')).toMatchObject({ status: 'cancelled', fireCount: 0 });
+    expect(await fleet.store.getSession('tm-hook-stop')).not.toBeNull();
+    expect(await fleet.store.listInputs('tm-hook-stop', { limit: 10 })).toEqual([]);
+
+    // Postponed: the row is due later, the alarm waits for it, and the hook decides again then.
+    const before = Date.now();
+    await schedule('tm-hook-later', 'later');
+    const [postponed] = await fired('tm-hook-later', 1);
+    expect(postponed).toMatchObject({ timerId: 'later', fireCount: 1, outcome: 'postponed', inputSeq: null });
+    expect(Date.parse(String(postponed!['dueAt']))).toBeGreaterThanOrEqual(before + 1500 - 1000);
+    const [late] = await fleet.waitForSessionFinished('tm-hook-later', 1);
+    expect(late).toMatchObject({ inputId: 'timer:later:1' });
+    const laterCalls = calls.filter((call) => call.timerId === 'later');
+    expect(laterCalls).toHaveLength(2);
+    expect(laterCalls[1]!.dueAt.getTime()).toBe(Date.parse(String(postponed!['dueAt'])));
+    expect(late!.acceptedAt.getTime()).toBeGreaterThanOrEqual(laterCalls[1]!.dueAt.getTime() - 1000);
+
+    // Failing: each failure is announced, the timer stays armed, the alarm's retry delivers it.
+    await schedule('tm-hook-flaky', 'flaky');
+    const [flaky] = await fleet.waitForSessionFinished('tm-hook-flaky', 1);
+    expect(flaky).toMatchObject({ inputId: 'timer:flaky:1', payload: { note: 'note of flaky' } });
+    expect(await fired('tm-hook-flaky', 3)).toEqual([
+      expect.objectContaining({ fireCount: 1, outcome: 'error', error: { code: 'internal', message: 'the calendar service is down' } }),
+      expect.objectContaining({ fireCount: 1, outcome: 'error', error: expect.objectContaining({ code: 'internal', message: expect.stringContaining('set postponeMs to soon') }) }),
+      expect.objectContaining({ fireCount: 1, outcome: 'delivered', inputSeq: 1 }),
+    ]);
+    expect(calls.filter((call) => call.timerId === 'flaky')).toHaveLength(3);
+  });
+
+  it('the timer.fire hook does not run again for a firing already delivered (a worker died before recording it)', async () => {
+    const sessionId = 'tm-hook-crash';
+    let ran = 0;
+    const hooks = new HookRegistry().register('timer.fire', () => {
+      ran += 1;
+      return 'skip';
+    });
+    await queue.timers.schedule(sessionId, { delayMs: 0, note: 'decided before', timerId: 'decided' });
+    await acceptAndKick(fleet.acceptDeps, { sessionId, kind: 'timer', payload: { timerId: 'decided', note: 'decided before', fireCount: 1 }, inputId: 'timer:decided:1' });
+    await fleet.startWorker({ hooks });
+    await fleet.waitFor('the firing recorded', async () => ((await getTimer(fleet.pool, sessionId, 'decided'))?.status === 'fired' ? true : undefined));
+    expect(ran).toBe(0);
+    expect((await fleet.waitForSessionIdle(sessionId, 1)).map((input) => input.inputId)).toEqual(['timer:decided:1']);
+  });
+
   it.each([
     [{ note: 'x' }, 'exactly one of delayMs and at'],
     [{ delayMs: 1, at: new Date(), note: 'x' }, 'exactly one of delayMs and at'],
@@ -224,5 +323,30 @@ describe('the agent’s timers (LOOPFLEET_AGENT_TIMERS)', () => {
     expect(transcript.find((line) => line.startsWith('tool: {"timer_id":"wake-wake1"'))).toMatch(/"status":"armed".*"every_seconds":null/);
     expect(transcript).toContain('tool: {"timers":[]}');
     expect(await getTimer(fleet.pool, 'agent-wake', 'wake-wake1')).toMatchObject({ createdBy: 'agent', status: 'fired', fireCount: 1 });
+  });
+});
+
+describe('hooks from the LOOPFLEET_HOOKS module', () => {
+  let fleet: FleetFixture;
+  let queue: SessionQueue;
+
+  beforeAll(async () => {
+    fleet = await FleetFixture.create('hooks_module', { LOOPFLEET_HOOKS: fileURLToPath(new URL('./fixtures/fleet-hooks.ts', import.meta.url)) });
+    queue = SessionQueue.fromEnv(fleet.env);
+  });
+
+  afterAll(async () => {
+    await queue?.close();
+    await fleet?.close();
+  });
+
+  it('a worker loads the module and its timer.fire hook decides each firing', async () => {
+    await fleet.startWorker();
+    await queue.timers.schedule('tm-module', { delayMs: 0, note: 'drop me', timerId: 'drop' });
+    await queue.timers.schedule('tm-module', { delayMs: 0, note: 'wake up', timerId: 'shout' });
+    const [input] = await fleet.waitForSessionFinished('tm-module', 1);
+    expect(input).toMatchObject({ inputId: 'timer:shout:1', payload: { note: 'WAKE UP' } });
+    await fleet.waitFor('the skipped firing recorded', async () => ((await getTimer(fleet.pool, 'tm-module', 'drop'))?.status === 'fired' ? true : undefined));
+    expect((await fleet.store.listInputs('tm-module', { limit: 10 })).map((listed) => listed.inputId)).toEqual(['timer:shout:1']);
   });
 });

@@ -42,6 +42,7 @@ describe('loadConfig defaults', () => {
         leaseTtlMs: 30_000,
         drain: { sliceInputs: 10, sliceMs: 30_000, sweepEveryMs: 5_000, sweepGraceMs: 2_000, maxInputAttempts: 10 },
         toolsModule: null,
+        hooksModule: null,
         agentTimers: false,
         maxInputBytes: 1_048_576,
       },
@@ -94,6 +95,7 @@ describe('loadConfig with values set', () => {
       LOG_FORMAT: 'pretty',
       LOG_CONTENT: '1',
       LOOPFLEET_TOOLS: './tools.js',
+      LOOPFLEET_HOOKS: './hooks.js',
       LOOPFLEET_MAX_INPUT_BYTES: '2048',
       LEASE_TTL_MS: '1000',
       DRAIN_SLICE_INPUTS: '3',
@@ -128,6 +130,7 @@ describe('loadConfig with values set', () => {
       leaseTtlMs: 1000,
       drain: { sliceInputs: 3, sliceMs: 4000, sweepEveryMs: 750, sweepGraceMs: 0, maxInputAttempts: 2 },
       toolsModule: './tools.js',
+      hooksModule: './hooks.js',
       agentTimers: true,
       maxInputBytes: 2048,
     });
