@@ -1,6 +1,7 @@
 import { MAX_ABORT_REASON_LENGTH, MAX_INTERACTION_ID_LENGTH } from '../core/input-payload.js';
 import { HISTORY_LIMIT, HISTORY_PAGE } from './commands/history.js';
 import { TAIL_LIMIT } from './commands/tail.js';
+import { MAX_TIMER_DELAY_DAYS } from '../store/timers.js';
 import { TIMER_EVERY, TIMER_IN } from './commands/timers.js';
 import { FORCED_EXIT_MS, WORKER_GRACE_MS } from './commands/worker.js';
 
@@ -57,7 +58,8 @@ Timers:
   timer <session> <note> (--in <ms> | --at <time>) [--every <ms>] [--id <timer>]
                                 Schedule a durable timer: when it fires, the session gets the note
                                 as a <timer> message. --in: ms from now (${TIMER_IN.min} to ${TIMER_IN.max});
-                                --at: an ISO 8601 time (2026-11-25T09:00:00Z). --every: fire again
+                                --at: an ISO 8601 time within ${MAX_TIMER_DELAY_DAYS} days of now (2026-11-25T09:00:00Z; a
+                                past time fires at once). --every: fire again
                                 every ms (${TIMER_EVERY.min} to ${TIMER_EVERY.max}). --id: its id (1 to 100
                                 characters); a repeated id returns the stored timer. Prints
                                 "scheduled <session> timer <id> due <time>".

@@ -70,6 +70,8 @@ describe('loopfleet client commands (no services needed)', () => {
     [['timer', 's1', 'wake', '--in', '0', '--every', '999'], '--every must be a whole number from 1000 to 31622400000 ms'],
     [['timer', 's1', 'wake', '--at', 'tomorrow'], '--at must be an ISO 8601 time'],
     [['timer', 's1', 'wake', '--at', '2026-13-45'], '--at must be an ISO 8601 time'],
+    [['timer', 's1', 'wake', '--at', '9999-01-01T00:00:00Z'], '--at must be within 366 days of now; got 9999-01-01T00:00:00.000Z'],
+    [['timer', 's1', 'wake', '--at', '1970-01-21T00:00:00Z'], '--at must be within 366 days of now'],
     [['timer', 's1', 'wake', '--in', '0', '--id', 'has space'], '--id must be 1 to 100'],
     [['timers'], 'expected one session'],
     [['cancel-timer', 's1'], 'expected a session and a timer id'],
