@@ -6,8 +6,8 @@ import { WorkerProcess } from '../../support/worker-process.js';
 /**
  * Bad configuration fails at start-up, before any side effect (DESIGN.md I8): a `LOOPFLEET_TOOLS`
  * module that throws while loading, exports an invalid tool, or is missing makes `loopfleet worker`
- * exit 1 with a message naming the module and the problem — without connecting to anything; so does a
- * bad `WORKER_HEAP_GROWTH_PERCENT`, and a good one is set (and logged) first, as is the young
+ * exit 1 with a message naming the module and the problem — without connecting to anything; so do a
+ * `LOOPFLEET_HOOKS` module with an invalid hook and a bad `WORKER_HEAP_GROWTH_PERCENT`, and a good one is set (and logged) first, as is the young
  * generation node was started with. Postgres and Redis point at a listener of this test that counts
  * connection attempts.
  */
@@ -86,6 +86,19 @@ describe('loopfleet worker refuses a bad tools module before connecting', () => 
     const line = worker.logs.find((entry) => entry.msg === 'V8 young generation');
     expect(line, worker.diagnostics()).toBeDefined();
     expect(line?.['maxSemiSpaceMb']).toBe(maxSemiSpaceMb);
+  }, 90_000);
+
+  it('refuses a LOOPFLEET_HOOKS module with an invalid hook, naming it, before connecting', async () => {
+    const worker = WorkerProcess.spawn('startup-hooks-bad', {
+      DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/never`,
+      REDIS_URL: `redis://127.0.0.1:${port}`,
+      METRICS_PORT: '0',
+      LOOPFLEET_HOOKS: fixture('invalid-hooks.ts'),
+    });
+    const exit = await worker.waitForExit(60_000);
+    expect(exit, worker.diagnostics()).toEqual({ code: 1, signal: null });
+    expect(worker.stderr).toMatch(/^loopfleet worker: \[config\.invalid\] LOOPFLEET_HOOKS: .*invalid-hooks\.ts: hook #1: point must be one of .*; got "timer\.fired"/);
+    expect(connections).toHaveLength(0);
   }, 90_000);
 
   it('refuses a WORKER_HEAP_GROWTH_PERCENT that is not a percent from 0 to 1000, before connecting', async () => {
