@@ -152,6 +152,7 @@ async function recordAndRearm(ctx: WorkerContext, sessionId: string, timerId: st
 type TimerFired = Extract<FleetEvent, { type: 'timer_fired' }> extends infer E ? (E extends { type: 'timer_fired' } ? Omit<E, 'type'> : never) : never;
 
 async function publishFired(ctx: WorkerContext, sessionId: string, inputSeq: number | null, event: TimerFired): Promise<void> {
+  ctx.metrics.timerFired(event.outcome);
   try {
     await ctx.publisher.publish(sessionId, inputSeq, Object.assign({ type: 'timer_fired' as const }, event));
   } catch (error) {

@@ -85,6 +85,7 @@ export class WorkerMetrics {
   readonly #jobs: Counter<'kind' | 'outcome'>;
   readonly #drains: Counter<'outcome'>;
   readonly #repairs: Counter<'kind'>;
+  readonly #timerFirings: Counter<'outcome'>;
   readonly #retries: Counter;
   readonly #fallbacks: Counter<'from' | 'to' | 'reason'>;
   readonly #degraded: Counter<'reason'>;
@@ -125,8 +126,14 @@ export class WorkerMetrics {
     });
     this.#repairs = new Counter({
       name: 'loopfleet_sweeper_repairs_total',
-      help: 'What the sweeper repaired: stranded sessions (open inputs, no live lease) it kicked, and stray deduplication keys it removed.',
+      help: 'What the sweeper repaired: stranded sessions (open inputs, no live lease) it kicked, stray deduplication keys it removed, and overdue timers whose lost alarm it set again.',
       labelNames: ['kind'],
+      registers,
+    });
+    this.#timerFirings = new Counter({
+      name: 'loopfleet_timer_firings_total',
+      help: 'Timer firings this worker handled, by outcome as timer_fired announced it: delivered, skipped, cancelled or postponed (by the timer.fire hook), error (refused by the inbox, or the hook failed).',
+      labelNames: ['outcome'],
       registers,
     });
     this.#retries = new Counter({ name: 'loopfleet_llm_retries_total', help: 'LLM call attempts retried after a retryable failure.', registers });
@@ -249,6 +256,11 @@ export class WorkerMetrics {
   /** A drain of a session ended with `outcome`. */
   drainEnded(outcome: string): void {
     this.#drains.inc({ outcome });
+  }
+
+  /** A timer's firing was handled with `outcome` (and announced with `timer_fired`). */
+  timerFired(outcome: 'delivered' | 'skipped' | 'cancelled' | 'postponed' | 'error'): void {
+    this.#timerFirings.inc({ outcome });
   }
 
   /** A sweep ran (on whichever worker BullMQ gave the repeatable job). */

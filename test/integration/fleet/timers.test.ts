@@ -184,7 +184,7 @@ describe('durable timers', () => {
           return 'continue';
       }
     });
-    await fleet.startWorker({ hooks });
+    const worker = await fleet.startWorker({ hooks, healthServer: true });
     const schedule = (sessionId: string, timerId: string, options: { everyMs?: number } = {}) =>
       queue.timers.schedule(sessionId, Object.assign({ delayMs: 0, note: `note of ${timerId}`, timerId }, options));
     const fired = (sessionId: string, count: number) =>
@@ -239,6 +239,15 @@ describe('durable timers', () => {
       expect.objectContaining({ fireCount: 1, outcome: 'delivered', inputSeq: 1 }),
     ]);
     expect(calls.filter((call) => call.timerId === 'flaky')).toHaveLength(3);
+
+    // Each announced outcome is counted (a recurring timer may have fired again before its cancel).
+    const scraped = await (await fetch(`http://127.0.0.1:${String(worker.healthPort)}/metrics`)).text();
+    const firings = (outcome: string) => Number(new RegExp(`^loopfleet_timer_firings_total\\{outcome="${outcome}",queue="[^"]+"\\} (\\d+)$`, 'm').exec(scraped)?.[1]);
+    expect(firings('delivered')).toBeGreaterThanOrEqual(4);
+    expect(firings('skipped')).toBeGreaterThanOrEqual(1);
+    expect(firings('cancelled')).toBe(1);
+    expect(firings('postponed')).toBe(1);
+    expect(firings('error')).toBe(2);
   });
 
   it('the timer.fire hook does not run again for a firing already delivered (a worker died before recording it)', async () => {

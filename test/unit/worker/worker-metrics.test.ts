@@ -91,6 +91,12 @@ describe('WorkerMetrics', () => {
     expect(await samples(metrics, 'loopfleet_sweeper_repairs_total')).toEqual(['{kind="stranded_kicked"} 3', '{kind="stray_key_removed"} 1', '{kind="timer_rearmed"} 2']);
   });
 
+  it('counts timer firings by outcome', async () => {
+    const metrics = metricsOf();
+    for (const outcome of ['delivered', 'delivered', 'skipped', 'postponed', 'error'] as const) metrics.timerFired(outcome);
+    expect(await samples(metrics, 'loopfleet_timer_firings_total')).toEqual(['{outcome="delivered"} 2', '{outcome="skipped"} 1', '{outcome="postponed"} 1', '{outcome="error"} 1']);
+  });
+
   it('reads the publisher’s counts and the concurrency at scrape time; the process metrics are rendered with each worker’s', async () => {
     const first = metricsOf(7);
     const second = metricsOf(0);
