@@ -8,6 +8,15 @@ import type { TerminalStatus } from '../events/loop-events.js';
  */
 export type HookDirective = 'continue' | 'skip' | 'break' | 'short_circuit';
 
+/**
+ * Which run a loop hook fires in: every loop point's context carries the session and the input being
+ * run (one worker runs many sessions, so a hook cannot tell them apart otherwise).
+ */
+export interface RunScope {
+  sessionId: string;
+  inputSeq: number;
+}
+
 /** The typed context of each hook point. Fields documented as mutable may be changed by handlers. */
 export interface HookContexts {
   /** Before the first round of a run. */
@@ -15,38 +24,38 @@ export interface HookContexts {
   /** Exactly once per run, after the terminal status is decided. Read-only. */
   'session.end': { sessionId: string; inputSeq: number; status: TerminalStatus; reason: string; finalText: string };
   /** After steering is drained. `break` → completed (reason = `reason` or `hook_break`); `skip` → skip this round. */
-  'round.start': { roundIndex: number; steeredInputs: number; reason: string | null };
+  'round.start': RunScope & { roundIndex: number; steeredInputs: number; reason: string | null };
   /** End of every round. Read-only. */
-  'round.end': { roundIndex: number; hasTools: boolean; responseText: string };
+  'round.end': RunScope & { roundIndex: number; hasTools: boolean; responseText: string };
   /**
    * Before the LLM call. `request` is a per-call copy (mutable, never persisted); `persistMessages`
    * are appended durably and sent. `short_circuit` uses `output` instead of calling the model;
    * `break` → completed.
    */
-  'llm.before': { roundIndex: number; request: LlmRequest; output: LlmResponse | null; persistMessages: Message[] };
+  'llm.before': RunScope & { roundIndex: number; request: LlmRequest; output: LlmResponse | null; persistMessages: Message[] };
   /** After the LLM call. `response` may be replaced; `break` persists the text and completes. */
-  'llm.after': { roundIndex: number; response: LlmResponse };
+  'llm.after': RunScope & { roundIndex: number; response: LlmResponse };
   /** Tool calls present. `skip` → every call gets `output` as its result; `break` → completed. */
-  'round.decide': { roundIndex: number; toolCalls: ToolCall[]; assistantText: string; output: string };
+  'round.decide': RunScope & { roundIndex: number; toolCalls: ToolCall[]; assistantText: string; output: string };
   /** Before a batch of tool calls. `skip` → every call gets `output`. */
-  'tools.batch.before': { roundIndex: number; toolCalls: ToolCall[]; output: string };
+  'tools.batch.before': RunScope & { roundIndex: number; toolCalls: ToolCall[]; output: string };
   /** After a batch. Read-only. */
-  'tools.batch.after': { roundIndex: number; toolCalls: ToolCall[] };
+  'tools.batch.after': RunScope & { roundIndex: number; toolCalls: ToolCall[] };
   /** Before one call. `toolArgs` may be rewritten; `skip` → the result is `output`, the tool does not run. */
-  'tool.before': { roundIndex: number; toolCall: ToolCall; toolArgs: Record<string, unknown> | null; output: string };
+  'tool.before': RunScope & { roundIndex: number; toolCall: ToolCall; toolArgs: Record<string, unknown> | null; output: string };
   /** After one call. `output`/`failed` may be replaced; `break` stops the remaining calls of the batch. */
-  'tool.after': { roundIndex: number; toolCall: ToolCall; output: string; failed: boolean };
+  'tool.after': RunScope & { roundIndex: number; toolCall: ToolCall; output: string; failed: boolean };
   /** Before compaction. `skip` → no compaction this round. */
-  'compact.before': { roundIndex: number; estimatedTokens: number };
+  'compact.before': RunScope & { roundIndex: number; estimatedTokens: number };
   /** After compaction. Read-only. */
-  'compact.after': { roundIndex: number; foldedMessages: number; beforeTokens: number; afterTokens: number };
+  'compact.after': RunScope & { roundIndex: number; foldedMessages: number; beforeTokens: number; afterTokens: number };
   /** Before every appended message; `message` may be mutated (persisted and sent as mutated). */
-  'message.append': { message: Message };
+  'message.append': RunScope & { message: Message };
   /**
    * At a terminal boundary (completed, hit_round_limit, budget_exceeded). `short_circuit` with a
    * non-empty `inject` appends it as a user message and grants `extraRounds` (≥ 1) more rounds.
    */
-  'complete.decide': { reason: 'completed' | 'hit_round_limit' | 'budget_exceeded'; finalText: string; fireCount: number; inject: string | null; extraRounds: number };
+  'complete.decide': RunScope & { reason: 'completed' | 'hit_round_limit' | 'budget_exceeded'; finalText: string; fireCount: number; inject: string | null; extraRounds: number };
   /**
    * A timer's firing, in the worker whose alarm came due, before anything of it is delivered
    * (DESIGN.md §4.6; power-loop's `TIMER_FIRE`). `fireCount` is this firing's number (1 for the

@@ -4,7 +4,7 @@ import type { PendingState } from '../pending-state.js';
 import type { CompactionWrite, InputTransition, ToolCallWrite, UsageRoundWrite } from '../ports/session-store.js';
 import { storable } from '../storable-text.js';
 import { emit } from './emit.js';
-import type { RunContext } from './run-context.js';
+import { hookScope, type RunContext } from './run-context.js';
 
 export interface StepMessageInput {
   round: number | null;
@@ -91,7 +91,7 @@ async function runAppendHooks(ctx: RunContext, entries: StepMessageInput[]): Pro
   const messages = [...entries];
   if (!ctx.deps.hooks.handles('message.append')) return messages;
   for (const [index, entry] of messages.entries()) {
-    const append = { message: entry.message };
+    const append = Object.assign(hookScope(ctx), { message: entry.message });
     await ctx.deps.hooks.run('message.append', append);
     // Handlers may edit the message in place or replace it; what they leave is what is persisted.
     messages[index] = Object.assign({}, entry, { message: append.message });

@@ -4,7 +4,7 @@ import { CancelledError } from '../errors/index.js';
 import { planWindowFold } from '../window/index.js';
 import { commitStep } from './commit-step.js';
 import { emit } from './emit.js';
-import type { RunContext } from './run-context.js';
+import { hookScope, type RunContext } from './run-context.js';
 
 /**
  * Folds the oldest whole inputs into one compact note when the window crosses its budget (power-loop
@@ -20,7 +20,7 @@ export async function maybeCompact(ctx: RunContext): Promise<void> {
   });
   if (plan === null) return;
   if (deps.hooks.handles('compact.before')) {
-    const directive = await deps.hooks.run('compact.before', { roundIndex: ctx.round, estimatedTokens: plan.estimatedTokensBefore });
+    const directive = await deps.hooks.run('compact.before', Object.assign(hookScope(ctx), { roundIndex: ctx.round, estimatedTokens: plan.estimatedTokensBefore }));
     if (directive === 'skip') return;
   }
   emit(ctx, { type: 'status_changed', kind: 'auto_compact', phase: 'started', beforeTokens: plan.estimatedTokensBefore, afterTokens: null });
@@ -66,6 +66,6 @@ export async function maybeCompact(ctx: RunContext): Promise<void> {
   });
   emit(ctx, { type: 'status_changed', kind: 'auto_compact', phase: 'completed', beforeTokens: plan.estimatedTokensBefore, afterTokens });
   if (deps.hooks.handles('compact.after')) {
-    await deps.hooks.run('compact.after', { roundIndex: ctx.round, foldedMessages: plan.foldSeqs.length, beforeTokens: plan.estimatedTokensBefore, afterTokens });
+    await deps.hooks.run('compact.after', Object.assign(hookScope(ctx), { roundIndex: ctx.round, foldedMessages: plan.foldSeqs.length, beforeTokens: plan.estimatedTokensBefore, afterTokens }));
   }
 }

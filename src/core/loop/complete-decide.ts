@@ -1,5 +1,5 @@
 import { commitStep, type StepMessageInput } from './commit-step.js';
-import type { RunContext } from './run-context.js';
+import { hookScope, type RunContext } from './run-context.js';
 
 /**
  * The `complete.decide` hook at a terminal boundary. A `short_circuit` with a non-empty `inject`
@@ -14,7 +14,7 @@ export async function completeDecide(
   extra: { messages?: StepMessageInput[]; usageRounds?: Parameters<typeof commitStep>[1]['usageRounds'] } = {},
 ): Promise<boolean> {
   if (!ctx.deps.hooks.handles('complete.decide')) return false;
-  const decide = { reason, finalText, fireCount: ctx.completeDecideFires, inject: null as string | null, extraRounds: 1 };
+  const decide = Object.assign(hookScope(ctx), { reason, finalText, fireCount: ctx.completeDecideFires, inject: null as string | null, extraRounds: 1 });
   const directive = await ctx.deps.hooks.run('complete.decide', decide);
   if (directive !== 'short_circuit' || decide.inject === null || decide.inject.trim() === '') return false;
   ctx.completeDecideFires += 1;

@@ -5,7 +5,7 @@ import { callModel } from './call-model.js';
 import { commitStep } from './commit-step.js';
 import { finishRun } from './finish-run.js';
 import { cancelledResult, degradedResult } from './run-outcomes.js';
-import type { RunContext } from './run-context.js';
+import { hookScope, type RunContext } from './run-context.js';
 import { addUsage, usageRow } from './usage.js';
 
 export type ModelTurn =
@@ -26,7 +26,7 @@ export async function modelTurn(ctx: RunContext): Promise<ModelTurn> {
     // (shared with later rounds, and frozen when the store's window cache holds them), so an edit in
     // place must reach this request only. A copy of the window per round, paid only with this hook.
     request = Object.assign({}, request, { messages: structuredClone(request.messages) });
-    const before = { roundIndex: round, request, output: null as LlmResponse | null, persistMessages: [] as typeof request.messages };
+    const before = Object.assign(hookScope(ctx), { roundIndex: round, request, output: null as LlmResponse | null, persistMessages: [] as typeof request.messages });
     const directive = await ctx.deps.hooks.run('llm.before', before);
     if (before.persistMessages.length > 0) {
       await commitStep(ctx, { messages: before.persistMessages.map((message) => ({ round, message })) });
@@ -44,7 +44,7 @@ export async function modelTurn(ctx: RunContext): Promise<ModelTurn> {
   if (outcome.kind === 'degraded') return { kind: 'finished', result: await degradedResult(ctx, outcome) };
   let response = outcome.response;
   if (ctx.deps.hooks.handles('llm.after')) {
-    const after = { roundIndex: round, response };
+    const after = Object.assign(hookScope(ctx), { roundIndex: round, response });
     const directive = await ctx.deps.hooks.run('llm.after', after);
     response = after.response;
     if (directive === 'break') {

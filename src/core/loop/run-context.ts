@@ -1,6 +1,6 @@
 import type { AgentProfile } from '../agent-profile.js';
 import type { LoopEvent } from '../events/loop-events.js';
-import type { HookRegistry } from '../hooks/index.js';
+import type { HookRegistry, RunScope } from '../hooks/index.js';
 import type { ParsedInput } from '../input-payload.js';
 import type { StoredMessage } from '../messages.js';
 import type { PendingState } from '../pending-state.js';
@@ -63,6 +63,11 @@ export interface RunParams {
  * run. `window` mirrors the session's active messages and is kept current in memory as steps commit,
  * so a round costs no re-read of the history.
  */
+/** Which run a hook fires in, as every loop hook point's context carries it (a worker runs many sessions). */
+export function hookScope(ctx: RunContext): RunScope {
+  return { sessionId: ctx.params.sessionId, inputSeq: ctx.params.input.seq };
+}
+
 export interface RunContext {
   deps: LoopDeps;
   params: RunParams;

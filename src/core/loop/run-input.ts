@@ -10,7 +10,7 @@ import { maybeCompact } from './compaction-phase.js';
 import { unresolvedCalls } from './pending-results.js';
 import { endRound, runRound } from './run-round.js';
 import { cancelledResult, failedResult, finishingCancel } from './run-outcomes.js';
-import type { LoopDeps, RunContext, RunParams } from './run-context.js';
+import { hookScope, type LoopDeps, type RunContext, type RunParams } from './run-context.js';
 import { appendInputMessage, startInput } from './start-input.js';
 import { applySteering, checkSteering } from './steering.js';
 import { runToolPhase } from './tool-phase.js';
@@ -110,7 +110,7 @@ async function roundLoop(ctx: RunContext): Promise<InputResult> {
     if (steering.interrupt) return cancelledResult(ctx, finishingCancel('interrupted by a newer input'));
     const steered = await applySteering(ctx, steering.steerable, ctx.round);
     if (ctx.deps.hooks.handles('round.start')) {
-      const start = { roundIndex: ctx.round, steeredInputs: steered, reason: null as string | null };
+      const start = Object.assign(hookScope(ctx), { roundIndex: ctx.round, steeredInputs: steered, reason: null as string | null });
       const directive = await ctx.deps.hooks.run('round.start', start);
       if (directive === 'break') return finishRun(ctx, 'completed', '', { reason: start.reason ?? 'hook_break' });
       if (directive === 'skip') {

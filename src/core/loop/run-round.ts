@@ -8,7 +8,7 @@ import { emit } from './emit.js';
 import { finishRun } from './finish-run.js';
 import { modelTurn } from './model-turn.js';
 import { replyTurn } from './reply-turn.js';
-import type { RunContext } from './run-context.js';
+import { hookScope, type RunContext } from './run-context.js';
 import { ledgerWrite } from './pending-results.js';
 import { runToolPhase, startsWithAssistantStep } from './tool-phase.js';
 import { addUsage, usageRow } from './usage.js';
@@ -64,7 +64,7 @@ async function toolTurn(ctx: RunContext, response: LlmResponse, calls: ToolCall[
 
 /** Closes a round: `round.end` hook, `round_completed`, next index. */
 export async function endRound(ctx: RunContext, hasTools: boolean, responseText: string): Promise<void> {
-  if (ctx.deps.hooks.handles('round.end')) await ctx.deps.hooks.run('round.end', { roundIndex: ctx.round, hasTools, responseText });
+  if (ctx.deps.hooks.handles('round.end')) await ctx.deps.hooks.run('round.end', Object.assign(hookScope(ctx), { roundIndex: ctx.round, hasTools, responseText }));
   emit(ctx, { type: 'round_completed', roundIndex: ctx.round, hasTools });
   ctx.round += 1;
 }

@@ -5,7 +5,7 @@ import { closeOpenCalls } from './close-open-calls.js';
 import { commitStep } from './commit-step.js';
 import { emit } from './emit.js';
 import { ledgerWrite, narrowPending, toolResultMessage } from './pending-results.js';
-import type { RunContext } from './run-context.js';
+import { hookScope, type RunContext } from './run-context.js';
 import { askUser } from './ask-user.js';
 import { cancelledSkipContent, isFinishingCancel } from './run-outcomes.js';
 
@@ -29,7 +29,7 @@ export async function runToolPhase(
 ): Promise<ToolPhaseResult> {
   const { hooks } = ctx.deps;
   if (hooks.handles('round.decide')) {
-    const decide = { roundIndex: round, toolCalls: calls, assistantText, output: '[skipped by round_decide hook]' };
+    const decide = Object.assign(hookScope(ctx), { roundIndex: round, toolCalls: calls, assistantText, output: '[skipped by round_decide hook]' });
     const directive = await hooks.run('round.decide', decide);
     if (directive === 'skip') return closeAll(ctx, calls, decide.output, round, { kind: 'done' });
     if (directive === 'break') return closeAll(ctx, calls, '[skipped: round_decide hook stopped the run]', round, { kind: 'break', reason: 'hook_break' });
@@ -40,11 +40,11 @@ export async function runToolPhase(
     calls = calls.filter((call) => call !== ask);
   }
   if (hooks.handles('tools.batch.before')) {
-    const batch = { roundIndex: round, toolCalls: calls, output: '[skipped by batch hook]' };
+    const batch = Object.assign(hookScope(ctx), { roundIndex: round, toolCalls: calls, output: '[skipped by batch hook]' });
     if ((await hooks.run('tools.batch.before', batch)) === 'skip') return closeAll(ctx, calls, batch.output, round, { kind: 'done' });
   }
   const result = await executeCalls(ctx, calls, round, recordedStarted);
-  if (hooks.handles('tools.batch.after')) await hooks.run('tools.batch.after', { roundIndex: round, toolCalls: calls });
+  if (hooks.handles('tools.batch.after')) await hooks.run('tools.batch.after', Object.assign(hookScope(ctx), { roundIndex: round, toolCalls: calls }));
   return result;
 }
 
@@ -117,7 +117,7 @@ async function beforeCall(ctx: RunContext, call: ToolCall, round: number): Promi
   }
   if (!ctx.deps.hooks.handles('tool.before')) return call;
   const parsed = parseToolArguments(call.arguments);
-  const before = { roundIndex: round, toolCall: call, toolArgs: parsed.ok ? parsed.args : null, output: '[skipped by hook]' };
+  const before = Object.assign(hookScope(ctx), { roundIndex: round, toolCall: call, toolArgs: parsed.ok ? parsed.args : null, output: '[skipped by hook]' });
   if ((await ctx.deps.hooks.run('tool.before', before)) === 'skip') {
     await commitResult(ctx, call, round, before.output, false, ledgerWrite(ctx, call, round, 'aborted'));
     return null;
@@ -237,7 +237,7 @@ class ResultFlusher {
   /** Commits one result; true when a tool.after hook asked to stop the batch. */
   async #record(call: ToolCall, outcome: ToolOutcome): Promise<boolean> {
     const { ctx, round } = this;
-    const after = { roundIndex: round, toolCall: call, output: outcome.content, failed: outcome.failed };
+    const after = Object.assign(hookScope(ctx), { roundIndex: round, toolCall: call, output: outcome.content, failed: outcome.failed });
     const directive = ctx.deps.hooks.handles('tool.after') ? await ctx.deps.hooks.run('tool.after', after) : 'continue';
     const status = after.failed ? 'failed' : 'completed';
     await commitResult(ctx, call, round, after.output, after.failed, ledgerWrite(ctx, call, round, status, {

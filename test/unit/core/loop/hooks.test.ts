@@ -94,6 +94,25 @@ describe('hooks (power-loop §7)', () => {
     ]);
   });
 
+  it('every loop point’s context names the session and the input being run', async () => {
+    const { harness } = harnessWith([twoEchoes, { text: 'done' }, { text: 'summary' }, { text: 'second' }], { contextBudgetTokens: 10, compactKeepLastInputs: 1 });
+    const seen = new Map<string, Set<string>>();
+    for (const point of HOOK_POINTS) {
+      harness.hooks.register(point, (ctx) => {
+        const scopes = seen.get(point) ?? new Set<string>();
+        scopes.add(`${ctx.sessionId}#${String(ctx.inputSeq)}`);
+        seen.set(point, scopes);
+      });
+    }
+    await run(harness);
+    await harness.send('again');
+    await runChecked(harness);
+    expect([...seen.keys()].sort()).toEqual([...HOOK_POINTS].sort());
+    for (const [point, scopes] of seen) expect([...scopes].every((scope) => /^s1#[12]$/.test(scope)), `${point}: ${[...scopes].join(', ')}`).toBe(true);
+    expect(seen.get('session.start')).toEqual(new Set(['s1#1', 's1#2']));
+    expect(seen.get('llm.before')).toEqual(new Set(['s1#1', 's1#2']));
+  });
+
   it('session.start and session.end see the input and its outcome', async () => {
     const { harness } = harnessWith([{ text: 'bye' }]);
     const starts: unknown[] = [];
