@@ -44,7 +44,7 @@ function hookDefinition(entry: unknown): { point: HookPoint; handler: HookHandle
   const unknown = Object.keys(fields).filter((key) => !DEFINITION_KEYS.has(key));
   if (unknown.length > 0) throw new Error(`unknown field(s) ${unknown.join(', ')}`);
   const { point, handler, name, order } = fields;
-  if (typeof point !== 'string' || !KNOWN_POINTS.includes(point)) throw new Error(`point must be one of ${KNOWN_POINTS.join(', ')}; got ${JSON.stringify(point) ?? String(point)}`);
+  if (typeof point !== 'string' || !KNOWN_POINTS.includes(point)) throw new Error(`point must be one of ${KNOWN_POINTS.join(', ')}; got ${typeof point === 'string' ? JSON.stringify(point) : typeof point}`);
   if (typeof handler !== 'function') throw new Error(`the handler of ${point} must be a function`);
   if (name !== undefined && (typeof name !== 'string' || name.trim() === '' || name.length > 128)) throw new Error('name must be a non-blank string of at most 128 characters');
   if (order !== undefined && !(typeof order === 'number' && Number.isFinite(order))) throw new Error('order must be a finite number');

@@ -47,6 +47,7 @@ describe('loadHooks', () => {
   it.each([
     ['a default export that is not an array', 'export default { point: "timer.fire" };', /its default export must be an array of hooks/],
     ['an unknown point', 'export default [{ point: "timer.fired", handler: () => {} }];', /hook #0: point must be one of session\.start, .*timer\.fire; got "timer\.fired"/],
+    ['a point that is not a string', 'export default [{ point: 10n, handler: () => {} }];', /hook #0: point must be one of .*; got bigint$/],
     ['a handler that is not a function', 'export default [{ point: "round.start", handler: () => {} }, { point: "round.end", handler: "log" }];', /hook #1: the handler of round\.end must be a function/],
     ['an unknown field', 'export default [{ point: "round.end", handler: () => {}, once: true }];', /hook #0: unknown field\(s\) once/],
     ['a repeated name', 'export default [{ point: "round.end", name: "x", handler: () => {} }, { point: "round.start", name: "x", handler: () => {} }];', /hook #1: a hook named "x" is already registered/],
