@@ -92,7 +92,7 @@ type FiringDecision = { action: 'deliver'; note: string } | { action: 'skip' } |
  * is announced as `outcome: 'error'` and thrown: the timer stays armed and the alarm is retried.
  */
 async function decideFiring(ctx: WorkerContext, timer: TimerRecord, firing: number): Promise<FiringDecision> {
-  const fire = { sessionId: timer.sessionId, timerId: timer.timerId, note: timer.note, dueAt: timer.dueAt, fireCount: firing, everyMs: timer.everyMs, createdBy: timer.createdBy, postponeMs: 0 };
+  const fire = { sessionId: timer.sessionId, timerId: timer.timerId, note: timer.note, dueAt: timer.dueAt, fireCount: firing, everyMs: timer.everyMs, createdBy: timer.createdBy, postponeMs: 0, signal: ctx.shutdown };
   try {
     const directive = await ctx.loop.hooks.run('timer.fire', fire);
     if (directive === 'break') return { action: 'cancel' };

@@ -160,9 +160,9 @@ describe('durable timers', () => {
   });
 
   it('the timer.fire hook rewrites a firing\'s note, skips a firing, cancels a timer or postpones a firing; one that throws leaves the alarm to be retried', async () => {
-    const calls: Array<{ timerId: string; fireCount: number; note: string; dueAt: Date }> = [];
+    const calls: Array<{ timerId: string; fireCount: number; note: string; dueAt: Date; signal: AbortSignal }> = [];
     const hooks = new HookRegistry().register('timer.fire', (fire) => {
-      calls.push({ timerId: fire.timerId, fireCount: fire.fireCount, note: fire.note, dueAt: fire.dueAt });
+      calls.push({ timerId: fire.timerId, fireCount: fire.fireCount, note: fire.note, dueAt: fire.dueAt, signal: fire.signal });
       const seen = calls.filter((call) => call.timerId === fire.timerId && call.fireCount === fire.fireCount).length;
       switch (fire.timerId) {
         case 'rewrite':
@@ -239,6 +239,10 @@ describe('durable timers', () => {
       expect.objectContaining({ fireCount: 1, outcome: 'delivered', inputSeq: 1 }),
     ]);
     expect(calls.filter((call) => call.timerId === 'flaky')).toHaveLength(3);
+    // The worker's forced-stop signal, the same for every firing, not aborted while it runs.
+    expect(new Set(calls.map((call) => call.signal)).size).toBe(1);
+    expect(calls[0]!.signal).toBeInstanceOf(AbortSignal);
+    expect(calls[0]!.signal.aborted).toBe(false);
 
     // Each announced outcome is counted (a recurring timer may have fired again before its cancel).
     const scraped = await (await fetch(`http://127.0.0.1:${String(worker.healthPort)}/metrics`)).text();
@@ -248,6 +252,29 @@ describe('durable timers', () => {
     expect(firings('cancelled')).toBe(1);
     expect(firings('postponed')).toBe(1);
     expect(firings('error')).toBe(2);
+  });
+
+  it('a timer.fire hook that waits is released by a forced stop through its signal; the timer stays armed, nothing delivered', async () => {
+    const sessionId = 'tm-hook-forced';
+    let entered: () => void = () => {};
+    const inHook = new Promise<void>((resolve) => (entered = resolve));
+    let sawAbort = false;
+    const hooks = new HookRegistry().register('timer.fire', async (fire) => {
+      entered();
+      await new Promise<void>((resolve) => fire.signal.addEventListener('abort', () => resolve(), { once: true }));
+      sawAbort = fire.signal.aborted;
+      throw new Error('stopped while deciding');
+    });
+    const worker = await fleet.startWorker({ hooks });
+    await queue.timers.schedule(sessionId, { delayMs: 0, note: 'not now', timerId: 'held' });
+    await inHook;
+    await worker.close({ force: true });
+    expect(sawAbort).toBe(true);
+    expect(await getTimer(fleet.pool, sessionId, 'held')).toMatchObject({ status: 'armed', fireCount: 0 });
+    expect(await fleet.store.listInputs(sessionId, { limit: 10 })).toEqual([]);
+    // The alarm is left active with the stopped worker's lock: BullMQ's stalled check runs it again
+    // (docs/fleet.md, "Timers"), as it does any job of a worker that stopped mid-job.
+    expect(await (await fleet.queue.getJob(timerJobId(sessionId, 'held', 0)))?.getState()).toBe('active');
   });
 
   it('the timer.fire hook does not run again for a firing already delivered (a worker died before recording it)', async () => {

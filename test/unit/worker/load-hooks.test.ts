@@ -39,7 +39,7 @@ describe('loadHooks', () => {
     const hooks = await loadHooks(path);
     expect(hooks.handles('session.start')).toBe(true);
     expect(hooks.has('first')).toBe(true);
-    const fire = { sessionId: 's', timerId: 't', note: 'n', dueAt: new Date(), fireCount: 1, everyMs: null, createdBy: 'host' as const, postponeMs: 0 };
+    const fire = { sessionId: 's', timerId: 't', note: 'n', dueAt: new Date(), fireCount: 1, everyMs: null, createdBy: 'host' as const, postponeMs: 0, signal: new AbortController().signal };
     expect(await hooks.run('timer.fire', fire)).toBe('skip');
     expect(fire.note).toBe('n a b c');
   });
