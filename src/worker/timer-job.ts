@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { InputInvalidError, InternalError, isLoopfleetError, toLoopfleetError } from '../core/errors/index.js';
 import type { AcceptedInput } from '../core/ports/session-store.js';
+import { linkedSignal } from '../core/linked-signal.js';
 import { assertSessionId } from '../core/session-id.js';
 import { acceptAndKick } from '../producer/accept-input.js';
 import { armTimer } from '../producer/arm-timer.js';
@@ -88,13 +89,26 @@ export const EARLY_TOLERANCE_MS = 1000;
 type FiringDecision = { action: 'deliver'; note: string } | { action: 'skip' } | { action: 'cancel' } | { action: 'postpone'; delayMs: number };
 
 /**
- * Runs the `timer.fire` hook. A hook that throws, or leaves a note or delay the firing cannot take,
- * is announced as `outcome: 'error'` and thrown: the timer stays armed and the alarm is retried.
+ * Runs the `timer.fire` hook. A hook that throws, does not answer within `timerHookTimeoutMs` (its
+ * signal is then aborted), or leaves a note or delay the firing cannot take, is announced as
+ * `outcome: 'error'` and thrown: the timer stays armed and the alarm is retried.
  */
 async function decideFiring(ctx: WorkerContext, timer: TimerRecord, firing: number): Promise<FiringDecision> {
-  const fire = { sessionId: timer.sessionId, timerId: timer.timerId, note: timer.note, dueAt: timer.dueAt, fireCount: firing, everyMs: timer.everyMs, createdBy: timer.createdBy, postponeMs: 0, signal: ctx.shutdown };
+  // The hook's signal: the worker's forced stop, or the hook's own deadline.
+  const deadline = new AbortController();
+  const linked = linkedSignal([ctx.shutdown, deadline.signal]);
+  const fire = { sessionId: timer.sessionId, timerId: timer.timerId, note: timer.note, dueAt: timer.dueAt, fireCount: firing, everyMs: timer.everyMs, createdBy: timer.createdBy, postponeMs: 0, signal: linked.signal };
+  let expiry: NodeJS.Timeout | undefined;
   try {
-    const directive = await ctx.loop.hooks.run('timer.fire', fire);
+    const timeoutMs = ctx.settings.timerHookTimeoutMs;
+    const expired = new Promise<never>((_, reject) => {
+      expiry = setTimeout(() => {
+        const error = new InternalError(`the timer.fire hook did not answer within ${timeoutMs} ms`);
+        deadline.abort(error);
+        reject(error);
+      }, timeoutMs);
+    });
+    const directive = await Promise.race([ctx.loop.hooks.run('timer.fire', fire), expired]);
     if (directive === 'break') return { action: 'cancel' };
     if (directive === 'skip') return { action: 'skip' };
     const { note, postponeMs } = fire as { note: unknown; postponeMs: unknown };
@@ -110,6 +124,9 @@ async function decideFiring(ctx: WorkerContext, timer: TimerRecord, firing: numb
     const failure = toLoopfleetError(error);
     await publishFired(ctx, timer.sessionId, null, { timerId: timer.timerId, fireCount: firing, outcome: 'error', error: { code: failure.code, message: failure.message } });
     throw error;
+  } finally {
+    clearTimeout(expiry);
+    linked.dispose();
   }
 }
 

@@ -41,6 +41,11 @@ export interface DrainSettings {
    * takeover, a forced shutdown). Default 10.
    */
   maxInputAttempts: number;
+  /**
+   * Longest a `timer.fire` hook may take, ms: past it the hook's signal is aborted and the firing is an
+   * error, retried like a hook that threw. Default 30000.
+   */
+  timerHookTimeoutMs: number;
 }
 
 /** Everything the job processors share inside one worker process. */

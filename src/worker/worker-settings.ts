@@ -2,11 +2,15 @@ import type { ResolvedConfig } from '../config/index.js';
 import type { DrainSettings } from './worker-context.js';
 
 /** Drain settings from the configuration (see `DrainSettings`), `overrides` on top (tests, embedders). */
+/** Longest a `timer.fire` hook may take by default, ms. */
+export const TIMER_HOOK_TIMEOUT_MS = 30_000;
+
 export function drainSettings(config: ResolvedConfig, overrides: Partial<DrainSettings> = {}): DrainSettings {
   return {
     leaseTtlMs: config.worker.leaseTtlMs,
     ...config.worker.drain,
     maxInputBytes: config.worker.maxInputBytes,
+    timerHookTimeoutMs: TIMER_HOOK_TIMEOUT_MS,
     ...overrides,
   };
 }

@@ -65,8 +65,9 @@ export interface HookContexts {
    * integer up to 366 days) above 0 moves this firing that long from now, when the hook runs again.
    * It also runs again when an alarm is repeated before the firing was delivered (a crashed worker);
    * once the firing's input is accepted it does not. A hook that throws leaves the timer armed and the
-   * alarm is retried (`timer_fired` with `outcome: 'error'`). `signal` is aborted when the worker must
-   * stop now (a forced shutdown): a hook that calls out passes it on.
+   * alarm is retried (`timer_fired` with `outcome: 'error'`), as does one that takes over 30 s.
+   * `signal` is aborted at that deadline or when the worker must stop now (a forced shutdown): a hook
+   * that calls out passes it on.
    */
   'timer.fire': {
     sessionId: string;

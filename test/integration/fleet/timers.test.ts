@@ -239,10 +239,9 @@ describe('durable timers', () => {
       expect.objectContaining({ fireCount: 1, outcome: 'delivered', inputSeq: 1 }),
     ]);
     expect(calls.filter((call) => call.timerId === 'flaky')).toHaveLength(3);
-    // The worker's forced-stop signal, the same for every firing, not aborted while it runs.
-    expect(new Set(calls.map((call) => call.signal)).size).toBe(1);
-    expect(calls[0]!.signal).toBeInstanceOf(AbortSignal);
-    expect(calls[0]!.signal.aborted).toBe(false);
+    // Each call's own signal (the forced stop or its deadline), never aborted for a hook that answered in time.
+    expect(new Set(calls.map((call) => call.signal)).size).toBe(calls.length);
+    expect(calls.every((call) => call.signal instanceof AbortSignal && !call.signal.aborted)).toBe(true);
 
     // Each announced outcome is counted (a recurring timer may have fired again before its cancel).
     const scraped = await (await fetch(`http://127.0.0.1:${String(worker.healthPort)}/metrics`)).text();
@@ -275,6 +274,29 @@ describe('durable timers', () => {
     // The alarm is left active with the stopped worker's lock: BullMQ's stalled check runs it again
     // (docs/fleet.md, "Timers"), as it does any job of a worker that stopped mid-job.
     expect(await (await fleet.queue.getJob(timerJobId(sessionId, 'held', 0)))?.getState()).toBe('active');
+  });
+
+  it('a timer.fire hook that does not answer in time: its signal is aborted, the firing is an error, and the retry delivers it', async () => {
+    const sessionId = 'tm-hook-slow';
+    const reasons: unknown[] = [];
+    let calls = 0;
+    const hooks = new HookRegistry().register('timer.fire', async (fire) => {
+      calls += 1;
+      if (calls > 1) return 'continue';
+      await new Promise<void>((resolve) => fire.signal.addEventListener('abort', () => resolve(), { once: true }));
+      reasons.push(fire.signal.reason);
+      return 'skip';
+    });
+    await fleet.startWorker({ hooks, settings: { timerHookTimeoutMs: 300 } });
+    await queue.timers.schedule(sessionId, { delayMs: 0, note: 'slow hook', timerId: 'slow' });
+    expect((await fleet.waitForSessionIdle(sessionId, 1)).map((input) => input.inputId)).toEqual(['timer:slow:1']);
+    // The late 'skip' of the first call, after its deadline, changed nothing.
+    expect(await firedEvents(sessionId)).toEqual([
+      expect.objectContaining({ fireCount: 1, outcome: 'error', error: { code: 'internal', message: 'the timer.fire hook did not answer within 300 ms' } }),
+      expect.objectContaining({ fireCount: 1, outcome: 'delivered', inputSeq: 1 }),
+    ]);
+    expect(reasons).toEqual([expect.objectContaining({ code: 'internal', message: 'the timer.fire hook did not answer within 300 ms' })]);
+    expect(await getTimer(fleet.pool, sessionId, 'slow')).toMatchObject({ status: 'fired', fireCount: 1 });
   });
 
   it('the timer.fire hook does not run again for a firing already delivered (a worker died before recording it)', async () => {
