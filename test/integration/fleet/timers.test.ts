@@ -259,6 +259,7 @@ describe('durable timers', () => {
     const inHook = new Promise<void>((resolve) => (entered = resolve));
     let sawAbort = false;
     const hooks = new HookRegistry().register('timer.fire', async (fire) => {
+      if (fire.timerId !== 'held') return 'continue';
       entered();
       await new Promise<void>((resolve) => fire.signal.addEventListener('abort', () => resolve(), { once: true }));
       sawAbort = fire.signal.aborted;
@@ -281,7 +282,9 @@ describe('durable timers', () => {
     const sessionId = 'tm-hook-slow';
     const reasons: unknown[] = [];
     let calls = 0;
+    // Only this test's timer: an earlier test's alarm may still come due on this worker.
     const hooks = new HookRegistry().register('timer.fire', async (fire) => {
+      if (fire.timerId !== 'slow') return 'continue';
       calls += 1;
       if (calls > 1) return 'continue';
       await new Promise<void>((resolve) => fire.signal.addEventListener('abort', () => resolve(), { once: true }));
@@ -303,7 +306,8 @@ describe('durable timers', () => {
   it('the timer.fire hook does not run again for a firing already delivered (a worker died before recording it)', async () => {
     const sessionId = 'tm-hook-crash';
     let ran = 0;
-    const hooks = new HookRegistry().register('timer.fire', () => {
+    const hooks = new HookRegistry().register('timer.fire', (fire) => {
+      if (fire.timerId !== 'decided') return 'continue';
       ran += 1;
       return 'skip';
     });
