@@ -259,7 +259,7 @@ describe('durable timers', () => {
     const inHook = new Promise<void>((resolve) => (entered = resolve));
     let sawAbort = false;
     const hooks = new HookRegistry().register('timer.fire', async (fire) => {
-      if (fire.timerId !== 'held') return 'continue';
+      if (fire.timerId !== 'held') return;
       entered();
       await new Promise<void>((resolve) => fire.signal.addEventListener('abort', () => resolve(), { once: true }));
       sawAbort = fire.signal.aborted;
