@@ -12,6 +12,7 @@ describe('drainSettings', () => {
       sweepEveryMs: 5_000,
       sweepGraceMs: 2_000,
       maxInputAttempts: 10,
+      timerHookTimeoutMs: 30_000,
     });
     const config = loadConfig({ DRAIN_SLICE_INPUTS: '1', DRAIN_SLICE_MS: '500', SWEEP_EVERY_MS: '250', SWEEP_GRACE_MS: '0', MAX_INPUT_ATTEMPTS: '3', LEASE_TTL_MS: '2000' });
     expect(drainSettings(config)).toMatchObject({ leaseTtlMs: 2000, sliceInputs: 1, sliceMs: 500, sweepEveryMs: 250, sweepGraceMs: 0, maxInputAttempts: 3 });
