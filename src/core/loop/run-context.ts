@@ -63,11 +63,6 @@ export interface RunParams {
  * run. `window` mirrors the session's active messages and is kept current in memory as steps commit,
  * so a round costs no re-read of the history.
  */
-/** Which run a hook fires in, as every loop hook point's context carries it (a worker runs many sessions). */
-export function hookScope(ctx: RunContext): RunScope {
-  return { sessionId: ctx.params.sessionId, inputSeq: ctx.params.input.seq };
-}
-
 export interface RunContext {
   deps: LoopDeps;
   params: RunParams;
@@ -122,6 +117,11 @@ export interface RunContext {
   pendingSteers: boolean;
   /** The error the input was finished with, once its terminal step committed. */
   finishedError?: { code: string; message: string } | null;
+}
+
+/** Which run a hook fires in, as every loop hook point's context carries it (a worker runs many sessions). */
+export function hookScope(ctx: RunContext): RunScope {
+  return { sessionId: ctx.params.sessionId, inputSeq: ctx.params.input.seq };
 }
 
 export function sessionIdOf(ctx: RunContext): string {
