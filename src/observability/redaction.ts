@@ -42,6 +42,8 @@ export function redactionPaths(redactContent: boolean): string[] {
 
 /** How Postgres starts a NOT NULL or CHECK violation's `detail`, which then prints the whole row. */
 const FAILING_ROW = 'Failing row contains';
+/** Shortest wrapper message replaced (drizzle's start with `Failed query: `, 14 characters, then the SQL). */
+const MIN_WRAPPER_MESSAGE = 16;
 /** How deep an error's causes and fields are followed. */
 const MAX_ERROR_DEPTH = 8;
 
@@ -73,7 +75,8 @@ function contentCarriers(error: unknown): Map<string, string> {
     seen.add(value);
     try {
       const fields = value as Record<string, unknown>;
-      if (isQueryWrapper(fields) && typeof fields.message === 'string' && fields.message !== '') {
+      // Its message is replaced wherever it appears; one too short to be a statement could match unrelated text.
+      if (isQueryWrapper(fields) && typeof fields.message === 'string' && fields.message.length >= MIN_WRAPPER_MESSAGE) {
         replacements.set(fields.message, `Failed query: ${String(fields.query)}\nparams: ${REDACTED}`);
       }
       if (typeof fields.detail === 'string' && fields.detail.startsWith(FAILING_ROW)) replacements.set(fields.detail, `${FAILING_ROW} ${REDACTED}`);
