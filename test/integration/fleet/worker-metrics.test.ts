@@ -46,13 +46,18 @@ describe('a worker’s /metrics', () => {
     for (const input of ['what time is it?', 'thanks']) await acceptAndKick(fleet.acceptDeps, { sessionId: 'metrics-1', kind: 'send', payload: { input } });
     await fleet.waitForSessionIdle('metrics-1', 2);
     const url = `http://127.0.0.1:${String(worker.healthPort)}/metrics`;
-    // The runs are counted as they end, just after their outcome is committed: wait for both.
-    const text = await fleet.waitFor('both runs counted as ended', async () => {
+    // The runs are counted as they end, just after their outcome is committed, and their drain and its
+    // job once the drain has released the session after them: wait for all of it.
+    const text = await fleet.waitFor('both runs and their drain counted as ended', async () => {
       const response = await fetch(url);
       expect(response.status).toBe(200);
       expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
       const body = await response.text();
-      return sample(body, 'loopfleet_input_run_seconds_count', { ...queue, status: 'completed' }) === 2 ? body : undefined;
+      const ended =
+        sample(body, 'loopfleet_input_run_seconds_count', { ...queue, status: 'completed' }) === 2 &&
+        (sample(body, 'loopfleet_drains_total', { ...queue, outcome: 'drained' }) ?? 0) >= 1 &&
+        (sample(body, 'loopfleet_jobs_total', { ...queue, kind: 'drain', outcome: 'ok' }) ?? 0) >= 1;
+      return ended ? body : undefined;
     });
     expect(sample(text, 'loopfleet_inputs_started_total', { ...queue, resumed: 'false' })).toBe(2);
     expect(sample(text, 'loopfleet_inputs_finished_total', { ...queue, status: 'completed' })).toBe(2);
