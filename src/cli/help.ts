@@ -1,7 +1,7 @@
 import { MAX_ABORT_REASON_LENGTH, MAX_INTERACTION_ID_LENGTH } from '../core/input-payload.js';
+import { MAX_TIMER_DELAY_DAYS } from '../store/timers.js';
 import { HISTORY_LIMIT, HISTORY_PAGE } from './commands/history.js';
 import { TAIL_LIMIT } from './commands/tail.js';
-import { MAX_TIMER_DELAY_DAYS } from '../store/timers.js';
 import { TIMER_EVERY, TIMER_IN } from './commands/timers.js';
 import { FORCED_EXIT_MS, WORKER_GRACE_MS } from './commands/worker.js';
 

@@ -78,7 +78,7 @@ export function validateSchedule(params: ScheduleTimerParams): ValidatedSchedule
   const { delayMs, at, note, everyMs, timerId, createdBy = 'host' } = params;
   if ((delayMs === undefined) === (at === undefined)) throw new InputInvalidError('a timer needs exactly one of delayMs and at');
   if (delayMs !== undefined && !wholeMs(delayMs, 0)) throw new InputInvalidError(`delayMs must be an integer from 0 to ${MAX_TIMER_DELAY_MS}`);
-  if (at !== undefined && !(at instanceof Date && Math.abs(at.getTime() - Date.now()) <= MAX_TIMER_DELAY_MS)) {
+  if (at !== undefined && !(at instanceof Date && withinTimerRange(at))) {
     // Unbounded, a year 9999 would set a delay no queue keeps well, and a year before Postgres's range
     // would fail the write as if the database were at fault; a year out either way is a unit mix-up.
     throw new InputInvalidError(`at must be a valid Date within ${MAX_TIMER_DELAY_DAYS} days of now (a past time fires at once); got ${describeDate(at)}`);
@@ -99,6 +99,14 @@ export function validateSchedule(params: ScheduleTimerParams): ValidatedSchedule
     everyMs: everyMs ?? null,
     createdBy,
   };
+}
+
+/**
+ * Whether `at` is a time a timer may be set for: at most {@link MAX_TIMER_DELAY_MS} from now either
+ * way (a past time fires at once). False for an invalid Date.
+ */
+export function withinTimerRange(at: Date, now: number = Date.now()): boolean {
+  return Math.abs(at.getTime() - now) <= MAX_TIMER_DELAY_MS;
 }
 
 function describeDate(value: unknown): string {

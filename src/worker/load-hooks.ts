@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ConfigInvalidError, thrownText } from '../core/errors/index.js';
-import { HOOK_POINTS, HookRegistry, WORKER_HOOK_POINTS, type HookHandler, type HookPoint } from '../core/hooks/index.js';
+import { HOOK_POINTS, HookRegistry, WORKER_HOOK_POINTS, type HookHandler, type HookPoint, type RegisterOptions } from '../core/hooks/index.js';
 
 const KNOWN_POINTS: readonly string[] = [...HOOK_POINTS, ...WORKER_HOOK_POINTS];
 const DEFINITION_KEYS = new Set(['point', 'handler', 'name', 'order']);
@@ -29,8 +29,8 @@ export async function loadHooks(modulePath: string | null): Promise<HookRegistry
   if (!Array.isArray(loaded.default)) return refuse('its default export must be an array of hooks ({ point, handler, name?, order? })');
   (loaded.default as unknown[]).forEach((entry, index) => {
     try {
-      const { point, handler, name, order } = hookDefinition(entry);
-      registry.register(point, handler, Object.assign({}, name === undefined ? {} : { name }, order === undefined ? {} : { order }));
+      const { point, handler, options } = hookDefinition(entry);
+      registry.register(point, handler, options);
     } catch (error) {
       refuse(`hook #${index}: ${thrownText(error) ?? 'it threw a value that is not an Error'}`, error);
     }
@@ -38,7 +38,8 @@ export async function loadHooks(modulePath: string | null): Promise<HookRegistry
   return registry;
 }
 
-function hookDefinition(entry: unknown): { point: HookPoint; handler: HookHandler<HookPoint>; name?: string; order?: number } {
+/** One entry of the module's array, checked: its point, its handler and the registry's options. */
+function hookDefinition(entry: unknown): { point: HookPoint; handler: HookHandler<HookPoint>; options: RegisterOptions } {
   if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw new Error('must be an object { point, handler, name?, order? }');
   const fields = entry as Record<string, unknown>;
   const unknown = Object.keys(fields).filter((key) => !DEFINITION_KEYS.has(key));
@@ -48,5 +49,5 @@ function hookDefinition(entry: unknown): { point: HookPoint; handler: HookHandle
   if (typeof handler !== 'function') throw new Error(`the handler of ${point} must be a function`);
   if (name !== undefined && (typeof name !== 'string' || name.trim() === '' || name.length > 128)) throw new Error('name must be a non-blank string of at most 128 characters');
   if (order !== undefined && !(typeof order === 'number' && Number.isFinite(order))) throw new Error('order must be a finite number');
-  return Object.assign({ point: point as HookPoint, handler: handler as HookHandler<HookPoint> }, name === undefined ? {} : { name: name as string }, order === undefined ? {} : { order: order as number });
+  return { point: point as HookPoint, handler: handler as HookHandler<HookPoint>, options: { name: name as string | undefined, order: order as number | undefined } };
 }

@@ -5,6 +5,7 @@ import { linkedSignal } from '../core/linked-signal.js';
 import { assertSessionId } from '../core/session-id.js';
 import { acceptAndKick } from '../producer/accept-input.js';
 import { armTimer } from '../producer/arm-timer.js';
+import { attemptWithin } from '../producer/settle-within.js';
 import type { TimerJobData } from '../producer/fleet-keys.js';
 import type { FleetEvent } from '../events/fleet-events.js';
 import { cancelTimer, getTimer, MAX_TIMER_DELAY_MS, MAX_TIMER_NOTE_LENGTH, postponeFiring, recordFiring, TIMER_ID_PATTERN, type TimerRecord } from '../store/timers.js';
@@ -98,17 +99,16 @@ async function decideFiring(ctx: WorkerContext, timer: TimerRecord, firing: numb
   const deadline = new AbortController();
   const linked = linkedSignal([ctx.shutdown, deadline.signal]);
   const fire = { sessionId: timer.sessionId, timerId: timer.timerId, note: timer.note, dueAt: timer.dueAt, fireCount: firing, everyMs: timer.everyMs, createdBy: timer.createdBy, postponeMs: 0, signal: linked.signal };
-  let expiry: NodeJS.Timeout | undefined;
   try {
     const timeoutMs = ctx.settings.timerHookTimeoutMs;
-    const expired = new Promise<never>((_, reject) => {
-      expiry = setTimeout(() => {
-        const error = new InternalError(`the timer.fire hook did not answer within ${timeoutMs} ms`);
-        deadline.abort(error);
-        reject(error);
-      }, timeoutMs);
-    });
-    const directive = await Promise.race([ctx.loop.hooks.run('timer.fire', fire), expired]);
+    const attempt = await attemptWithin(ctx.loop.hooks.run('timer.fire', fire), timeoutMs);
+    if (!attempt.ok && attempt.timedOut) {
+      const error = new InternalError(`the timer.fire hook did not answer within ${timeoutMs} ms`);
+      deadline.abort(error);
+      throw error;
+    }
+    if (!attempt.ok) throw attempt.error;
+    const directive = attempt.value;
     if (directive === 'break') return { action: 'cancel' };
     if (directive === 'skip') return { action: 'skip' };
     const { note, postponeMs } = fire as { note: unknown; postponeMs: unknown };
@@ -125,7 +125,6 @@ async function decideFiring(ctx: WorkerContext, timer: TimerRecord, firing: numb
     await publishFired(ctx, timer.sessionId, null, { timerId: timer.timerId, fireCount: firing, outcome: 'error', error: { code: failure.code, message: failure.message } });
     throw error;
   } finally {
-    clearTimeout(expiry);
     linked.dispose();
   }
 }

@@ -19,6 +19,7 @@
 import type { JobState } from 'bullmq';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { InputRecord, RunOutcome } from '../core/session-types.js';
+import { attemptWithin } from '../producer/settle-within.js';
 import type { FleetEvent } from '../events/fleet-events.js';
 import type { Backlog } from '../store/read-backlog.js';
 import type { SweepReport } from './sweep-job.js';
@@ -335,17 +336,12 @@ export class WorkerMetrics {
  * {@link BACKLOG_READ_TIMEOUT_MS}; null then, or when the read failed.
  */
 function sharedBoundedRead<T>(read: () => Promise<T>): () => Promise<T | null> {
-  let running: Promise<T | null> | null = null;
+  let running: Promise<T> | null = null;
   return async () => {
-    running ??= read()
-      .catch(() => null)
-      .finally(() => {
-        running = null;
-      });
-    let timer: NodeJS.Timeout | undefined;
-    const expired = new Promise<null>((resolve) => {
-      timer = setTimeout(() => resolve(null), BACKLOG_READ_TIMEOUT_MS);
+    running ??= read().finally(() => {
+      running = null;
     });
-    return Promise.race([running, expired]).finally(() => clearTimeout(timer));
+    const attempt = await attemptWithin(running, BACKLOG_READ_TIMEOUT_MS);
+    return attempt.ok ? attempt.value : null;
   };
 }

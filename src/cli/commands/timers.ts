@@ -1,6 +1,6 @@
 import type { TimerOptions } from '../../producer/timer-admin.js';
 import { SessionQueue } from '../../producer/session-queue.js';
-import { MAX_TIMER_DELAY_DAYS, MAX_TIMER_DELAY_MS, MIN_TIMER_EVERY_MS, TIMER_ID_PATTERN, TIMER_ID_RULE, type TimerRecord } from '../../store/timers.js';
+import { MAX_TIMER_DELAY_DAYS, MAX_TIMER_DELAY_MS, MIN_TIMER_EVERY_MS, TIMER_ID_PATTERN, TIMER_ID_RULE, withinTimerRange, type TimerRecord } from '../../store/timers.js';
 import { EXIT, type CliIo } from '../cli-io.js';
 import { CliUsageError, parseCommandLine, parseIntegerOption } from '../command-line.js';
 
@@ -88,7 +88,7 @@ export function formatTimer(timer: TimerRecord): string {
 function parseTime(raw: string): Date {
   const date = /^\d{4}-\d{2}-\d{2}/.test(raw) ? new Date(raw) : null;
   if (date === null || !Number.isFinite(date.getTime())) throw new CliUsageError(`--at must be an ISO 8601 time such as 2026-11-25T09:00:00Z; got ${JSON.stringify(raw)}`);
-  if (Math.abs(date.getTime() - Date.now()) > MAX_TIMER_DELAY_MS) throw new CliUsageError(`--at must be within ${MAX_TIMER_DELAY_DAYS} days of now; got ${date.toISOString()}`);
+  if (!withinTimerRange(date)) throw new CliUsageError(`--at must be within ${MAX_TIMER_DELAY_DAYS} days of now; got ${date.toISOString()}`);
   return date;
 }
 
