@@ -412,6 +412,21 @@ export function diffCounts(after: Record<string, number>, before: Record<string,
   return diff;
 }
 
+/** `store`, calling `after(step)` once each of its step commits has succeeded (in-memory: no load added). */
+export function afterCommitStep(store: SessionStore, after: (step: StepCommit) => void): SessionStore {
+  return new Proxy(store, {
+    get: (target, prop, receiver) => {
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      if (prop !== 'commitStep' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
+      return async (step: StepCommit) => {
+        const result = await (value as SessionStore['commitStep']).call(target, step);
+        after(step);
+        return result;
+      };
+    },
+  });
+}
+
 /**
  * Observes the worker's store: counts inputs that reached a terminal status (by status) as their
  * final step commits, and resolves `waitFor(n)` when `n` have. In-memory, so it adds no load.
@@ -424,22 +439,13 @@ export class FinishCounter {
   #waiters: { n: number; resolve: () => void }[] = [];
 
   readonly wrapStore = (store: SessionStore): SessionStore =>
-    new Proxy(store, {
-      get: (target, prop, receiver) => {
-        const value = Reflect.get(target, prop, receiver) as unknown;
-        if (prop !== 'commitStep' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
-        return async (step: StepCommit) => {
-          const result = await (value as SessionStore['commitStep']).call(target, step);
-          if (step.input !== undefined) {
-            this.#record(step.input.status);
-            if (step.input.errorCode !== undefined) {
-              const entry = (this.errors[step.input.errorCode] ??= { count: 0, message: (step.input.errorMessage ?? '').slice(0, 200) });
-              entry.count += 1;
-            }
-          }
-          return result;
-        };
-      },
+    afterCommitStep(store, (step) => {
+      if (step.input === undefined) return;
+      this.#record(step.input.status);
+      if (step.input.errorCode !== undefined) {
+        const entry = (this.errors[step.input.errorCode] ??= { count: 0, message: (step.input.errorMessage ?? '').slice(0, 200) });
+        entry.count += 1;
+      }
     });
 
   #record(status: string): void {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Command, type Redis } from 'ioredis';
 import { InfrastructureError, LeaseLostError } from '../core/errors/index.js';
+import { FINISH_CHANNEL_SUFFIX } from '../producer/fleet-keys.js';
 import type { EncodedEvent } from './event-body.js';
 
 /**
@@ -18,6 +19,9 @@ import type { EncodedEvent } from './event-body.js';
  * stream" cannot disagree, and a refused XADD never hides a finish from the repair. A left-out entry
  * takes no `seq` (a hole would tell subscribers events were lost) and its place in the reply is ''.
  * The set keeps the newest {@link FINISHES_KEPT} inputs: only the last inputs can have a late finish.
+ * Each finish written is also announced on the session's finish channel (`finishChannel`: the stream
+ * key with `:finishes` appended) as `<stream id> <data>`, for `result()`'s waiters; nobody
+ * subscribed, it costs Redis a lookup.
  *
  * Each session's part runs under `redis.pcall`: a session whose keys fail (a key of the wrong type)
  * gets its error message back in place of its ids, and the other sessions' parts still apply.
@@ -103,7 +107,8 @@ for s = 1, #KEYS / 4 do
       local at = first + 3 * (i - 1)
       if written[i] then
         seq = seq + 1
-        local id = redis.pcall('XADD', stream, '*', 'type', ARGV[at], 'data', string.format('{"seq":%d,', seq) .. ARGV[at + 1])
+        local data = string.format('{"seq":%d,', seq) .. ARGV[at + 1]
+        local id = redis.pcall('XADD', stream, '*', 'type', ARGV[at], 'data', data)
         if type(id) == 'table' then
           ids = id.err
           break
@@ -111,6 +116,7 @@ for s = 1, #KEYS / 4 do
         if report then ids[i] = id end
         if ARGV[at + 2] ~= '' and ARGV[at + 2] ~= 'first' then
           redis.pcall('ZADD', finished, ARGV[at + 2], ARGV[at + 2])
+          redis.pcall('PUBLISH', stream .. '${FINISH_CHANNEL_SUFFIX}', id .. ' ' .. data)
           marked = true
         end
       elseif report then

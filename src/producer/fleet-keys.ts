@@ -50,6 +50,19 @@ export function eventDeletedKey(queueName: string, sessionId: string): string {
   return `${queueName}:deleted:${sessionId}`;
 }
 
+/** What {@link finishChannel} appends to a session's stream key. */
+export const FINISH_CHANNEL_SUFFIX = ':finishes';
+
+/**
+ * The pub/sub channel on which the publish script announces every `input_finished` it writes to a
+ * session's stream: the stream key with {@link FINISH_CHANNEL_SUFFIX} appended (channels are not
+ * keys; no other session's channel has this name). Each message is `<stream id> <data>`, the entry
+ * as written, so `result()` waiters share one subscribed connection instead of a blocked read each.
+ */
+export function finishChannel(queueName: string, sessionId: string): string {
+  return `${eventStreamKey(queueName, sessionId)}${FINISH_CHANNEL_SUFFIX}`;
+}
+
 /** Pub/sub channel on which cancel requests reach the lease holder at once. */
 export function cancelChannel(queueName: string): string {
   return `${queueName}:cancel`;

@@ -6,6 +6,7 @@ import { publisherConnection, RedisEventPublisher } from '../events/event-publis
 import { guardStore } from '../core/ports/guard-store.js';
 import { createPgPool } from '../store/pool.js';
 import { PostgresSessionStore } from '../store/postgres-session-store.js';
+import { FinishNotices } from './finish-notices.js';
 import type { ResolvedQueueOptions } from './session-queue-options.js';
 import { settleWithin } from './settle-within.js';
 
@@ -17,6 +18,8 @@ export interface QueueConnections {
   redis: Redis;
   queue: Queue;
   publisher: RedisEventPublisher;
+  /** `result()`'s subscription to the finish announcements: its own connection, opened at the first wait. */
+  finishes: FinishNotices;
   /** Closes what was opened here, never what the caller passed in. Idempotent. */
   close(): Promise<void>;
 }
@@ -56,8 +59,10 @@ export function openQueueConnections(options: ResolvedQueueOptions): QueueConnec
     coalesceMs: 0,
     onError: (error, context) => log?.warn({ err: error, ...context }, 'event publish failed'),
   });
+  const finishes = new FinishNotices(redis, options.queueName, log);
   let closing: Promise<void> | null = null;
   const close = async (): Promise<void> => {
+    await settleWithin(finishes.close(), options.redisTimeoutMs);
     await settleWithin(publisher.close(), options.redisTimeoutMs);
     // The publisher quits its connection; while Redis is down that waits, and the bound above gives up on it.
     await closeConnection(events);
@@ -71,6 +76,7 @@ export function openQueueConnections(options: ResolvedQueueOptions): QueueConnec
     redis,
     queue,
     publisher,
+    finishes,
     close: () => (closing ??= close()),
   };
 }

@@ -134,15 +134,17 @@ export class SessionQueue {
 
   /**
    * The terminal outcome of input `seq` of a session, as soon as it has one: from its
-   * `input_finished` event, or from Postgres when it already finished or the stream lost the event.
+   * `input_finished` event as announced on the session's finish channel (one subscribed connection
+   * serves all of this queue's waits), or from Postgres when it already finished or the
+   * announcement was lost.
    * Rejects with {@link ResultTimeoutError} after `timeoutMs`, with the signal's reason when
    * `signal` aborts, `session.not_found` / `input.invalid` when there is no such input.
    */
   async result(sessionId: string, seq: number, options?: ResultOptions): Promise<InputOutcome> {
     this.#assertOpen();
-    const { store, redis } = this.#conn;
+    const { store, finishes } = this.#conn;
     const { recheckMs, redisTimeoutMs, logger } = this.#options;
-    const deps = { store, redis, queueName: this.queueName, recheckMs, redisTimeoutMs, logger, closed: this.#closed.signal };
+    const deps = { store, finishes, recheckMs, redisTimeoutMs, logger, closed: this.#closed.signal };
     return this.#track(waitForResult(deps, sessionId, seq, options));
   }
 

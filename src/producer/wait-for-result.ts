@@ -1,11 +1,9 @@
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { CancelledError, InputInvalidError, isLoopfleetError } from '../core/errors/index.js';
 import type { SessionStore } from '../core/ports/session-store.js';
 import { assertSessionId } from '../core/session-id.js';
-import { lastEventId, readSessionEvents } from '../events/event-subscriber.js';
-import { FROM_START } from '../events/stream-id.js';
 import { abortableDelay } from './abortable-delay.js';
+import type { FinishNotices } from './finish-notices.js';
 import { outcomeFromEvent, type InputOutcome } from './input-outcome.js';
 import { assertInputSeq, readSettledOutcome } from './read-outcome.js';
 import { ResultTimeoutError } from './result-timeout-error.js';
@@ -24,11 +22,11 @@ export interface ResultOptions {
 /** What waiting for a result needs from the queue. */
 export interface ResultDeps {
   store: SessionStore;
-  redis: Redis;
-  queueName: string;
-  /** How often the Postgres copy is re-read while waiting on the stream, in milliseconds. */
+  /** The queue's subscription to the sessions' finish announcements. */
+  finishes: FinishNotices;
+  /** How often Postgres is re-read while waiting for the announcement, in milliseconds. */
   recheckMs: number;
-  /** Longest wait for the stream's last id before going on without the stream, in milliseconds. */
+  /** Longest wait for the subscription before going on without it, in milliseconds. */
   redisTimeoutMs: number;
   logger: Logger | null;
   /** Aborts when the queue closes: every wait ends with `cancelled`. */
@@ -37,11 +35,13 @@ export interface ResultDeps {
 
 /**
  * Resolves with an input's terminal outcome (DESIGN.md §4.1, I6, I7), without a race between
- * "already finished" and "about to finish": the stream's last id is taken FIRST, then Postgres is
- * read — the worker commits the outcome before it publishes `input_finished`, so if the row is not
- * settled yet, the event comes after that id. While waiting on the stream, Postgres is re-read every
- * `recheckMs` and at once on a gap, because the event may never arrive (Redis lost it); when Redis is
- * unreachable the wait is Postgres polling alone.
+ * "already finished" and "about to finish": the wait subscribes to the session's finish announcements
+ * FIRST (`FinishNotices`), then reads Postgres — the worker commits the outcome before it publishes
+ * `input_finished`, whose announcement the subscription then receives, so if the row is not settled
+ * yet, the announcement is still to come. While waiting, Postgres is re-read every `recheckMs`, and
+ * at once when the subscription's connection comes back from a drop, because an announcement may
+ * never arrive (Redis lost it, or an older worker made none); when Redis is unreachable the wait is
+ * Postgres polling alone.
  */
 export async function waitForResult(deps: ResultDeps, sessionId: string, seq: number, options: ResultOptions = {}): Promise<InputOutcome> {
   const id = assertSessionId(sessionId);
@@ -52,21 +52,30 @@ export async function waitForResult(deps: ResultDeps, sessionId: string, seq: nu
   const stop = new AbortController();
   const onAbort = (): void => outcome.reject(signal?.reason);
   const onClose = (): void => outcome.reject(new CancelledError('SessionQueue closed while waiting for a result'));
-  // Armed before the first read: the timeout and the signals bound the whole wait, also a stream
-  // cursor held by a reconnecting Redis or a first Postgres read that takes its statement timeout.
+  // Armed before the first read: the timeout and the signals bound the whole wait, also a
+  // subscription held by a reconnecting Redis or a first Postgres read that takes its statement timeout.
   signal?.addEventListener('abort', onAbort, { once: true });
   deps.closed.addEventListener('abort', onClose, { once: true });
   if (deps.closed.aborted) onClose();
   const timer = timeoutMs === undefined ? null : setTimeout(() => outcome.reject(new ResultTimeoutError(id, inputSeq, timeoutMs)), timeoutMs);
   const target = { deps, sessionId: id, seq: inputSeq, outcome, signal: stop.signal };
-  const watchers: Promise<void>[] = [];
+  const listening = deps.finishes.listen(id, {
+    finished: (event) => {
+      if (event.data.inputSeq !== inputSeq || outcome.settled) return;
+      const fromEvent = outcomeFromEvent(event);
+      if (fromEvent !== null) outcome.resolve(fromEvent);
+      else void checkStore(target);
+    },
+    resync: () => void checkStore(target),
+  });
+  let polling: Promise<void> | null = null;
   void (async () => {
-    // The cursor first, then Postgres: an outcome not settled in that read is published after the cursor.
-    const cursor = await streamCursor(deps, id);
+    // The subscription first, then Postgres: an outcome not settled in that read is announced later.
+    await subscribed(deps, id, listening.subscribed);
     if (stop.signal.aborted) return;
     await checkStore(target);
     if (stop.signal.aborted || outcome.settled) return;
-    watchers.push(watchStream(target, cursor), pollStore(target));
+    polling = pollStore(target);
   })().catch((error: unknown) => outcome.reject(error));
   try {
     return await outcome.promise;
@@ -75,8 +84,9 @@ export async function waitForResult(deps: ResultDeps, sessionId: string, seq: nu
     signal?.removeEventListener('abort', onAbort);
     deps.closed.removeEventListener('abort', onClose);
     stop.abort();
-    // Nothing keeps running once the caller has its answer: the stream reader's connection is closed.
-    await Promise.allSettled(watchers);
+    listening.stop();
+    // Nothing keeps running once the caller has its answer.
+    await polling;
   }
 }
 
@@ -98,35 +108,11 @@ function checkOptions(options: ResultOptions): ResultOptions {
   return options;
 }
 
-/** The id to read the stream after, or null when Redis cannot be reached (then only Postgres is polled). */
-async function streamCursor(deps: ResultDeps, sessionId: string): Promise<string | null> {
+/** Waits for the subscription, at most `redisTimeoutMs`; without it the wait goes on polling Postgres alone. */
+async function subscribed(deps: ResultDeps, sessionId: string, subscription: Promise<void>): Promise<void> {
   // Bounded: while Redis is down a reconnecting client holds the command instead of failing it.
-  const last = await attemptWithin(lastEventId(deps.redis, deps.queueName, sessionId), deps.redisTimeoutMs);
-  if (last.ok) return last.value ?? FROM_START;
-  deps.logger?.warn({ err: last.error, sessionId }, 'event stream unreachable; waiting for the result on Postgres alone');
-  return null;
-}
-
-/** Follows the stream for this input's `input_finished`; a gap or an unreadable event defers to Postgres. */
-async function watchStream(target: WaitTarget, cursor: string | null): Promise<void> {
-  if (cursor === null) return;
-  const { deps, sessionId, seq } = target;
-  try {
-    const items = readSessionEvents(deps.redis, { queueName: deps.queueName, sessionId, after: cursor, signal: target.signal, blockMs: deps.recheckMs });
-    for await (const item of items) {
-      if (item.kind === 'gap') {
-        await checkStore(target);
-      } else if (item.type === 'input_finished' && item.data.inputSeq === seq) {
-        const fromEvent = outcomeFromEvent(item);
-        if (fromEvent !== null) target.outcome.resolve(fromEvent);
-        else await checkStore(target);
-      }
-      if (target.outcome.settled) return;
-    }
-  } catch (error) {
-    // The Postgres poll carries on alone: slower, never wrong.
-    deps.logger?.warn({ err: error, sessionId, seq }, 'event stream failed while waiting for a result');
-  }
+  const attempt = await attemptWithin(subscription, deps.redisTimeoutMs);
+  if (!attempt.ok) deps.logger?.warn({ err: attempt.error, sessionId }, 'finish announcements unreachable; waiting for the result on Postgres alone');
 }
 
 /** Re-reads Postgres every `recheckMs` until the outcome is settled one way or another. */

@@ -1,7 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import { expect, inject, vi } from 'vitest';
+import type { FleetEvent } from '../../../src/events/fleet-events.js';
 import { uniqueName } from '../../support/test-database.js';
+
+/** A completed input's `input_finished`, as a worker emits it (`steeredInto` for an input steered into another). */
+export const finishedEvent = (finalText: string, steeredInto?: number): FleetEvent => ({
+  type: 'input_finished',
+  status: 'completed',
+  finalText,
+  rounds: 1,
+  toolCalls: 0,
+  usage: { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 1 },
+  error: null,
+  ...(steeredInto === undefined ? {} : { steeredInto }),
+});
 
 /** Redis connections and names for one test file; `close()` quits every connection it opened. */
 export interface EventsFixture {

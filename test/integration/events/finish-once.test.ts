@@ -4,8 +4,8 @@ import { encodeEvent } from '../../../src/events/event-body.js';
 import { RedisEventPublisher } from '../../../src/events/event-publisher.js';
 import type { FleetEvent } from '../../../src/events/fleet-events.js';
 import { expiryRefreshMs, FINISHES_KEPT, publishEventsCommand } from '../../../src/events/publish-events-script.js';
-import { eventDeletedKey, eventFinishedKey, eventSeqKey, eventStreamKey } from '../../../src/producer/fleet-keys.js';
-import { openEventsFixture, type EventsFixture } from './events-fixture.js';
+import { eventDeletedKey, eventFinishedKey, eventSeqKey, eventStreamKey, finishChannel } from '../../../src/producer/fleet-keys.js';
+import { finishedEvent, openEventsFixture, type EventsFixture } from './events-fixture.js';
 
 type Entry = [string, string[]];
 interface Data {
@@ -15,16 +15,7 @@ interface Data {
   finalText?: string;
 }
 
-const finished = (finalText: string, steeredInto?: number): FleetEvent => ({
-  type: 'input_finished',
-  status: 'completed',
-  finalText,
-  rounds: 1,
-  toolCalls: 0,
-  usage: { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 1 },
-  error: null,
-  ...(steeredInto === undefined ? {} : { steeredInto }),
-});
+const finished = finishedEvent;
 const resumed: FleetEvent = { type: 'input_resumed', reason: 'worker_lost', attempt: 2 };
 const round = (roundIndex: number): FleetEvent => ({ type: 'round_started', roundIndex });
 
@@ -80,6 +71,30 @@ describe('the publish script writes one input_finished per input', () => {
     expect(await redis.get(eventSeqKey(fx.queue, sessionId))).toBe('3');
     expect(await redis.zrange(eventFinishedKey(fx.queue, sessionId), 0, -1, 'WITHSCORES')).toEqual(['1', '1', '2', '2']);
     expect([publisher.published, publisher.duplicateFinishes, publisher.dropped]).toEqual([3, 2, 0]);
+  });
+
+  it('announces each finish it writes on the session\'s finish channel, as "<id> <data>", and none it leaves out or any other event', async () => {
+    const publisher = new RedisEventPublisher(redis, { queueName: fx.queue });
+    const sessionId = fx.sessionId('announced');
+    const listener = fx.connect();
+    const heard: [string, string][] = [];
+    listener.on('message', (channel: string, message: string) => heard.push([channel, message]));
+    await listener.subscribe(finishChannel(fx.queue, sessionId), finishChannel(fx.queue, `${sessionId}-other`));
+    await publisher.publish(sessionId, 1, round(0));
+    const id = await publisher.publish(sessionId, 1, finished('announced'));
+    expect(await publisher.publish(sessionId, 1, finished('late copy'))).toBe('');
+    await publisher.publish(`${sessionId}-other`, 1, round(0));
+    await publisher.close();
+    // A PING answered after the script calls: every message they caused has arrived before it.
+    await listener.ping();
+    const [entry] = (await stream(sessionId)).filter((written) => written.type === 'input_finished');
+    expect(heard).toHaveLength(1);
+    expect(heard[0]![0]).toBe(finishChannel(fx.queue, sessionId));
+    expect(heard[0]![0]).toBe(`${eventStreamKey(fx.queue, sessionId)}:finishes`);
+    const [announcedId, data] = [heard[0]![1].slice(0, heard[0]![1].indexOf(' ')), heard[0]![1].slice(heard[0]![1].indexOf(' ') + 1)];
+    expect(announcedId).toBe(id);
+    expect(JSON.parse(data)).toEqual(entry!.data);
+    expect(entry!.data).toMatchObject({ seq: 2, inputSeq: 1, finalText: 'announced' });
   });
 
   it("forgets the finishes of an earlier session under the same id when input 1 is accepted again (a delete whose Redis part failed)", async () => {

@@ -3,13 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionStore } from '../../../src/core/ports/session-store.js';
 import { ScriptedLlm } from '../../../src/llm/scripted-llm.js';
 import { acceptAndKick } from '../../../src/producer/accept-input.js';
+import { FinishNotices } from '../../../src/producer/finish-notices.js';
 import { ResultTimeoutError } from '../../../src/producer/result-timeout-error.js';
 import { waitForResult, type ResultDeps } from '../../../src/producer/wait-for-result.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
 import { startTcpProxyTo, type TcpProxy } from '../../support/tcp-proxy.js';
 
 /**
- * `result()`'s bounds hold from the call, not from its first reads (docs/client.md): a stream cursor
+ * `result()`'s bounds hold from the call, not from its first reads (docs/client.md): a subscription
  * that a silent Redis holds, or a first Postgres read that never answers, does not delay the
  * timeout or the caller's abort; and a first Postgres read that fails is tried again, as every later
  * one is, instead of failing the wait.
@@ -18,6 +19,7 @@ describe('result(): timeout and abort bound the first reads too', () => {
   let fleet: FleetFixture;
   let proxy: TcpProxy;
   let silentRedis: Redis;
+  let finishes: FinishNotices;
   const never = new Promise<never>(() => {});
   const closed = new AbortController();
 
@@ -25,11 +27,15 @@ describe('result(): timeout and abort bound the first reads too', () => {
     fleet = await FleetFixture.create('result_bounds');
     proxy = await startTcpProxyTo(fleet.config.redisUrl);
     silentRedis = new Redis(proxy.via(fleet.config.redisUrl), { maxRetriesPerRequest: null });
+    // The proxy's cut resets it: without a listener ioredis prints the reset.
+    silentRedis.on('error', () => {});
     await silentRedis.ping();
+    finishes = new FinishNotices(fleet.redis, fleet.config.queueName, null);
   });
 
   afterAll(async () => {
     closed.abort();
+    await finishes?.close();
     silentRedis?.disconnect();
     await proxy?.close();
     await fleet?.close();
@@ -42,13 +48,23 @@ describe('result(): timeout and abort bound the first reads too', () => {
 
   function deps(overrides: Partial<ResultDeps>): ResultDeps {
     // Long enough that a wait held by either first read would outlast the test.
-    return Object.assign({ store: fleet.store, redis: fleet.redis, queueName: fleet.config.queueName, recheckMs: 600_000, redisTimeoutMs: 600_000, logger: null, closed: closed.signal }, overrides);
+    return Object.assign({ store: fleet.store, finishes, recheckMs: 600_000, redisTimeoutMs: 600_000, logger: null, closed: closed.signal }, overrides);
   }
 
-  it('times out on time while Redis holds the stream cursor', async () => {
-    const seq = await pendingInput('cursor-held');
-    expect(proxy.silenceOpen()).toBeGreaterThan(0);
-    await expect(waitForResult(deps({ redis: silentRedis }), 'cursor-held', seq, { timeoutMs: 200 })).rejects.toBeInstanceOf(ResultTimeoutError);
+  it('times out on time while Redis holds the subscription', async () => {
+    const seq = await pendingInput('subscription-held');
+    // The notices' connection opens normally; its SUBSCRIBE never reaches Redis, nor any answer it.
+    proxy.silenceWhen((chunk) => /subscribe/i.test(chunk.toString('latin1')));
+    const held = new FinishNotices(silentRedis, fleet.config.queueName, null);
+    try {
+      await expect(waitForResult(deps({ finishes: held }), 'subscription-held', seq, { timeoutMs: 200 })).rejects.toBeInstanceOf(ResultTimeoutError);
+      expect(proxy.silenced()).toBe(1);
+    } finally {
+      proxy.silenceWhen(() => false);
+      const closing = held.close();
+      proxy.cut();
+      await closing;
+    }
   }, 20_000);
 
   it('rejects with the signal’s reason while the first Postgres read never answers, and when the queue closes', async () => {

@@ -1,8 +1,9 @@
 import { getEventListeners } from 'node:events';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRange } from '../../../src/events/event-subscriber.js';
 import type { StreamEvent, StreamItem } from '../../../src/events/fleet-events.js';
-import { eventFinishedKey, eventSeqKey, eventStreamKey } from '../../../src/producer/fleet-keys.js';
+import { eventFinishedKey, eventSeqKey, eventStreamKey, finishChannel } from '../../../src/producer/fleet-keys.js';
 import { previousStreamId } from '../../../src/producer/stream-cursor.js';
 import { ResultTimeoutError } from '../../../src/producer/result-timeout-error.js';
 import { SessionQueue } from '../../../src/producer/session-queue.js';
@@ -280,6 +281,30 @@ describe('SessionQueue: add, result, events', () => {
       expect(warnings).not.toContain('MaxListenersExceededWarning');
     } finally {
       process.off('warning', onWarning);
+    }
+  });
+
+  it('serves every result() wait of a queue on one subscribed connection, whatever the number of waits and sessions', async () => {
+    const name = `result-waits-${process.pid}`;
+    const own = new Redis(fleet.config.redisUrl, { connectionName: name });
+    const waiting = new SessionQueue({ redis: own, databaseUrl: fleet.config.databaseUrl, queueName: fleet.config.queueName, recheckMs: 60_000 });
+    const connections = async (): Promise<number> => ((await fleet.redis.client('LIST')) as string).split('\n').filter((line) => line.includes(` name=${name} `)).length;
+    try {
+      const sessions = Array.from({ length: 12 }, (_, i) => `one-conn-${i}`);
+      const handles = await Promise.all(sessions.map((sessionId) => waiting.add('send', { sessionId, input: `hold:${sessionId}` })));
+      const waits = handles.flatMap((handle) => [handle.result({ timeoutMs: 20_000 }), handle.result({ timeoutMs: 20_000 })]);
+      await fleet.waitFor('every wait to subscribe', async () => {
+        const [, count] = (await fleet.redis.pubsub('NUMSUB', finishChannel(fleet.config.queueName, sessions.at(-1)!))) as [string, number];
+        return count === 1 ? true : undefined;
+      });
+      // The queue's own connection, the event publisher's and the finish announcements': 24 waits add one.
+      expect(await connections()).toBe(3);
+      for (const sessionId of sessions) gates.open(sessionId);
+      const outcomes = await Promise.all(waits);
+      expect(outcomes.map((outcome) => outcome.finalText)).toEqual(sessions.flatMap((sessionId) => [`held ${sessionId}`, `held ${sessionId}`]));
+    } finally {
+      await waiting.close();
+      own.disconnect();
     }
   });
 
