@@ -51,7 +51,7 @@ export class FinishNotices {
     this.#logger = logger;
   }
 
-  /** How many sessions' channels are subscribed now (for tests and metrics). */
+  /** How many sessions' channels are subscribed now. */
   get channels(): number {
     return this.#channels.size;
   }
