@@ -125,6 +125,27 @@ describe('FinishNotices', () => {
     listening.stop();
   });
 
+  it('rejects the subscription of a Redis user refused the channels (ACL), and tries again for the next listener', async () => {
+    const user = `lf_finish_notices_${process.pid}`;
+    // Every key and command, no channel: the client can still add inputs, not follow announcements.
+    await admin.acl('SETUSER', user, 'on', 'nopass', '~*', '+@all', 'resetchannels');
+    const restricted = fx.connect({ username: user });
+    const refused = new FinishNotices(restricted, fx.queue, null);
+    try {
+      const sessionId = fx.sessionId('acl');
+      const first = refused.listen(sessionId, recorder());
+      await expect(first.subscribed).rejects.toThrow(/NOPERM/);
+      expect(refused.channels).toBe(0);
+      first.stop();
+      const again = refused.listen(sessionId, recorder());
+      await expect(again.subscribed).rejects.toThrow(/NOPERM/);
+      again.stop();
+    } finally {
+      await refused.close();
+      await admin.acl('DELUSER', user);
+    }
+  });
+
   it('refuses new listeners once closed', async () => {
     const closed = new FinishNotices(base, fx.queue, null);
     await closed.close();
