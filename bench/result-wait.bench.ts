@@ -25,6 +25,9 @@ const N = Number(process.env.BENCH_INPUTS ?? 1000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const SESSIONS = 200;
 const CONCURRENCY = 128;
+/** Inputs per session in a run, one after another; a run has this many times SESSIONS inputs. */
+const PER_SESSION = Math.ceil(N / SESSIONS);
+const INPUTS = PER_SESSION * SESSIONS;
 
 type Variant = 'committed' | 'result';
 
@@ -72,13 +75,12 @@ async function main(): Promise<void> {
   const runs: Record<Variant, { ms: number; cpu: Record<string, number | null>; connectionsPerInput: number; commandsPerInput: number }[]> = { committed: [], result: [] };
   try {
     const run = async (variant: Variant, label: string): Promise<(typeof runs)[Variant][number]> => {
-      const perSession = Math.ceil(N / SESSIONS);
       const commands = countRedisCommands();
       const connections = await connectionsReceived(redis);
       const cpu = cpuSnapshot();
       const started = performance.now();
       await pool(Array.from({ length: SESSIONS }, (_, i) => `${label}-${i}`), SESSIONS, async (sessionId) => {
-        for (let k = 0; k < perSession; k += 1) {
+        for (let k = 0; k < PER_SESSION; k += 1) {
           const handle = await producer.add('send', { sessionId, input: `standard input ${k}: please call noop` });
           if (variant === 'result') {
             const outcome = await handle.result({ timeoutMs: 60_000 });
@@ -89,31 +91,29 @@ async function main(): Promise<void> {
         }
       });
       const ms = performance.now() - started;
-      const inputs = perSession * SESSIONS;
       const sent = Object.values(commands.read()).reduce((a, b) => a + b, 0);
       commands.restore();
-      // The count below includes this INFO's own connection: none, it is the bench's open one.
+      // INFO goes out on the bench's own connection, already open: it adds nothing to the count.
       const opened = (await connectionsReceived(redis)) - connections;
-      return { ms, cpu: cpuPerItem(cpu, cpuSnapshot(), inputs), connectionsPerInput: round(opened / inputs, 3), commandsPerInput: round(sent / inputs, 2) };
+      return { ms, cpu: cpuPerItem(cpu, cpuSnapshot(), INPUTS), connectionsPerInput: round(opened / INPUTS, 3), commandsPerInput: round(sent / INPUTS, 2) };
     };
-    for (let round_ = 0; round_ <= RUNS; round_ += 1) {
+    for (let pass = 0; pass <= RUNS; pass += 1) {
       // Alternating, the first of each round switching, so neither always runs on a warmer process.
-      const order: Variant[] = round_ % 2 === 0 ? ['committed', 'result'] : ['result', 'committed'];
+      const order: Variant[] = pass % 2 === 0 ? ['committed', 'result'] : ['result', 'committed'];
       for (const variant of order) {
-        const measured = await run(variant, `${variant}-${round_}`);
-        if (round_ > 0) runs[variant].push(measured);
+        const measured = await run(variant, `${variant}-${pass}`);
+        if (pass > 0) runs[variant].push(measured);
       }
     }
   } finally {
     await closeFleetBench({ worker, producer, redis, queueName, db });
     stop();
   }
-  const inputs = Math.ceil(N / SESSIONS) * SESSIONS;
   const summary = (variant: Variant) => {
     const list = runs[variant];
     const cpuOf = (name: string) => round(median(list.map((entry) => entry.cpu[name] ?? Number.NaN)), 2);
     return {
-      inputsPerSec: Math.round(median(list.map((entry) => (inputs / entry.ms) * 1000))),
+      inputsPerSec: Math.round(median(list.map((entry) => (INPUTS / entry.ms) * 1000))),
       runsMs: list.map((entry) => Math.round(entry.ms)),
       cpuMsPerInput: { node: cpuOf('node'), postgres: cpuOf('postgres'), redis: cpuOf('redis'), machine: cpuOf('machine') },
       redisConnectionsOpenedPerInput: median(list.map((entry) => entry.connectionsPerInput)),
@@ -126,7 +126,7 @@ async function main(): Promise<void> {
     name: 'result-wait',
     command: 'node --max-semi-space-size=32 --import tsx bench/result-wait.bench.ts',
     runs: RUNS,
-    sizes: { inputsPerRun: inputs, sessions: SESSIONS, workerConcurrency: CONCURRENCY },
+    sizes: { inputsPerRun: INPUTS, sessions: SESSIONS, workerConcurrency: CONCURRENCY },
     figures: { result: measured },
     floors: { committed: floor },
     ratios: {
