@@ -17,7 +17,10 @@ export interface ReadSessionEventsOptions {
    * or `'$'` for only events published after the call. Default `'$'`.
    */
   after?: string;
-  /** How long one `XREAD BLOCK` waits for new events, in milliseconds. Default 5,000. */
+  /**
+   * How long one `XREAD BLOCK` waits for new events, in milliseconds (a follower on shared tails:
+   * how long it waits without an announcement before reading anyway). Default 5,000.
+   */
   blockMs?: number;
   /** Most entries fetched per read, in entries. Default 100. */
   count?: number;
@@ -38,7 +41,8 @@ export interface ReadRangeOptions {
  * or the caller stops iterating. Uses its own duplicated connection, because `XREAD BLOCK` holds a
  * connection for the whole wait; it is closed when the iteration ends — `break`/`return()`, abort,
  * or an error. (An iterator that is merely dropped keeps it: stop it explicitly.) `return()` while a
- * read is blocked waits for that read; the `signal` ends it at once.
+ * read is blocked waits for that read; the `signal` ends it at once. (`openTail` replaces that
+ * connection: a `SessionQueue` passes its shared tails, `NotifiedTails`.)
  *
  * Yields a `gap` first when a concrete cursor is older than the retained stream or the stream is
  * gone, and whenever `seq` jumps while reading (a slow reader overtaken by trimming, lost events);
@@ -49,9 +53,9 @@ export interface ReadRangeOptions {
  * caller's connection (already connected, and ahead of whatever the caller sends on it next, such as
  * an `add`), so an event published between the call and the first `next()` is not skipped.
  */
-export function readSessionEvents(redis: Redis, options: ReadSessionEventsOptions): AsyncGenerator<StreamItem, void, undefined> {
+export function readSessionEvents(redis: Redis, options: ReadSessionEventsOptions, openTail?: OpenTail): AsyncGenerator<StreamItem, void, undefined> {
   const newest = options.after === undefined || options.after === ONLY_NEW ? readNewest(redis, options.queueName, options.sessionId) : null;
-  return followSessionEvents(redis, options, newest);
+  return followSessionEvents(redis, options, newest, openTail);
 }
 
 /** The newest entry of a session's stream, read now (for a `'$'` taken at a call); its failure is rethrown where it is awaited. */
@@ -69,6 +73,7 @@ export async function* followSessionEvents(
   redis: Redis,
   options: ReadSessionEventsOptions,
   newest: Promise<RawStreamEntry | undefined> | null,
+  openTail: OpenTail = blockingTail(redis),
 ): AsyncGenerator<StreamItem, void, undefined> {
   const after = options.after ?? ONLY_NEW;
   assertCursor(after, { allowOnlyNew: true });
@@ -77,23 +82,21 @@ export async function* followSessionEvents(
   const aborted = (): boolean => signal?.aborted === true;
   if (aborted()) return;
   const streamKey = eventStreamKey(options.queueName, options.sessionId);
-  // A new connection: commands wait for it to be ready, though the caller's client may fail fast
-  // (`enableOfflineQueue: false`, as BullMQ advises for a producer's).
-  const connection = redis.duplicate({ enableOfflineQueue: true });
-  // Failures surface as rejected commands; without a listener ioredis would also print each one.
-  connection.on('error', () => {});
-  const reads = new AbortableReads(signal, () => connection.disconnect());
+  let tail: StreamTail | null = null;
+  const reads = new AbortableReads(signal, () => tail?.interrupt());
   try {
+    const opening = Promise.resolve(openTail(options.sessionId, streamKey, { blockMs: options.blockMs ?? 5000, count: options.count ?? 100 }));
+    // Opened after an abort, it is closed at once: nobody else holds it.
+    opening.then((opened) => (aborted() ? opened.close() : undefined), () => {});
+    tail = await reads.read(opening);
     const tracker = new SeqGapTracker();
-    let cursor = await reads.read(startCursor(connection, streamKey, after, tracker, newest));
+    let cursor = await reads.read(startCursor(tail.connection, streamKey, after, tracker, newest));
     if (typeof cursor !== 'string') {
       yield cursor.gap;
       cursor = cursor.gap.resumeFrom;
     }
-    const read = { blockMs: options.blockMs ?? 5000, count: options.count ?? 100 };
     while (!aborted()) {
-      const pending = connection.xread('COUNT', read.count, 'BLOCK', read.blockMs, 'STREAMS', streamKey, cursor);
-      const reply = (await reads.read(pending)) as RawXReadReply;
+      const reply = await reads.read(tail.next(cursor));
       for (const entry of reply?.[0]?.[1] ?? []) {
         const event = parseStreamEntry(options.sessionId, entry);
         const gap = tracker.next(event);
@@ -107,8 +110,49 @@ export async function* followSessionEvents(
     throw readError(error, streamKey);
   } finally {
     reads.dispose();
-    await closeConnection(connection);
+    await tail?.close();
   }
+}
+
+/** How a follower reads a stream after its cursor check: its connection, and how it waits for entries. */
+export interface StreamTail {
+  /** Where the follower's first reads go (where to start, and the cursor's check). */
+  readonly connection: Redis;
+  /** Up to `count` entries after `cursor`, once there are some; may answer none (null) after a while without. */
+  next(cursor: string): Promise<RawXReadReply>;
+  /** Ends a wait at once: the follower's signal aborted (its pending read is abandoned). */
+  interrupt(): void;
+  /** Releases what the tail holds. */
+  close(): Promise<void>;
+}
+
+/** How much a tail reads at once and how long it waits without news, in entries and milliseconds. */
+export interface TailReads {
+  count: number;
+  blockMs: number;
+}
+
+/** Opens the tail of one follower. */
+export type OpenTail = (sessionId: string, streamKey: string, reads: TailReads) => StreamTail | Promise<StreamTail>;
+
+/**
+ * A connection of the follower's own (`redis` duplicated), blocked in `XREAD BLOCK` between entries:
+ * the way that needs nothing but the stream. Dropped at once on abort.
+ */
+export function blockingTail(redis: Redis): OpenTail {
+  return (_sessionId, streamKey, reads) => {
+    // A new connection: commands wait for it to be ready, though the caller's client may fail fast
+    // (`enableOfflineQueue: false`, as BullMQ advises for a producer's).
+    const connection = redis.duplicate({ enableOfflineQueue: true });
+    // Failures surface as rejected commands; without a listener ioredis would also print each one.
+    connection.on('error', () => {});
+    return {
+      connection,
+      next: (cursor) => connection.xread('COUNT', reads.count, 'BLOCK', reads.blockMs, 'STREAMS', streamKey, cursor) as Promise<RawXReadReply>,
+      interrupt: () => connection.disconnect(),
+      close: () => closeConnection(connection),
+    };
+  };
 }
 
 /** The stream's newest entry, or undefined when it is empty or gone. */

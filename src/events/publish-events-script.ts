@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Command, type Redis } from 'ioredis';
 import { InfrastructureError, LeaseLostError } from '../core/errors/index.js';
-import { FINISH_CHANNEL_SUFFIX } from '../producer/fleet-keys.js';
+import { FINISH_CHANNEL_SUFFIX, TAIL_CHANNEL_SUFFIX } from '../producer/fleet-keys.js';
 import type { EncodedEvent } from './event-body.js';
 
 /**
@@ -21,7 +21,11 @@ import type { EncodedEvent } from './event-body.js';
  * The set keeps the newest {@link FINISHES_KEPT} inputs: only the last inputs can have a late finish.
  * Each finish written is also announced on the session's finish channel (`finishChannel`: the stream
  * key with `:finishes` appended) as `<stream id> <data>`, for `result()`'s waiters; nobody
- * subscribed, it costs Redis a lookup.
+ * subscribed, it costs Redis a lookup. A part that appended entries to a followed stream (its tail
+ * channel, `tailChannel`: `:tail` appended, has a subscriber) also publishes them there, lines
+ * joined by `\n`: the id of the entry before them (`0-0` for none), then each entry's id, type
+ * and data, as XREAD would return them. A follower whose cursor is that first id has them without
+ * reading the stream (`NotifiedTails`). An unfollowed stream costs a lookup.
  *
  * Each session's part runs under `redis.pcall`: a session whose keys fail (a key of the wrong type)
  * gets its error message back in place of its ids, and the other sessions' parts still apply.
@@ -103,6 +107,12 @@ for s = 1, #KEYS / 4 do
     -- The counter was just created: so are the stream and the set, which have no expiry yet.
     if last == writes + skip then refresh = true end
     local ids, marked, seq = {}, false, last - writes
+    -- Followed (someone subscribed to the tail channel): the entries appended, after the id before them.
+    local tail = nil
+    if writes > 0 and redis.pcall('PUBSUB', 'NUMSUB', stream .. '${TAIL_CHANNEL_SUFFIX}')[2] > 0 then
+      local before = redis.pcall('XREVRANGE', stream, '+', '-', 'COUNT', 1)
+      tail = { type(before) == 'table' and before[1] and before[1][1] or '0-0' }
+    end
     for i = 1, count do
       local at = first + 3 * (i - 1)
       if written[i] then
@@ -112,6 +122,11 @@ for s = 1, #KEYS / 4 do
         if type(id) == 'table' then
           ids = id.err
           break
+        end
+        if tail then
+          tail[#tail + 1] = id
+          tail[#tail + 1] = ARGV[at]
+          tail[#tail + 1] = data
         end
         if report then ids[i] = id end
         if ARGV[at + 2] ~= '' and ARGV[at + 2] ~= 'first' then
@@ -127,6 +142,8 @@ for s = 1, #KEYS / 4 do
       redis.pcall('ZREMRANGEBYRANK', finished, 0, -kept - 1)
       if not refresh then redis.pcall('EXPIRE', finished, ttl) end
     end
+    -- Whatever was appended is announced, even when a later XADD failed.
+    if tail and #tail > 1 then redis.pcall('PUBLISH', stream .. '${TAIL_CHANNEL_SUFFIX}', table.concat(tail, '\\n')) end
     if type(ids) == 'table' then
       redis.pcall('XTRIM', stream, 'MAXLEN', '~', maxLen)
       if refresh then redis.pcall('EXPIRE', stream, ttl) end

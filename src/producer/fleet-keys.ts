@@ -63,6 +63,20 @@ export function finishChannel(queueName: string, sessionId: string): string {
   return `${eventStreamKey(queueName, sessionId)}${FINISH_CHANNEL_SUFFIX}`;
 }
 
+/** What {@link tailChannel} appends to a session's stream key. */
+export const TAIL_CHANNEL_SUFFIX = ':tail';
+
+/**
+ * The pub/sub channel on which the publish script announces each write to a session's stream: the
+ * stream key with {@link TAIL_CHANNEL_SUFFIX} appended. Each message is the stream id of the newest
+ * entry the write added, so a queue's event followers share one subscribed connection, and read the
+ * stream only when it has something after their cursor, instead of a blocked read (and a
+ * connection) each.
+ */
+export function tailChannel(queueName: string, sessionId: string): string {
+  return `${eventStreamKey(queueName, sessionId)}${TAIL_CHANNEL_SUFFIX}`;
+}
+
 /** Pub/sub channel on which cancel requests reach the lease holder at once. */
 export function cancelChannel(queueName: string): string {
   return `${queueName}:cancel`;

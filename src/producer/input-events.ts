@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { isLoopfleetError } from '../core/errors/index.js';
 import { linkedSignal, whileLinked } from '../core/linked-signal.js';
 import type { SessionStore } from '../core/ports/session-store.js';
-import { readRange, readSessionEvents } from '../events/event-subscriber.js';
+import { followSessionEvents, readRange, type OpenTail } from '../events/event-subscriber.js';
 import type { StreamEvent, StreamGap, StreamItem } from '../events/fleet-events.js';
 import { FROM_START } from '../events/stream-id.js';
 import { abortableDelay } from './abortable-delay.js';
@@ -21,6 +21,8 @@ export interface InputEventsDeps {
   store: SessionStore;
   redis: Redis;
   queueName: string;
+  /** How the stream is followed past the start (the queue's shared tails); default a blocked connection of its own. */
+  openTail?: OpenTail;
   /** Aborts when the queue closes. */
   closed: AbortSignal;
   /**
@@ -94,7 +96,7 @@ async function* followInput(deps: InputEventsDeps, target: InputEventsTarget, si
   // The last entry seen: where the non-blocking read resumes once the input has settled.
   let cursor = after;
   try {
-    for await (const item of readSessionEvents(deps.redis, { queueName: deps.queueName, sessionId, after, signal: reading.signal })) {
+    for await (const item of followSessionEvents(deps.redis, { queueName: deps.queueName, sessionId, after, signal: reading.signal }, null, deps.openTail)) {
       if (item.kind === 'gap') {
         cursor = item.resumeFrom;
         if (startsAtOwnEntry(item, after, acceptedEventId)) continue;

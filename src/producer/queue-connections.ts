@@ -1,8 +1,10 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import type pg from 'pg';
+import { ChannelSubscriptions } from '../events/channel-subscriptions.js';
 import { closeConnection } from '../events/dedicated-connection.js';
 import { publisherConnection, RedisEventPublisher } from '../events/event-publisher.js';
+import { NotifiedTails } from '../events/notified-tails.js';
 import { guardStore } from '../core/ports/guard-store.js';
 import { createPgPool } from '../store/pool.js';
 import { PostgresSessionStore } from '../store/postgres-session-store.js';
@@ -18,8 +20,10 @@ export interface QueueConnections {
   redis: Redis;
   queue: Queue;
   publisher: RedisEventPublisher;
-  /** `result()`'s subscription to the finish announcements: its own connection, opened at the first wait. */
+  /** `result()`'s subscriptions to the finish announcements, on the queue's subscribed connection (opened at the first listener). */
   finishes: FinishNotices;
+  /** The event followers' tails: their announcements on the same subscribed connection, their reads on one shared connection. */
+  tails: NotifiedTails;
   /** Closes what was opened here, never what the caller passed in. Idempotent. */
   close(): Promise<void>;
 }
@@ -59,10 +63,13 @@ export function openQueueConnections(options: ResolvedQueueOptions): QueueConnec
     coalesceMs: 0,
     onError: (error, context) => log?.warn({ err: error, ...context }, 'event publish failed'),
   });
-  const finishes = new FinishNotices(redis, options.queueName, log);
+  const channels = new ChannelSubscriptions(redis, log);
+  const finishes = new FinishNotices(channels, options.queueName);
+  const tails = new NotifiedTails(redis, channels, options.queueName, log);
   let closing: Promise<void> | null = null;
   const close = async (): Promise<void> => {
-    await settleWithin(finishes.close(), options.redisTimeoutMs);
+    await settleWithin(channels.close(), options.redisTimeoutMs);
+    await settleWithin(tails.close(), options.redisTimeoutMs);
     await settleWithin(publisher.close(), options.redisTimeoutMs);
     // The publisher quits its connection; while Redis is down that waits, and the bound above gives up on it.
     await closeConnection(events);
@@ -77,6 +84,7 @@ export function openQueueConnections(options: ResolvedQueueOptions): QueueConnec
     queue,
     publisher,
     finishes,
+    tails,
     close: () => (closing ??= close()),
   };
 }

@@ -168,7 +168,9 @@ export class SessionQueue {
     // '$' is taken now, not when iteration starts: the newest entry is read at once (on the queue's
     // connection, which re-sends a read a reconnect cut off), before an `add` made next can publish.
     const newest = after === ONLY_NEW ? readNewest(redis, this.queueName, id) : null;
-    return whileLinked(this.#closed.signal, signal, (linked) => followSessionEvents(redis, { queueName: this.queueName, sessionId: id, after, signal: linked }, newest));
+    return whileLinked(this.#closed.signal, signal, (linked) =>
+      followSessionEvents(redis, { queueName: this.queueName, sessionId: id, after, signal: linked }, newest, this.#conn.tails.open),
+    );
   }
 
   /**
@@ -260,8 +262,8 @@ export class SessionQueue {
     this.#assertOpen();
     const { signal } = optionsObject(options, 'events options');
     if (signal !== undefined && !(signal instanceof AbortSignal)) throw new InputInvalidError('signal must be an AbortSignal');
-    const { store, redis } = this.#conn;
-    const deps = { store, redis, queueName: this.queueName, recheckMs: this.#options.recheckMs, closed: this.#closed.signal };
+    const { store, redis, tails } = this.#conn;
+    const deps = { store, redis, openTail: tails.open, queueName: this.queueName, recheckMs: this.#options.recheckMs, closed: this.#closed.signal };
     return inputEvents(deps, { sessionId, seq, acceptedEventId }, options);
   }
 

@@ -1,7 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import { expect, inject, vi } from 'vitest';
-import type { FleetEvent } from '../../../src/events/fleet-events.js';
+import { ChannelSubscriptions } from '../../../src/events/channel-subscriptions.js';
+import { readSessionEvents, type ReadSessionEventsOptions } from '../../../src/events/event-subscriber.js';
+import type { FleetEvent, StreamItem } from '../../../src/events/fleet-events.js';
+import { NotifiedTails } from '../../../src/events/notified-tails.js';
+import { tailChannel } from '../../../src/producer/fleet-keys.js';
 import { uniqueName } from '../../support/test-database.js';
 
 /** A completed input's `input_finished`, as a worker emits it (`steeredInto` for an input steered into another). */
@@ -67,4 +71,51 @@ export async function namedClients(admin: Redis, name: string): Promise<number> 
 /** Polls (with vitest's deadline) until a reader named `name` is parked in XREAD BLOCK. */
 export async function waitUntilBlocked(admin: Redis, name: string, readers = 1): Promise<void> {
   await vi.waitFor(async () => expect(await blockedReaders(admin, name)).toBe(readers), { timeout: 10_000, interval: 10 });
+}
+
+/** A queue's shared tails (`NotifiedTails`) on a named base connection of their own, for tests. */
+export interface SharedTails {
+  /** The base connection (named `name`): the followers' first reads go on it, their tails duplicate it. */
+  reader: Redis;
+  name: string;
+  channels: ChannelSubscriptions;
+  tails: NotifiedTails;
+  /** `readSessionEvents` through the shared tails. */
+  follow(options: ReadSessionEventsOptions): AsyncGenerator<StreamItem, void, undefined>;
+  /** Polls until the session's tail channel is subscribed (`following` false: until it is not). */
+  waiting(sessionId: string, following?: boolean): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function openSharedTails(fx: EventsFixture, admin: Redis, options: RedisOptions = {}): SharedTails {
+  const name = fx.sessionId('shared');
+  const reader = fx.connect(Object.assign({ connectionName: name }, options));
+  const channels = new ChannelSubscriptions(reader, null);
+  const tails = new NotifiedTails(reader, channels, fx.queue, null);
+  return {
+    reader,
+    name,
+    channels,
+    tails,
+    follow: (followOptions) => readSessionEvents(reader, followOptions, tails.open),
+    waiting: async (sessionId, following = true) => {
+      const channel = tailChannel(fx.queue, sessionId);
+      await vi.waitFor(async () => expect(((await admin.pubsub('NUMSUB', channel)) as [string, number])[1]).toBe(following ? 1 : 0), { timeout: 10_000, interval: 10 });
+    },
+    close: async () => {
+      await channels.close();
+      await tails.close();
+    },
+  };
+}
+
+/** Takes the next `n` items from a running iterator. */
+export async function take(iterator: AsyncGenerator<StreamItem>, n: number): Promise<StreamItem[]> {
+  const items: StreamItem[] = [];
+  while (items.length < n) {
+    const next = await iterator.next();
+    if (next.done === true) break;
+    items.push(next.value);
+  }
+  return items;
 }

@@ -2,27 +2,25 @@ import { getEventListeners } from 'node:events';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RedisEventPublisher } from '../../../src/events/event-publisher.js';
-import { lastEventId, readRange, readSessionEvents } from '../../../src/events/event-subscriber.js';
+import { lastEventId, readRange, readSessionEvents, type ReadSessionEventsOptions } from '../../../src/events/event-subscriber.js';
 import type { FleetEvent, StreamItem } from '../../../src/events/fleet-events.js';
-import { namedClients, openEventsFixture, waitUntilBlocked, type EventsFixture } from './events-fixture.js';
+import { namedClients, openEventsFixture, openSharedTails, take, waitUntilBlocked, type EventsFixture, type SharedTails } from './events-fixture.js';
 
 const round = (roundIndex: number): FleetEvent => ({ type: 'round_started', roundIndex });
-
-/** Takes the next `n` items from a running iterator. */
-async function take(iterator: AsyncGenerator<StreamItem>, n: number): Promise<StreamItem[]> {
-  const items: StreamItem[] = [];
-  while (items.length < n) {
-    const next = await iterator.next();
-    if (next.done === true) break;
-    items.push(next.value);
-  }
-  return items;
-}
 
 /** The server's clock, in milliseconds. */
 async function redisMs(redis: Redis): Promise<number> {
   const [seconds, micros] = await redis.time();
   return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+}
+
+/** One way of following a stream, and how a test knows a follower is waiting for entries. */
+interface Way {
+  name: string;
+  /** The connection the follower's first reads go on. */
+  reader(): Redis;
+  follow(options: ReadSessionEventsOptions): AsyncGenerator<StreamItem, void, undefined>;
+  waiting(sessionId: string): Promise<void>;
 }
 
 const summary = (items: StreamItem[]) => items.map((item) => (item.kind === 'gap' ? 'gap' : item.data.seq));
@@ -34,6 +32,7 @@ describe('reading a session stream', () => {
   let reader: Redis;
   let readerName: string;
   let publisher: RedisEventPublisher;
+  let shared: SharedTails;
 
   beforeAll(() => {
     fx = openEventsFixture('events_subscriber');
@@ -41,9 +40,11 @@ describe('reading a session stream', () => {
     readerName = fx.sessionId('reader');
     reader = fx.connect({ connectionName: readerName });
     publisher = new RedisEventPublisher(fx.connect(), { queueName: fx.queue, ownsConnection: true });
+    shared = openSharedTails(fx, admin);
   });
 
   afterAll(async () => {
+    await shared?.close();
     await publisher.close();
     await fx.close();
   });
@@ -60,127 +61,145 @@ describe('reading a session stream', () => {
     return ids;
   };
 
-  it('resumes after a cursor with no loss and no duplicate, then follows new events', async () => {
-    const sessionId = fx.sessionId('resume');
-    const ids = await publishRounds(sessionId, 10);
-    const controller = new AbortController();
-    const events = readSessionEvents(reader, { queueName: fx.queue, sessionId, after: ids[3], signal: controller.signal });
-    const first = await take(events, 6);
-    expect(summary(first)).toEqual([5, 6, 7, 8, 9, 10]);
-    expect(first.map((item) => (item.kind === 'event' ? item.id : ''))).toEqual(ids.slice(4));
-    const pending = take(events, 3);
-    await publishRounds(sessionId, 3, 10);
-    expect(summary(await pending)).toEqual([11, 12, 13]);
-    controller.abort();
-    expect(await events.next()).toEqual({ done: true, value: undefined });
-  });
+  /** The two ways a stream is followed: a blocked connection of its own (`readSessionEvents`), or a queue's shared tails. */
+  const ways: Way[] = [
+    {
+      name: 'a blocked connection of its own',
+      reader: () => reader,
+      follow: (options) => readSessionEvents(reader, options),
+      waiting: () => waitUntilBlocked(admin, readerName),
+    },
+    {
+      name: "a queue's shared tails, woken by announcements",
+      reader: () => shared.reader,
+      follow: (options) => shared.follow(options),
+      waiting: (sessionId) => shared.waiting(sessionId),
+    },
+  ];
 
-  it("with '$' (the default) yields only events published after subscribing", async () => {
-    const sessionId = fx.sessionId('new');
-    await publishRounds(sessionId, 3);
-    const events = readSessionEvents(reader, { queueName: fx.queue, sessionId });
-    const pending = events.next();
-    await waitUntilBlocked(admin, readerName);
-    await publishRounds(sessionId, 2, 3);
-    const firstNew = await pending;
-    expect(firstNew.value).toMatchObject({ kind: 'event', type: 'round_started', data: { seq: 4, roundIndex: 3 } });
-    expect(summary(await take(events, 1))).toEqual([5]);
-    await events.return();
-  });
+  describe.each(ways)('through $name', (way) => {
+    it('resumes after a cursor with no loss and no duplicate, then follows new events', async () => {
+      const sessionId = fx.sessionId('resume');
+      const ids = await publishRounds(sessionId, 10);
+      const controller = new AbortController();
+      const events = way.follow({ queueName: fx.queue, sessionId, after: ids[3], signal: controller.signal });
+      const first = await take(events, 6);
+      expect(summary(first)).toEqual([5, 6, 7, 8, 9, 10]);
+      expect(first.map((item) => (item.kind === 'event' ? item.id : ''))).toEqual(ids.slice(4));
+      const pending = take(events, 3);
+      await publishRounds(sessionId, 3, 10);
+      expect(summary(await pending)).toEqual([11, 12, 13]);
+      controller.abort();
+      expect(await events.next()).toEqual({ done: true, value: undefined });
+    });
 
-  it("takes '$' at the call, not at the first next(): an event published in between is not skipped", async () => {
-    const sessionId = fx.sessionId('eager');
-    await publishRounds(sessionId, 1);
-    await reader.ping();
-    const events = readSessionEvents(reader, { queueName: fx.queue, sessionId });
-    // Sent after the call's read on the same connection: once it answers, that read has run.
-    await reader.ping();
-    await publishRounds(sessionId, 1, 1);
-    expect((await events.next()).value).toMatchObject({ kind: 'event', data: { seq: 2, roundIndex: 1 } });
-    await events.return();
-  });
+    it("with '$' (the default) yields only events published after subscribing", async () => {
+      const sessionId = fx.sessionId('new');
+      await publishRounds(sessionId, 3);
+      const events = way.follow({ queueName: fx.queue, sessionId });
+      const pending = events.next();
+      await way.waiting(sessionId);
+      await publishRounds(sessionId, 2, 3);
+      const firstNew = await pending;
+      expect(firstNew.value).toMatchObject({ kind: 'event', type: 'round_started', data: { seq: 4, roundIndex: 3 } });
+      expect(summary(await take(events, 1))).toEqual([5]);
+      await events.return();
+    });
 
-  it('yields a gap when the cursor was trimmed away, then the retained events', async () => {
-    const sessionId = fx.sessionId('trimmed');
-    const trimming = new RedisEventPublisher(fx.connect(), { queueName: fx.queue, maxLen: 10, ownsConnection: true });
-    const first = await trimming.publish(sessionId, 1, round(0));
-    const sink = trimming.runSink(sessionId, 1);
-    for (let i = 1; i < 400; i += 1) sink.emit(round(i));
-    await trimming.close();
-    const [oldest] = await readRange(admin, fx.queue, sessionId, { count: 1 });
-    const events = readSessionEvents(reader, { queueName: fx.queue, sessionId, after: first });
-    const [gap, next] = await take(events, 2);
-    await events.return();
-    expect(gap).toEqual({ kind: 'gap', after: first, firstAvailable: oldest?.id, resumeFrom: first });
-    expect(next).toMatchObject({ kind: 'event', id: oldest?.id });
-    expect(oldest?.data.seq).toBeGreaterThan(2);
-  });
+    it("takes '$' at the call, not at the first next(): an event published in between is not skipped", async () => {
+      const sessionId = fx.sessionId('eager');
+      await publishRounds(sessionId, 1);
+      await way.reader().ping();
+      const events = way.follow({ queueName: fx.queue, sessionId });
+      // Sent after the call's read on the same connection: once it answers, that read has run.
+      await way.reader().ping();
+      await publishRounds(sessionId, 1, 1);
+      expect((await events.next()).value).toMatchObject({ kind: 'event', data: { seq: 2, roundIndex: 1 } });
+      await events.return();
+    });
 
-  it('yields a gap when the stream is gone (Redis lost it), then reads the re-created stream from the start', async () => {
-    const sessionId = fx.sessionId('lost');
-    const ids = await publishRounds(sessionId, 3);
-    await admin.del(`${fx.queue}:events:${sessionId}`, `${fx.queue}:events:${sessionId}:seq`);
-    const events = readSessionEvents(reader, { queueName: fx.queue, sessionId, after: ids[2] });
-    expect((await events.next()).value).toEqual({ kind: 'gap', after: ids[2], firstAvailable: null, resumeFrom: '0' });
-    const pending = take(events, 2);
-    await publishRounds(sessionId, 2, 3);
-    expect(summary(await pending)).toEqual([1, 2]);
-    await events.return();
-  });
+    it('yields a gap when the cursor was trimmed away, then the retained events', async () => {
+      const sessionId = fx.sessionId('trimmed');
+      const trimming = new RedisEventPublisher(fx.connect(), { queueName: fx.queue, maxLen: 10, ownsConnection: true });
+      const first = await trimming.publish(sessionId, 1, round(0));
+      const sink = trimming.runSink(sessionId, 1);
+      for (let i = 1; i < 400; i += 1) sink.emit(round(i));
+      await trimming.close();
+      const [oldest] = await readRange(admin, fx.queue, sessionId, { count: 1 });
+      const events = way.follow({ queueName: fx.queue, sessionId, after: first });
+      const [gap, next] = await take(events, 2);
+      await events.return();
+      expect(gap).toEqual({ kind: 'gap', after: first, firstAvailable: oldest?.id, resumeFrom: first });
+      expect(next).toMatchObject({ kind: 'event', id: oldest?.id });
+      expect(oldest?.data.seq).toBeGreaterThan(2);
+    });
 
-  it('yields a gap for a cursor from before a re-created stream', async () => {
-    const sessionId = fx.sessionId('recreated');
-    const ids = await publishRounds(sessionId, 2);
-    await admin.del(`${fx.queue}:events:${sessionId}`, `${fx.queue}:events:${sessionId}:seq`);
-    // A re-created stream numbers ids from the server clock again; a real loss takes longer than the
-    // millisecond this test could otherwise re-create it in, and ids of the same ms are indistinguishable.
-    await vi.waitFor(async () => expect(await redisMs(admin)).toBeGreaterThan(Number(ids[1]?.split('-')[0])), { interval: 1 });
-    const fresh = await publishRounds(sessionId, 2, 2);
-    const events = readSessionEvents(reader, { queueName: fx.queue, sessionId, after: ids[1] });
-    const items = await take(events, 3);
-    await events.return();
-    expect(items[0]).toEqual({ kind: 'gap', after: ids[1], firstAvailable: fresh[0], resumeFrom: ids[1] });
-    expect(summary(items.slice(1))).toEqual([1, 2]);
-  });
+    it('yields a gap when the stream is gone (Redis lost it), then reads the re-created stream from the start', async () => {
+      const sessionId = fx.sessionId('lost');
+      const ids = await publishRounds(sessionId, 3);
+      await admin.del(`${fx.queue}:events:${sessionId}`, `${fx.queue}:events:${sessionId}:seq`);
+      const events = way.follow({ queueName: fx.queue, sessionId, after: ids[2] });
+      expect((await events.next()).value).toEqual({ kind: 'gap', after: ids[2], firstAvailable: null, resumeFrom: '0' });
+      const pending = take(events, 2);
+      await publishRounds(sessionId, 2, 3);
+      expect(summary(await pending)).toEqual([1, 2]);
+      await events.return();
+    });
 
-  it('yields a gap where an event was lost in publishing (seq hole)', async () => {
-    const sessionId = fx.sessionId('hole');
-    const errors: string[] = [];
-    const lossy = new RedisEventPublisher(fx.connect(), { queueName: fx.queue, ownsConnection: true, onError: (_e, c) => errors.push(c.stage) });
-    const sink = lossy.runSink(sessionId, 1);
-    sink.emit(round(0));
-    await sink.flush();
-    sink.emit({ type: 'tool_call_started', name: 'n', toolCallId: 'c', toolInput: 10n, attempt: 1 } as unknown as FleetEvent);
-    sink.emit(round(2));
-    await lossy.close();
-    expect(errors).toEqual(['encode']);
-    const events = readSessionEvents(reader, { queueName: fx.queue, sessionId, after: '0' });
-    const items = await take(events, 3);
-    await events.return();
-    expect(summary(items)).toEqual([1, 'gap', 3]);
-    const first = items[0]?.kind === 'event' ? items[0].id : '';
-    expect(items[1]).toMatchObject({ kind: 'gap', after: first, resumeFrom: first });
-  });
+    it('yields a gap for a cursor from before a re-created stream', async () => {
+      const sessionId = fx.sessionId('recreated');
+      const ids = await publishRounds(sessionId, 2);
+      await admin.del(`${fx.queue}:events:${sessionId}`, `${fx.queue}:events:${sessionId}:seq`);
+      // A re-created stream numbers ids from the server clock again; a real loss takes longer than the
+      // millisecond this test could otherwise re-create it in, and ids of the same ms are indistinguishable.
+      await vi.waitFor(async () => expect(await redisMs(admin)).toBeGreaterThan(Number(ids[1]?.split('-')[0])), { interval: 1 });
+      const fresh = await publishRounds(sessionId, 2, 2);
+      const events = way.follow({ queueName: fx.queue, sessionId, after: ids[1] });
+      const items = await take(events, 3);
+      await events.return();
+      expect(items[0]).toEqual({ kind: 'gap', after: ids[1], firstAvailable: fresh[0], resumeFrom: ids[1] });
+      expect(summary(items.slice(1))).toEqual([1, 2]);
+    });
 
-  it('sees a seq hole right after a concrete cursor too', async () => {
-    const sessionId = fx.sessionId('hole_cursor');
-    const [cursor] = await publishRounds(sessionId, 1);
-    await admin.incr(`${fx.queue}:events:${sessionId}:seq`);
-    await publishRounds(sessionId, 1, 1);
-    const events = readSessionEvents(reader, { queueName: fx.queue, sessionId, after: cursor });
-    expect(summary(await take(events, 2))).toEqual(['gap', 3]);
-    await events.return();
-  });
+    it('yields a gap where an event was lost in publishing (seq hole)', async () => {
+      const sessionId = fx.sessionId('hole');
+      const errors: string[] = [];
+      const lossy = new RedisEventPublisher(fx.connect(), { queueName: fx.queue, ownsConnection: true, onError: (_e, c) => errors.push(c.stage) });
+      const sink = lossy.runSink(sessionId, 1);
+      sink.emit(round(0));
+      await sink.flush();
+      sink.emit({ type: 'tool_call_started', name: 'n', toolCallId: 'c', toolInput: 10n, attempt: 1 } as unknown as FleetEvent);
+      sink.emit(round(2));
+      await lossy.close();
+      expect(errors).toEqual(['encode']);
+      const events = way.follow({ queueName: fx.queue, sessionId, after: '0' });
+      const items = await take(events, 3);
+      await events.return();
+      expect(summary(items)).toEqual([1, 'gap', 3]);
+      const first = items[0]?.kind === 'event' ? items[0].id : '';
+      expect(items[1]).toMatchObject({ kind: 'gap', after: first, resumeFrom: first });
+    });
 
-  it('yields a malformed entry with its raw text instead of throwing', async () => {
-    const sessionId = fx.sessionId('malformed');
-    await admin.xadd(`${fx.queue}:events:${sessionId}`, '*', 'type', 'alien', 'data', 'not json');
-    await publishRounds(sessionId, 1);
-    const events = readSessionEvents(reader, { queueName: fx.queue, sessionId, after: '0' });
-    const items = await take(events, 2);
-    await events.return();
-    expect(items[0]).toMatchObject({ kind: 'event', type: 'alien', data: { sessionId, inputSeq: null, seq: 0, raw: 'not json' } });
-    expect(items[1]).toMatchObject({ kind: 'event', data: { seq: 1 } });
+    it('sees a seq hole right after a concrete cursor too', async () => {
+      const sessionId = fx.sessionId('hole_cursor');
+      const [cursor] = await publishRounds(sessionId, 1);
+      await admin.incr(`${fx.queue}:events:${sessionId}:seq`);
+      await publishRounds(sessionId, 1, 1);
+      const events = way.follow({ queueName: fx.queue, sessionId, after: cursor });
+      expect(summary(await take(events, 2))).toEqual(['gap', 3]);
+      await events.return();
+    });
+
+    it('yields a malformed entry with its raw text instead of throwing', async () => {
+      const sessionId = fx.sessionId('malformed');
+      await admin.xadd(`${fx.queue}:events:${sessionId}`, '*', 'type', 'alien', 'data', 'not json');
+      await publishRounds(sessionId, 1);
+      const events = way.follow({ queueName: fx.queue, sessionId, after: '0' });
+      const items = await take(events, 2);
+      await events.return();
+      expect(items[0]).toMatchObject({ kind: 'event', type: 'alien', data: { sessionId, inputSeq: null, seq: 0, raw: 'not json' } });
+      expect(items[1]).toMatchObject({ kind: 'event', data: { seq: 1 } });
+    });
   });
 
   it('ends a blocked read promptly on abort and closes its connection', async () => {

@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ChannelSubscriptions } from '../../../src/events/channel-subscriptions.js';
 import { RedisEventPublisher } from '../../../src/events/event-publisher.js';
 import type { StreamEvent } from '../../../src/events/fleet-events.js';
 import { finishChannel } from '../../../src/producer/fleet-keys.js';
@@ -32,6 +33,7 @@ describe('FinishNotices', () => {
   let admin: Redis;
   let base: Redis;
   let publisher: RedisEventPublisher;
+  let channels: ChannelSubscriptions;
   let notices: FinishNotices;
   const name = `finish-notices-${process.pid}`;
 
@@ -41,11 +43,12 @@ describe('FinishNotices', () => {
     // Named, so this file's connections can be told apart from other files' in CLIENT LIST.
     base = fx.connect({ connectionName: name });
     publisher = new RedisEventPublisher(fx.connect(), { queueName: fx.queue });
-    notices = new FinishNotices(base, fx.queue, null);
+    channels = new ChannelSubscriptions(base, null);
+    notices = new FinishNotices(channels, fx.queue);
   });
 
   afterAll(async () => {
-    await notices?.close();
+    await channels?.close();
     await publisher?.close();
     await fx.close();
   });
@@ -68,7 +71,7 @@ describe('FinishNotices', () => {
     const c = notices.listen(`${sessionId}-x`, elsewhere);
     await Promise.all([a.subscribed, b.subscribed, c.subscribed]);
     expect(await subscribers(sessionId)).toBe(1);
-    expect(notices.channels).toBe(2);
+    expect(channels.channels).toBe(2);
     // Every listener, of either session, on the one connection.
     expect(await subscriberConnections()).toHaveLength(1);
 
@@ -83,7 +86,7 @@ describe('FinishNotices', () => {
     b.stop();
     await vi.waitFor(async () => expect(await subscribers(sessionId)).toBe(0), { timeout: 10_000, interval: 5 });
     c.stop();
-    expect(notices.channels).toBe(0);
+    expect(channels.channels).toBe(0);
     expect(elsewhere.events).toEqual([]);
   });
 
@@ -130,25 +133,27 @@ describe('FinishNotices', () => {
     // Every key and command, no channel: the client can still add inputs, not follow announcements.
     await admin.acl('SETUSER', user, 'on', 'nopass', '~*', '+@all', 'resetchannels');
     const restricted = fx.connect({ username: user });
-    const refused = new FinishNotices(restricted, fx.queue, null);
+    const refusedChannels = new ChannelSubscriptions(restricted, null);
+    const refused = new FinishNotices(refusedChannels, fx.queue);
     try {
       const sessionId = fx.sessionId('acl');
       const first = refused.listen(sessionId, recorder());
       await expect(first.subscribed).rejects.toThrow(/NOPERM/);
-      expect(refused.channels).toBe(0);
+      expect(refusedChannels.channels).toBe(0);
       first.stop();
       const again = refused.listen(sessionId, recorder());
       await expect(again.subscribed).rejects.toThrow(/NOPERM/);
       again.stop();
     } finally {
-      await refused.close();
+      await refusedChannels.close();
       await admin.acl('DELUSER', user);
     }
   });
 
   it('refuses new listeners once closed', async () => {
-    const closed = new FinishNotices(base, fx.queue, null);
-    await closed.close();
-    await expect(closed.listen('any', recorder()).subscribed).rejects.toThrow('finish notices closed');
+    const closedChannels = new ChannelSubscriptions(base, null);
+    const closed = new FinishNotices(closedChannels, fx.queue);
+    await closedChannels.close();
+    await expect(closed.listen('any', recorder()).subscribed).rejects.toThrow('channel subscriptions closed');
   });
 });

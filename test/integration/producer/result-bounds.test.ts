@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionStore } from '../../../src/core/ports/session-store.js';
 import { ScriptedLlm } from '../../../src/llm/scripted-llm.js';
 import { acceptAndKick } from '../../../src/producer/accept-input.js';
+import { ChannelSubscriptions } from '../../../src/events/channel-subscriptions.js';
 import { FinishNotices } from '../../../src/producer/finish-notices.js';
 import { ResultTimeoutError } from '../../../src/producer/result-timeout-error.js';
 import { waitForResult, type ResultDeps } from '../../../src/producer/wait-for-result.js';
@@ -19,6 +20,7 @@ describe('result(): timeout and abort bound the first reads too', () => {
   let fleet: FleetFixture;
   let proxy: TcpProxy;
   let silentRedis: Redis;
+  let channels: ChannelSubscriptions;
   let finishes: FinishNotices;
   const never = new Promise<never>(() => {});
   const closed = new AbortController();
@@ -30,12 +32,13 @@ describe('result(): timeout and abort bound the first reads too', () => {
     // The proxy's cut resets it: without a listener ioredis prints the reset.
     silentRedis.on('error', () => {});
     await silentRedis.ping();
-    finishes = new FinishNotices(fleet.redis, fleet.config.queueName, null);
+    channels = new ChannelSubscriptions(fleet.redis, null);
+    finishes = new FinishNotices(channels, fleet.config.queueName);
   });
 
   afterAll(async () => {
     closed.abort();
-    await finishes?.close();
+    await channels?.close();
     silentRedis?.disconnect();
     await proxy?.close();
     await fleet?.close();
@@ -55,13 +58,14 @@ describe('result(): timeout and abort bound the first reads too', () => {
     const seq = await pendingInput('subscription-held');
     // The notices' connection opens normally; its SUBSCRIBE never reaches Redis, nor any answer it.
     proxy.silenceWhen((chunk) => /subscribe/i.test(chunk.toString('latin1')));
-    const held = new FinishNotices(silentRedis, fleet.config.queueName, null);
+    const heldChannels = new ChannelSubscriptions(silentRedis, null);
+    const held = new FinishNotices(heldChannels, fleet.config.queueName);
     try {
       await expect(waitForResult(deps({ finishes: held }), 'subscription-held', seq, { timeoutMs: 200 })).rejects.toBeInstanceOf(ResultTimeoutError);
       expect(proxy.silenced()).toBe(1);
     } finally {
       proxy.silenceWhen(() => false);
-      const closing = held.close();
+      const closing = heldChannels.close();
       proxy.cut();
       await closing;
     }

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRange } from '../../../src/events/event-subscriber.js';
 import type { StreamEvent, StreamItem } from '../../../src/events/fleet-events.js';
-import { eventFinishedKey, eventSeqKey, eventStreamKey, finishChannel } from '../../../src/producer/fleet-keys.js';
+import { eventFinishedKey, eventSeqKey, eventStreamKey, finishChannel, tailChannel } from '../../../src/producer/fleet-keys.js';
 import { previousStreamId } from '../../../src/producer/stream-cursor.js';
 import { ResultTimeoutError } from '../../../src/producer/result-timeout-error.js';
 import { SessionQueue } from '../../../src/producer/session-queue.js';
@@ -304,6 +304,49 @@ describe('SessionQueue: add, result, events', () => {
       expect(outcomes.map((outcome) => outcome.finalText)).toEqual(sessions.flatMap((sessionId) => [`held ${sessionId}`, `held ${sessionId}`]));
     } finally {
       await waiting.close();
+      own.disconnect();
+    }
+  });
+
+  it('follows every subscribe() and handle.events() of a queue on two connections, whatever the number of followers and sessions', async () => {
+    const name = `followers-${process.pid}`;
+    const own = new Redis(fleet.config.redisUrl, { connectionName: name });
+    const following = new SessionQueue({ redis: own, databaseUrl: fleet.config.databaseUrl, queueName: fleet.config.queueName, recheckMs: 60_000 });
+    const connections = async (): Promise<number> => ((await fleet.redis.client('LIST')) as string).split('\n').filter((line) => line.includes(` name=${name} `)).length;
+    const done = new AbortController();
+    try {
+      const sessions = Array.from({ length: 12 }, (_, i) => `followed-${i}`);
+      const handles = await Promise.all(sessions.map((sessionId) => following.add('send', { sessionId, input: `hold:${sessionId}` })));
+      /** Each session's events until its input's finish: one subscription and one handle's events per session. */
+      const untilFinished = async (items: AsyncIterable<StreamItem>): Promise<string[]> => {
+        const types: string[] = [];
+        for await (const item of items) {
+          types.push(item.kind === 'gap' ? 'gap' : item.type);
+          if (item.kind === 'event' && item.type === 'input_finished') break;
+        }
+        return types;
+      };
+      const followed = handles.flatMap((handle) => [
+        untilFinished(following.subscribe(handle.sessionId, { after: '0', signal: done.signal })),
+        untilFinished(handle.events({ signal: done.signal })),
+      ]);
+      for (const sessionId of sessions) {
+        await fleet.waitFor(`${sessionId}'s followers to subscribe`, async () => {
+          const [, count] = (await fleet.redis.pubsub('NUMSUB', tailChannel(fleet.config.queueName, sessionId))) as [string, number];
+          return count === 1 ? true : undefined;
+        });
+      }
+      // The queue's own connection, the event publisher's, the subscribed one and the reading one: 24 followers add two.
+      expect(await connections()).toBe(4);
+      for (const sessionId of sessions) gates.open(sessionId);
+      for (const types of await Promise.all(followed)) {
+        expect(types[0]).toBe('input_accepted');
+        expect(types.at(-1)).toBe('input_finished');
+        expect(types).not.toContain('gap');
+      }
+    } finally {
+      done.abort();
+      await following.close();
       own.disconnect();
     }
   });
