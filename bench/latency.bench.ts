@@ -31,6 +31,7 @@ import { startProducerProcess, type ProducerProcess, type SessionQueueTarget } f
 import { cpuPerItem, cpuSnapshot, type CpuPerItem } from './lib/process-cpu.js';
 import { standardRun } from './lib/standard-run.js';
 import { deadline, median, report, round } from './lib/stats.js';
+import { followMode } from './lib/stream-watcher.js';
 
 const SECONDS = Number(process.env.BENCH_LATENCY_SECONDS ?? 6);
 const SATURATION_INPUTS = Number(process.env.BENCH_SATURATION_INPUTS ?? 600);
@@ -151,7 +152,7 @@ async function main(): Promise<void> {
       name: 'latency',
       command: 'npx tsx bench/latency.bench.ts',
       runs: RUNS,
-      sizes: { client: 'child process', secondsPerLevel: SECONDS, saturationInputs: SATURATION_INPUTS, sessions: SESSIONS, workerConcurrency: CONCURRENCY, coalesceMs: COALESCE_MS },
+      sizes: { client: 'child process', follow: followMode(), secondsPerLevel: SECONDS, saturationInputs: SATURATION_INPUTS, sessions: SESSIONS, workerConcurrency: CONCURRENCY, coalesceMs: COALESCE_MS },
       figures: {
         saturationInputsPerSec: round(saturationRate, 1),
         measuredSaturationInputsPerSec: round(measuredRate, 1),
