@@ -56,10 +56,17 @@ export type JobOutcome = 'ok' | 'delayed' | 'retry' | 'rejected' | 'error';
 /** prom-client's process metrics, started once per process: each start adds its own GC observer. */
 let processRegistry: Registry | null = null;
 
+/**
+ * How often the event-loop delay (`nodejs_eventloop_lag_*`) is sampled, in milliseconds. prom-client's
+ * 10 ms wakes an idle worker 100 times a second, which doubled its CPU (1.4–1.5 % of a core against
+ * 0.8 %, bench/RESULTS.md item 66); a stall still shows in the next sample at this resolution.
+ */
+export const EVENT_LOOP_SAMPLE_MS = 100;
+
 export function processMetrics(): Registry {
   if (processRegistry === null) {
     processRegistry = new Registry();
-    collectDefaultMetrics({ register: processRegistry });
+    collectDefaultMetrics({ register: processRegistry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
   }
   return processRegistry;
 }
