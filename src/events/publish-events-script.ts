@@ -108,8 +108,9 @@ for s = 1, #KEYS / 4 do
     if last == writes + skip then refresh = true end
     local ids, marked, seq = {}, false, last - writes
     -- Followed (someone subscribed to the tail channel): the entries appended, after the id before them.
-    local tail = nil
-    if writes > 0 and redis.pcall('PUBSUB', 'NUMSUB', stream .. '${TAIL_CHANNEL_SUFFIX}')[2] > 0 then
+    local tail, followers = nil, writes > 0 and redis.pcall('PUBSUB', 'NUMSUB', stream .. '${TAIL_CHANNEL_SUFFIX}')
+    -- (A refused PUBSUB answers an error table, whose [2] is nil: not followed.)
+    if type(followers) == 'table' and (tonumber(followers[2]) or 0) > 0 then
       local before = redis.pcall('XREVRANGE', stream, '+', '-', 'COUNT', 1)
       tail = { type(before) == 'table' and before[1] and before[1][1] or '0-0' }
     end

@@ -77,6 +77,26 @@ describe('event followers on shared tails', () => {
     ]);
   });
 
+  it('still writes the events of a publisher whose Redis user may not run PUBSUB, unannounced', async () => {
+    const user = `lf_no_pubsub_${process.pid}`;
+    await admin.acl('SETUSER', user, 'on', 'nopass', '~*', '&*', '+@all', '-pubsub');
+    const refused = new RedisEventPublisher(fx.connect({ username: user }), { queueName: fx.queue, ownsConnection: true });
+    try {
+      const sessionId = fx.sessionId('no-pubsub');
+      const listener = fx.connect();
+      const heard: string[] = [];
+      listener.on('message', (_channel: string, message: string) => heard.push(message));
+      await listener.subscribe(tailChannel(fx.queue, sessionId));
+      const id = await refused.publish(sessionId, 1, round(0));
+      await listener.ping();
+      expect(((await admin.xrange(eventStreamKey(fx.queue, sessionId), '-', '+')) as [string, string[]][]).map(([entry]) => entry)).toEqual([id]);
+      expect(heard).toEqual([]);
+    } finally {
+      await refused.close();
+      await admin.acl('DELUSER', user);
+    }
+  });
+
   /** A round's data as the script writes it, for crafted announcements. */
   const body = (sessionId: string, seq: number) => JSON.stringify({ seq, sessionId, inputSeq: 1, roundIndex: seq });
   /** Ids on no stream: an entry with one reaches a follower only when taken from an announcement. */
