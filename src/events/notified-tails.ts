@@ -77,9 +77,6 @@ export class NotifiedTails {
   }
 }
 
-/** The most entries a follower keeps from announcements before it stops and reads the stream instead. */
-const MAX_HELD_ENTRIES = 1000;
-
 /**
  * A tail-channel message (`publish-events-script.ts`): the id before the entries, then each entry's
  * id, type and data, lines joined by `\n`. Null when it is not one.
@@ -99,8 +96,9 @@ export function parseTailMessage(text: string): { after: string; entries: RawStr
 /**
  * One follower's tail. The entries an announcement carries are taken as they are when they follow
  * on from the last entry the follower has (by stream id); otherwise, or when announcements were
- * missed, the stream is read from the cursor. A follower that falls behind stops holding entries
- * and reads instead, so a slow consumer costs Redis pages, not this process's memory.
+ * missed, the stream is read from the cursor. A follower holds at most a page (`count` entries):
+ * one whose consumer falls further behind lets them go and reads pages instead, so a slow consumer
+ * costs Redis reads, not this process's memory.
  */
 class NotifiedTail implements StreamTail, ChannelListener {
   readonly connection: Redis;
@@ -195,8 +193,8 @@ class NotifiedTail implements StreamTail, ChannelListener {
       this.#stale = true;
       return;
     }
-    if (this.#held.length + entries.length - from > MAX_HELD_ENTRIES) {
-      // Fallen behind: let go, and read from the follower's cursor when it asks.
+    if (this.#held.length + entries.length - from > this.#reads.count) {
+      // More than a page behind: let go, and read pages from the follower's cursor when it asks.
       this.#held = [];
       this.#last = this.#expected;
       this.#stale = true;

@@ -102,12 +102,20 @@ describe('event followers on shared tails', () => {
   /** Ids on no stream: an entry with one reaches a follower only when taken from an announcement. */
   const nowhere = (n: number) => `9999999999999-${n}`;
 
-  it('hands over announced entries that follow on from its newest without reading the stream', async () => {
-    const sessionId = fx.sessionId('taken');
-    const cursor = await publisher.publish(sessionId, 1, round(0));
-    const events = shared.follow({ queueName: fx.queue, sessionId, after: cursor, blockMs: NEVER_QUIET_MS });
+  /** A follower past its first entry, which it had from the stream or its announcement: it reads nothing more unless told. */
+  const settledFollower = async (sessionId: string, count?: number) => {
+    const events = shared.follow(Object.assign({ queueName: fx.queue, sessionId, after: '0', blockMs: NEVER_QUIET_MS }, count === undefined ? {} : { count }));
     const first = events.next();
     await shared.waiting(sessionId);
+    const cursor = await publisher.publish(sessionId, 1, round(0));
+    expect((await first).value).toMatchObject({ kind: 'event', id: cursor });
+    return { events, cursor };
+  };
+
+  it('hands over announced entries that follow on from its newest without reading the stream', async () => {
+    const sessionId = fx.sessionId('taken');
+    const { events, cursor } = await settledFollower(sessionId);
+    const first = events.next();
     await admin.publish(tailChannel(fx.queue, sessionId), [cursor, nowhere(1), 'round_started', body(sessionId, 2), nowhere(2), 'round_started', body(sessionId, 3)].join('\n'));
     expect((await first).value).toMatchObject({ kind: 'event', id: nowhere(1), data: { seq: 2 } });
     expect((await events.next()).value).toMatchObject({ kind: 'event', id: nowhere(2), data: { seq: 3 } });
@@ -116,28 +124,29 @@ describe('event followers on shared tails', () => {
 
   it('reads the stream instead when announced entries do not follow on from its newest', async () => {
     const sessionId = fx.sessionId('hole');
-    const cursor = await publisher.publish(sessionId, 1, round(0));
-    const events = shared.follow({ queueName: fx.queue, sessionId, after: cursor, blockMs: NEVER_QUIET_MS });
+    const { events } = await settledFollower(sessionId);
     const first = events.next();
-    await shared.waiting(sessionId);
     const missed = await unannounced(sessionId);
     await admin.publish(tailChannel(fx.queue, sessionId), [missed, nowhere(3), 'round_started', body(sessionId, 3)].join('\n'));
     expect((await first).value).toMatchObject({ kind: 'event', id: missed, data: { seq: 2 } });
     await events.return();
   });
 
-  it('stops holding announced entries for a consumer that falls behind, and reads the stream when it asks', async () => {
+  it('holds at most a page of announced entries: for a consumer further behind it lets them go, and reads the stream when asked', async () => {
     const sessionId = fx.sessionId('behind');
-    const events = shared.follow({ queueName: fx.queue, sessionId, after: '0', blockMs: NEVER_QUIET_MS });
-    const first = events.next();
-    await shared.waiting(sessionId);
-    const cursor = await publisher.publish(sessionId, 1, round(0));
-    expect((await first).value).toMatchObject({ kind: 'event', id: cursor });
-    // The consumer does not ask while more than the follower holds is announced (ids on no stream).
-    const flood = Array.from({ length: 1001 }, (_, i) => [nowhere(i + 1), 'round_started', body(sessionId, i + 2)]).flat();
-    await admin.publish(tailChannel(fx.queue, sessionId), [cursor, ...flood].join('\n'));
+    const { events, cursor } = await settledFollower(sessionId, 3);
+    // The consumer does not ask while a page, then one entry more, is announced (ids on no stream).
+    const announce = (after: string, from: number, n: number) =>
+      admin.publish(tailChannel(fx.queue, sessionId), [after, ...Array.from({ length: n }, (_, i) => [nowhere(from + i), 'round_started', body(sessionId, from + i + 1)]).flat()].join('\n'));
+    // A listener on the same subscribed connection: once it has both messages, so has the follower.
+    let heard = 0;
+    const witness = shared.channels.listen(tailChannel(fx.queue, sessionId), { message: () => void (heard += 1), resync: () => {} });
+    await witness.subscribed;
+    await announce(cursor, 1, 3);
+    await announce(nowhere(3), 4, 1);
+    await vi.waitFor(() => expect(heard).toBe(2), { timeout: 10_000, interval: 5 });
+    witness.stop();
     const written = await unannounced(sessionId);
-    // Whether the flood arrives before it asks or while it waits, it is dropped, and the stream read.
     expect((await events.next()).value).toMatchObject({ kind: 'event', id: written });
     await events.return();
   });
