@@ -10,11 +10,11 @@ import { compareStreamIds, isStreamId, isStreamStart } from './stream-id.js';
 /**
  * The tails of a queue's event followers (`subscribe()`, `handle.events()`), on two connections
  * however many follow: each follower subscribes to its session's tail channel (`tailChannel`, on
- * which the publish script announces the newest id of each write) on the queue's subscribed
- * connection, and reads its stream with a non-blocking `XREAD` on one shared reading connection
- * only when an announcement is past its cursor — not with a connection of its own held in a
- * blocked `XREAD` (`blockingTail`), which a gateway following thousands of sessions would pay for
- * with thousands of Redis connections.
+ * which the publish script publishes the entries each write appends to a followed stream) on the
+ * queue's subscribed connection, takes the entries from there when they follow on from its newest,
+ * and otherwise reads its stream with a non-blocking `XREAD` on one shared reading connection — not
+ * with a connection of its own held in a blocked `XREAD` (`blockingTail`), which a gateway
+ * following thousands of sessions would pay for with thousands of Redis connections.
  *
  * Nothing is missed: a follower subscribes first and reads the stream after (whatever was written
  * before the subscription is read then, whatever after is announced); the connection coming back
@@ -40,7 +40,10 @@ export class NotifiedTails {
     this.#logger = logger;
   }
 
-  /** Opens a follower's tail, for `followSessionEvents`: resolves once its session's channel is subscribed. */
+  /**
+   * Opens a follower's tail, for `followSessionEvents`: resolves once its session's channel is
+   * subscribed (a subscription refused: a blocked connection of its own instead, with a warning).
+   */
   readonly open: OpenTail = async (sessionId, streamKey, reads) => {
     if (this.#closed) throw new Error('event followers closed');
     const tail = new NotifiedTail(this.#connection(), streamKey, reads);
@@ -207,8 +210,8 @@ class NotifiedTail implements StreamTail, ChannelListener {
   /** Hands entries to the follower: the last one is its cursor at the next call. */
   #handOver(entries: RawStreamEntry[]): RawXReadReply {
     this.#expected = entries.at(-1)![0];
-    // Read from the stream: announced entries now follow on from its last (none are held).
-    if (this.#last === null || this.#held.length === 0) this.#last = this.#expected;
+    // Nothing held (all handed over, or these were read): announced entries must follow on from the last.
+    if (this.#held.length === 0) this.#last = this.#expected;
     return [[this.#streamKey, entries]];
   }
 
