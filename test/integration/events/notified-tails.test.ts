@@ -210,6 +210,24 @@ describe('event followers on shared tails', () => {
     expect(await events.next()).toEqual({ done: true, value: undefined });
   });
 
+  it('carries on when every connection it uses is dropped at once (a Redis restart, as the client sees it)', async () => {
+    const sessionId = fx.sessionId('restart');
+    const { events } = await settledFollower(sessionId);
+    const pending = events.next();
+    const list = (await admin.client('LIST')) as string;
+    const ids = list.split('\n').filter((line) => line.includes(` name=${shared.name} `)).map((line) => /\bid=(\d+)/.exec(line)![1]!);
+    // The base, the subscribed and the reading connection.
+    expect(ids).toHaveLength(3);
+    for (const id of ids) await admin.client('KILL', 'ID', id);
+    // Written while it may still be reconnecting: the resync reads what the lost announcement carried.
+    const second = await publisher.publish(sessionId, 1, round(1));
+    expect((await pending).value).toMatchObject({ kind: 'event', id: second, data: { seq: 2 } });
+    const third = events.next();
+    await publisher.publish(sessionId, 1, round(2));
+    expect((await third).value).toMatchObject({ kind: 'event', data: { seq: 3 } });
+    await events.return();
+  });
+
   it('reads anyway after blockMs without an announcement (a worker that does not announce)', async () => {
     const sessionId = fx.sessionId('quiet');
     const events = shared.follow({ queueName: fx.queue, sessionId, after: '0', blockMs: 50 });
