@@ -41,7 +41,7 @@ async function standardInputs(target: SessionQueueTarget, batch: StandardInputBa
   const commands = countRedisCommands();
   // With `subscribe`, the counts include the subscribers' reads: the client's commands, as in production.
   const sessionIds = Array.from({ length: Math.min(batch.sessions, batch.n) }, (_, i) => `${batch.prefix}-${i}`);
-  // The watcher's subscribers duplicate this connection (one each, as `readSessionEvents` does).
+  // The watcher's connections duplicate this one (two in all, as a queue's subscriptions; one each with BENCH_FOLLOW=blocking).
   const redis = batch.subscribe === true ? new Redis(target.redisUrl) : null;
   const watcher = redis === null ? null : new StreamWatcher(redis, target.queueName, sessionIds);
   watcher?.start();

@@ -67,11 +67,12 @@ export function finishChannel(queueName: string, sessionId: string): string {
 export const TAIL_CHANNEL_SUFFIX = ':tail';
 
 /**
- * The pub/sub channel on which the publish script announces each write to a session's stream: the
- * stream key with {@link TAIL_CHANNEL_SUFFIX} appended. Each message is the stream id of the newest
- * entry the write added, so a queue's event followers share one subscribed connection, and read the
- * stream only when it has something after their cursor, instead of a blocked read (and a
- * connection) each.
+ * The pub/sub channel on which the publish script publishes the entries each write appends to a
+ * followed session's stream (one with a subscriber here): the stream key with
+ * {@link TAIL_CHANNEL_SUFFIX} appended. Each message is the id of the entry before them, then each
+ * entry's id, type and data, lines joined by `\n` (`parseTailMessage`), so a queue's event
+ * followers share one subscribed connection and mostly need no read, instead of a blocked read
+ * (and a connection) each.
  */
 export function tailChannel(queueName: string, sessionId: string): string {
   return `${eventStreamKey(queueName, sessionId)}${TAIL_CHANNEL_SUFFIX}`;

@@ -75,7 +75,7 @@ export async function waitUntilBlocked(admin: Redis, name: string, readers = 1):
 
 /** A queue's shared tails (`NotifiedTails`) on a named base connection of their own, for tests. */
 export interface SharedTails {
-  /** The base connection (named `name`): the followers' first reads go on it, their tails duplicate it. */
+  /** The base connection (named `name`): a `'$'` is read on it, and the tails' connections duplicate it (same name). */
   reader: Redis;
   name: string;
   channels: ChannelSubscriptions;
@@ -87,9 +87,9 @@ export interface SharedTails {
   close(): Promise<void>;
 }
 
-export function openSharedTails(fx: EventsFixture, admin: Redis, options: RedisOptions = {}): SharedTails {
+export function openSharedTails(fx: EventsFixture, admin: Redis): SharedTails {
   const name = fx.sessionId('shared');
-  const reader = fx.connect(Object.assign({ connectionName: name }, options));
+  const reader = fx.connect({ connectionName: name });
   const channels = new ChannelSubscriptions(reader, null);
   const tails = new NotifiedTails(reader, channels, fx.queue, null);
   return {

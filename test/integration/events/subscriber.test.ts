@@ -17,7 +17,7 @@ async function redisMs(redis: Redis): Promise<number> {
 /** One way of following a stream, and how a test knows a follower is waiting for entries. */
 interface Way {
   name: string;
-  /** The connection the follower's first reads go on. */
+  /** The connection a `'$'` is read on, at the call. */
   reader(): Redis;
   follow(options: ReadSessionEventsOptions): AsyncGenerator<StreamItem, void, undefined>;
   waiting(sessionId: string): Promise<void>;
