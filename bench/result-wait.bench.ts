@@ -128,8 +128,8 @@ async function main(): Promise<void> {
     runs: RUNS,
     sizes: { inputsPerRun: INPUTS, sessions: SESSIONS, workerConcurrency: CONCURRENCY },
     figures: { result: measured },
-    floors: { committed: floor },
-    ratios: {
+    floor: { committed: floor },
+    ratio: {
       inputsPerSecVsCommitted: round(measured.inputsPerSec / floor.inputsPerSec, 3),
       // What each wait adds, in ms of CPU: the machine's and this process's (worker and producer together).
       extraMachineCpuMsPerResult: round(measured.cpuMsPerInput.machine - floor.cpuMsPerInput.machine, 2),

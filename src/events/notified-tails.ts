@@ -111,8 +111,8 @@ class NotifiedTail implements StreamTail, ChannelListener {
   #held: RawStreamEntry[] = [];
   /** The last entry handed to the follower (its cursor at the next call). */
   #expected: string | null = null;
-  /** The id the next announced entries must follow on from to be taken: the newest held, else {@link #expected}. Null while a read is out. */
-  #last: string | null = null;
+  /** A read of the stream is out (announced entries are not taken meanwhile: it may or may not have them). */
+  #readOut = false;
   /** The newest id announced while a read was out (its entries were not taken). */
   #announced: string | null = null;
   /** Read the stream without an announcement: the first read, after a resync, a full page, entries missed, or `blockMs` without news. */
@@ -156,12 +156,16 @@ class NotifiedTail implements StreamTail, ChannelListener {
       this.#announced = null;
       if (announced || this.#stale) {
         this.#stale = false;
-        this.#last = null;
-        const reply = (await this.connection.xread('COUNT', this.#reads.count, 'STREAMS', this.#streamKey, cursor)) as RawXReadReply;
+        this.#readOut = true;
+        let reply: RawXReadReply;
+        try {
+          reply = (await this.connection.xread('COUNT', this.#reads.count, 'STREAMS', this.#streamKey, cursor)) as RawXReadReply;
+        } finally {
+          this.#readOut = false;
+        }
         const entries = reply?.[0]?.[1] ?? [];
         // A full page: more may follow.
         if (entries.length >= this.#reads.count) this.#stale = true;
-        this.#last = this.#expected;
         if (entries.length > 0) return this.#handOver(entries);
         continue;
       }
@@ -184,34 +188,32 @@ class NotifiedTail implements StreamTail, ChannelListener {
   /** Takes announced entries that follow on from the follower's newest; notes a hole otherwise. */
   #take(after: string, entries: RawStreamEntry[]): void {
     const newest = entries.at(-1)![0];
-    if (this.#last === null) {
-      // A read is out: it may or may not have these; the next read goes on from its answer.
+    if (this.#readOut || this.#expected === null) {
+      // A read is out, or none was made yet: the next read goes on from its answer.
       if (this.#announced === null || compareStreamIds(newest, this.#announced) > 0) this.#announced = newest;
       return;
     }
-    if (compareStreamIds(newest, this.#last) <= 0) return;
-    // Where the follower's newest is among them (a page may end inside one write's entries).
-    const from = after === this.#last ? 0 : entries.findIndex(([id]) => id === this.#last) + 1;
-    if (from === 0 && after !== this.#last) {
+    // What they must follow on from: the newest entry held, else the last handed over.
+    const last = this.#held.at(-1)?.[0] ?? this.#expected;
+    if (compareStreamIds(newest, last) <= 0) return;
+    // Where that is among them (a page may end inside one write's entries).
+    const from = after === last ? 0 : entries.findIndex(([id]) => id === last) + 1;
+    if (from === 0 && after !== last) {
       this.#stale = true;
       return;
     }
     if (this.#held.length + entries.length - from > this.#reads.count) {
       // More than a page behind: let go, and read pages from the follower's cursor when it asks.
       this.#held = [];
-      this.#last = this.#expected;
       this.#stale = true;
       return;
     }
     for (let i = from; i < entries.length; i += 1) this.#held.push(entries[i]!);
-    this.#last = newest;
   }
 
   /** Hands entries to the follower: the last one is its cursor at the next call. */
   #handOver(entries: RawStreamEntry[]): RawXReadReply {
     this.#expected = entries.at(-1)![0];
-    // Nothing held (all handed over, or these were read): announced entries must follow on from the last.
-    if (this.#held.length === 0) this.#last = this.#expected;
     return [[this.#streamKey, entries]];
   }
 
@@ -220,7 +222,6 @@ class NotifiedTail implements StreamTail, ChannelListener {
     if (this.#held.length > 0) this.#stale = true;
     this.#held = [];
     this.#expected = start;
-    this.#last = start;
   }
 
   /** Until an announcement, a resync, or `blockMs` without either (then the next read goes ahead anyway). */
