@@ -34,20 +34,54 @@ export function linkedSignal(sources: readonly AbortSignal[]): LinkedSignal {
 }
 
 /**
- * Iterates what `follow` yields under a signal that ends with `closed` or, when given, `own` — a
- * subscription of a long-lived client ended by the client's close or the caller — linked when the
- * iteration starts and unlinked when it ends, whatever ends it.
+ * Iterates what `follow` yields under a signal that ends with any of `sources` (`undefined` ones
+ * left out) — a subscription ended by its client's close or by the caller's signal — or with the
+ * iterator's own `return()` or `throw()`; linked when the iteration starts and unlinked when it ends,
+ * whatever ends it.
+ *
+ * `return()` does not wait for news: an async generator queues a `return()` behind a `next()` that
+ * is still pending, so a follower waiting on a quiet stream would hold the caller's `return()` until
+ * the stream's next event, and with it the follower's connection or subscription. A gateway that
+ * pipes a subscription into a response (`Readable.from`) calls `return()` exactly then, when the
+ * client goes away. Here `return()` (and `throw()`) made while a `next()` is pending first aborts the
+ * iteration's signal: the wait ends, that `next()` resolves done, and the return settles with it.
  */
-export async function* whileLinked<T>(
-  closed: AbortSignal,
-  own: AbortSignal | undefined,
+export function whileLinked<T>(
+  sources: readonly (AbortSignal | undefined)[],
   follow: (signal: AbortSignal) => AsyncIterable<T>,
 ): AsyncGenerator<T, void, undefined> {
-  if (own === undefined) return yield* follow(closed);
-  const linked = linkedSignal([closed, own]);
-  try {
-    yield* follow(linked.signal);
-  } finally {
-    linked.dispose();
-  }
+  const stop = new AbortController();
+  const iteration = (async function* linked(): AsyncGenerator<T, void, undefined> {
+    const link = linkedSignal([...sources.filter((source) => source !== undefined), stop.signal]);
+    try {
+      yield* follow(link.signal);
+    } finally {
+      link.dispose();
+    }
+  })();
+  let pending = 0;
+  const settled = (): void => {
+    pending -= 1;
+  };
+  const endWait = (): void => {
+    if (pending > 0) stop.abort();
+  };
+  const iterator: AsyncGenerator<T, void, undefined> = {
+    next: () => {
+      pending += 1;
+      const step = iteration.next();
+      step.then(settled, settled);
+      return step;
+    },
+    return: (value) => {
+      endWait();
+      return iteration.return(value);
+    },
+    throw: (error: unknown) => {
+      endWait();
+      return iteration.throw(error);
+    },
+    [Symbol.asyncIterator]: () => iterator,
+  };
+  return iterator;
 }

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { InfrastructureError, isLoopfleetError } from '../core/errors/index.js';
+import { whileLinked } from '../core/linked-signal.js';
 import { eventStreamKey } from '../producer/fleet-keys.js';
 import type { StreamEvent, StreamGap, StreamItem } from './fleet-events.js';
 import { AbortableReads, closeConnection, ReadAborted } from './dedicated-connection.js';
@@ -40,8 +41,8 @@ export interface ReadRangeOptions {
  * Follows one session's event stream (DESIGN.md touch point 2, I7), forever until `signal` aborts
  * or the caller stops iterating. Uses its own duplicated connection, because `XREAD BLOCK` holds a
  * connection for the whole wait; it is closed when the iteration ends — `break`/`return()`, abort,
- * or an error. (An iterator that is merely dropped keeps it: stop it explicitly.) `return()` while a
- * read is blocked waits for that read; the `signal` ends it at once. (`openTail` replaces that
+ * or an error. (An iterator that is merely dropped keeps it: stop it explicitly.) `return()` and the
+ * `signal` end it at once, also while a read is blocked (`whileLinked`). (`openTail` replaces that
  * connection: a `SessionQueue` passes its shared tails, `NotifiedTails`.)
  *
  * Yields a `gap` first when a concrete cursor is older than the retained stream or the stream is
@@ -55,7 +56,7 @@ export interface ReadRangeOptions {
  */
 export function readSessionEvents(redis: Redis, options: ReadSessionEventsOptions, openTail?: OpenTail): AsyncGenerator<StreamItem, void, undefined> {
   const newest = options.after === undefined || options.after === ONLY_NEW ? readNewest(redis, options.queueName, options.sessionId) : null;
-  return followSessionEvents(redis, options, newest, openTail);
+  return whileLinked([options.signal], (signal) => followSessionEvents(redis, Object.assign({}, options, { signal }), newest, openTail));
 }
 
 /** The newest entry of a session's stream, read now (for a `'$'` taken at a call); its failure is rethrown where it is awaited. */

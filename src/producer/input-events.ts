@@ -57,7 +57,7 @@ const CATCH_UP_PAGE = 200;
  */
 export function inputEvents(deps: InputEventsDeps, target: InputEventsTarget, options: InputEventsOptions = {}): AsyncGenerator<StreamItem, void, undefined> {
   // Linked, not AbortSignal.any: the queue's close signal lives as long as the queue (linked-signal.ts).
-  return whileLinked(deps.closed, options.signal, (signal) =>
+  return whileLinked([deps.closed, options.signal], (signal) =>
     target.acceptedEventId === null ? flagLostStart(deps, target, followInput(deps, target, signal)) : followInput(deps, target, signal),
   );
 }

@@ -168,7 +168,7 @@ export class SessionQueue {
     // '$' is taken now, not when iteration starts: the newest entry is read at once (on the queue's
     // connection, which re-sends a read a reconnect cut off), before an `add` made next can publish.
     const newest = after === ONLY_NEW ? readNewest(redis, this.queueName, id) : null;
-    return whileLinked(this.#closed.signal, signal, (linked) =>
+    return whileLinked([this.#closed.signal, signal], (linked) =>
       followSessionEvents(redis, { queueName: this.queueName, sessionId: id, after, signal: linked }, newest, this.#conn.tails.open),
     );
   }

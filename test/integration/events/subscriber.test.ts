@@ -21,6 +21,8 @@ interface Way {
   reader(): Redis;
   follow(options: ReadSessionEventsOptions): AsyncGenerator<StreamItem, void, undefined>;
   waiting(sessionId: string): Promise<void>;
+  /** Resolves once the follower of `sessionId` holds nothing any more (its connection, or its channel subscription). */
+  released(sessionId: string): Promise<void>;
 }
 
 const summary = (items: StreamItem[]) => items.map((item) => (item.kind === 'gap' ? 'gap' : item.data.seq));
@@ -68,12 +70,14 @@ describe('reading a session stream', () => {
       reader: () => reader,
       follow: (options) => readSessionEvents(reader, options),
       waiting: () => waitUntilBlocked(admin, readerName),
+      released: () => vi.waitFor(async () => expect(await namedClients(admin, readerName)).toBe(1), { timeout: 10_000, interval: 10 }),
     },
     {
       name: "a queue's shared tails, woken by announcements",
       reader: () => shared.reader,
       follow: (options) => shared.follow(options),
       waiting: (sessionId) => shared.waiting(sessionId),
+      released: (sessionId) => shared.waiting(sessionId, false),
     },
   ];
 
@@ -91,6 +95,20 @@ describe('reading a session stream', () => {
       expect(summary(await pending)).toEqual([11, 12, 13]);
       controller.abort();
       expect(await events.next()).toEqual({ done: true, value: undefined });
+    });
+
+    it('ends at once on return() while it waits for news, and lets go of what it held', async () => {
+      // A gateway piping a subscription into a response (Readable.from) calls return() when its
+      // client goes, while a next() is pending: that return must not wait for the stream's next event.
+      const sessionId = fx.sessionId('return');
+      // Longer than the test's time-out: a return() that waited for the read would fail the test.
+      const events = way.follow({ queueName: fx.queue, sessionId, blockMs: 120_000 });
+      const pending = events.next();
+      await way.waiting(sessionId);
+      const returned = events.return();
+      expect(await pending).toEqual({ done: true, value: undefined });
+      expect(await returned).toEqual({ done: true, value: undefined });
+      await way.released(sessionId);
     });
 
     it("with '$' (the default) yields only events published after subscribing", async () => {

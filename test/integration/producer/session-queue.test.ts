@@ -1,4 +1,5 @@
-import { getEventListeners } from 'node:events';
+import { getEventListeners, once } from 'node:events';
+import { Readable } from 'node:stream';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRange } from '../../../src/events/event-subscriber.js';
@@ -349,6 +350,29 @@ describe('SessionQueue: add, result, events', () => {
       await following.close();
       own.disconnect();
     }
+  });
+
+  it('lets go of a subscribe() or handle.events() piped into a stream the moment the stream is destroyed, with no event to wait for (Readable.from)', async () => {
+    // A gateway pipes a subscription into a response and destroys the stream when its client goes:
+    // Readable.from calls return() while a next() waits on a quiet stream. The follower must let go
+    // then, not at the session's next event (which may be hours away).
+    const sessionId = 'piped-away';
+    const handle = await queue.add('send', { sessionId, input: `hold:${sessionId}` });
+    const followers = async (): Promise<number> => ((await fleet.redis.pubsub('NUMSUB', tailChannel(fleet.config.queueName, sessionId))) as [string, number])[1];
+    try {
+      for (const items of [queue.subscribe(sessionId), handle.events()]) {
+        const stream = Readable.from(items);
+        stream.resume();
+        await fleet.waitFor('the follower to subscribe', async () => ((await followers()) === 1 ? true : undefined));
+        const closed = once(stream, 'close');
+        stream.destroy();
+        await closed;
+        await fleet.waitFor('the follower to unsubscribe', async () => ((await followers()) === 0 ? true : undefined));
+      }
+    } finally {
+      gates.open(sessionId);
+    }
+    expect(await handle.result({ timeoutMs: 20_000 })).toMatchObject({ status: 'completed' });
   });
 
   it("links a subscription's signal to the queue's close while it runs, and unlinks it when it ends (no AbortSignal.any)", async () => {
