@@ -10,7 +10,8 @@
  *   writes: the publish script) and the kick (`kickSession`: BullMQ's deduplicated `add`); floors:
  *   `PING`, one `XADD`, and BullMQ's plain `add` of a job.
  * Every iteration runs each hop once, in an order rotated per iteration, so none always runs first;
- * percentiles over the iterations, after a warm-up. One connection each to Postgres and Redis.
+ * percentiles over the iterations, after a warm-up. One operation at a time: a pool of two Postgres
+ * connections, one Redis connection, and BullMQ's queue on one of its own.
  *
  * Run: `node --max-semi-space-size=32 --import tsx bench/dispatch-hops.bench.ts` (BENCH_HOPS_ITERATIONS,
  * default 500) — prints the JSON and writes bench/results/dispatch-hops.json.
