@@ -98,7 +98,10 @@ try {
       await run();
       const ms = performance.now() - started;
       if (PATH.includes(hop)) pathMs += ms;
-      if (record) times.set(hop, [...(times.get(hop) ?? []), ms]);
+      if (!record) continue;
+      const measured = times.get(hop);
+      if (measured === undefined) times.set(hop, [ms]);
+      else measured.push(ms);
     }
     if (record) pathSums.push(pathMs);
   };
