@@ -39,6 +39,7 @@ export type {
   StreamEvent,
   StreamGap,
   StreamItem,
+  EventSubscription,
 } from './events/fleet-events.js';
 export type { LoopEvent, LoopEventType } from './core/events/loop-events.js';
 

@@ -45,11 +45,14 @@ export function linkedSignal(sources: readonly AbortSignal[]): LinkedSignal {
  * pipes a subscription into a response (`Readable.from`) calls `return()` exactly then, when the
  * client goes away. Here `return()` (and `throw()`) made while a `next()` is pending first aborts the
  * iteration's signal: the wait ends, that `next()` resolves done, and the return settles with it.
+ *
+ * It is also `AsyncDisposable`: `await using events = queue.subscribe(id)` ends it like `return()`
+ * when the scope is left, whether or not a loop over it started or finished.
  */
 export function whileLinked<T>(
   sources: readonly (AbortSignal | undefined)[],
   follow: (signal: AbortSignal) => AsyncIterable<T>,
-): AsyncGenerator<T, void, undefined> {
+): LinkedIteration<T> {
   const stop = new AbortController();
   const iteration = (async function* linked(): AsyncGenerator<T, void, undefined> {
     const link = linkedSignal([...sources.filter((source) => source !== undefined), stop.signal]);
@@ -66,7 +69,7 @@ export function whileLinked<T>(
   const endWait = (): void => {
     if (pending > 0) stop.abort();
   };
-  const iterator: AsyncGenerator<T, void, undefined> = {
+  const iterator: LinkedIteration<T> = {
     next: () => {
       pending += 1;
       const step = iteration.next();
@@ -82,6 +85,12 @@ export function whileLinked<T>(
       return iteration.throw(error);
     },
     [Symbol.asyncIterator]: () => iterator,
+    [Symbol.asyncDispose]: async () => {
+      await iterator.return(undefined);
+    },
   };
   return iterator;
 }
+
+/** What {@link whileLinked} returns: an async generator that `await using` also ends. */
+export type LinkedIteration<T> = AsyncGenerator<T, void, undefined> & AsyncDisposable;

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { InfrastructureError, isLoopfleetError } from '../core/errors/index.js';
-import { whileLinked } from '../core/linked-signal.js';
+import { whileLinked, type LinkedIteration } from '../core/linked-signal.js';
 import { eventStreamKey } from '../producer/fleet-keys.js';
 import type { StreamEvent, StreamGap, StreamItem } from './fleet-events.js';
 import { AbortableReads, closeConnection, ReadAborted } from './dedicated-connection.js';
@@ -54,7 +54,7 @@ export interface ReadRangeOptions {
  * caller's connection (already connected, and ahead of whatever the caller sends on it next, such as
  * an `add`), so an event published between the call and the first `next()` is not skipped.
  */
-export function readSessionEvents(redis: Redis, options: ReadSessionEventsOptions, openTail?: OpenTail): AsyncGenerator<StreamItem, void, undefined> {
+export function readSessionEvents(redis: Redis, options: ReadSessionEventsOptions, openTail?: OpenTail): LinkedIteration<StreamItem> {
   const newest = options.after === undefined || options.after === ONLY_NEW ? readNewest(redis, options.queueName, options.sessionId) : null;
   return whileLinked([options.signal], (signal) => followSessionEvents(redis, Object.assign({}, options, { signal }), newest, openTail));
 }

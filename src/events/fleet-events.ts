@@ -59,3 +59,10 @@ export interface StreamGap {
 }
 
 export type StreamItem = StreamEvent | StreamGap;
+
+/**
+ * A subscription to a session's events (`subscribe`, `handle.events()`): iterate it with `for await`;
+ * `break`, `return()`, its `signal` or leaving an `await using` scope ends it and lets go of what it
+ * held, at once also while it waits for news.
+ */
+export type EventSubscription = AsyncIterable<StreamItem> & AsyncDisposable;

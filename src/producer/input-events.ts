@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { isLoopfleetError } from '../core/errors/index.js';
-import { linkedSignal, whileLinked } from '../core/linked-signal.js';
+import { linkedSignal, whileLinked, type LinkedIteration } from '../core/linked-signal.js';
 import type { SessionStore } from '../core/ports/session-store.js';
 import { followSessionEvents, readRange, type OpenTail } from '../events/event-subscriber.js';
 import type { StreamEvent, StreamGap, StreamItem } from '../events/fleet-events.js';
@@ -55,7 +55,7 @@ const CATCH_UP_PAGE = 200;
  * A handle without its `input_accepted` id reads from the stream's start, and yields a gap first when
  * the input's first retained event is not its `input_accepted` (see {@link flagLostStart}).
  */
-export function inputEvents(deps: InputEventsDeps, target: InputEventsTarget, options: InputEventsOptions = {}): AsyncGenerator<StreamItem, void, undefined> {
+export function inputEvents(deps: InputEventsDeps, target: InputEventsTarget, options: InputEventsOptions = {}): LinkedIteration<StreamItem> {
   // Linked, not AbortSignal.any: the queue's close signal lives as long as the queue (linked-signal.ts).
   return whileLinked([deps.closed, options.signal], (signal) =>
     target.acceptedEventId === null ? flagLostStart(deps, target, followInput(deps, target, signal)) : followInput(deps, target, signal),

@@ -1,5 +1,5 @@
 import type { AcceptedInput } from '../core/ports/session-store.js';
-import type { StreamItem } from '../events/fleet-events.js';
+import type { EventSubscription } from '../events/fleet-events.js';
 import type { InputEventsOptions } from './input-events.js';
 import type { InputOutcome } from './input-outcome.js';
 import type { ResultOptions } from './wait-for-result.js';
@@ -22,13 +22,13 @@ export interface InputHandle {
    * The input's events (`data.inputSeq === seq`) from its `input_accepted` on, ending after its
    * `input_finished`. `gap` items mean events were lost: rebuild from `result()` and `history()`.
    */
-  events(options?: InputEventsOptions): AsyncIterable<StreamItem>;
+  events(options?: InputEventsOptions): EventSubscription;
 }
 
 /** The queue operations a handle delegates to. */
 export interface HandleBackend {
   result(sessionId: string, seq: number, options?: ResultOptions): Promise<InputOutcome>;
-  inputEvents(sessionId: string, seq: number, acceptedEventId: string | null, options?: InputEventsOptions): AsyncIterable<StreamItem>;
+  inputEvents(sessionId: string, seq: number, acceptedEventId: string | null, options?: InputEventsOptions): EventSubscription;
 }
 
 /** Builds the handle of an accepted input; `acceptedEventId` is the stream id of its `input_accepted`, when this add published one. */

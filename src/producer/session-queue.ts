@@ -6,7 +6,7 @@ import type { LoadHistoryOptions } from '../core/ports/session-store.js';
 import { whileLinked } from '../core/linked-signal.js';
 import { assertNewSessionId, assertSessionId } from '../core/session-id.js';
 import { followSessionEvents, readNewest } from '../events/event-subscriber.js';
-import type { StreamItem } from '../events/fleet-events.js';
+import type { EventSubscription } from '../events/fleet-events.js';
 import { assertCursor, ONLY_NEW } from '../events/stream-id.js';
 import { resolveHistoryOptions } from '../store/history-options.js';
 import { acceptAndKick } from './accept-input.js';
@@ -154,7 +154,7 @@ export class SessionQueue {
    * `result()`). Runs until `signal` aborts, the caller stops iterating, or the queue closes. Throws
    * `session.invalid_id`, also for an id ending in `:seq` or `:finished` (another session's keys).
    */
-  subscribe(sessionId: string, options: SubscribeOptions = {}): AsyncIterable<StreamItem> {
+  subscribe(sessionId: string, options: SubscribeOptions = {}): EventSubscription {
     this.#assertOpen();
     // An id ending in a reserved suffix (`a:seq`) names another session's key, not a stream: no input
     // can be accepted under it, and one stored before the rule is read with history() and result().
@@ -258,7 +258,7 @@ export class SessionQueue {
     return messages;
   }
 
-  #inputEvents(sessionId: string, seq: number, acceptedEventId: string | null, options: InputEventsOptions = {}): AsyncIterable<StreamItem> {
+  #inputEvents(sessionId: string, seq: number, acceptedEventId: string | null, options: InputEventsOptions = {}): EventSubscription {
     this.#assertOpen();
     const { signal } = optionsObject(options, 'events options');
     if (signal !== undefined && !(signal instanceof AbortSignal)) throw new InputInvalidError('signal must be an AbortSignal');

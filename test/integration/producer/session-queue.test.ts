@@ -375,6 +375,30 @@ describe('SessionQueue: add, result, events', () => {
     expect(await handle.result({ timeoutMs: 20_000 })).toMatchObject({ status: 'completed' });
   });
 
+  it('lets go of a subscribe() or handle.events() when its `await using` scope is left while a loop over it waits for news', async () => {
+    const sessionId = 'disposed-scope';
+    const handle = await queue.add('send', { sessionId, input: `hold:${sessionId}` });
+    const followers = async (): Promise<number> => ((await fleet.redis.pubsub('NUMSUB', tailChannel(fleet.config.queueName, sessionId))) as [string, number])[1];
+    try {
+      for (const open of [() => queue.subscribe(sessionId), () => handle.events()]) {
+        let reading: Promise<void> | undefined;
+        {
+          await using items = open();
+          // The loop ends only when the subscription does: the input is held, no input_finished comes.
+          reading = (async () => {
+            for await (const item of items) void item;
+          })();
+          await fleet.waitFor('the follower to subscribe', async () => ((await followers()) === 1 ? true : undefined));
+        }
+        await reading;
+        await fleet.waitFor('the follower to unsubscribe', async () => ((await followers()) === 0 ? true : undefined));
+      }
+    } finally {
+      gates.open(sessionId);
+    }
+    expect(await handle.result({ timeoutMs: 20_000 })).toMatchObject({ status: 'completed' });
+  });
+
   it("links a subscription's signal to the queue's close while it runs, and unlinks it when it ends (no AbortSignal.any)", async () => {
     const sessionId = 'sub-linked';
     await queue.add('send', { sessionId, input: 'one' });

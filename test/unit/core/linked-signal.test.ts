@@ -131,4 +131,30 @@ describe('whileLinked', () => {
     expect(await items.return(undefined)).toEqual({ done: true, value: undefined });
     expect(ended.aborted).toBe(false);
   });
+
+  it('leaving an `await using` scope ends it like return(): at once while a next() waits, and without aborting between items', async () => {
+    const closed = new AbortController();
+    const ended: { aborted?: boolean } = {};
+    let waiting: Promise<IteratorResult<number, void>> | undefined;
+    {
+      await using items = whileLinked([closed.signal], quietAfter(1, ended));
+      expect(await items.next()).toEqual({ done: false, value: 1 });
+      waiting = items.next();
+    }
+    expect(await waiting).toEqual({ done: true, value: undefined });
+    expect(ended.aborted).toBe(true);
+    expect(listeners(closed.signal)).toEqual([0]);
+    delete ended.aborted;
+    {
+      await using items = whileLinked([closed.signal], quietAfter(2, ended));
+      expect(await items.next()).toEqual({ done: false, value: 2 });
+    }
+    expect(ended.aborted).toBe(false);
+    expect(listeners(closed.signal)).toEqual([0]);
+    // A scope left before the iteration started links and ends nothing.
+    {
+      await using _unused = whileLinked([closed.signal], quietAfter(3, ended));
+    }
+    expect(listeners(closed.signal)).toEqual([0]);
+  });
 });
