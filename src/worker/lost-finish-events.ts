@@ -1,6 +1,6 @@
 import { TERMINAL_INPUT_STATUSES, type InputRecord } from '../core/session-types.js';
 import { parseStreamEntry, type RawStreamEntry } from '../events/stream-entry.js';
-import { eventFinishedKey, eventStreamKey } from '../producer/fleet-keys.js';
+import { eventFinishedKey, eventSeqKey, eventStreamKey } from '../producer/fleet-keys.js';
 import type { WorkerContext } from './worker-context.js';
 
 /** Stream entries read back, newest first, before giving up on deciding (a trimmed or lost stream). */
@@ -20,9 +20,10 @@ const INPUT_PAGE = 1_000;
  * (the highest-seq finished input not steered into another) and every input steered into it, whatever
  * their seq, and publishes the event of each one whose finish is neither in the session's finished
  * set (written by the publish script since it has one) nor the latest entry of that input on the
- * stream (the check streams written before the set existed still need). When the stream cannot tell
- * (trimmed, or Redis lost it) nothing is published: a client that missed it gets a `gap` and rebuilds
- * from Postgres (I7).
+ * stream (the check streams written before the set existed still need). An input with no entry on
+ * the stream gets its event when nothing was ever trimmed off the stream (see `unpublished`); when
+ * the stream cannot tell (trimmed past the input) nothing is published: `result()` and
+ * `handle.events()` read the outcome from Postgres.
  *
  * That input is the only one whose finish can be owed: inputs run (and end) in seq order, a drain
  * runs nothing until this repair succeeded (`drain-session.ts`), and it stops at the first finish it
@@ -95,8 +96,12 @@ function finishedEvent(input: InputRecord, host: InputRecord) {
 
 /**
  * Of `seqs`, those whose newest entry on the stream is not their `input_finished` (for inputs the
- * finished set does not know: ones finished before the publish script kept it, or not at all). Entries of other
- * inputs are skipped; an input with no entry within the scan is undecided and left out.
+ * finished set does not know: ones finished before the publish script kept it, or not at all). Entries
+ * of other inputs are skipped. An input with no entry within the scan is missing when the scan read the
+ * stream back to its first entry (`seq` 1) or found no stream and no numbered event: nothing was ever
+ * trimmed off it, so nothing of that input was ever written — its `input_accepted` was lost and its
+ * holder died before its first event got out. Otherwise it is undecided and left out: the entries
+ * trimmed away may have held its finish.
  */
 async function unpublished(ctx: WorkerContext, sessionId: string, seqs: number[]): Promise<Set<number>> {
   const undecided = new Set(seqs);
@@ -104,18 +109,26 @@ async function unpublished(ctx: WorkerContext, sessionId: string, seqs: number[]
   const key = eventStreamKey(ctx.queueName, sessionId);
   let end = '+';
   let page = FIRST_PAGE;
+  /** The envelope `seq` of the oldest entry read: 1 when the stream's first entry is still on it. */
+  let oldest: number | null = null;
+  let whole = false;
   for (let scanned = 0; scanned < SCAN_LIMIT && undecided.size > 0; page = Math.min(MAX_PAGE, page * 2)) {
     const entries = (await ctx.redis.xrevrange(key, end, '-', 'COUNT', page)) as RawStreamEntry[];
     for (const entry of entries) {
       const event = parseStreamEntry(sessionId, entry);
+      oldest = event.data.seq;
       const seq = event.data.inputSeq;
       if (seq === null || !undecided.has(seq)) continue;
       undecided.delete(seq);
       if (event.type !== 'input_finished') missing.add(seq);
     }
-    if (entries.length < page) break;
+    if (entries.length < page) {
+      whole = oldest === null ? (await ctx.redis.exists(eventSeqKey(ctx.queueName, sessionId))) === 0 : oldest === 1;
+      break;
+    }
     scanned += entries.length;
     end = `(${entries.at(-1)![0]}`;
   }
+  if (whole) for (const seq of undecided) missing.add(seq);
   return missing;
 }

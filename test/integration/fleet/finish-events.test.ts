@@ -277,6 +277,55 @@ describe('exactly one input_finished per input, across a crash', () => {
     }
   });
 
+  it('a holder that died before any event of its input got out, whose input_accepted was lost too: the next drain still publishes the finish, the stream having lost nothing to trimming', async () => {
+    // On a stream that begins with its first entry (seq 1) and on a session with no stream at all.
+    for (const [sessionId, earlier] of [['never-on-stream', ['one']], ['no-stream-at-all', []]] as const) {
+      await runToEnd(sessionId, [...earlier]);
+      const seq = earlier.length + 1;
+      // Accepted while Redis failed (no input_accepted); its holder ended it and died before its first event.
+      await fleet.store.acceptInput({ sessionId, kind: 'send', payload: { input: 'lost' }, maxBytes: fleet.config.worker.maxInputBytes });
+      const lease = await fleet.store.acquireLeaseAndClaim({ sessionId, owner: 'dead-worker', ttlMs: 60_000 });
+      if (!lease.acquired || lease.claimed?.input.seq !== seq) throw new Error(`the dead holder did not take input ${seq}`);
+      await fleet.store.commitStep({ sessionId, leaseToken: lease.token, input: { seq, status: 'done', result: deadResult } });
+      await lapse(sessionId);
+      expect(await fleet.redis.exists(eventStreamKey(fleet.config.queueName, sessionId))).toBe(earlier.length === 0 ? 0 : 1);
+      const successor = await fleet.startWorker({ settings: { sweepEveryMs: 3_600_000 } });
+      try {
+        await acceptAndKick(fleet.acceptDeps, { sessionId, kind: 'send', payload: { input: 'next' } });
+        expect(await settled(sessionId, seq + 1)).toEqual([...earlier.map((_, n) => n + 1), seq, seq + 1]);
+      } finally {
+        await successor.close();
+      }
+      const finished = (await sessionEvents(fleet.redis, fleet.config.queueName, sessionId)).find((event) => event.type === 'input_finished' && event.data.inputSeq === seq);
+      expect(finished?.data).toMatchObject({ status: 'completed', finalText: deadResult.finalText });
+    }
+  });
+
+  it('an input trimmed off the stream, or a stream emptied of its entries: the repair cannot tell whether its finish was written, and publishes nothing', async () => {
+    const sessionId = 'trimmed-past';
+    const key = eventStreamKey(fleet.config.queueName, sessionId);
+    await runToEnd(sessionId, ['one']);
+    await unpublish(sessionId, 1);
+    // Trimmed as MAXLEN would after later events: the oldest entry left is a later one. (Only the
+    // event: an input accepted and left open would strand the session, and a later test's worker
+    // would run it.)
+    await publish(sessionId, 2, { type: 'input_accepted', kind: 'send', mode: 'queue', inputId: 'later' });
+    const [[newest]] = (await fleet.redis.xrevrange(key, '+', '-', 'COUNT', 1)) as [[string, string[]]];
+    await fleet.redis.xtrim(key, 'MINID', newest);
+    expect((await sessionEvents(fleet.redis, fleet.config.queueName, sessionId)).map((event) => [event.type, event.data.inputSeq, event.data.seq])).toEqual([['input_accepted', 2, expect.any(Number)]]);
+    const publisher = new RedisEventPublisher(fleet.redis, { queueName: fleet.config.queueName });
+    try {
+      expect(await republishLostFinishes(repairContext(publisher), sessionId, LEASE_TOKEN, 2)).toBe(0);
+      // Emptied (its seq counter still says events were numbered): no different.
+      await fleet.redis.xtrim(key, 'MAXLEN', 0);
+      expect(await fleet.redis.xlen(key)).toBe(0);
+      expect(await republishLostFinishes(repairContext(publisher), sessionId, LEASE_TOKEN, 2)).toBe(0);
+      expect(await finishedSeqs(sessionId)).toEqual([]);
+    } finally {
+      await publisher.close();
+    }
+  });
+
   it('a drain that published every finish says so on release, and the next drain of the session skips the check', async () => {
     const sessionId = 'nothing-owed';
     const store = new InstrumentedStore();
