@@ -113,11 +113,11 @@ describe('worker start-up failure, late claims and shutdown without Redis', () =
       try {
         await send(sessionId, 'in flight');
         await held.entered;
-        // The run's first events are on the stream before Redis goes silent. The repair publishes a
-        // lost finish only where the stream shows the input began and did not finish: an input with
-        // no entry at all is undecided (trimmed, or lost with Redis), and this fixture's accept
-        // publishes no input_accepted. Under load the writer's first flush could otherwise come after
-        // the silence, and then nothing of input 1 would ever reach the stream.
+        // The run's first events are on the stream before Redis goes silent, so the repair below
+        // decides from input 1's own entries (begun, not finished). Under load the writer's first
+        // flush could otherwise come after the silence, and nothing of input 1 (this fixture's accept
+        // publishes no input_accepted) would reach the stream: the case of finish-events.test.ts "a
+        // holder that died before any event of its input got out …".
         await fleet.waitFor('input 1 on the stream', async () => ((await sessionEvents(fleet.redis, fleet.config.queueName, sessionId)).some((event) => event.type === 'input_started' && event.data.inputSeq === 1) ? true : undefined));
         // Every connection of the worker goes silent: commands are held, never answered nor failed.
         expect(proxy.silenceOpen()).toBeGreaterThan(0);
