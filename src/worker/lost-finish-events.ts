@@ -98,10 +98,11 @@ function finishedEvent(input: InputRecord, host: InputRecord) {
  * Of `seqs`, those whose newest entry on the stream is not their `input_finished` (for inputs the
  * finished set does not know: ones finished before the publish script kept it, or not at all). Entries
  * of other inputs are skipped. An input with no entry within the scan is missing when the scan read the
- * stream back to its first entry (`seq` 1) or found no stream and no numbered event: nothing was ever
- * trimmed off it, so nothing of that input was ever written — its `input_accepted` was lost and its
- * holder died before its first event got out. Otherwise it is undecided and left out: the entries
- * trimmed away may have held its finish.
+ * stream back to its first entry (`seq` 1): nothing was ever trimmed off it, so nothing of that input
+ * was ever written (its `input_accepted` was lost, and its holder died before its first event got
+ * out). So it is when there is no stream and no numbered event: none was written, or Redis lost them
+ * all, and a follower of the lost stream was told so by a `gap`. Otherwise it is undecided and left
+ * out: the entries trimmed away may have held its finish.
  */
 async function unpublished(ctx: WorkerContext, sessionId: string, seqs: number[]): Promise<Set<number>> {
   const undecided = new Set(seqs);
