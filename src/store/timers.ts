@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { InputInvalidError } from '../core/errors/index.js';
 import { assertNewSessionId, assertSessionId } from '../core/session-id.js';
+import { toJsonText } from './arguments.js';
 import type { Queryable } from './queryable.js';
 import { parseRow } from './rows/parse-row.js';
 
@@ -86,6 +87,9 @@ export function validateSchedule(params: ScheduleTimerParams): ValidatedSchedule
   if (typeof note !== 'string' || note.trim() === '' || note.length > MAX_TIMER_NOTE_LENGTH) {
     throw new InputInvalidError(`note must be a non-blank string of at most ${MAX_TIMER_NOTE_LENGTH} characters`);
   }
+  // What the column cannot hold (a NUL fails the write; a lone surrogate would be stored as U+FFFD),
+  // and what the firing's payload would be refused for.
+  toJsonText(note, 'note');
   if (everyMs !== undefined && !wholeMs(everyMs, MIN_TIMER_EVERY_MS)) {
     throw new InputInvalidError(`everyMs must be an integer from ${MIN_TIMER_EVERY_MS} to ${MAX_TIMER_DELAY_MS}`);
   }
