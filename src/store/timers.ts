@@ -72,6 +72,23 @@ export interface ValidatedSchedule {
   createdBy: 'host' | 'agent';
 }
 
+/**
+ * What is wrong with `note` as a timer note, naming it `what`, or null: it must be a non-blank string
+ * of at most {@link MAX_TIMER_NOTE_LENGTH} characters that Postgres can store (a NUL fails the write;
+ * an unpaired surrogate would be stored as U+FFFD) and that the firing's payload is accepted with.
+ */
+export function timerNoteProblem(note: unknown, what: string): string | null {
+  if (typeof note !== 'string' || note.trim() === '' || note.length > MAX_TIMER_NOTE_LENGTH) {
+    return `${what} must be a non-blank string of at most ${MAX_TIMER_NOTE_LENGTH} characters`;
+  }
+  try {
+    toJsonText(note, what);
+    return null;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
 /** Checks a schedule request; throws `input.invalid` / `session.invalid_id` naming the problem. */
 export function validateSchedule(params: ScheduleTimerParams): ValidatedSchedule {
   if (typeof params !== 'object' || params === null) throw new InputInvalidError('timer must be an object');
@@ -84,12 +101,8 @@ export function validateSchedule(params: ScheduleTimerParams): ValidatedSchedule
     // would fail the write as if the database were at fault; a year out either way is a unit mix-up.
     throw new InputInvalidError(`at must be a valid Date within ${MAX_TIMER_DELAY_DAYS} days of now (a past time fires at once); got ${describeDate(at)}`);
   }
-  if (typeof note !== 'string' || note.trim() === '' || note.length > MAX_TIMER_NOTE_LENGTH) {
-    throw new InputInvalidError(`note must be a non-blank string of at most ${MAX_TIMER_NOTE_LENGTH} characters`);
-  }
-  // What the column cannot hold (a NUL fails the write; a lone surrogate would be stored as U+FFFD),
-  // and what the firing's payload would be refused for.
-  toJsonText(note, 'note');
+  const noteProblem = timerNoteProblem(note, 'note');
+  if (noteProblem !== null) throw new InputInvalidError(noteProblem);
   if (everyMs !== undefined && !wholeMs(everyMs, MIN_TIMER_EVERY_MS)) {
     throw new InputInvalidError(`everyMs must be an integer from ${MIN_TIMER_EVERY_MS} to ${MAX_TIMER_DELAY_MS}`);
   }

@@ -8,7 +8,7 @@ import { armTimer } from '../producer/arm-timer.js';
 import { attemptWithin } from '../producer/settle-within.js';
 import type { TimerJobData } from '../producer/fleet-keys.js';
 import type { FleetEvent } from '../events/fleet-events.js';
-import { cancelTimer, getTimer, MAX_TIMER_DELAY_MS, MAX_TIMER_NOTE_LENGTH, postponeFiring, recordFiring, TIMER_ID_PATTERN, type TimerRecord } from '../store/timers.js';
+import { cancelTimer, getTimer, MAX_TIMER_DELAY_MS, postponeFiring, recordFiring, TIMER_ID_PATTERN, timerNoteProblem, type TimerRecord } from '../store/timers.js';
 import type { WorkerContext } from './worker-context.js';
 
 const timerJobSchema = z
@@ -116,10 +116,10 @@ async function decideFiring(ctx: WorkerContext, timer: TimerRecord, firing: numb
       throw new InternalError(`the timer.fire hook set postponeMs to ${String(postponeMs)}; it must be an integer from 0 to ${MAX_TIMER_DELAY_MS}`);
     }
     if (postponeMs > 0) return { action: 'postpone', delayMs: postponeMs };
-    if (!(typeof note === 'string' && note.trim() !== '' && note.length <= MAX_TIMER_NOTE_LENGTH)) {
-      throw new InternalError(`the timer.fire hook set the note to something other than a non-blank string of at most ${MAX_TIMER_NOTE_LENGTH} characters`);
-    }
-    return { action: 'deliver', note };
+    // The host's hook at fault, not the input: the firing is retried, the timer stays armed.
+    const noteProblem = timerNoteProblem(note, 'the note the timer.fire hook set');
+    if (noteProblem !== null) throw new InternalError(noteProblem);
+    return { action: 'deliver', note: note as string };
   } catch (error) {
     const failure = toLoopfleetError(error);
     await publishFired(ctx, timer.sessionId, null, { timerId: timer.timerId, fireCount: firing, outcome: 'error', error: { code: failure.code, message: failure.message } });

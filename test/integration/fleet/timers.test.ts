@@ -179,6 +179,8 @@ describe('durable timers', () => {
           if (seen === 1) throw new Error('the calendar service is down');
           // An invalid answer is a failed hook too.
           if (seen === 2) (fire as { postponeMs: unknown }).postponeMs = 'soon';
+          // A note the inbox would refuse is the hook's fault: retried, never the timer cancelled.
+          if (seen === 3) fire.note = 'a\u0000b';
           return 'continue';
         default:
           return 'continue';
@@ -233,12 +235,13 @@ describe('durable timers', () => {
     await schedule('tm-hook-flaky', 'flaky');
     const [flaky] = await fleet.waitForSessionFinished('tm-hook-flaky', 1);
     expect(flaky).toMatchObject({ inputId: 'timer:flaky:1', payload: { note: 'note of flaky' } });
-    expect(await fired('tm-hook-flaky', 3)).toEqual([
+    expect(await fired('tm-hook-flaky', 4)).toEqual([
       expect.objectContaining({ fireCount: 1, outcome: 'error', error: { code: 'internal', message: 'the calendar service is down' } }),
       expect.objectContaining({ fireCount: 1, outcome: 'error', error: expect.objectContaining({ code: 'internal', message: expect.stringContaining('set postponeMs to soon') }) }),
+      expect.objectContaining({ fireCount: 1, outcome: 'error', error: expect.objectContaining({ code: 'internal', message: expect.stringContaining('the note the timer.fire hook set contains a NUL') }) }),
       expect.objectContaining({ fireCount: 1, outcome: 'delivered', inputSeq: 1 }),
     ]);
-    expect(calls.filter((call) => call.timerId === 'flaky')).toHaveLength(3);
+    expect(calls.filter((call) => call.timerId === 'flaky')).toHaveLength(4);
     // Each call's own signal (the forced stop or its deadline), never aborted for a hook that answered in time.
     expect(new Set(calls.map((call) => call.signal)).size).toBe(calls.length);
     expect(calls.every((call) => call.signal instanceof AbortSignal && !call.signal.aborted)).toBe(true);
@@ -250,7 +253,7 @@ describe('durable timers', () => {
     expect(firings('skipped')).toBeGreaterThanOrEqual(1);
     expect(firings('cancelled')).toBe(1);
     expect(firings('postponed')).toBe(1);
-    expect(firings('error')).toBe(2);
+    expect(firings('error')).toBe(3);
   });
 
   it('a timer.fire hook that waits is released by a forced stop through its signal; the timer stays armed, nothing delivered', async () => {
