@@ -68,9 +68,16 @@ export async function fireTimerJob(ctx: WorkerContext, data: unknown): Promise<T
       { sessionId: job.sessionId, kind: 'timer', payload: { timerId: job.timerId, note, fireCount: firing }, inputId },
     );
   } catch (error) {
-    // A firing the inbox refuses (a note over LOOPFLEET_MAX_INPUT_BYTES) would be refused at every
-    // alarm: the timer is cancelled rather than left armed and overdue for the sweeper forever.
     if (isLoopfleetError(error) && error.fault === 'input' && !error.retryable) {
+      // A note the hook rewrote is the hook's fault, as any invalid answer of it: the timer stays
+      // armed and the alarm is retried (the hook decides again then).
+      if (note !== timer.note) {
+        const failure = new InternalError(`the inbox refuses the note the timer.fire hook set (${error.code}: ${error.message})`, { cause: error });
+        await publishFired(ctx, job.sessionId, null, { timerId: job.timerId, fireCount: firing, outcome: 'error', error: { code: failure.code, message: failure.message } });
+        throw failure;
+      }
+      // The timer's own note (over LOOPFLEET_MAX_INPUT_BYTES) would be refused at every alarm: the
+      // timer is cancelled rather than left armed and overdue for the sweeper forever.
       await cancelTimer(ctx.pool, job.sessionId, job.timerId);
       await publishFired(ctx, job.sessionId, null, { timerId: job.timerId, fireCount: firing, outcome: 'error', error: { code: error.code, message: error.message } });
     }

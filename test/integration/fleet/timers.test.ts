@@ -145,6 +145,27 @@ describe('durable timers', () => {
     ]);
   });
 
+  it('a note the timer.fire hook rewrote past the input size limit is the hook\'s error: the timer stays armed and the retry delivers', async () => {
+    const sessionId = 'tm-hook-too-large';
+    let calls = 0;
+    const hooks = new HookRegistry().register('timer.fire', (fire) => {
+      if (fire.sessionId !== sessionId) return 'continue';
+      calls += 1;
+      if (calls === 1) fire.note = 'n'.repeat(500);
+      return 'continue';
+    });
+    await fleet.startWorker({ hooks, settings: { maxInputBytes: 200 } });
+    await queue.timers.schedule(sessionId, { delayMs: 0, note: 'short', timerId: 'grown' });
+    const [input] = await fleet.waitForSessionFinished(sessionId, 1);
+    expect(input).toMatchObject({ inputId: 'timer:grown:1', payload: { note: 'short' } });
+    expect(await getTimer(fleet.pool, sessionId, 'grown')).toMatchObject({ status: 'fired', fireCount: 1 });
+    expect(calls).toBe(2);
+    expect(await fleet.waitFor('2 timer_fired', async () => ((await firedEvents(sessionId)).length >= 2 ? firedEvents(sessionId) : undefined))).toEqual([
+      expect.objectContaining({ timerId: 'grown', fireCount: 1, outcome: 'error', error: expect.objectContaining({ code: 'internal', message: expect.stringContaining('input.too_large') }) }),
+      expect.objectContaining({ timerId: 'grown', fireCount: 1, outcome: 'delivered', inputSeq: 1 }),
+    ]);
+  });
+
   it("an alarm that runs before the row's due time (set by a clock ahead) is moved to that time, delivering nothing yet", async () => {
     const sessionId = 'tm-early';
     const scheduled = await queue.timers.schedule(sessionId, { delayMs: 3_600_000, note: 'in an hour', timerId: 'later' });
