@@ -356,8 +356,8 @@ describe('durable timers', () => {
     [{ at: Date.now() - 367 * 86_400_000, note: 'x' }, 'within 366 days of now'],
     [{ delayMs: 0, note: '   ' }, 'note must be a non-blank string'],
     [{ delayMs: 0, note: 'x'.repeat(10_001) }, 'note must be a non-blank string'],
-    // Postgres refused the NUL as system.infrastructure (retryable); a lone surrogate would have been
-    // stored as U+FFFD, and refused as the firing's payload later.
+    // Before: Postgres refused the NUL as system.infrastructure (retryable), and a lone surrogate was
+    // stored as U+FFFD (the agent told another note than the one scheduled).
     [{ delayMs: 0, note: 'a\u0000b' }, 'note contains a NUL character'],
     [{ delayMs: 0, note: 'a\ud800b' }, 'note contains an unpaired UTF-16 surrogate'],
     [{ delayMs: 0, note: 'x', everyMs: 999 }, 'everyMs must be an integer from 1000'],
