@@ -3,7 +3,7 @@ import { isLoopfleetError } from '../core/errors/index.js';
 import { linkedSignal, whileLinked, type LinkedIteration } from '../core/linked-signal.js';
 import type { SessionStore } from '../core/ports/session-store.js';
 import { followSessionEvents, readRange, type OpenTail } from '../events/event-subscriber.js';
-import type { StreamEvent, StreamGap, StreamItem } from '../events/fleet-events.js';
+import type { StreamEvent, StreamGap, StreamItem } from '../fleet/fleet-events.js';
 import { FROM_START } from '../events/stream-id.js';
 import { abortableDelay } from './abortable-delay.js';
 import { readSettledOutcome } from './read-outcome.js';

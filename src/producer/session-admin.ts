@@ -1,11 +1,11 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { CreateSessionParams, SessionStore } from '../core/ports/session-store.js';
-import { assertSessionId } from '../core/session-id.js';
+import { assertSessionId } from '../fleet/session-id.js';
 import type { SessionRecord } from '../core/session-types.js';
 import { EVENT_PUBLISHER_DEFAULTS } from '../events/event-publisher-options.js';
-import { eventDeletedKey, eventFinishedKey, eventSeqKey, eventStreamKey } from './fleet-keys.js';
-import { attemptWithin } from './settle-within.js';
+import { eventDeletedKey, eventFinishedKey, eventSeqKey, eventStreamKey } from '../fleet/fleet-keys.js';
+import { attemptWithin } from '../fleet/settle-within.js';
 
 /**
  * `queue.sessions`: explicit session management. Sessions are also created on the fly by the first

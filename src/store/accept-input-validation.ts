@@ -2,17 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { InputInvalidError, InputTooLargeError } from '../core/errors/index.js';
 import type { AcceptInputParams } from '../core/ports/session-store.js';
 import { INPUT_KINDS, INPUT_MODES, type InputKind, type InputMode } from '../core/session-types.js';
-import { assertNewSessionId } from '../core/session-id.js';
-import { isPlainObject, toJsonText } from './arguments.js';
-
-/**
- * An input id is an idempotency key chosen by producers (often derived from a job id or a URL-ish
- * name), so it allows a few separators beyond the session-id alphabet: `@` and `/`.
- */
-export const INPUT_ID_PATTERN = /^[A-Za-z0-9_.:@/-]{1,200}$/;
-
-/** Longest job id an input records as its origin (a raw job's longer id is recorded by its hash). */
-export const MAX_ORIGIN_JOB_ID_LENGTH = 512;
+import { assertNewSessionId } from '../fleet/session-id.js';
+import { isPlainObject } from './arguments.js';
+import { INPUT_ID_PATTERN, MAX_ORIGIN_JOB_ID_LENGTH } from '../fleet/input-id.js';
+import { toJsonText } from '../core/json-text.js';
 
 /** An accept request after validation, ready for the database. */
 export interface ValidatedAccept {

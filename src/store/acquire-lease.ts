@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { z } from 'zod';
 import { SessionNotFoundError, StateCorruptError } from '../core/errors/index.js';
 import type { AcquireLeaseParams, LeaseAcquisition, LeaseAndClaim } from '../core/ports/session-store.js';
-import { assertSessionId } from '../core/session-id.js';
+import { assertSessionId } from '../fleet/session-id.js';
 import { assertText, assertTtlMs } from './arguments.js';
 import { decodeClaim } from './claim-next-input.js';
 import type { Queryable } from './queryable.js';

@@ -1,6 +1,6 @@
 import type { ClaimedInput, FencedParams } from '../core/ports/session-store.js';
 import { StateCorruptError } from '../core/errors/index.js';
-import { assertSessionId } from '../core/session-id.js';
+import { assertSessionId } from '../fleet/session-id.js';
 import { assertLeaseToken } from './arguments.js';
 import { leaseLost } from './fence.js';
 import { decodeInput } from './rows/input-row.js';

@@ -1,5 +1,5 @@
 import type { FencedParams } from '../core/ports/session-store.js';
-import { assertSessionId } from '../core/session-id.js';
+import { assertSessionId } from '../fleet/session-id.js';
 import { assertLeaseToken } from './arguments.js';
 import { leaseLost } from './fence.js';
 import type { Queryable } from './queryable.js';

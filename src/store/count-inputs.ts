@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { InputStatusCounts } from '../core/ports/session-store.js';
 import { INPUT_STATUSES } from '../core/session-types.js';
-import { assertSessionId } from '../core/session-id.js';
+import { assertSessionId } from '../fleet/session-id.js';
 import type { Queryable } from './queryable.js';
 import { parseRow } from './rows/parse-row.js';
 import { COUNT_INPUTS_SQL } from './sql/count-inputs.js';

@@ -2,8 +2,9 @@ import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { InputInvalidError, SessionExistsError } from '../core/errors/index.js';
 import type { CreateSessionParams } from '../core/ports/session-store.js';
 import type { SessionRecord } from '../core/session-types.js';
-import { assertNewSessionId } from '../core/session-id.js';
-import { assertText, isPlainObject, toJsonText } from './arguments.js';
+import { assertNewSessionId } from '../fleet/session-id.js';
+import { assertText, isPlainObject } from './arguments.js';
+import { toJsonText } from '../core/json-text.js';
 import { decodeSession } from './rows/session-row.js';
 import { sessions } from './schema/index.js';
 

@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import type { DeletedSession } from '../core/ports/session-store.js';
-import { assertSessionId } from '../core/session-id.js';
+import { assertSessionId } from '../fleet/session-id.js';
 import { sessions } from './schema/index.js';
 
 /**

@@ -1,7 +1,7 @@
 import { InputInvalidError } from '../core/errors/index.js';
 import type { InputRecord } from '../core/session-types.js';
-import { assertSessionId } from '../core/session-id.js';
-import { INPUT_ID_PATTERN } from './accept-input-validation.js';
+import { assertSessionId } from '../fleet/session-id.js';
+import { INPUT_ID_PATTERN } from '../fleet/input-id.js';
 import type { Queryable } from './queryable.js';
 import { decodeInput } from './rows/input-row.js';
 import { SELECT_INPUT_BY_ID_SQL } from './sql/select-inputs.js';

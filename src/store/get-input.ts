@@ -1,5 +1,5 @@
 import type { InputRecord } from '../core/session-types.js';
-import { assertSessionId } from '../core/session-id.js';
+import { assertSessionId } from '../fleet/session-id.js';
 import { assertSeq } from './arguments.js';
 import type { Queryable } from './queryable.js';
 import { decodeInput } from './rows/input-row.js';

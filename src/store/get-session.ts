@@ -1,5 +1,5 @@
 import type { SessionRecord } from '../core/session-types.js';
-import { assertSessionId } from '../core/session-id.js';
+import { assertSessionId } from '../fleet/session-id.js';
 import type { Queryable } from './queryable.js';
 import { decodeSession } from './rows/session-row.js';
 import { SELECT_SESSION_SQL } from './sql/select-session.js';

@@ -1,7 +1,7 @@
 import { and, asc, eq } from 'drizzle-orm';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import type { UsageRoundRecord } from '../core/session-types.js';
-import { assertSessionId } from '../core/session-id.js';
+import { assertSessionId } from '../fleet/session-id.js';
 import { assertSeq } from './arguments.js';
 import { decodeUsageRound } from './rows/usage-round-row.js';
 import { usageRounds } from './schema/index.js';

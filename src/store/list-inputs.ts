@@ -2,7 +2,7 @@ import pg from 'pg';
 import { InputInvalidError } from '../core/errors/index.js';
 import type { ListInputsOptions } from '../core/ports/session-store.js';
 import { INPUT_STATUSES, type InputRecord, type InputStatus } from '../core/session-types.js';
-import { assertSessionId } from '../core/session-id.js';
+import { assertSessionId } from '../fleet/session-id.js';
 import type { ReadBatcher, ReadKind } from './read-batcher.js';
 import { decodeInput } from './rows/input-row.js';
 import { listInputsSql } from './sql/select-inputs.js';

@@ -1,6 +1,6 @@
 import type { StoredMessage } from '../core/messages.js';
 import type { LoadHistoryOptions } from '../core/ports/session-store.js';
-import { assertSessionId } from '../core/session-id.js';
+import { assertSessionId } from '../fleet/session-id.js';
 import { resolveHistoryOptions } from './history-options.js';
 import type { Queryable } from './queryable.js';
 import { decodeMessage } from './rows/message-row.js';

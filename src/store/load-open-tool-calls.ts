@@ -1,5 +1,5 @@
 import type { ToolCallRecord } from '../core/session-types.js';
-import { assertSessionId } from '../core/session-id.js';
+import { assertSessionId } from '../fleet/session-id.js';
 import type { Queryable } from './queryable.js';
 import { decodeToolCall } from './rows/tool-call-row.js';
 import { LOAD_OPEN_TOOL_CALLS_SQL } from './sql/load-open-tool-calls.js';

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { z } from 'zod';
 import type { StoredMessage } from '../core/messages.js';
 import type { RunState } from '../core/ports/session-store.js';
-import { assertSessionId } from '../core/session-id.js';
+import { assertSessionId } from '../fleet/session-id.js';
 import { assertSeq } from './arguments.js';
 import type { ReadBatcher, ReadKind } from './read-batcher.js';
 import { decodeMessage } from './rows/message-row.js';

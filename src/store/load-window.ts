@@ -1,5 +1,5 @@
 import type { StoredMessage } from '../core/messages.js';
-import { assertSessionId } from '../core/session-id.js';
+import { assertSessionId } from '../fleet/session-id.js';
 import type { Queryable } from './queryable.js';
 import { decodeMessage } from './rows/message-row.js';
 import { LOAD_WINDOW_SQL } from './sql/load-window.js';

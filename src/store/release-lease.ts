@@ -1,5 +1,5 @@
 import type { ReleaseLeaseParams } from '../core/ports/session-store.js';
-import { assertSessionId } from '../core/session-id.js';
+import { assertSessionId } from '../fleet/session-id.js';
 import { assertFlag, assertLeaseToken } from './arguments.js';
 import type { RowBatcher } from './row-batcher.js';
 import { RELEASE_LEASES } from './sql/release-lease.js';

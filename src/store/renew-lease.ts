@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { LeaseLostError } from '../core/errors/index.js';
 import type { RenewLeaseParams } from '../core/ports/session-store.js';
-import { assertSessionId } from '../core/session-id.js';
+import { assertSessionId } from '../fleet/session-id.js';
 import { assertLeaseToken, assertTtlMs } from './arguments.js';
 import type { Queryable } from './queryable.js';
 import { parseRow } from './rows/parse-row.js';

@@ -2,7 +2,7 @@ import { eq, sql } from 'drizzle-orm';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { z } from 'zod';
 import { SessionNotFoundError } from '../core/errors/index.js';
-import { assertSessionId } from '../core/session-id.js';
+import { assertSessionId } from '../fleet/session-id.js';
 import { parseRow } from './rows/parse-row.js';
 import { sessions } from './schema/index.js';
 

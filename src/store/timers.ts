@@ -1,65 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { InputInvalidError } from '../core/errors/index.js';
-import { assertNewSessionId, assertSessionId } from '../core/session-id.js';
-import { toJsonText } from './arguments.js';
+import { assertNewSessionId, assertSessionId } from '../fleet/session-id.js';
+import type { ScheduleTimerParams, TimerRecord } from '../core/ports/timer-store.js';
+import { assertTimerId } from '../fleet/timer-id.js';
+import { MAX_TIMER_DELAY_DAYS, MAX_TIMER_DELAY_MS, MIN_TIMER_EVERY_MS, timerNoteProblem, withinTimerRange } from '../fleet/timer-limits.js';
 import type { Queryable } from './queryable.js';
 import { parseRow } from './rows/parse-row.js';
-
-/** `armed` (waiting to fire), `fired` (a one-shot that fired), `cancelled`. (`firing` is reserved by the schema, unused.) */
-export type TimerStatus = 'armed' | 'firing' | 'fired' | 'cancelled';
-
-/** A durable timer (DESIGN.md §4.6): the row is the truth, the BullMQ delayed `timer` job its alarm clock. */
-export interface TimerRecord {
-  sessionId: string;
-  timerId: string;
-  /** When it fires next (armed), or fired last / was due (fired, cancelled). Postgres time. */
-  dueAt: Date;
-  note: string;
-  /** Milliseconds between firings of a recurring timer; null for a one-shot. */
-  everyMs: number | null;
-  status: TimerStatus;
-  /** Firings delivered so far. The next firing is number `fireCount + 1`. */
-  fireCount: number;
-  createdBy: 'host' | 'agent';
-  lastFiredAt: Date | null;
-  createdAt: Date;
-}
-
-/** What schedules a timer: exactly one of `delayMs` and `at`. */
-export interface ScheduleTimerParams {
-  sessionId: string;
-  /** Fire this many milliseconds from now (Postgres time), 0 to {@link MAX_TIMER_DELAY_MS}. */
-  delayMs?: number;
-  /** Fire at this time, at most {@link MAX_TIMER_DELAY_MS} from now either way (a past time fires at once). */
-  at?: Date;
-  /** What the agent is told when it fires: 1 to {@link MAX_TIMER_NOTE_LENGTH} characters, not blank. */
-  note: string;
-  /** Fire again this many milliseconds after each firing ({@link MIN_TIMER_EVERY_MS} to {@link MAX_TIMER_DELAY_MS}). */
-  everyMs?: number;
-  /** Idempotency key: a repeated schedule with the same id returns the existing timer. Default: random. */
-  timerId?: string;
-  createdBy?: 'host' | 'agent';
-}
-
-/** The longest delay or period of a timer, and how far from now its `at` may be: 366 days. */
-export const MAX_TIMER_DELAY_DAYS = 366;
-export const MAX_TIMER_DELAY_MS = MAX_TIMER_DELAY_DAYS * 24 * 3600 * 1000;
-
-/** The shortest period of a recurring timer: one second. */
-export const MIN_TIMER_EVERY_MS = 1000;
-
-/** The longest timer note (as the `timer` input's payload allows). */
-export const MAX_TIMER_NOTE_LENGTH = 10_000;
-
-/**
- * A timer id: 1–100 of `[A-Za-z0-9_.:@/-]` (the input-id alphabet; short enough that the input id of
- * its firings, `timer:<id>:<n>`, fits the 200 characters an input id may have).
- */
-export const TIMER_ID_PATTERN = /^[A-Za-z0-9_.:@/-]{1,100}$/;
-
-/** What {@link TIMER_ID_PATTERN} allows, for messages. */
-export const TIMER_ID_RULE = '1 to 100 of A-Z a-z 0-9 _ . : @ / -';
 
 /** A schedule request after validation (DESIGN.md I8: nothing is written for a bad one). */
 export interface ValidatedSchedule {
@@ -70,23 +17,6 @@ export interface ValidatedSchedule {
   note: string;
   everyMs: number | null;
   createdBy: 'host' | 'agent';
-}
-
-/**
- * What is wrong with `note` as a timer note, naming it `what`, or null: it must be a non-blank string
- * of at most {@link MAX_TIMER_NOTE_LENGTH} characters that Postgres can store (a NUL fails the write;
- * an unpaired surrogate would be stored as U+FFFD) and that the firing's payload is accepted with.
- */
-export function timerNoteProblem(note: unknown, what: string): string | null {
-  if (typeof note !== 'string' || note.trim() === '' || note.length > MAX_TIMER_NOTE_LENGTH) {
-    return `${what} must be a non-blank string of at most ${MAX_TIMER_NOTE_LENGTH} characters`;
-  }
-  try {
-    toJsonText(note, what);
-    return null;
-  } catch (error) {
-    return (error as Error).message;
-  }
 }
 
 /** Checks a schedule request; throws `input.invalid` / `session.invalid_id` naming the problem. */
@@ -116,14 +46,6 @@ export function validateSchedule(params: ScheduleTimerParams): ValidatedSchedule
     everyMs: everyMs ?? null,
     createdBy,
   };
-}
-
-/**
- * Whether `at` is a time a timer may be set for: at most {@link MAX_TIMER_DELAY_MS} from now either
- * way (a past time fires at once). False for an invalid Date.
- */
-export function withinTimerRange(at: Date, now: number = Date.now()): boolean {
-  return Math.abs(at.getTime() - now) <= MAX_TIMER_DELAY_MS;
 }
 
 function describeDate(value: unknown): string {
@@ -258,9 +180,4 @@ export async function findOverdueTimers(db: Queryable, options: { graceMs: numbe
     values: [options.graceMs, options.limit],
   });
   return result.rows.map(decodeTimer);
-}
-
-function assertTimerId(value: unknown): string {
-  if (typeof value === 'string' && TIMER_ID_PATTERN.test(value)) return value;
-  throw new InputInvalidError(`timerId must be ${TIMER_ID_RULE}`);
 }

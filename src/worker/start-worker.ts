@@ -16,9 +16,10 @@ import type { ToolRegistry } from '../core/tools/index.js';
 import { publisherConnection, RedisEventPublisher } from '../events/index.js';
 import { createLlm } from '../llm/create-llm.js';
 import { loggerFromConfig } from '../observability/logger.js';
-import { cancelChannel } from '../producer/fleet-keys.js';
+import { cancelChannel } from '../fleet/fleet-keys.js';
 import { createPgPool } from '../store/pool.js';
 import { PostgresSessionStore } from '../store/postgres-session-store.js';
+import { PostgresTimerStore } from '../store/postgres-timer-store.js';
 import { readBacklog } from '../store/read-backlog.js';
 import { CancelRegistry } from './cancel-registry.js';
 import { closeWorker, RunningJobs, type WorkerConnections } from './close-worker.js';
@@ -84,7 +85,7 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
   // boundWhileStopping); up to WORKER_CONCURRENCY at once is expected, not a leak.
   setMaxListeners(0, shutdown.signal, stopping.signal);
   const ctx = workerContext(config, options, { workerId, logger, llm, tools, hooks, profile, connections, stopping: stopping.signal, shutdown: shutdown.signal });
-  timers.bind({ pool: connections.pool, queue: ctx.queue, logger });
+  timers.bind({ timers: ctx.timers, queue: ctx.queue, logger });
   const jobs = new RunningJobs();
   let accepting = true;
   let worker: Worker | null = null;
@@ -191,6 +192,7 @@ function workerContext(config: ResolvedConfig, options: StartWorkerOptions, part
     queueName: config.queueName,
     settings: drainSettings(config, options.settings),
     store,
+    timers: new PostgresTimerStore(connections.pool),
     pool: connections.pool,
     queue: connections.queue,
     redis: connections.redis,

@@ -1,8 +1,8 @@
-import { armTimer } from '../producer/arm-timer.js';
-import { drainDedupId, JOB, timerJobId } from '../producer/fleet-keys.js';
-import { kickSession } from '../producer/kick.js';
+import { armTimer } from '../fleet/arm-timer.js';
+import { drainDedupId, JOB, timerJobId } from '../fleet/fleet-keys.js';
+import { kickSession } from '../fleet/kick.js';
 import { findStrandedSessions } from '../store/find-stranded-sessions.js';
-import { findOverdueTimers, type TimerRecord } from '../store/timers.js';
+import type { TimerRecord } from '../core/ports/timer-store.js';
 import type { WorkerContext } from './worker-context.js';
 
 /**
@@ -43,7 +43,7 @@ export async function sweep(ctx: WorkerContext, limit = 500): Promise<SweepRepor
     await kickSession(ctx.queue, sessionId);
     report.kicked += 1;
   }
-  for (const timer of await findOverdueTimers(ctx.pool, { graceMs: ctx.settings.sweepGraceMs, limit })) {
+  for (const timer of await ctx.timers.findOverdueTimers({ graceMs: ctx.settings.sweepGraceMs, limit })) {
     if (await rearmTimer(ctx, timer)) report.timersRearmed += 1;
   }
   if (report.stranded > 0 || report.timersRearmed > 0) ctx.logger.info({ ...report }, 'sweeper repaired stranded sessions and timers');

@@ -5,7 +5,8 @@ import type pg from 'pg';
 import type { LoopDeps } from '../core/loop/run-context.js';
 import type { Clock } from '../core/ports/clock.js';
 import type { SessionStore } from '../core/ports/session-store.js';
-import type { FleetEvent } from '../events/fleet-events.js';
+import type { TimerStore } from '../core/ports/timer-store.js';
+import type { FleetEvent } from '../fleet/fleet-events.js';
 import type { CancelRegistry } from './cancel-registry.js';
 import type { WorkerMetrics } from './worker-metrics.js';
 
@@ -55,6 +56,8 @@ export interface WorkerContext {
   queueName: string;
   settings: DrainSettings;
   store: SessionStore;
+  /** The timer rows (the timer job, the sweeper). */
+  timers: TimerStore;
   pool: pg.Pool;
   /** Producer side of the queue, for kicks. */
   queue: Queue;

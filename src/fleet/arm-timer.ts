@@ -1,7 +1,6 @@
 import type { Queue } from 'bullmq';
-import type pg from 'pg';
 import { guardedStoreCall } from '../core/ports/guard-store.js';
-import { scheduleTimer, type ScheduleTimerParams, type TimerRecord } from '../store/timers.js';
+import type { ScheduleTimerParams, TimerRecord, TimerStore } from '../core/ports/timer-store.js';
 import { JOB, timerJobId, type TimerJobData } from './fleet-keys.js';
 
 /** A timer as its alarm needs it. */
@@ -37,11 +36,11 @@ export async function armTimer(queue: Queue, timer: ArmableTimer, now: number = 
  * from being set (the sweeper sets it once the timer is overdue); it never rejects.
  */
 export async function scheduleAndArm(
-  pool: pg.Pool,
+  timers: Pick<TimerStore, 'scheduleTimer'>,
   queue: Queue,
   params: ScheduleTimerParams,
 ): Promise<{ timer: TimerRecord; duplicate: boolean; armed: Promise<unknown> }> {
-  const { timer, duplicate } = await guardedStoreCall('scheduleTimer', scheduleTimer(pool, params));
+  const { timer, duplicate } = await guardedStoreCall('scheduleTimer', timers.scheduleTimer(params));
   const armed = timer.status === 'armed' ? armTimer(queue, timer).then(() => null, (error: unknown) => error) : Promise.resolve(null);
   return { timer, duplicate, armed };
 }

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { parseInputPayload } from '../core/input-payload.js';
 import type { AcceptedInput, SessionStore } from '../core/ports/session-store.js';
 import type { InputKind, InputMode } from '../core/session-types.js';
-import type { FleetEvent } from '../events/fleet-events.js';
+import type { FleetEvent } from './fleet-events.js';
 import { kickSession } from './kick.js';
 import { settleWithin } from './settle-within.js';
 
@@ -19,7 +19,7 @@ export interface AcceptRequest {
 
 /** What accepting needs: the store (durability), the queue (the kick), and optionally the event publisher. */
 export interface AcceptDeps {
-  store: SessionStore;
+  store: Pick<SessionStore, 'acceptInput'>;
   queue: Queue;
   maxInputBytes: number;
   publish?: (sessionId: string, inputSeq: number | null, event: FleetEvent) => Promise<unknown>;

@@ -1,4 +1,4 @@
-import { SessionInvalidIdError } from './errors/index.js';
+import { SessionInvalidIdError } from '../core/errors/index.js';
 
 /**
  * A session id becomes part of Redis keys and log lines, so it is restricted to a safe alphabet:
@@ -9,7 +9,7 @@ export const SESSION_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
 
 /**
  * Suffixes of the keys a session has in Redis next to its stream `<queue>:events:<id>` (its seq
- * counter and finished set: `src/producer/fleet-keys.ts`). The stream of a session whose id ends in
+ * counter and finished set: `src/fleet/fleet-keys.ts`). The stream of a session whose id ends in
  * one of them (`a:seq`) would be another session's key (`a`'s counter), so no new session may take
  * such an id. One stored before this rule is still run, read and deleted: it only takes no inputs.
  */
