@@ -11,8 +11,8 @@
 
 export { SessionQueue, type SessionQueueEnvOptions, type SubscribeOptions } from './producer/session-queue.js';
 export { SESSION_QUEUE_DEFAULTS, type SessionQueueOptions } from './producer/session-queue-options.js';
-export { createPgPool, type PgPoolOptions } from './store/pool.js';
-export { MAX_HISTORY_PAGE } from './store/history-options.js';
+export { createPgPool, type PgPoolOptions } from './store/postgres/pool.js';
+export { MAX_HISTORY_PAGE } from './store/history/history-options.js';
 export type { AddData, AddKind, AddOptions } from './producer/add-request.js';
 export type { InputHandle } from './producer/input-handle.js';
 export type { InputOutcome } from './producer/input-outcome.js';

@@ -8,7 +8,7 @@ import { assertNewSessionId, assertSessionId } from '../fleet/session-id.js';
 import { followSessionEvents, readNewest } from '../events/event-subscriber.js';
 import type { EventSubscription } from '../fleet/fleet-events.js';
 import { assertCursor, ONLY_NEW } from '../events/stream-id.js';
-import { resolveHistoryOptions } from '../store/history-options.js';
+import { resolveHistoryOptions } from '../store/history/history-options.js';
 import { acceptAndKick } from '../fleet/accept-input.js';
 import { toAcceptRequest, type AddData, type AddKind, type AddOptions } from './add-request.js';
 import { cancelChannel } from '../fleet/fleet-keys.js';

@@ -1,7 +1,7 @@
 import { armTimer } from '../fleet/arm-timer.js';
 import { drainDedupId, JOB, timerJobId } from '../fleet/fleet-keys.js';
 import { kickSession } from '../fleet/kick.js';
-import { findStrandedSessions } from '../store/find-stranded-sessions.js';
+import { findStrandedSessions } from '../store/upkeep/find-stranded-sessions.js';
 import type { TimerRecord } from '../core/ports/timer-store.js';
 import type { WorkerContext } from './worker-context.js';
 

@@ -8,7 +8,7 @@ import type { SessionStore } from '../../src/core/ports/session-store.js';
 import type { AcceptDeps } from '../../src/fleet/accept-input.js';
 import { eventStreamKey } from '../../src/fleet/fleet-keys.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { createPgPool } from '../../src/store/pool.js';
+import { createPgPool } from '../../src/store/postgres/pool.js';
 import { PostgresSessionStore } from '../../src/store/postgres-session-store.js';
 import { startWorker, type RunningWorker, type StartWorkerOptions } from '../../src/worker/start-worker.js';
 import { createTestDatabase, uniqueName, type TestDatabase } from './test-database.js';

@@ -17,9 +17,9 @@ import {
 } from '../../../src/core/session-types.js';
 import { assertNewSessionId } from '../../../src/fleet/session-id.js';
 import { INPUT_ID_PATTERN } from '../../../src/fleet/input-id.js';
-import { assertText, isPlainObject } from '../../../src/store/arguments.js';
+import { assertText, isPlainObject } from '../../../src/store/postgres/arguments.js';
 import { toJsonText } from '../../../src/core/json-text.js';
-import type { ValidatedStep } from '../../../src/store/commit-step-validation.js';
+import type { ValidatedStep } from '../../../src/store/steps/commit-step-schema.js';
 import { decodeMessage, encodeMessage } from '../../../src/store/rows/message-row.js';
 
 /**
