@@ -1,7 +1,8 @@
 import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import { parseInputPayload } from '../core/input-payload.js';
-import type { AcceptedInput, SessionStore } from '../core/ports/session-store.js';
+import type { ClientStore } from '../core/ports/client-store.js';
+import type { AcceptedInput } from '../core/ports/session-store.js';
 import type { InputKind, InputMode } from '../core/session-types.js';
 import type { FleetEvent } from './fleet-events.js';
 import { kickSession } from './kick.js';
@@ -19,7 +20,7 @@ export interface AcceptRequest {
 
 /** What accepting needs: the store (durability), the queue (the kick), and optionally the event publisher. */
 export interface AcceptDeps {
-  store: Pick<SessionStore, 'acceptInput'>;
+  store: Pick<ClientStore, 'acceptInput'>;
   queue: Queue;
   maxInputBytes: number;
   publish?: (sessionId: string, inputSeq: number | null, event: FleetEvent) => Promise<unknown>;

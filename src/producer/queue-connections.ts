@@ -5,6 +5,7 @@ import { ChannelSubscriptions } from '../events/channel-subscriptions.js';
 import { closeConnection } from '../events/dedicated-connection.js';
 import { publisherConnection, RedisEventPublisher } from '../events/event-publisher.js';
 import { NotifiedTails } from '../events/notified-tails.js';
+import type { ClientStore } from '../core/ports/client-store.js';
 import { guardStore } from '../core/ports/guard-store.js';
 import { createPgPool } from '../store/postgres/pool.js';
 import { PostgresSessionStore } from '../store/postgres-session-store.js';
@@ -18,7 +19,7 @@ import { settleWithin } from '../fleet/settle-within.js';
 export interface QueueConnections {
   pool: pg.Pool;
   /** Its failures that are not typed (connection, SQL) reach the caller as `system.infrastructure`. */
-  store: PostgresSessionStore;
+  store: ClientStore;
   /** The timer rows; failures unwrapped (the timer admin wraps each call). */
   timers: TimerStore;
   redis: Redis;

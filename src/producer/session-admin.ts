@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { CreateSessionParams, SessionStore } from '../core/ports/session-store.js';
+import type { ClientStore } from '../core/ports/client-store.js';
+import type { CreateSessionParams } from '../core/ports/session-store.js';
 import { assertSessionId } from '../fleet/session-id.js';
 import type { SessionRecord } from '../core/session-types.js';
 import { EVENT_PUBLISHER_DEFAULTS } from '../events/event-publisher-options.js';
@@ -15,7 +16,7 @@ import { attemptWithin } from '../fleet/settle-within.js';
 export class SessionAdmin {
   constructor(
     private readonly deps: {
-      store: SessionStore;
+      store: ClientStore;
       redis: Redis;
       queueName: string;
       logger: Logger | null;

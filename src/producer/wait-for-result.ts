@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { CancelledError, InputInvalidError, isLoopfleetError } from '../core/errors/index.js';
-import type { SessionStore } from '../core/ports/session-store.js';
+import type { ClientStore } from '../core/ports/client-store.js';
 import { assertSessionId } from '../fleet/session-id.js';
 import { abortableDelay } from './abortable-delay.js';
 import type { FinishNotices } from './finish-notices.js';
@@ -21,7 +21,7 @@ export interface ResultOptions {
 
 /** What waiting for a result needs from the queue. */
 export interface ResultDeps {
-  store: SessionStore;
+  store: ClientStore;
   /** The queue's subscription to the sessions' finish announcements. */
   finishes: FinishNotices;
   /** How often Postgres is re-read while waiting for the announcement, in milliseconds. */

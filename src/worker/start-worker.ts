@@ -20,7 +20,7 @@ import { cancelChannel } from '../fleet/fleet-keys.js';
 import { createPgPool } from '../store/postgres/pool.js';
 import { PostgresSessionStore } from '../store/postgres-session-store.js';
 import { PostgresTimerStore } from '../store/timers/postgres-timer-store.js';
-import { readBacklog } from '../store/upkeep/read-backlog.js';
+import { PostgresUpkeepStore } from '../store/upkeep/postgres-upkeep-store.js';
 import { CancelRegistry } from './cancel-registry.js';
 import { closeWorker, RunningJobs, type WorkerConnections } from './close-worker.js';
 import { dependencyChecks, startHealthServer } from './health-server.js';
@@ -187,13 +187,14 @@ function workerContext(config: ResolvedConfig, options: StartWorkerOptions, part
   const { connections, logger } = parts;
   const postgres = new PostgresSessionStore(connections.pool, { batch: config.worker.batch, windowCache: config.worker.windowCache });
   const store = options.wrapStore?.(postgres) ?? postgres;
+  const upkeep = new PostgresUpkeepStore(connections.pool);
   return {
     workerId: parts.workerId,
     queueName: config.queueName,
     settings: drainSettings(config, options.settings),
     store,
     timers: new PostgresTimerStore(connections.pool),
-    pool: connections.pool,
+    upkeep,
     queue: connections.queue,
     redis: connections.redis,
     publisher: connections.publisher,
@@ -213,7 +214,7 @@ function workerContext(config: ResolvedConfig, options: StartWorkerOptions, part
       concurrency: config.worker.concurrency,
       isTool: (name) => parts.tools.has(name),
       events: () => connections.publisher,
-      backlog: () => readBacklog(connections.pool),
+      backlog: () => upkeep.readBacklog(),
       queueJobs: () => connections.queue.getJobCounts(...QUEUE_JOB_STATES),
     }),
     logger: logger.child({ workerId: parts.workerId }),

@@ -1,7 +1,6 @@
 import { armTimer } from '../fleet/arm-timer.js';
 import { drainDedupId, JOB, timerJobId } from '../fleet/fleet-keys.js';
 import { kickSession } from '../fleet/kick.js';
-import { findStrandedSessions } from '../store/upkeep/find-stranded-sessions.js';
 import type { TimerRecord } from '../core/ports/timer-store.js';
 import type { WorkerContext } from './worker-context.js';
 
@@ -36,7 +35,7 @@ export interface SweepReport {
  * deduplication keys that would otherwise swallow every future kick.
  */
 export async function sweep(ctx: WorkerContext, limit = 500): Promise<SweepReport> {
-  const sessions = await findStrandedSessions(ctx.pool, { graceMs: ctx.settings.sweepGraceMs, limit });
+  const sessions = await ctx.upkeep.findStrandedSessions({ graceMs: ctx.settings.sweepGraceMs, limit });
   const report: SweepReport = { stranded: sessions.length, kicked: 0, strayKeysRemoved: 0, timersRearmed: 0 };
   for (const sessionId of sessions) {
     if (await removeStrayDedupKey(ctx, sessionId)) report.strayKeysRemoved += 1;

@@ -21,7 +21,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { InputRecord, RunOutcome } from '../core/session-types.js';
 import { attemptWithin } from '../fleet/settle-within.js';
 import type { FleetEvent } from '../fleet/fleet-events.js';
-import type { Backlog } from '../store/upkeep/read-backlog.js';
+import type { Backlog } from '../core/ports/upkeep-store.js';
 import type { SweepReport } from './sweep-job.js';
 
 /** What {@link WorkerMetrics} reads at scrape time. */

@@ -1,12 +1,6 @@
+import type { StrandedQuery } from '../../core/ports/upkeep-store.js';
 import type { Queryable } from '../postgres/queryable.js';
 import { FIND_STRANDED_SESSIONS_SQL } from './find-stranded-sessions-sql.js';
-
-export interface StrandedQuery {
-  /** Inputs younger than this are left alone: their kick is probably on its way. Milliseconds. */
-  graceMs: number;
-  /** Most sessions returned per sweep. */
-  limit: number;
-}
 
 /**
  * The sweeper's query (DESIGN.md I1, I6): session ids with open inputs and no live lease, or with a

@@ -1,17 +1,8 @@
 import { z } from 'zod';
+import type { Backlog } from '../../core/ports/upkeep-store.js';
 import type { Queryable } from '../postgres/queryable.js';
 import { parseRow } from '../rows/parse-row.js';
 import { READ_BACKLOG_SQL } from './read-backlog-sql.js';
-
-/** Inputs waiting, across every session. */
-export interface Backlog {
-  /** Inputs accepted and not started. */
-  pending: number;
-  /** Sessions whose next input a worker could start now: nothing of theirs runs, one waits. */
-  sessionsWaiting: number;
-  /** How long the oldest of those inputs has waited, in seconds (0 when none does). */
-  oldestWaitSeconds: number;
-}
 
 const backlogRowSchema = z.object({
   pending: z.number().int().nonnegative(),
