@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { LoadHistoryOptions } from '../../../src/core/ports/session-store.js';
-import { MAX_HISTORY_PAGE } from '../../../src/store/history/history-options.js';
-import { assistant, expectCode, leased, user, type ContractContext } from '../contract-helpers.js';
+import type { LoadHistoryOptions } from '../../../../src/core/ports/session-store.js';
+import { MAX_HISTORY_PAGE } from '../../../../src/store/history/history-options.js';
+import { assistant, expectCode, leased, user, type ContractContext } from '../../contract-helpers.js';
 
 export function historyPageScenarios(ctx: ContractContext): void {
   describe('loadHistory: pages', () => {

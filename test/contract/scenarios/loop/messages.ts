@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { Message } from '../../../src/core/messages.js';
-import type { StepCommit } from '../../../src/core/ports/session-store.js';
-import { assistant, expectCode, leased, PENDING, running, snapshot, toolCall, usageRound, user, type ContractContext } from '../contract-helpers.js';
+import type { Message } from '../../../../src/core/messages.js';
+import type { StepCommit } from '../../../../src/core/ports/session-store.js';
+import { assistant, expectCode, leased, PENDING, running, snapshot, toolCall, usageRound, user, type ContractContext } from '../../contract-helpers.js';
 
 /** Every message shape the loop writes; "42" and "null" must stay strings (never re-parsed as JSON). */
 const SHAPES: Message[] = [

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { leased, toolCall, usageRound, type ContractContext } from '../contract-helpers.js';
+import { leased, toolCall, usageRound, type ContractContext } from '../../contract-helpers.js';
 
 export function ledgerUsageScenarios(ctx: ContractContext): void {
   describe('commitStep: tool ledger', () => {

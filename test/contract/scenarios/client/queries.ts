@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ListInputsOptions } from '../../../src/core/ports/session-store.js';
-import { accept, expectCode, leased, type ContractContext } from '../contract-helpers.js';
+import type { ListInputsOptions } from '../../../../src/core/ports/session-store.js';
+import { accept, expectCode, leased, type ContractContext } from '../../contract-helpers.js';
 
 export function queryScenarios(ctx: ContractContext): void {
   describe('reading inputs', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { accept, CLOCK_SLACK_MS, expectCode, leased, pollUntil, user, type ContractContext } from '../contract-helpers.js';
+import { accept, CLOCK_SLACK_MS, expectCode, leased, pollUntil, user, type ContractContext } from '../../contract-helpers.js';
 
 /** Short enough to wait out in a test, long enough that the store sees it live first. */
 const SHORT_TTL_MS = 300;

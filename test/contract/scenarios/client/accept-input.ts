@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { AcceptInputParams } from '../../../src/core/ports/session-store.js';
-import { accept, CLOCK_SLACK_MS, expectCode, type ContractContext } from '../contract-helpers.js';
+import type { AcceptInputParams } from '../../../../src/core/ports/session-store.js';
+import { accept, CLOCK_SLACK_MS, expectCode, type ContractContext } from '../../contract-helpers.js';
 
 const MAX_BYTES = 1000;
 

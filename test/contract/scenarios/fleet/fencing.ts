@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ContractContext } from '../contract-helpers.js';
-import { accept, assistant, expectCode, PENDING, running, runResult, snapshot, toolCall, usageRound, user } from '../contract-helpers.js';
+import type { ContractContext } from '../../contract-helpers.js';
+import { accept, assistant, expectCode, PENDING, running, runResult, snapshot, toolCall, usageRound, user } from '../../contract-helpers.js';
 
 /** A running session whose holder has been replaced: returns the stale token and the new one. */
 async function takenOver(ctx: ContractContext, label: string): Promise<{ id: string; stale: number; current: number }> {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { InputTransition } from '../../../src/core/ports/session-store.js';
-import { accept, expectCode, leased, running, runResult, snapshot, user, type ContractContext } from '../contract-helpers.js';
+import type { InputTransition } from '../../../../src/core/ports/session-store.js';
+import { accept, expectCode, leased, running, runResult, snapshot, user, type ContractContext } from '../../contract-helpers.js';
 
 export function steerScenarios(ctx: ContractContext): void {
   describe('commitStep: steering', () => {

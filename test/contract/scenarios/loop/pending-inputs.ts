@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { accept, assistant, leased, running, runResult, type ContractContext } from '../contract-helpers.js';
+import { accept, assistant, leased, running, runResult, type ContractContext } from '../../contract-helpers.js';
 
 /** `StepCommitResult.pendingInputs`: whether inputs still wait as the step commits. */
 export function pendingInputScenarios(ctx: ContractContext): void {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { accept, leased, type ContractContext } from '../contract-helpers.js';
+import { accept, leased, type ContractContext } from '../../contract-helpers.js';
 
 export function claimScenarios(ctx: ContractContext): void {
   async function finish(id: string, token: number, seq: number): Promise<void> {

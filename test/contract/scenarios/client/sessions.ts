@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { SessionStore } from '../../../src/core/ports/session-store.js';
-import { accept, expectCode, leased, toolCall, usageRound, user, type ContractContext } from '../contract-helpers.js';
+import type { SessionStore } from '../../../../src/core/ports/session-store.js';
+import { accept, expectCode, leased, toolCall, usageRound, user, type ContractContext } from '../../contract-helpers.js';
 
 /** Every port method with a bad session id (and otherwise valid arguments). */
 function everyMethod(store: SessionStore, id: string): Array<[string, () => Promise<unknown>]> {

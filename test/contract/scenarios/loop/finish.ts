@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { accept, assistant, expectCode, leased, PENDING, running, runResult, snapshot, type ContractContext } from '../contract-helpers.js';
+import { accept, assistant, expectCode, leased, PENDING, running, runResult, snapshot, type ContractContext } from '../../contract-helpers.js';
 
 export function finishScenarios(ctx: ContractContext): void {
   describe('commitStep: finishing an input', () => {

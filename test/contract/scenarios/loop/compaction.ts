@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { CompactionWrite } from '../../../src/core/ports/session-store.js';
-import { assistant, expectCode, leased, PENDING, snapshot, toolCall, usageRound, user, type ContractContext } from '../contract-helpers.js';
+import type { CompactionWrite } from '../../../../src/core/ports/session-store.js';
+import { assistant, expectCode, leased, PENDING, snapshot, toolCall, usageRound, user, type ContractContext } from '../../contract-helpers.js';
 
 function fold(foldSeqs: number[], noteSeq?: number): CompactionWrite {
   const record = { fromSeq: Math.min(...foldSeqs), toSeq: Math.max(...foldSeqs), estimatedTokensBefore: 400, estimatedTokensAfter: 120, model: 'summariser' };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { accept, expectCode, leased, running, usageRound, toolCall, type ContractContext } from '../contract-helpers.js';
+import { accept, expectCode, leased, running, usageRound, toolCall, type ContractContext } from '../../contract-helpers.js';
 
 /** The reads and writes a drain starts with: lease and first claim together, the claim's extras, the run state. */
 export function drainStartScenarios(ctx: ContractContext): void {
