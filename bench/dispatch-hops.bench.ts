@@ -19,8 +19,8 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { RedisEventPublisher } from '../src/events/event-publisher.js';
-import { kickSession } from '../src/producer/kick.js';
-import { createPgPool } from '../src/store/pool.js';
+import { kickSession } from '../src/fleet/kick.js';
+import { createPgPool } from '../src/store/postgres/pool.js';
 import { PostgresSessionStore } from '../src/store/postgres-session-store.js';
 import { cleanupAll, createBenchDatabase, deleteQueueKeys, onCleanup, REDIS_URL, uniqueName } from './lib/fleet.js';
 import { percentile, report, round } from './lib/stats.js';

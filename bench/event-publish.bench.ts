@@ -21,7 +21,7 @@ import { writeFile } from 'node:fs/promises';
 import { Redis } from 'ioredis';
 import { RedisEventPublisher } from '../src/events/index.js';
 import type { FleetEvent } from '../src/events/index.js';
-import { eventFinishedKey, eventSeqKey, eventStreamKey } from '../src/producer/fleet-keys.js';
+import { eventFinishedKey, eventSeqKey, eventStreamKey } from '../src/fleet/fleet-keys.js';
 
 const SESSIONS = 100;
 const EVENTS = 20_000;

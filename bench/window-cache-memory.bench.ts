@@ -1,6 +1,6 @@
 /**
  * Whether `WINDOW_CACHE_MB` bounds what it says (bench/RESULTS.md item 54): the window cache counts
- * its size with an estimate per row and per window (`src/store/window-cache.ts`); this fills a cache
+ * its size with an estimate per row and per window (`src/store/steps/window-cache.ts`); this fills a cache
  * with no bound and compares the estimate with the heap the cached windows really take.
  *
  * Rows are built as a worker builds them: a row object like pg's parser makes (fresh strings, a
@@ -17,7 +17,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { decodeMessage } from '../src/store/rows/message-row.js';
-import { WindowCache } from '../src/store/window-cache.js';
+import { WindowCache } from '../src/store/steps/window-cache.js';
 import { report, round } from './lib/stats.js';
 
 setFlagsFromString('--expose-gc');

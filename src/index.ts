@@ -11,8 +11,8 @@
 
 export { SessionQueue, type SessionQueueEnvOptions, type SubscribeOptions } from './producer/session-queue.js';
 export { SESSION_QUEUE_DEFAULTS, type SessionQueueOptions } from './producer/session-queue-options.js';
-export { createPgPool, type PgPoolOptions } from './store/pool.js';
-export { MAX_HISTORY_PAGE } from './store/history-options.js';
+export { createPgPool, type PgPoolOptions } from './store/postgres/pool.js';
+export { MAX_HISTORY_PAGE } from './store/history/history-options.js';
 export type { AddData, AddKind, AddOptions } from './producer/add-request.js';
 export type { InputHandle } from './producer/input-handle.js';
 export type { InputOutcome } from './producer/input-outcome.js';
@@ -21,9 +21,9 @@ export type { ResultOptions } from './producer/wait-for-result.js';
 export { ResultTimeoutError } from './producer/result-timeout-error.js';
 export type { SessionAdmin } from './producer/session-admin.js';
 export type { ScheduledTimer, TimerAddData, TimerAdmin, TimerOptions } from './producer/timer-admin.js';
-export type { TimerRecord, TimerStatus } from './store/timers.js';
+export type { TimerRecord, TimerStatus } from './core/ports/timer-store.js';
 export type { InputCounts, SessionStatsReport } from './producer/session-stats.js';
-export { cancelChannel, eventStreamKey, JOB, timerJobId, type JobName, type TimerJobData } from './producer/fleet-keys.js';
+export { cancelChannel, eventStreamKey, JOB, timerJobId, type JobName, type TimerJobData } from './fleet/fleet-keys.js';
 
 export * from './core/errors/index.js';
 
@@ -40,7 +40,7 @@ export type {
   StreamGap,
   StreamItem,
   EventSubscription,
-} from './events/fleet-events.js';
+} from './fleet/fleet-events.js';
 export type { LoopEvent, LoopEventType } from './core/events/loop-events.js';
 
 export type { InputOverrides } from './core/agent-profile.js';

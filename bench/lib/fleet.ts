@@ -16,8 +16,8 @@ import { currentTimeTool, ToolRegistry, type AnyToolDefinition } from '../../src
 import { systemClock } from '../../src/core/ports/clock.js';
 import { ScriptedLlm, type ScriptedReply } from '../../src/llm/scripted-llm.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { BatchQueue } from '../../src/store/batch-queue.js';
-import { quoteIdent, runMigrations } from '../../src/store/migrate.js';
+import { BatchQueue } from '../../src/store/batching/batch-queue.js';
+import { quoteIdent, runMigrations } from '../../src/store/postgres/migrate.js';
 import { applyHeapGrowth } from '../../src/worker/heap-growth.js';
 import { startWorker, type RunningWorker, type StartWorkerOptions } from '../../src/worker/start-worker.js';
 import { maxSemiSpaceMb, WORKER_NODE_FLAGS, WORKER_SEMI_SPACE_MB } from '../../src/worker/young-generation.js';

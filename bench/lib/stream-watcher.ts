@@ -17,7 +17,7 @@ import type { Redis } from 'ioredis';
 import { ChannelSubscriptions } from '../../src/events/channel-subscriptions.js';
 import { readSessionEvents } from '../../src/events/event-subscriber.js';
 import { NotifiedTails } from '../../src/events/notified-tails.js';
-import { tailChannel } from '../../src/producer/fleet-keys.js';
+import { tailChannel } from '../../src/fleet/fleet-keys.js';
 
 /** How the watcher follows its streams: `shared` (the queue's tails, the default) or `blocking`. */
 export type FollowMode = 'shared' | 'blocking';

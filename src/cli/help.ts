@@ -1,5 +1,5 @@
 import { MAX_ABORT_REASON_LENGTH, MAX_INTERACTION_ID_LENGTH } from '../core/input-payload.js';
-import { MAX_TIMER_DELAY_DAYS } from '../store/timers.js';
+import { MAX_TIMER_DELAY_DAYS } from '../fleet/timer-limits.js';
 import { HISTORY_LIMIT, HISTORY_PAGE } from './commands/history.js';
 import { TAIL_LIMIT } from './commands/tail.js';
 import { TIMER_EVERY, TIMER_IN } from './commands/timers.js';

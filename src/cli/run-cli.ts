@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isLoopfleetError } from '../core/errors/index.js';
-import { packageRoot } from '../store/package-paths.js';
+import { packageRoot } from '../store/postgres/package-paths.js';
 import { EXIT, type CliIo } from './cli-io.js';
 import { CliUsageError } from './command-line.js';
 import { abortPendingCommand } from './commands/abort-pending.js';

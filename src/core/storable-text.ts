@@ -4,7 +4,7 @@
  * echoing bytes. Refusing such a step would fail the caller's input for what a tool or the model
  * wrote (and after the tool's effect), so the loop commits them with each replaced by U+FFFD, the
  * replacement character. A caller's own input is different: one with them is refused when it is
- * accepted (`input.invalid`, `src/store/arguments.ts`).
+ * accepted (`input.invalid`, `src/core/json-text.ts`).
  */
 const REPLACEMENT = '\uFFFD';
 

@@ -1,4 +1,4 @@
-import type { FleetEvent } from './fleet-events.js';
+import type { FleetEvent } from '../fleet/fleet-events.js';
 
 /** An event waiting to be written, with the input it belongs to. */
 export interface PendingEvent {

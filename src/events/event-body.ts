@@ -1,4 +1,4 @@
-import type { FleetEvent } from './fleet-events.js';
+import type { FleetEvent } from '../fleet/fleet-events.js';
 
 /**
  * The `data` field of a stream entry (DESIGN.md §4.7), built in two halves because the per-session

@@ -1,13 +1,13 @@
 import type { Redis } from 'ioredis';
 import { StateConflictError } from '../core/errors/index.js';
-import { eventDeletedKey, eventFinishedKey, eventSeqKey, eventStreamKey } from '../producer/fleet-keys.js';
+import { eventDeletedKey, eventFinishedKey, eventSeqKey, eventStreamKey } from '../fleet/fleet-keys.js';
 import {
   resolveEventPublisherOptions,
   type EventPublishErrorContext,
   type EventPublisherConfig,
   type EventPublisherOptions,
 } from './event-publisher-options.js';
-import type { FleetEvent } from './fleet-events.js';
+import type { FleetEvent } from '../fleet/fleet-events.js';
 import { EventWriter } from './event-writer.js';
 import { publishEventsCommand, rejectInFlightOnClose } from './publish-events-script.js';
 import { PublisherRunSink, type RunEventSink, type SinkHost } from './run-event-sink.js';

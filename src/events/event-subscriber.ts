@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
 import { InfrastructureError, isLoopfleetError } from '../core/errors/index.js';
 import { whileLinked, type LinkedIteration } from '../core/linked-signal.js';
-import { eventStreamKey } from '../producer/fleet-keys.js';
-import type { StreamEvent, StreamGap, StreamItem } from './fleet-events.js';
+import { eventStreamKey } from '../fleet/fleet-keys.js';
+import type { StreamEvent, StreamGap, StreamItem } from '../fleet/fleet-events.js';
 import { AbortableReads, closeConnection, ReadAborted } from './dedicated-connection.js';
 import { parseStreamEntry, type RawStreamEntry, type RawXReadReply } from './stream-entry.js';
 import { detectGap, SeqGapTracker } from './stream-gap.js';

@@ -10,7 +10,7 @@ export type {
   StreamEvent,
   StreamGap,
   StreamItem,
-} from './fleet-events.js';
+} from '../fleet/fleet-events.js';
 export { publisherConnection, RedisEventPublisher } from './event-publisher.js';
 export {
   EVENT_PUBLISHER_DEFAULTS,

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { tailChannel } from '../producer/fleet-keys.js';
+import { tailChannel } from '../fleet/fleet-keys.js';
 import type { ChannelListener, ChannelListening, ChannelSubscriptions } from './channel-subscriptions.js';
 import { closeConnection } from './dedicated-connection.js';
 import { blockingTail, type OpenTail, type StreamTail, type TailReads } from './event-subscriber.js';

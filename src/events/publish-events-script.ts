@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Command, type Redis } from 'ioredis';
 import { InfrastructureError, LeaseLostError } from '../core/errors/index.js';
-import { FINISH_CHANNEL_SUFFIX, TAIL_CHANNEL_SUFFIX } from '../producer/fleet-keys.js';
+import { FINISH_CHANNEL_SUFFIX, TAIL_CHANNEL_SUFFIX } from '../fleet/fleet-keys.js';
 import type { EncodedEvent } from './event-body.js';
 
 /**

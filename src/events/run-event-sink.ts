@@ -1,6 +1,6 @@
 import { StateConflictError, toLoopfleetError } from '../core/errors/index.js';
 import type { EventSink } from '../core/ports/event-sink.js';
-import type { FleetEvent } from './fleet-events.js';
+import type { FleetEvent } from '../fleet/fleet-events.js';
 
 /**
  * The event sink of one run (one input of one session), handed to the agent loop. `emit` is

@@ -3,7 +3,7 @@ import { DeltaCoalescer, type ReleasedEvent } from './delta-coalescer.js';
 import { encodeEvent, envelopeHead, type EncodedEvent } from './event-body.js';
 import type { EventPublishErrorContext, EventPublisherConfig } from './event-publisher-options.js';
 import { MAX_CALL_CHARS, type EventWriter, type WritingChannel } from './event-writer.js';
-import type { FleetEvent } from './fleet-events.js';
+import type { FleetEvent } from '../fleet/fleet-events.js';
 import { expiryRefreshMs, type PublishTarget, type SessionBatch } from './publish-events-script.js';
 
 /** Counters shared by every channel of one publisher. */

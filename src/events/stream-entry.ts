@@ -1,4 +1,4 @@
-import type { StreamEvent } from './fleet-events.js';
+import type { StreamEvent } from '../fleet/fleet-events.js';
 
 /** One entry as ioredis returns it from XREAD/XRANGE: its id and its fields as a flat name/value list. */
 export type RawStreamEntry = [id: string, fields: string[]];

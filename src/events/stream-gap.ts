@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { StreamEvent, StreamGap } from './fleet-events.js';
+import type { StreamEvent, StreamGap } from '../fleet/fleet-events.js';
 import { isMalformed } from './stream-entry.js';
 import { compareStreamIds, FROM_START } from './stream-id.js';
 

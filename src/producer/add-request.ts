@@ -1,9 +1,9 @@
 import type { InputOverrides } from '../core/agent-profile.js';
 import { InputInvalidError } from '../core/errors/index.js';
 import type { SendPayload } from '../core/input-payload.js';
-import { assertNewSessionId } from '../core/session-id.js';
+import { assertNewSessionId } from '../fleet/session-id.js';
 import { INPUT_MODES, type InputMode } from '../core/session-types.js';
-import type { AcceptRequest } from './accept-input.js';
+import type { AcceptRequest } from '../fleet/accept-input.js';
 
 /** What `SessionQueue.add` accepts as its first argument (the BullMQ job name of the raw path). */
 export type AddKind = 'send' | 'resume';

@@ -1,7 +1,7 @@
 import type { ChannelListening, ChannelSubscriptions } from '../events/channel-subscriptions.js';
-import type { StreamEvent } from '../events/fleet-events.js';
+import type { StreamEvent } from '../fleet/fleet-events.js';
 import { parseStreamEntry } from '../events/stream-entry.js';
-import { finishChannel } from './fleet-keys.js';
+import { finishChannel } from '../fleet/fleet-keys.js';
 
 /** What a {@link FinishNotices} listener is told. */
 export interface FinishListener {

@@ -1,9 +1,9 @@
 import type { Redis } from 'ioredis';
 import { isLoopfleetError } from '../core/errors/index.js';
 import { linkedSignal, whileLinked, type LinkedIteration } from '../core/linked-signal.js';
-import type { SessionStore } from '../core/ports/session-store.js';
+import type { ClientStore } from '../core/ports/client-store.js';
 import { followSessionEvents, readRange, type OpenTail } from '../events/event-subscriber.js';
-import type { StreamEvent, StreamGap, StreamItem } from '../events/fleet-events.js';
+import type { StreamEvent, StreamGap, StreamItem } from '../fleet/fleet-events.js';
 import { FROM_START } from '../events/stream-id.js';
 import { abortableDelay } from './abortable-delay.js';
 import { readSettledOutcome } from './read-outcome.js';
@@ -18,7 +18,7 @@ export interface InputEventsOptions {
 
 /** What following one input's events needs from the queue. */
 export interface InputEventsDeps {
-  store: SessionStore;
+  store: ClientStore;
   redis: Redis;
   queueName: string;
   /** How the stream is followed past the start (the queue's shared tails); default a blocked connection of its own. */

@@ -1,5 +1,5 @@
 import type { AcceptedInput } from '../core/ports/session-store.js';
-import type { EventSubscription } from '../events/fleet-events.js';
+import type { EventSubscription } from '../fleet/fleet-events.js';
 import type { InputEventsOptions } from './input-events.js';
 import type { InputOutcome } from './input-outcome.js';
 import type { ResultOptions } from './wait-for-result.js';

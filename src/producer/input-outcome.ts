@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { InputRecord, InputResult, InputStatus, RunOutcome, Usage } from '../core/session-types.js';
 import { inputResultObjectSchema } from '../store/rows/input-row.js';
-import type { StreamEvent } from '../events/fleet-events.js';
+import type { StreamEvent } from '../fleet/fleet-events.js';
 
 /**
  * The terminal outcome of one input (DESIGN.md I6), whether read from its `input_finished` event or

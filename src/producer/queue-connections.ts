@@ -5,18 +5,23 @@ import { ChannelSubscriptions } from '../events/channel-subscriptions.js';
 import { closeConnection } from '../events/dedicated-connection.js';
 import { publisherConnection, RedisEventPublisher } from '../events/event-publisher.js';
 import { NotifiedTails } from '../events/notified-tails.js';
+import type { ClientStore } from '../core/ports/client-store.js';
 import { guardStore } from '../core/ports/guard-store.js';
-import { createPgPool } from '../store/pool.js';
+import { createPgPool } from '../store/postgres/pool.js';
 import { PostgresSessionStore } from '../store/postgres-session-store.js';
+import { PostgresTimerStore } from '../store/timers/postgres-timer-store.js';
+import type { TimerStore } from '../core/ports/timer-store.js';
 import { FinishNotices } from './finish-notices.js';
 import type { ResolvedQueueOptions } from './session-queue-options.js';
-import { settleWithin } from './settle-within.js';
+import { settleWithin } from '../fleet/settle-within.js';
 
 /** What a {@link SessionQueue} talks to: the store on Postgres, Redis, the BullMQ queue and an event publisher. */
 export interface QueueConnections {
   pool: pg.Pool;
   /** Its failures that are not typed (connection, SQL) reach the caller as `system.infrastructure`. */
-  store: PostgresSessionStore;
+  store: ClientStore;
+  /** The timer rows; failures unwrapped (the timer admin wraps each call). */
+  timers: TimerStore;
   redis: Redis;
   queue: Queue;
   publisher: RedisEventPublisher;
@@ -80,6 +85,7 @@ export function openQueueConnections(options: ResolvedQueueOptions): QueueConnec
   return {
     pool,
     store: guardStore(new PostgresSessionStore(pool, { batch: options.batch })),
+    timers: new PostgresTimerStore(pool),
     redis,
     queue,
     publisher,

@@ -1,5 +1,5 @@
 import { InputInvalidError, SessionNotFoundError } from '../core/errors/index.js';
-import type { SessionStore } from '../core/ports/session-store.js';
+import type { ClientStore } from '../core/ports/client-store.js';
 import { outcomeFromRecord, type InputOutcome } from './input-outcome.js';
 
 /**
@@ -7,7 +7,7 @@ import { outcomeFromRecord, type InputOutcome } from './input-outcome.js';
  * Throws `session.not_found` when the session is gone and `input.invalid` when it has no such input,
  * because waiting for either would never end.
  */
-export async function readSettledOutcome(store: SessionStore, sessionId: string, seq: number): Promise<InputOutcome | null> {
+export async function readSettledOutcome(store: ClientStore, sessionId: string, seq: number): Promise<InputOutcome | null> {
   const record = await store.getInput(sessionId, seq);
   if (record !== null) return outcomeFromRecord(record);
   if ((await store.getSession(sessionId)) === null) {

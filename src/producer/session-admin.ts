@@ -1,11 +1,12 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { CreateSessionParams, SessionStore } from '../core/ports/session-store.js';
-import { assertSessionId } from '../core/session-id.js';
+import type { ClientStore } from '../core/ports/client-store.js';
+import type { CreateSessionParams } from '../core/ports/session-store.js';
+import { assertSessionId } from '../fleet/session-id.js';
 import type { SessionRecord } from '../core/session-types.js';
 import { EVENT_PUBLISHER_DEFAULTS } from '../events/event-publisher-options.js';
-import { eventDeletedKey, eventFinishedKey, eventSeqKey, eventStreamKey } from './fleet-keys.js';
-import { attemptWithin } from './settle-within.js';
+import { eventDeletedKey, eventFinishedKey, eventSeqKey, eventStreamKey } from '../fleet/fleet-keys.js';
+import { attemptWithin } from '../fleet/settle-within.js';
 
 /**
  * `queue.sessions`: explicit session management. Sessions are also created on the fly by the first
@@ -15,7 +16,7 @@ import { attemptWithin } from './settle-within.js';
 export class SessionAdmin {
   constructor(
     private readonly deps: {
-      store: SessionStore;
+      store: ClientStore;
       redis: Redis;
       queueName: string;
       logger: Logger | null;

@@ -5,7 +5,7 @@ import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL } from '../config/env-schema.js
 import { REDIS_DATABASE_PATH, url as urlRule } from '../config/env-variable.js';
 import { ConfigInvalidError } from '../core/errors/index.js';
 import { MAX_TIMER_MS } from '../core/ports/clock.js';
-import { hasStoreTypes } from '../store/pool.js';
+import { hasStoreTypes } from '../store/postgres/pool.js';
 
 /**
  * Options of {@link SessionQueue}. Connections are either given (`pool`, `redis`: the caller keeps

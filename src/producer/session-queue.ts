@@ -4,14 +4,14 @@ import { InfrastructureError, InputInvalidError, SessionNotFoundError, StateConf
 import type { StoredMessage } from '../core/messages.js';
 import type { LoadHistoryOptions } from '../core/ports/session-store.js';
 import { whileLinked } from '../core/linked-signal.js';
-import { assertNewSessionId, assertSessionId } from '../core/session-id.js';
+import { assertNewSessionId, assertSessionId } from '../fleet/session-id.js';
 import { followSessionEvents, readNewest } from '../events/event-subscriber.js';
-import type { EventSubscription } from '../events/fleet-events.js';
+import type { EventSubscription } from '../fleet/fleet-events.js';
 import { assertCursor, ONLY_NEW } from '../events/stream-id.js';
-import { resolveHistoryOptions } from '../store/history-options.js';
-import { acceptAndKick } from './accept-input.js';
+import { resolveHistoryOptions } from '../store/history/history-options.js';
+import { acceptAndKick } from '../fleet/accept-input.js';
 import { toAcceptRequest, type AddData, type AddKind, type AddOptions } from './add-request.js';
-import { cancelChannel } from './fleet-keys.js';
+import { cancelChannel } from '../fleet/fleet-keys.js';
 import { createInputHandle, type HandleBackend, type InputHandle } from './input-handle.js';
 import { inputEvents, type InputEventsOptions } from './input-events.js';
 import type { InputOutcome } from './input-outcome.js';
@@ -19,7 +19,7 @@ import { openQueueConnections, type QueueConnections } from './queue-connections
 import { SessionAdmin } from './session-admin.js';
 import { resolveSessionQueueOptions, type ResolvedQueueOptions, type SessionQueueOptions } from './session-queue-options.js';
 import { readSessionStats, type SessionStatsReport } from './session-stats.js';
-import { attemptWithin } from './settle-within.js';
+import { attemptWithin } from '../fleet/settle-within.js';
 import { TimerAdmin, type ScheduledTimer, type TimerAddData } from './timer-admin.js';
 import { waitForResult, type ResultOptions } from './wait-for-result.js';
 
@@ -76,7 +76,7 @@ export class SessionQueue {
       },
     });
     this.timers = new TimerAdmin({
-      pool: this.#conn.pool,
+      timers: this.#conn.timers,
       queue: this.#conn.queue,
       logger: this.#options.logger,
       redisTimeoutMs: this.#options.redisTimeoutMs,

@@ -1,5 +1,5 @@
 import { SessionNotFoundError } from '../core/errors/index.js';
-import type { SessionStore } from '../core/ports/session-store.js';
+import type { ClientStore } from '../core/ports/client-store.js';
 import { INPUT_STATUSES, type InputStatus, type SessionStats, type SessionStatus } from '../core/session-types.js';
 
 /** How many of a session's inputs are in each status, and in all. */
@@ -21,7 +21,7 @@ export interface SessionStatsReport {
  * size of the inbox (the session row and one aggregate — no input row crosses the wire). Throws
  * `session.not_found`.
  */
-export async function readSessionStats(store: SessionStore, sessionId: string): Promise<SessionStatsReport> {
+export async function readSessionStats(store: ClientStore, sessionId: string): Promise<SessionStatsReport> {
   // Both settle before this returns, so a caller that closes the pool next never strands the other.
   const [sessionRead, countsRead] = await Promise.allSettled([store.getSession(sessionId), store.countInputs(sessionId)]);
   if (sessionRead.status === 'rejected') throw sessionRead.reason;

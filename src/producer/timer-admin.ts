@@ -1,13 +1,12 @@
 import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
-import type pg from 'pg';
 import { InputInvalidError } from '../core/errors/index.js';
 import { guardedStoreCall as guarded } from '../core/ports/guard-store.js';
-import { assertSessionId } from '../core/session-id.js';
-import { cancelTimer, getTimer, listTimers, type ScheduleTimerParams, type TimerRecord } from '../store/timers.js';
+import { assertSessionId } from '../fleet/session-id.js';
+import type { ScheduleTimerParams, TimerRecord, TimerStore } from '../core/ports/timer-store.js';
 import { plainObject } from './add-request.js';
-import { scheduleAndArm } from './arm-timer.js';
-import { settleWithin } from './settle-within.js';
+import { scheduleAndArm } from '../fleet/arm-timer.js';
+import { settleWithin } from '../fleet/settle-within.js';
 
 /** What `timers.schedule` (and `add('timer', …)`) takes besides the session: exactly one of `delayMs` and `at`. */
 export interface TimerOptions {
@@ -41,7 +40,7 @@ const DATA_KEYS = new Set(['sessionId', ...OPTION_KEYS]);
 export class TimerAdmin {
   constructor(
     private readonly deps: {
-      pool: pg.Pool;
+      timers: TimerStore;
       queue: Queue;
       logger: Logger | null;
       /** Longest wait for Redis when setting the alarm, in milliseconds. */
@@ -74,7 +73,7 @@ export class TimerAdmin {
   /** One timer of a session, or null. */
   async get(sessionId: string, timerId: string): Promise<TimerRecord | null> {
     const id = assertSessionId(sessionId);
-    return this.deps.run(() => guarded('getTimer', getTimer(this.deps.pool, id, timerId)));
+    return this.deps.run(() => guarded('getTimer', this.deps.timers.getTimer(id, timerId)));
   }
 
   /** The session's armed timers, soonest first; `{ all: true }`: every timer it has (fired and cancelled too), newest first. At most 1,000. */
@@ -82,17 +81,17 @@ export class TimerAdmin {
     const id = assertSessionId(sessionId);
     const { all } = plainObject(options, 'list options', new Set(['all']));
     if (all !== undefined && typeof all !== 'boolean') throw new InputInvalidError('all must be a boolean');
-    return this.deps.run(() => guarded('listTimers', listTimers(this.deps.pool, id, { all: all === true })));
+    return this.deps.run(() => guarded('listTimers', this.deps.timers.listTimers(id, { all: all === true })));
   }
 
   /** Cancels an armed timer; false when the session has no armed timer under that id. A firing already delivered stays delivered. */
   async cancel(sessionId: string, timerId: string): Promise<boolean> {
     const id = assertSessionId(sessionId);
-    return this.deps.run(() => guarded('cancelTimer', cancelTimer(this.deps.pool, id, timerId)));
+    return this.deps.run(() => guarded('cancelTimer', this.deps.timers.cancelTimer(id, timerId)));
   }
 
   async #schedule(params: ScheduleTimerParams): Promise<ScheduledTimer> {
-    const { timer, duplicate, armed } = await scheduleAndArm(this.deps.pool, this.deps.queue, params);
+    const { timer, duplicate, armed } = await scheduleAndArm(this.deps.timers, this.deps.queue, params);
     const where = { sessionId: timer.sessionId, timerId: timer.timerId };
     const reported = armed.then((error) => {
       if (error !== null) this.deps.logger?.warn({ err: error, ...where }, 'timer scheduled; its alarm was not set (the sweeper will set it once it is overdue)');

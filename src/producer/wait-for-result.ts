@@ -1,14 +1,14 @@
 import type { Logger } from 'pino';
 import { CancelledError, InputInvalidError, isLoopfleetError } from '../core/errors/index.js';
-import type { SessionStore } from '../core/ports/session-store.js';
-import { assertSessionId } from '../core/session-id.js';
+import type { ClientStore } from '../core/ports/client-store.js';
+import { assertSessionId } from '../fleet/session-id.js';
 import { abortableDelay } from './abortable-delay.js';
 import type { FinishNotices } from './finish-notices.js';
 import { outcomeFromEvent, type InputOutcome } from './input-outcome.js';
 import { assertInputSeq, readSettledOutcome } from './read-outcome.js';
 import { ResultTimeoutError } from './result-timeout-error.js';
 import { SettleOnce } from './settle-once.js';
-import { attemptWithin } from './settle-within.js';
+import { attemptWithin } from '../fleet/settle-within.js';
 import { MAX_TIMER_MS } from '../core/ports/clock.js';
 
 /** Options of `result()`. */
@@ -21,7 +21,7 @@ export interface ResultOptions {
 
 /** What waiting for a result needs from the queue. */
 export interface ResultDeps {
-  store: SessionStore;
+  store: ClientStore;
   /** The queue's subscription to the sessions' finish announcements. */
   finishes: FinishNotices;
   /** How often Postgres is re-read while waiting for the announcement, in milliseconds. */

@@ -22,30 +22,30 @@ import type {
   StepCommitResult,
 } from '../core/ports/session-store.js';
 import type { InputRecord, SessionRecord, ToolCallRecord, UsageRoundRecord } from '../core/session-types.js';
-import { acceptInput } from './accept-input.js';
-import { acquireLease, acquireLeaseAndClaim } from './acquire-lease.js';
-import { claimNextInput } from './claim-next-input.js';
-import { clearCancel } from './clear-cancel.js';
-import { commitStep } from './commit-step.js';
-import { countInputs } from './count-inputs.js';
-import { createSession } from './create-session.js';
-import { deleteSession } from './delete-session.js';
-import { getInputById } from './get-input-by-id.js';
-import { getInput } from './get-input.js';
-import { getSession } from './get-session.js';
-import { loadRunState } from './load-run-state.js';
-import { getUsageRounds } from './get-usage-rounds.js';
-import { listInputs } from './list-inputs.js';
-import { loadHistory } from './load-history.js';
-import { loadOpenToolCalls } from './load-open-tool-calls.js';
-import { loadWindow } from './load-window.js';
-import { releaseLease } from './release-lease.js';
-import { renewLease } from './renew-lease.js';
-import { requestCancel } from './request-cancel.js';
-import { ReadBatcher } from './read-batcher.js';
-import type { BatchOptions } from './batch-queue.js';
-import { RowBatcher } from './row-batcher.js';
-import { WindowCache, type WindowCacheOptions } from './window-cache.js';
+import { acceptInput } from './inbox/accept-input.js';
+import { acquireLease, acquireLeaseAndClaim } from './lease/acquire-lease.js';
+import { claimNextInput } from './inbox/claim-next-input.js';
+import { clearCancel } from './inbox/clear-cancel.js';
+import { commitStep } from './steps/commit-step.js';
+import { countInputs } from './inbox/count-inputs.js';
+import { createSession } from './sessions/create-session.js';
+import { deleteSession } from './sessions/delete-session.js';
+import { getInputById } from './inbox/get-input-by-id.js';
+import { getInput } from './inbox/get-input.js';
+import { getSession } from './sessions/get-session.js';
+import { loadRunState } from './steps/load-run-state.js';
+import { getUsageRounds } from './sessions/get-usage-rounds.js';
+import { listInputs } from './inbox/list-inputs.js';
+import { loadHistory } from './history/load-history.js';
+import { loadOpenToolCalls } from './steps/load-open-tool-calls.js';
+import { loadWindow } from './steps/load-window.js';
+import { releaseLease } from './lease/release-lease.js';
+import { renewLease } from './lease/renew-lease.js';
+import { requestCancel } from './inbox/request-cancel.js';
+import { ReadBatcher } from './batching/read-batcher.js';
+import type { BatchOptions } from './batching/batch-queue.js';
+import { RowBatcher } from './batching/row-batcher.js';
+import { WindowCache, type WindowCacheOptions } from './steps/window-cache.js';
 
 /** Options of {@link PostgresSessionStore}. */
 export interface PostgresSessionStoreOptions {

@@ -1,6 +1,6 @@
 import { CancelledError, LeaseLostError, SessionNotFoundError } from '../core/errors/index.js';
 import type { ClaimedInput } from '../core/ports/session-store.js';
-import { kickSession } from '../producer/kick.js';
+import { kickSession } from '../fleet/kick.js';
 import { giveUpInput } from './give-up-input.js';
 import { keepLease } from './lease-keeper.js';
 import { linkedSignal } from '../core/linked-signal.js';

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { InputInvalidError } from '../core/errors/index.js';
-import { assertNewSessionId } from '../core/session-id.js';
+import { assertNewSessionId } from '../fleet/session-id.js';
 import { INPUT_MODES } from '../core/session-types.js';
-import { acceptAndKick } from '../producer/accept-input.js';
-import { MAX_ORIGIN_JOB_ID_LENGTH } from '../store/accept-input-validation.js';
+import { acceptAndKick } from '../fleet/accept-input.js';
+import { MAX_ORIGIN_JOB_ID_LENGTH } from '../fleet/input-id.js';
 import type { WorkerContext } from './worker-context.js';
 
 /** Raw-path job data (DESIGN.md §4.2), as any BullMQ client in any language sends it. */

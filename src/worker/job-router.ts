@@ -1,7 +1,7 @@
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { isLoopfleetError, JobUnknownError, type LoopfleetError } from '../core/errors/index.js';
-import { assertSessionId } from '../core/session-id.js';
-import { JOB } from '../producer/fleet-keys.js';
+import { assertSessionId } from '../fleet/session-id.js';
+import { JOB } from '../fleet/fleet-keys.js';
 import { drainSession } from './drain-session.js';
 import { ingestJob } from './ingest-job.js';
 import { sweep } from './sweep-job.js';

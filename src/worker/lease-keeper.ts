@@ -1,5 +1,5 @@
 import { LeaseLostError } from '../core/errors/index.js';
-import type { SessionStore } from '../core/ports/session-store.js';
+import type { FleetStore } from '../core/ports/fleet-store.js';
 
 export interface LeaseKeeper {
   /** Aborted with a `LeaseLostError` when a renewal finds the lease taken, or none succeeded for a TTL. */
@@ -25,7 +25,7 @@ export interface KeepLeaseOptions {
  * must not keep a run going past its lease.
  */
 export function keepLease(
-  store: SessionStore,
+  store: FleetStore,
   sessionId: string,
   token: number,
   ttlMs: number,

@@ -1,6 +1,6 @@
 import { TERMINAL_INPUT_STATUSES, type InputRecord } from '../core/session-types.js';
 import { parseStreamEntry, type RawStreamEntry } from '../events/stream-entry.js';
-import { eventFinishedKey, eventSeqKey, eventStreamKey } from '../producer/fleet-keys.js';
+import { eventFinishedKey, eventSeqKey, eventStreamKey } from '../fleet/fleet-keys.js';
 import type { WorkerContext } from './worker-context.js';
 
 /** Stream entries read back, newest first, before giving up on deciding (a trimmed or lost stream). */

@@ -1,6 +1,6 @@
 import type { ClaimedInput } from '../core/ports/session-store.js';
 import type { InputResult } from '../core/session-types.js';
-import type { FleetEvent } from '../events/fleet-events.js';
+import type { FleetEvent } from '../fleet/fleet-events.js';
 import { runInputOutcome, type RunOutcome } from '../core/loop/run-input.js';
 import { finishingCancel } from '../core/loop/run-outcomes.js';
 import { linkedSignal } from '../core/linked-signal.js';

@@ -16,10 +16,11 @@ import type { ToolRegistry } from '../core/tools/index.js';
 import { publisherConnection, RedisEventPublisher } from '../events/index.js';
 import { createLlm } from '../llm/create-llm.js';
 import { loggerFromConfig } from '../observability/logger.js';
-import { cancelChannel } from '../producer/fleet-keys.js';
-import { createPgPool } from '../store/pool.js';
+import { cancelChannel } from '../fleet/fleet-keys.js';
+import { createPgPool } from '../store/postgres/pool.js';
 import { PostgresSessionStore } from '../store/postgres-session-store.js';
-import { readBacklog } from '../store/read-backlog.js';
+import { PostgresTimerStore } from '../store/timers/postgres-timer-store.js';
+import { PostgresUpkeepStore } from '../store/upkeep/postgres-upkeep-store.js';
 import { CancelRegistry } from './cancel-registry.js';
 import { closeWorker, RunningJobs, type WorkerConnections } from './close-worker.js';
 import { dependencyChecks, startHealthServer } from './health-server.js';
@@ -84,7 +85,7 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
   // boundWhileStopping); up to WORKER_CONCURRENCY at once is expected, not a leak.
   setMaxListeners(0, shutdown.signal, stopping.signal);
   const ctx = workerContext(config, options, { workerId, logger, llm, tools, hooks, profile, connections, stopping: stopping.signal, shutdown: shutdown.signal });
-  timers.bind({ pool: connections.pool, queue: ctx.queue, logger });
+  timers.bind({ timers: ctx.timers, queue: ctx.queue, logger });
   const jobs = new RunningJobs();
   let accepting = true;
   let worker: Worker | null = null;
@@ -186,12 +187,14 @@ function workerContext(config: ResolvedConfig, options: StartWorkerOptions, part
   const { connections, logger } = parts;
   const postgres = new PostgresSessionStore(connections.pool, { batch: config.worker.batch, windowCache: config.worker.windowCache });
   const store = options.wrapStore?.(postgres) ?? postgres;
+  const upkeep = new PostgresUpkeepStore(connections.pool);
   return {
     workerId: parts.workerId,
     queueName: config.queueName,
     settings: drainSettings(config, options.settings),
     store,
-    pool: connections.pool,
+    timers: new PostgresTimerStore(connections.pool),
+    upkeep,
     queue: connections.queue,
     redis: connections.redis,
     publisher: connections.publisher,
@@ -211,7 +214,7 @@ function workerContext(config: ResolvedConfig, options: StartWorkerOptions, part
       concurrency: config.worker.concurrency,
       isTool: (name) => parts.tools.has(name),
       events: () => connections.publisher,
-      backlog: () => readBacklog(connections.pool),
+      backlog: () => upkeep.readBacklog(),
       queueJobs: () => connections.queue.getJobCounts(...QUEUE_JOB_STATES),
     }),
     logger: logger.child({ workerId: parts.workerId }),

@@ -1,8 +1,7 @@
-import { armTimer } from '../producer/arm-timer.js';
-import { drainDedupId, JOB, timerJobId } from '../producer/fleet-keys.js';
-import { kickSession } from '../producer/kick.js';
-import { findStrandedSessions } from '../store/find-stranded-sessions.js';
-import { findOverdueTimers, type TimerRecord } from '../store/timers.js';
+import { armTimer } from '../fleet/arm-timer.js';
+import { drainDedupId, JOB, timerJobId } from '../fleet/fleet-keys.js';
+import { kickSession } from '../fleet/kick.js';
+import type { TimerRecord } from '../core/ports/timer-store.js';
 import type { WorkerContext } from './worker-context.js';
 
 /**
@@ -36,14 +35,14 @@ export interface SweepReport {
  * deduplication keys that would otherwise swallow every future kick.
  */
 export async function sweep(ctx: WorkerContext, limit = 500): Promise<SweepReport> {
-  const sessions = await findStrandedSessions(ctx.pool, { graceMs: ctx.settings.sweepGraceMs, limit });
+  const sessions = await ctx.upkeep.findStrandedSessions({ graceMs: ctx.settings.sweepGraceMs, limit });
   const report: SweepReport = { stranded: sessions.length, kicked: 0, strayKeysRemoved: 0, timersRearmed: 0 };
   for (const sessionId of sessions) {
     if (await removeStrayDedupKey(ctx, sessionId)) report.strayKeysRemoved += 1;
     await kickSession(ctx.queue, sessionId);
     report.kicked += 1;
   }
-  for (const timer of await findOverdueTimers(ctx.pool, { graceMs: ctx.settings.sweepGraceMs, limit })) {
+  for (const timer of await ctx.timers.findOverdueTimers({ graceMs: ctx.settings.sweepGraceMs, limit })) {
     if (await rearmTimer(ctx, timer)) report.timersRearmed += 1;
   }
   if (report.stranded > 0 || report.timersRearmed > 0) ctx.logger.info({ ...report }, 'sweeper repaired stranded sessions and timers');

@@ -2,13 +2,15 @@ import { z } from 'zod';
 import { InputInvalidError, InternalError, isLoopfleetError, toLoopfleetError } from '../core/errors/index.js';
 import type { AcceptedInput } from '../core/ports/session-store.js';
 import { linkedSignal } from '../core/linked-signal.js';
-import { assertSessionId } from '../core/session-id.js';
-import { acceptAndKick } from '../producer/accept-input.js';
-import { armTimer } from '../producer/arm-timer.js';
-import { attemptWithin } from '../producer/settle-within.js';
-import type { TimerJobData } from '../producer/fleet-keys.js';
-import type { FleetEvent } from '../events/fleet-events.js';
-import { cancelTimer, getTimer, MAX_TIMER_DELAY_MS, postponeFiring, recordFiring, TIMER_ID_PATTERN, timerNoteProblem, type TimerRecord } from '../store/timers.js';
+import { assertSessionId } from '../fleet/session-id.js';
+import { acceptAndKick } from '../fleet/accept-input.js';
+import { armTimer } from '../fleet/arm-timer.js';
+import { attemptWithin } from '../fleet/settle-within.js';
+import type { TimerJobData } from '../fleet/fleet-keys.js';
+import type { FleetEvent } from '../fleet/fleet-events.js';
+import type { TimerRecord } from '../core/ports/timer-store.js';
+import { TIMER_ID_PATTERN } from '../fleet/timer-id.js';
+import { MAX_TIMER_DELAY_MS, timerNoteProblem } from '../fleet/timer-limits.js';
 import type { WorkerContext } from './worker-context.js';
 
 const timerJobSchema = z
@@ -48,7 +50,7 @@ export async function fireTimerJob(ctx: WorkerContext, data: unknown): Promise<T
     throw new InputInvalidError(`invalid timer job data: ${issue?.path.join('.') || 'data'}: ${issue?.message ?? 'invalid'}`);
   }
   const job: TimerJobData = Object.assign({}, parsed.data, { sessionId: assertSessionId(parsed.data.sessionId) });
-  const timer = await getTimer(ctx.pool, job.sessionId, job.timerId);
+  const timer = await ctx.timers.getTimer(job.sessionId, job.timerId);
   if (timer === null || timer.status !== 'armed' || timer.fireCount !== job.fireCount) return { outcome: 'stale', timerId: job.timerId };
   // Set by a clock ahead of this one: wait for the time the row says, not the alarm's.
   if (timer.dueAt.getTime() > ctx.clock.now() + EARLY_TOLERANCE_MS) return { outcome: 'early', timerId: job.timerId, dueAt: timer.dueAt.getTime() };
@@ -78,7 +80,7 @@ export async function fireTimerJob(ctx: WorkerContext, data: unknown): Promise<T
       }
       // The timer's own note (over LOOPFLEET_MAX_INPUT_BYTES) would be refused at every alarm: the
       // timer is cancelled rather than left armed and overdue for the sweeper forever.
-      await cancelTimer(ctx.pool, job.sessionId, job.timerId);
+      await ctx.timers.cancelTimer(job.sessionId, job.timerId);
       await publishFired(ctx, job.sessionId, null, { timerId: job.timerId, fireCount: firing, outcome: 'error', error: { code: error.code, message: error.message } });
     }
     throw error;
@@ -146,11 +148,11 @@ async function applyDecision(ctx: WorkerContext, timer: TimerRecord, decision: E
     return { outcome: 'skipped', timerId };
   }
   if (decision.action === 'cancel') {
-    if (!(await cancelTimer(ctx.pool, sessionId, timerId))) return { outcome: 'stale', timerId };
+    if (!(await ctx.timers.cancelTimer(sessionId, timerId))) return { outcome: 'stale', timerId };
     await publishFired(ctx, sessionId, null, Object.assign({ outcome: 'cancelled' as const }, fired));
     return { outcome: 'cancelled', timerId };
   }
-  const postponed = await postponeFiring(ctx.pool, sessionId, timerId, fireCount, decision.delayMs);
+  const postponed = await ctx.timers.postponeFiring(sessionId, timerId, fireCount, decision.delayMs);
   if (postponed === null) return { outcome: 'stale', timerId };
   await publishFired(ctx, sessionId, null, Object.assign({ outcome: 'postponed' as const, dueAt: postponed.dueAt.toISOString() }, fired));
   return { outcome: 'postponed', timerId, dueAt: postponed.dueAt.getTime() };
@@ -161,7 +163,7 @@ async function applyDecision(ctx: WorkerContext, timer: TimerRecord, decision: E
  * null when a cancel or another firing came first.
  */
 async function recordAndRearm(ctx: WorkerContext, sessionId: string, timerId: string, fireCount: number): Promise<TimerRecord | null> {
-  const recorded = await recordFiring(ctx.pool, sessionId, timerId, fireCount);
+  const recorded = await ctx.timers.recordFiring(sessionId, timerId, fireCount);
   if (recorded?.status === 'armed') {
     try {
       await armTimer(ctx.queue, recorded, ctx.clock.now());

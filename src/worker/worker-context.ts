@@ -1,11 +1,12 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type pg from 'pg';
 import type { LoopDeps } from '../core/loop/run-context.js';
 import type { Clock } from '../core/ports/clock.js';
 import type { SessionStore } from '../core/ports/session-store.js';
-import type { FleetEvent } from '../events/fleet-events.js';
+import type { TimerStore } from '../core/ports/timer-store.js';
+import type { UpkeepStore } from '../core/ports/upkeep-store.js';
+import type { FleetEvent } from '../fleet/fleet-events.js';
 import type { CancelRegistry } from './cancel-registry.js';
 import type { WorkerMetrics } from './worker-metrics.js';
 
@@ -55,7 +56,10 @@ export interface WorkerContext {
   queueName: string;
   settings: DrainSettings;
   store: SessionStore;
-  pool: pg.Pool;
+  /** The timer rows (the timer job, the sweeper). */
+  timers: TimerStore;
+  /** The sweeper's stranded sessions and the backlog for `/metrics`. */
+  upkeep: UpkeepStore;
   /** Producer side of the queue, for kicks. */
   queue: Queue;
   /** The worker's command connection, for reading a session's event stream back. */

@@ -19,9 +19,9 @@
 import type { JobState } from 'bullmq';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { InputRecord, RunOutcome } from '../core/session-types.js';
-import { attemptWithin } from '../producer/settle-within.js';
-import type { FleetEvent } from '../events/fleet-events.js';
-import type { Backlog } from '../store/read-backlog.js';
+import { attemptWithin } from '../fleet/settle-within.js';
+import type { FleetEvent } from '../fleet/fleet-events.js';
+import type { Backlog } from '../core/ports/upkeep-store.js';
 import type { SweepReport } from './sweep-job.js';
 
 /** What {@link WorkerMetrics} reads at scrape time. */

@@ -1,11 +1,10 @@
 import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
-import type pg from 'pg';
 import { InfrastructureError } from '../core/errors/index.js';
 import { guardedStoreCall as guarded } from '../core/ports/guard-store.js';
 import type { AgentTimer, TimerPort } from '../core/ports/timers.js';
-import { scheduleAndArm } from '../producer/arm-timer.js';
-import { cancelTimer, listTimers } from '../store/timers.js';
+import { scheduleAndArm } from '../fleet/arm-timer.js';
+import type { TimerStore } from '../core/ports/timer-store.js';
 
 /**
  * The agent's timers (`schedule_wakeup`) on the worker: rows in Postgres, alarms on the worker's
@@ -13,15 +12,15 @@ import { cancelTimer, listTimers } from '../store/timers.js';
  * once the worker has them; a call before that is a `system.infrastructure` error.
  */
 export class WorkerTimers implements TimerPort {
-  #deps: { pool: pg.Pool; queue: Queue; logger: Logger } | null = null;
+  #deps: { timers: TimerStore; queue: Queue; logger: Logger } | null = null;
 
-  bind(deps: { pool: pg.Pool; queue: Queue; logger: Logger }): void {
+  bind(deps: { timers: TimerStore; queue: Queue; logger: Logger }): void {
     this.#deps = deps;
   }
 
   async schedule(params: { sessionId: string; timerId: string; delayMs: number; note: string; everyMs?: number }): Promise<AgentTimer> {
-    const { pool, queue, logger } = this.#bound();
-    const { timer, armed } = await scheduleAndArm(pool, queue, Object.assign({}, params, { createdBy: 'agent' as const }));
+    const { timers, queue, logger } = this.#bound();
+    const { timer, armed } = await scheduleAndArm(timers, queue, Object.assign({}, params, { createdBy: 'agent' as const }));
     // The row is the truth: an alarm not set now is set by the sweeper once the timer is overdue.
     const error = await armed;
     if (error !== null) logger.warn({ err: error, sessionId: timer.sessionId, timerId: timer.timerId }, 'timer scheduled by the agent; its alarm was not set (the sweeper will)');
@@ -29,14 +28,14 @@ export class WorkerTimers implements TimerPort {
   }
 
   async list(sessionId: string): Promise<AgentTimer[]> {
-    return guarded('listTimers', listTimers(this.#bound().pool, sessionId));
+    return guarded('listTimers', this.#bound().timers.listTimers(sessionId));
   }
 
   async cancel(sessionId: string, timerId: string): Promise<boolean> {
-    return guarded('cancelTimer', cancelTimer(this.#bound().pool, sessionId, timerId));
+    return guarded('cancelTimer', this.#bound().timers.cancelTimer(sessionId, timerId));
   }
 
-  #bound(): { pool: pg.Pool; queue: Queue; logger: Logger } {
+  #bound(): { timers: TimerStore; queue: Queue; logger: Logger } {
     if (this.#deps === null) throw new InfrastructureError('timers are not connected yet (the worker is starting)');
     return this.#deps;
   }

@@ -11,20 +11,20 @@
 import { afterAll, beforeAll, describe } from 'vitest';
 import type { SessionStore } from '../../src/core/ports/session-store.js';
 import { sessionIds, type ContractContext, type OpenedStore, type StoreFactory } from './contract-helpers.js';
-import { acceptInputScenarios } from './scenarios/accept-input.js';
-import { claimScenarios } from './scenarios/claim.js';
-import { compactionScenarios } from './scenarios/compaction.js';
-import { drainStartScenarios } from './scenarios/drain-start.js';
-import { fencingScenarios } from './scenarios/fencing.js';
-import { finishScenarios } from './scenarios/finish.js';
-import { historyPageScenarios } from './scenarios/history-pages.js';
-import { leaseScenarios } from './scenarios/lease.js';
-import { ledgerUsageScenarios } from './scenarios/ledger-usage.js';
-import { messageScenarios } from './scenarios/messages.js';
-import { pendingInputScenarios } from './scenarios/pending-inputs.js';
-import { queryScenarios } from './scenarios/queries.js';
-import { sessionScenarios } from './scenarios/sessions.js';
-import { steerScenarios } from './scenarios/steer.js';
+import { acceptInputScenarios } from './scenarios/client/accept-input.js';
+import { claimScenarios } from './scenarios/fleet/claim.js';
+import { compactionScenarios } from './scenarios/loop/compaction.js';
+import { drainStartScenarios } from './scenarios/fleet/drain-start.js';
+import { fencingScenarios } from './scenarios/fleet/fencing.js';
+import { finishScenarios } from './scenarios/loop/finish.js';
+import { historyPageScenarios } from './scenarios/client/history-pages.js';
+import { leaseScenarios } from './scenarios/fleet/lease.js';
+import { ledgerUsageScenarios } from './scenarios/loop/ledger-usage.js';
+import { messageScenarios } from './scenarios/loop/messages.js';
+import { pendingInputScenarios } from './scenarios/loop/pending-inputs.js';
+import { queryScenarios } from './scenarios/client/queries.js';
+import { sessionScenarios } from './scenarios/client/sessions.js';
+import { steerScenarios } from './scenarios/loop/steer.js';
 
 export type { OpenedStore, StoreFactory } from './contract-helpers.js';
 
@@ -52,19 +52,27 @@ export function sessionStoreContract(name: string, factory: StoreFactory): void 
       await opened?.close();
     });
 
-    sessionScenarios(ctx);
-    acceptInputScenarios(ctx);
-    leaseScenarios(ctx);
-    fencingScenarios(ctx);
-    claimScenarios(ctx);
-    drainStartScenarios(ctx);
-    messageScenarios(ctx);
-    ledgerUsageScenarios(ctx);
-    compactionScenarios(ctx);
-    steerScenarios(ctx);
-    finishScenarios(ctx);
-    pendingInputScenarios(ctx);
-    queryScenarios(ctx);
-    historyPageScenarios(ctx);
+    // Grouped by the port each scenario is about (ClientStore, FleetStore, LoopStore); every one runs
+    // on the whole store, since setting a scenario up takes the other ports too.
+    describe('client port', () => {
+      sessionScenarios(ctx);
+      acceptInputScenarios(ctx);
+      queryScenarios(ctx);
+      historyPageScenarios(ctx);
+    });
+    describe('fleet port', () => {
+      leaseScenarios(ctx);
+      fencingScenarios(ctx);
+      claimScenarios(ctx);
+      drainStartScenarios(ctx);
+    });
+    describe('loop port', () => {
+      messageScenarios(ctx);
+      ledgerUsageScenarios(ctx);
+      compactionScenarios(ctx);
+      steerScenarios(ctx);
+      finishScenarios(ctx);
+      pendingInputScenarios(ctx);
+    });
   });
 }

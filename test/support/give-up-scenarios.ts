@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import type { SessionStore } from '../../src/core/ports/session-store.js';
 import type { SessionStats, Usage } from '../../src/core/session-types.js';
-import type { FleetEvent } from '../../src/events/fleet-events.js';
+import type { FleetEvent } from '../../src/fleet/fleet-events.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { readSessionStats } from '../../src/producer/session-stats.js';
 import { giveUpInput } from '../../src/worker/give-up-input.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
-import { quoteIdent, runMigrations } from '../../src/store/migrate.js';
+import { quoteIdent, runMigrations } from '../../src/store/postgres/migrate.js';
 
 export interface TestDatabase {
   /** Connection string of this file's private, migrated database. */

@@ -1,5 +1,5 @@
 import { loadClientConfig, redactUrl } from '../../config/index.js';
-import { runMigrations } from '../../store/migrate.js';
+import { runMigrations } from '../../store/postgres/migrate.js';
 import { EXIT, type CliIo } from '../cli-io.js';
 import { parseCommandLine } from '../command-line.js';
 

@@ -3,7 +3,7 @@ import { INPUT_MODES, type InputMode } from '../../core/session-types.js';
 import type { InputHandle } from '../../producer/input-handle.js';
 import { outcomeFromEvent, type InputOutcome } from '../../producer/input-outcome.js';
 import { SessionQueue } from '../../producer/session-queue.js';
-import { INPUT_ID_PATTERN } from '../../store/accept-input-validation.js';
+import { INPUT_ID_PATTERN } from '../../fleet/input-id.js';
 import { EXIT, type CliIo } from '../cli-io.js';
 import { parseCommandLine } from '../command-line.js';
 

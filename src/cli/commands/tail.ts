@@ -1,4 +1,4 @@
-import type { StreamItem } from '../../events/fleet-events.js';
+import type { StreamItem } from '../../fleet/fleet-events.js';
 import { isStreamId, ONLY_NEW } from '../../events/stream-id.js';
 import { SessionQueue } from '../../producer/session-queue.js';
 import { EXIT, type CliIo } from '../cli-io.js';

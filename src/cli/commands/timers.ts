@@ -1,6 +1,8 @@
 import type { TimerOptions } from '../../producer/timer-admin.js';
 import { SessionQueue } from '../../producer/session-queue.js';
-import { MAX_TIMER_DELAY_DAYS, MAX_TIMER_DELAY_MS, MIN_TIMER_EVERY_MS, TIMER_ID_PATTERN, TIMER_ID_RULE, withinTimerRange, type TimerRecord } from '../../store/timers.js';
+import type { TimerRecord } from '../../core/ports/timer-store.js';
+import { TIMER_ID_PATTERN, TIMER_ID_RULE } from '../../fleet/timer-id.js';
+import { MAX_TIMER_DELAY_DAYS, MAX_TIMER_DELAY_MS, MIN_TIMER_EVERY_MS, withinTimerRange } from '../../fleet/timer-limits.js';
 import { EXIT, type CliIo } from '../cli-io.js';
 import { CliUsageError, parseCommandLine, parseIntegerOption } from '../command-line.js';
 

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acceptAndKick } from '../../../src/producer/accept-input.js';
+import { acceptAndKick } from '../../../src/fleet/accept-input.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
 
 const CLI_ENTRY = fileURLToPath(new URL('../../../src/cli/main.ts', import.meta.url));

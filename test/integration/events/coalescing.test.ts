@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisEventPublisher } from '../../../src/events/event-publisher.js';
-import type { FleetEvent } from '../../../src/events/fleet-events.js';
+import type { FleetEvent } from '../../../src/fleet/fleet-events.js';
 import { openEventsFixture, type EventsFixture } from './events-fixture.js';
 
 type Entry = [string, string[]];

@@ -1,9 +1,9 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeEvent } from '../../../src/events/event-body.js';
-import type { FleetEvent } from '../../../src/events/fleet-events.js';
+import type { FleetEvent } from '../../../src/fleet/fleet-events.js';
 import { publishEventsCommand, type PublishTarget } from '../../../src/events/publish-events-script.js';
-import { eventDeletedKey, eventFinishedKey, eventSeqKey, eventStreamKey } from '../../../src/producer/fleet-keys.js';
+import { eventDeletedKey, eventFinishedKey, eventSeqKey, eventStreamKey } from '../../../src/fleet/fleet-keys.js';
 import { SessionAdmin } from '../../../src/producer/session-admin.js';
 import { InMemorySessionStore } from '../../support/fakes/in-memory-session-store.js';
 import { openEventsFixture, type EventsFixture } from './events-fixture.js';

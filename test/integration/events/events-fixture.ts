@@ -3,9 +3,9 @@ import { Redis, type RedisOptions } from 'ioredis';
 import { expect, inject, vi } from 'vitest';
 import { ChannelSubscriptions } from '../../../src/events/channel-subscriptions.js';
 import { readSessionEvents, type ReadSessionEventsOptions } from '../../../src/events/event-subscriber.js';
-import type { FleetEvent, StreamItem } from '../../../src/events/fleet-events.js';
+import type { FleetEvent, StreamItem } from '../../../src/fleet/fleet-events.js';
 import { NotifiedTails } from '../../../src/events/notified-tails.js';
-import { tailChannel } from '../../../src/producer/fleet-keys.js';
+import { tailChannel } from '../../../src/fleet/fleet-keys.js';
 import { uniqueName } from '../../support/test-database.js';
 
 /** A completed input's `input_finished`, as a worker emits it (`steeredInto` for an input steered into another). */

@@ -2,9 +2,9 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { encodeEvent } from '../../../src/events/event-body.js';
 import { RedisEventPublisher } from '../../../src/events/event-publisher.js';
-import type { FleetEvent } from '../../../src/events/fleet-events.js';
+import type { FleetEvent } from '../../../src/fleet/fleet-events.js';
 import { expiryRefreshMs, FINISHES_KEPT, publishEventsCommand } from '../../../src/events/publish-events-script.js';
-import { eventDeletedKey, eventFinishedKey, eventSeqKey, eventStreamKey, finishChannel } from '../../../src/producer/fleet-keys.js';
+import { eventDeletedKey, eventFinishedKey, eventSeqKey, eventStreamKey, finishChannel } from '../../../src/fleet/fleet-keys.js';
 import { finishedEvent, openEventsFixture, type EventsFixture } from './events-fixture.js';
 
 type Entry = [string, string[]];

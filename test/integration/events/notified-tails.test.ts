@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ChannelSubscriptions } from '../../../src/events/channel-subscriptions.js';
 import { RedisEventPublisher } from '../../../src/events/event-publisher.js';
 import { readSessionEvents } from '../../../src/events/event-subscriber.js';
-import type { FleetEvent, StreamItem } from '../../../src/events/fleet-events.js';
+import type { FleetEvent, StreamItem } from '../../../src/fleet/fleet-events.js';
 import { NotifiedTails, parseTailMessage } from '../../../src/events/notified-tails.js';
-import { eventStreamKey, tailChannel } from '../../../src/producer/fleet-keys.js';
+import { eventStreamKey, tailChannel } from '../../../src/fleet/fleet-keys.js';
 import { finishedEvent, namedClients, openEventsFixture, openSharedTails, take, waitUntilBlocked, type EventsFixture, type SharedTails } from './events-fixture.js';
 
 const round = (roundIndex: number): FleetEvent => ({ type: 'round_started', roundIndex });

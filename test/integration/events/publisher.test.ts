@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { publisherConnection, RedisEventPublisher } from '../../../src/events/event-publisher.js';
 import type { EventPublishErrorContext } from '../../../src/events/event-publisher-options.js';
-import type { FleetEvent } from '../../../src/events/fleet-events.js';
+import type { FleetEvent } from '../../../src/fleet/fleet-events.js';
 import { expiryRefreshMs } from '../../../src/events/publish-events-script.js';
 import { openEventsFixture, type EventsFixture } from './events-fixture.js';
 

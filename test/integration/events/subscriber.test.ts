@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RedisEventPublisher } from '../../../src/events/event-publisher.js';
 import { lastEventId, readRange, readSessionEvents, type ReadSessionEventsOptions } from '../../../src/events/event-subscriber.js';
-import type { FleetEvent, StreamItem } from '../../../src/events/fleet-events.js';
+import type { FleetEvent, StreamItem } from '../../../src/fleet/fleet-events.js';
 import { namedClients, openEventsFixture, openSharedTails, take, waitUntilBlocked, type EventsFixture, type SharedTails } from './events-fixture.js';
 
 const round = (roundIndex: number): FleetEvent => ({ type: 'round_started', roundIndex });

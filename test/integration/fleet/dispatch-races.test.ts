@@ -1,8 +1,8 @@
 import { Worker as BullWorker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScriptedLlm } from '../../../src/llm/scripted-llm.js';
-import { acceptAndKick } from '../../../src/producer/accept-input.js';
-import { drainDedupId, JOB } from '../../../src/producer/fleet-keys.js';
+import { acceptAndKick } from '../../../src/fleet/accept-input.js';
+import { drainDedupId, JOB } from '../../../src/fleet/fleet-keys.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
 import { InstrumentedStore, queueEvents } from './fixtures/fleet-helpers.js';
 

@@ -1,8 +1,8 @@
 import { Redis, type Command } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ScriptedLlm } from '../../../src/llm/scripted-llm.js';
-import { acceptAndKick } from '../../../src/producer/accept-input.js';
-import { eventStreamKey } from '../../../src/producer/fleet-keys.js';
+import { acceptAndKick } from '../../../src/fleet/accept-input.js';
+import { eventStreamKey } from '../../../src/fleet/fleet-keys.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
 
 describe('fleet end to end (offline scripted model)', () => {

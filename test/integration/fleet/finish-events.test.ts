@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScriptedLlm } from '../../../src/llm/scripted-llm.js';
-import { acceptAndKick } from '../../../src/producer/accept-input.js';
+import { acceptAndKick } from '../../../src/fleet/accept-input.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
-import { eventFinishedKey, eventStreamKey } from '../../../src/producer/fleet-keys.js';
+import { eventFinishedKey, eventStreamKey } from '../../../src/fleet/fleet-keys.js';
 import { RedisEventPublisher } from '../../../src/events/event-publisher.js';
 import { createLogger } from '../../../src/observability/logger.js';
 import { republishLostFinishes } from '../../../src/worker/lost-finish-events.js';
@@ -10,7 +10,7 @@ import type { WorkerContext } from '../../../src/worker/worker-context.js';
 import { heldReply, InstrumentedStore, sessionEvents } from './fixtures/fleet-helpers.js';
 import type { SessionStore, StepCommit } from '../../../src/core/ports/session-store.js';
 import type { InputResult } from '../../../src/core/session-types.js';
-import type { FleetEvent } from '../../../src/events/fleet-events.js';
+import type { FleetEvent } from '../../../src/fleet/fleet-events.js';
 
 /**
  * I6 across a crash: `input_finished` is published after the input's terminal commit, so a holder

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kickSession } from '../../../src/producer/kick.js';
+import { kickSession } from '../../../src/fleet/kick.js';
 import { SessionQueue } from '../../../src/producer/session-queue.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
 import { GIVEN_UP_TOTALS, giveUpScenarios, RECORDED_USAGE, spentAndAbandoned, type GiveUpScenarioContext } from '../../support/give-up-scenarios.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ToolRegistry, type AnyToolDefinition, type ToolContext } from '../../../src/core/tools/index.js';
 import { ScriptedLlm } from '../../../src/llm/scripted-llm.js';
-import { acceptAndKick } from '../../../src/producer/accept-input.js';
+import { acceptAndKick } from '../../../src/fleet/accept-input.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
 import { deferred, drainOutcomes, sessionEvents } from './fixtures/fleet-helpers.js';
 

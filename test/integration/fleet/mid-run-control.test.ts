@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScriptedLlm } from '../../../src/llm/scripted-llm.js';
-import { acceptAndKick } from '../../../src/producer/accept-input.js';
-import { cancelChannel } from '../../../src/producer/fleet-keys.js';
+import { acceptAndKick } from '../../../src/fleet/accept-input.js';
+import { cancelChannel } from '../../../src/fleet/fleet-keys.js';
 import type { InputMode } from '../../../src/core/session-types.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
 import { heldReply, sessionEvents } from './fixtures/fleet-helpers.js';

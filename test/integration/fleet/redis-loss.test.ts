@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScriptedLlm } from '../../../src/llm/scripted-llm.js';
-import { acceptAndKick } from '../../../src/producer/accept-input.js';
+import { acceptAndKick } from '../../../src/fleet/accept-input.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
 import { heldReply } from './fixtures/fleet-helpers.js';
 import { PrivateRedis } from './fixtures/private-redis.js';

@@ -1,9 +1,9 @@
 import { Worker as BullWorker, UnrecoverableError, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { acceptAndKick } from '../../../src/producer/accept-input.js';
-import { drainDedupId, JOB } from '../../../src/producer/fleet-keys.js';
-import { kickSession } from '../../../src/producer/kick.js';
+import { acceptAndKick } from '../../../src/fleet/accept-input.js';
+import { drainDedupId, JOB } from '../../../src/fleet/fleet-keys.js';
+import { kickSession } from '../../../src/fleet/kick.js';
 import type { SweepReport } from '../../../src/worker/sweep-job.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
 import { queueEvents } from './fixtures/fleet-helpers.js';

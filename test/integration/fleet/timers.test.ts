@@ -2,10 +2,10 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { HookRegistry } from '../../../src/core/hooks/index.js';
 import { ScriptedLlm } from '../../../src/llm/scripted-llm.js';
-import { acceptAndKick } from '../../../src/producer/accept-input.js';
-import { eventStreamKey, JOB, timerJobId } from '../../../src/producer/fleet-keys.js';
+import { acceptAndKick } from '../../../src/fleet/accept-input.js';
+import { eventStreamKey, JOB, timerJobId } from '../../../src/fleet/fleet-keys.js';
 import { SessionQueue } from '../../../src/producer/session-queue.js';
-import { getTimer, listTimers } from '../../../src/store/timers.js';
+import { getTimer, listTimers } from '../../../src/store/timers/timer-queries.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
 import { runCliInProcess } from '../../support/run-cli-process.js';
 

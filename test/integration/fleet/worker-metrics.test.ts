@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScriptedLlm } from '../../../src/llm/scripted-llm.js';
-import { acceptAndKick } from '../../../src/producer/accept-input.js';
-import { readBacklog } from '../../../src/store/read-backlog.js';
+import { acceptAndKick } from '../../../src/fleet/accept-input.js';
+import { readBacklog } from '../../../src/store/upkeep/read-backlog.js';
 import type { RunningWorker } from '../../../src/worker/start-worker.js';
 import { QUEUE_JOB_STATES } from '../../../src/worker/worker-metrics.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';

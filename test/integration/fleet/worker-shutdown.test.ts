@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acceptAndKick } from '../../../src/producer/accept-input.js';
+import { acceptAndKick } from '../../../src/fleet/accept-input.js';
 import type { WorkerProcess } from '../../support/worker-process.js';
 import { sessionEvents } from './fixtures/fleet-helpers.js';
 import { ProcessFleet } from './fixtures/process-fleet.js';

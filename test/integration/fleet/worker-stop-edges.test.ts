@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScriptedLlm } from '../../../src/llm/scripted-llm.js';
 import { createLogger } from '../../../src/observability/logger.js';
-import { acceptAndKick } from '../../../src/producer/accept-input.js';
+import { acceptAndKick } from '../../../src/fleet/accept-input.js';
 import { startWorker } from '../../../src/worker/start-worker.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
 import { startTcpProxyTo, type TcpProxy } from '../../support/tcp-proxy.js';

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPgPool } from '../../../src/store/pool.js';
+import { createPgPool } from '../../../src/store/postgres/pool.js';
 import { PostgresSessionStore } from '../../../src/store/postgres-session-store.js';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database.js';
 import { checkEveryCrashPoint } from '../../unit/core/loop/crash-scenario.js';

@@ -2,8 +2,8 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ChannelSubscriptions } from '../../../src/events/channel-subscriptions.js';
 import { RedisEventPublisher } from '../../../src/events/event-publisher.js';
-import type { StreamEvent } from '../../../src/events/fleet-events.js';
-import { finishChannel } from '../../../src/producer/fleet-keys.js';
+import type { StreamEvent } from '../../../src/fleet/fleet-events.js';
+import { finishChannel } from '../../../src/fleet/fleet-keys.js';
 import { FinishNotices, type FinishListener } from '../../../src/producer/finish-notices.js';
 import { finishedEvent, openEventsFixture, type EventsFixture } from '../events/events-fixture.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventStreamKey } from '../../../src/producer/fleet-keys.js';
+import { eventStreamKey } from '../../../src/fleet/fleet-keys.js';
 import { SessionQueue } from '../../../src/producer/session-queue.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StreamItem } from '../../../src/events/fleet-events.js';
+import type { StreamItem } from '../../../src/fleet/fleet-events.js';
 import { SessionQueue } from '../../../src/producer/session-queue.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
 

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgPool, SessionQueue } from '../../../src/index.js';
-import type { StreamItem } from '../../../src/events/fleet-events.js';
+import type { StreamItem } from '../../../src/fleet/fleet-events.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
 
 /** The items up to and including the input's `input_finished`. */

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionStore } from '../../../src/core/ports/session-store.js';
 import { ScriptedLlm } from '../../../src/llm/scripted-llm.js';
-import { acceptAndKick } from '../../../src/producer/accept-input.js';
+import { acceptAndKick } from '../../../src/fleet/accept-input.js';
 import { ChannelSubscriptions } from '../../../src/events/channel-subscriptions.js';
 import { FinishNotices } from '../../../src/producer/finish-notices.js';
 import { ResultTimeoutError } from '../../../src/producer/result-timeout-error.js';

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StreamItem } from '../../../src/events/fleet-events.js';
+import type { StreamItem } from '../../../src/fleet/fleet-events.js';
 import { SessionQueue } from '../../../src/producer/session-queue.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
 import { Gates, routingLlm } from './routing-llm.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventDeletedKey, eventStreamKey } from '../../../src/producer/fleet-keys.js';
+import { eventDeletedKey, eventStreamKey } from '../../../src/fleet/fleet-keys.js';
 import { SessionQueue } from '../../../src/producer/session-queue.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
 import { Gates, routingLlm } from './routing-llm.js';

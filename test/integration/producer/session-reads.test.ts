@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { InputInvalidError, type LoadHistoryOptions } from '../../../src/index.js';
 import { SessionQueue } from '../../../src/producer/session-queue.js';
-import { MAX_HISTORY_PAGE } from '../../../src/store/history-options.js';
+import { MAX_HISTORY_PAGE } from '../../../src/store/history/history-options.js';
 import { uniqueName } from '../../support/test-database.js';
 import { openStoreFixture, queriesSent, seedLongHistory, type StoreFixture } from '../store/store-fixture.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLAIM_NEXT_INPUTS } from '../../../src/store/sql/claim-next-input.js';
+import { CLAIM_NEXT_INPUTS } from '../../../src/store/inbox/claim-next-input-sql.js';
 import { leasedSession, openStoreFixture, sessionId, type StoreFixture } from './store-fixture.js';
 
 describe('claimNextInput', () => {

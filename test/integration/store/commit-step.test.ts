@@ -4,7 +4,8 @@ import type { Message } from '../../../src/core/messages.js';
 import type { PendingState } from '../../../src/core/pending-state.js';
 import type { StepCommit } from '../../../src/core/ports/session-store.js';
 import type { InputResult } from '../../../src/core/session-types.js';
-import { commitStepStatement, type StepField, type StepParts } from '../../../src/store/sql/commit-step.js';
+import { commitStepStatement, type StepField } from '../../../src/store/steps/commit-step-sql.js';
+import type { StepParts } from '../../../src/store/steps/step-parts.js';
 import { assistant, countRows, leasedSession, openStoreFixture, runningSession, pollUntil, sessionCounters, sessionId, statementsSent, user, type StoreFixture } from './store-fixture.js';
 
 const pending: PendingState = {

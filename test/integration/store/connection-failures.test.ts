@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isStatementError, withConnection } from '../../../src/store/connection.js';
-import { createPgPool } from '../../../src/store/pool.js';
+import { isStatementError, withConnection } from '../../../src/store/postgres/connection.js';
+import { createPgPool } from '../../../src/store/postgres/pool.js';
 import { PostgresSessionStore } from '../../../src/store/postgres-session-store.js';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database.js';
 import { startTcpProxyTo, type TcpProxy } from '../../support/tcp-proxy.js';

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPgPool } from '../../../src/store/pool.js';
-import { withConnection } from '../../../src/store/connection.js';
+import { createPgPool } from '../../../src/store/postgres/pool.js';
+import { withConnection } from '../../../src/store/postgres/connection.js';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database.js';
 import { pollUntil } from './store-fixture.js';
 

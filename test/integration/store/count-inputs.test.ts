@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INPUT_STATUSES } from '../../../src/core/session-types.js';
-import { COUNT_INPUTS_SQL } from '../../../src/store/sql/count-inputs.js';
+import { COUNT_INPUTS_SQL } from '../../../src/store/inbox/count-inputs-sql.js';
 import { openStoreFixture, sessionId, statementsSent, type StoreFixture } from './store-fixture.js';
 
 interface PlanNode {

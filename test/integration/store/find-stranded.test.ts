@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findStrandedSessions } from '../../../src/store/find-stranded-sessions.js';
+import { findStrandedSessions } from '../../../src/store/upkeep/find-stranded-sessions.js';
 import { openStoreFixture, sessionId, type StoreFixture } from './store-fixture.js';
 
 describe('the sweeper query', () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ACTIVE_HISTORY_PAGE_SQL, HISTORY_PAGE_SQL } from '../../../src/store/sql/load-history.js';
-import { loadRunStateSql } from '../../../src/store/sql/load-run-state.js';
-import { LOAD_WINDOW_SQL } from '../../../src/store/sql/load-window.js';
+import { ACTIVE_HISTORY_PAGE_SQL, HISTORY_PAGE_SQL } from '../../../src/store/history/load-history-sql.js';
+import { loadRunStateSql } from '../../../src/store/steps/load-run-state-sql.js';
+import { LOAD_WINDOW_SQL } from '../../../src/store/steps/load-window-sql.js';
 import { openStoreFixture, sessionId, type StoreFixture } from './store-fixture.js';
 
 interface PlanNode {

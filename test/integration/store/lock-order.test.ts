@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ACCEPT_INPUTS } from '../../../src/store/sql/accept-input.js';
+import { ACCEPT_INPUTS } from '../../../src/store/inbox/accept-input-sql.js';
 import { backendsWaitingOnLocks, leasedSession, openStoreFixture, pollUntil, runningSession, type StoreFixture } from './store-fixture.js';
 
 /** Postgres's SQLSTATE for a transaction it aborted to break a deadlock. */
@@ -30,7 +30,7 @@ async function watchQueries(work: () => Promise<void>): Promise<{ sent: unknown[
 }
 
 /**
- * Batched statements lock `sessions` rows in session id order (src/store/sql/lock-sessions.ts), so a
+ * Batched statements lock `sessions` rows in session id order (src/store/fencing/lock-sessions-sql.ts), so a
  * producer's accepts and a worker's batch sharing sessions never deadlock. On a table of a few
  * hundred sessions the UPDATEs are planned as hash joins over a sequential scan, which visit rows in
  * heap order; the sessions here are created in reverse id order, so heap order is the opposite of

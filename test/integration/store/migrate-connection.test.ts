@@ -1,11 +1,11 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runMigrations } from '../../../src/store/migrate.js';
+import { runMigrations } from '../../../src/store/postgres/migrate.js';
 import { createTestDatabase, uniqueName, type TestDatabase } from '../../support/test-database.js';
 import { startsStatement, startTcpProxyTo, type TcpProxy } from '../../support/tcp-proxy.js';
 import { pollUntil } from './store-fixture.js';
 
-/** The advisory lock `runMigrations` takes (src/store/migrate.ts); advisory locks are per database. */
+/** The advisory lock `runMigrations` takes (src/store/postgres/migrate.ts); advisory locks are per database. */
 const MIGRATION_LOCK_KEY = '7210443551002001';
 
 /** Collects uncaught exceptions while `work` runs and until it has settled. */

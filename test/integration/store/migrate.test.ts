@@ -3,8 +3,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runMigrations } from '../../../src/store/migrate.js';
-import { packageRoot } from '../../../src/store/package-paths.js';
+import { runMigrations } from '../../../src/store/postgres/migrate.js';
+import { packageRoot } from '../../../src/store/postgres/package-paths.js';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database.js';
 
 describe('runMigrations', () => {

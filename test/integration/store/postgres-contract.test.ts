@@ -1,4 +1,4 @@
-import { createPgPool } from '../../../src/store/pool.js';
+import { createPgPool } from '../../../src/store/postgres/pool.js';
 import { PostgresSessionStore } from '../../../src/store/postgres-session-store.js';
 import { sessionStoreContract } from '../../contract/session-store-contract.js';
 import { createTestDatabase } from '../../support/test-database.js';

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { Message } from '../../../src/core/messages.js';
-import { createPgPool, type PgPoolOptions } from '../../../src/store/pool.js';
+import { createPgPool, type PgPoolOptions } from '../../../src/store/postgres/pool.js';
 import { PostgresSessionStore, type PostgresSessionStoreOptions } from '../../../src/store/postgres-session-store.js';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database.js';
 

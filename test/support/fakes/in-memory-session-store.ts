@@ -1,12 +1,12 @@
 import { LeaseLostError, SessionExistsError, SessionNotFoundError, StateConflictError } from '../../../src/core/errors/index.js';
 import type { StoredMessage } from '../../../src/core/messages.js';
 import type * as Port from '../../../src/core/ports/session-store.js';
-import { assertSessionId } from '../../../src/core/session-id.js';
+import { assertSessionId } from '../../../src/fleet/session-id.js';
 import { INPUT_STATUSES, type InputRecord, type SessionRecord, type ToolCallRecord, type UsageRoundRecord } from '../../../src/core/session-types.js';
-import { validateAcceptInput } from '../../../src/store/accept-input-validation.js';
-import { assertFlag, assertLeaseToken, assertSeq, assertText, assertTtlMs } from '../../../src/store/arguments.js';
-import { validateStep } from '../../../src/store/commit-step-validation.js';
-import { resolveHistoryOptions } from '../../../src/store/history-options.js';
+import { validateAcceptInput } from '../../../src/store/inbox/accept-input-validation.js';
+import { assertFlag, assertLeaseToken, assertSeq, assertText, assertTtlMs } from '../../../src/store/postgres/arguments.js';
+import { validateStep } from '../../../src/store/steps/commit-step-validation.js';
+import { resolveHistoryOptions } from '../../../src/store/history/history-options.js';
 import {
   assertInputId,
   compareText,

@@ -15,10 +15,11 @@ import {
   type SessionRecord,
   type ToolCallRecord,
 } from '../../../src/core/session-types.js';
-import { assertNewSessionId } from '../../../src/core/session-id.js';
-import { INPUT_ID_PATTERN } from '../../../src/store/accept-input-validation.js';
-import { assertText, isPlainObject, toJsonText } from '../../../src/store/arguments.js';
-import type { ValidatedStep } from '../../../src/store/commit-step-validation.js';
+import { assertNewSessionId } from '../../../src/fleet/session-id.js';
+import { INPUT_ID_PATTERN } from '../../../src/fleet/input-id.js';
+import { assertText, isPlainObject } from '../../../src/store/postgres/arguments.js';
+import { toJsonText } from '../../../src/core/json-text.js';
+import type { ValidatedStep } from '../../../src/store/steps/commit-step-schema.js';
 import { decodeMessage, encodeMessage } from '../../../src/store/rows/message-row.js';
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as errors from '../../../src/core/errors/index.js';
-import { assertNewSessionId, assertSessionId, isValidSessionId } from '../../../src/core/session-id.js';
+import { assertNewSessionId, assertSessionId, isValidSessionId } from '../../../src/fleet/session-id.js';
 
 describe('typed errors', () => {
   it('every error class has a stable, listed code, a fault and retryable', () => {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DeltaCoalescer, type ReleasedEvent } from '../../../src/events/delta-coalescer.js';
-import type { FleetEvent } from '../../../src/events/fleet-events.js';
+import type { FleetEvent } from '../../../src/fleet/fleet-events.js';
 
 const delta = (text: string, streamId = 's1'): FleetEvent => ({ type: 'stream_delta', streamId, text });
 const think = (text: string, streamId = 's1'): FleetEvent => ({ type: 'stream_think_delta', streamId, text });

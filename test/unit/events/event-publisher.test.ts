@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { IDLE_CHANNELS_KEPT, RedisEventPublisher } from '../../../src/events/event-publisher.js';
 import type { EventPublishErrorContext, EventPublisherOptions } from '../../../src/events/event-publisher-options.js';
-import type { FleetEvent } from '../../../src/events/fleet-events.js';
+import type { FleetEvent } from '../../../src/fleet/fleet-events.js';
 import { expiryRefreshMs } from '../../../src/events/publish-events-script.js';
 import { FakeScriptRedis } from './fake-script-redis.js';
 

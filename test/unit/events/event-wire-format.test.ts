@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { dataText, encodeEvent } from '../../../src/events/event-body.js';
-import type { FleetEvent } from '../../../src/events/fleet-events.js';
+import type { FleetEvent } from '../../../src/fleet/fleet-events.js';
 import { isMalformed, parseStreamEntry } from '../../../src/events/stream-entry.js';
 
 describe('encodeEvent', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { StreamEvent } from '../../../src/events/fleet-events.js';
+import type { StreamEvent } from '../../../src/fleet/fleet-events.js';
 import { decideGap, parseRetention, SeqGapTracker } from '../../../src/events/stream-gap.js';
 import { assertCursor, compareStreamIds, isStreamId } from '../../../src/events/stream-id.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { InputRecord, InputResult } from '../../../src/core/session-types.js';
-import type { StreamEvent } from '../../../src/events/fleet-events.js';
+import type { StreamEvent } from '../../../src/fleet/fleet-events.js';
 import { outcomeFromEvent, outcomeFromRecord } from '../../../src/producer/input-outcome.js';
 
 const usage = { promptTokens: 10, completionTokens: 5, cachedTokens: 0, reasoningTokens: 0, totalTokens: 15, llmCalls: 1 };

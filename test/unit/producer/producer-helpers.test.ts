@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { previousStreamId } from '../../../src/producer/stream-cursor.js';
 import { resolveSessionQueueOptions, type SessionQueueOptions } from '../../../src/producer/session-queue-options.js';
-import { attemptWithin, settleWithin } from '../../../src/producer/settle-within.js';
+import { attemptWithin, settleWithin } from '../../../src/fleet/settle-within.js';
 
 describe('previousStreamId', () => {
   it('is the greatest id below the given one', () => {

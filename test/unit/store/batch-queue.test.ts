@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { BatchQueue } from '../../../src/store/batch-queue.js';
+import { BatchQueue } from '../../../src/store/batching/batch-queue.js';
 import { turn, until } from '../../support/event-loop-turns.js';
 
 /** A server's error response to a statement (severity ERROR), as pg reports it. */

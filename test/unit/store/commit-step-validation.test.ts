@@ -2,8 +2,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { StepCommit } from '../../../src/core/ports/session-store.js';
 import { ScriptedLlm } from '../../../src/llm/scripted-llm.js';
-import { checkedStep } from '../../../src/store/commit-step-fast-check.js';
-import { stepSchema, validateStep } from '../../../src/store/commit-step-validation.js';
+import { checkedStep } from '../../../src/store/steps/commit-step-fast-check.js';
+import { stepSchema } from '../../../src/store/steps/commit-step-schema.js';
+import { validateStep } from '../../../src/store/steps/commit-step-validation.js';
 import { InMemorySessionStore } from '../../support/fakes/in-memory-session-store.js';
 import { echoTool, LoopHarness } from '../core/loop/loop-harness.js';
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { createPgPool, parseTimestamptz } from '../../../src/store/pool.js';
+import { createPgPool, parseTimestamptz } from '../../../src/store/postgres/pool.js';
 
 /** pg's own `timestamptz` parser, which the pool's fast one must agree with on every input. */
 const pgParse = pg.types.getTypeParser(1184, 'text') as (value: string) => unknown;

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { ConfigInvalidError } from '../../../src/core/errors/index.js';
-import { ReadBatcher, runReads, type ReadKind, type ReadRows } from '../../../src/store/read-batcher.js';
+import { ReadBatcher, runReads, type ReadKind, type ReadRows } from '../../../src/store/batching/read-batcher.js';
 
 interface Sent {
   text: string;

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { ConfigInvalidError } from '../../../src/core/errors/index.js';
-import { runBatchStatement, RowBatcher, type BatchedRow } from '../../../src/store/row-batcher.js';
+import { runBatchStatement, RowBatcher, type BatchedRow } from '../../../src/store/batching/row-batcher.js';
 import { turn, until } from '../../support/event-loop-turns.js';
 
 interface Deferred<T> {

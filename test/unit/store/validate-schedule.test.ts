@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_TIMER_DELAY_MS, validateSchedule } from '../../../src/store/timers.js';
+import { MAX_TIMER_DELAY_MS } from '../../../src/fleet/timer-limits.js';
+import { validateSchedule } from '../../../src/store/timers/validate-schedule.js';
 
 const DAY_MS = 86_400_000;
 

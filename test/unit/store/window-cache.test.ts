@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { StoredMessage } from '../../../src/core/messages.js';
-import { WindowCache } from '../../../src/store/window-cache.js';
+import { WindowCache } from '../../../src/store/steps/window-cache.js';
 
 function rows(from: number, to: number, text = 'x'): StoredMessage[] {
   const out: StoredMessage[] = [];

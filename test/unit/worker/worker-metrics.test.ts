@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { InputRecord } from '../../../src/core/session-types.js';
-import type { Backlog } from '../../../src/store/read-backlog.js';
+import type { Backlog } from '../../../src/core/ports/upkeep-store.js';
 import { BACKLOG_READ_TIMEOUT_MS, QUEUE_JOB_STATES, WorkerMetrics, type QueueJobCounts, type WorkerMetricsSources } from '../../../src/worker/worker-metrics.js';
 
 const metricsOf = (dropped = 0) =>

@@ -1,0 +1,46 @@
+import type { StoredMessage } from '../messages.js';
+import type { InputRecord, SessionRecord, ToolCallRecord, UsageRoundRecord } from '../session-types.js';
+import type { LoopStore } from './loop-store.js';
+import type { AcceptedInput, AcceptInputParams, CreateSessionParams, DeletedSession, InputStatusCounts, LoadHistoryOptions } from './store-records.js';
+
+/**
+ * The store as the client library and the CLI use it: sessions created, read and deleted, inputs
+ * accepted, listed, counted and cancelled, history and usage read. Every method may also throw
+ * `session.invalid_id`.
+ */
+export interface ClientStore extends Pick<LoopStore, 'getSession' | 'listInputs'> {
+  /** Throws `session.invalid_id`, `session.exists`, or `input.invalid` for bad fields. */
+  createSession(params: CreateSessionParams): Promise<SessionRecord>;
+  /**
+   * Deletes the session and everything it owns. Answers the last lease token it had (0 if it was
+   * never leased: `sessions.delete` fences the stream against writes under that token), or null when
+   * there was no such session.
+   */
+  deleteSession(sessionId: string): Promise<DeletedSession | null>;
+
+  /**
+   * Makes an input durable: creates the session if needed and gives the input the next seq, in
+   * acceptance order. Throws `input.invalid` / `input.too_large` before writing anything.
+   */
+  acceptInput(params: AcceptInputParams): Promise<AcceptedInput>;
+
+  getInput(sessionId: string, seq: number): Promise<InputRecord | null>;
+  getInputById(sessionId: string, inputId: string): Promise<InputRecord | null>;
+  /**
+   * The session's inputs counted by status, in one aggregate read (no input rows are returned). All
+   * zeros for a session that does not exist.
+   */
+  countInputs(sessionId: string): Promise<InputStatusCounts>;
+
+  /** The active messages, in seq order: what the next LLM call is built from. */
+  loadWindow(sessionId: string): Promise<StoredMessage[]>;
+  /** Messages for inspection, in seq order; a page of them with `afterSeq` / `limit`. */
+  loadHistory(sessionId: string, options?: LoadHistoryOptions): Promise<StoredMessage[]>;
+  /** Ledger rows still `started` or `in_doubt`, in start order. */
+  loadOpenToolCalls(sessionId: string): Promise<ToolCallRecord[]>;
+  /** Usage rows, by input then round; only those of `inputSeq` when given. */
+  getUsageRounds(sessionId: string, inputSeq?: number): Promise<UsageRoundRecord[]>;
+
+  /** Sets the durable cancel flag (keeping an earlier request's time); returns that time. `session.not_found` if none. */
+  requestCancel(sessionId: string): Promise<Date>;
+}

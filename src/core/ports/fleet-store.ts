@@ -1,0 +1,33 @@
+import type { AcquireLeaseParams, ClaimedInput, FencedParams, LeaseAcquisition, LeaseAndClaim, ReleaseLeaseParams, RenewLeaseParams } from './store-records.js';
+
+/**
+ * The store as a worker's drain holds a session: the lease with its fencing token, the claim of the
+ * next input, the cancel flag. Every method may also throw `session.invalid_id`.
+ */
+export interface FleetStore {
+  /**
+   * Takes the lease if it is free or lapsed, with a new fencing token: positive, greater than every
+   * token the session id had before, and never reused for it, even after the session is deleted and
+   * created again (tokens are not consecutive). `session.not_found` if none.
+   */
+  acquireLease(params: AcquireLeaseParams): Promise<LeaseAcquisition>;
+  /** Extends the lease; returns the new expiry. `lease.lost` if the token is no longer current. */
+  renewLease(params: RenewLeaseParams): Promise<Date>;
+  /** Gives the lease up. False (never an error) when the token is stale or already released. */
+  releaseLease(params: ReleaseLeaseParams): Promise<boolean>;
+
+  /**
+   * {@link acquireLease} and, when it is acquired, {@link claimNextInput} under the new token — one
+   * atomic write instead of two round trips at the start of every drain. It claims nothing while a
+   * finish may be owed (see {@link LeaseAndClaim}).
+   */
+  acquireLeaseAndClaim(params: AcquireLeaseParams): Promise<LeaseAndClaim>;
+
+  /**
+   * Fenced. Marks the lowest open input `running` and returns it, or null when none is open (an
+   * input accepted while the claim runs may be left for the next one). Writes nothing when none is.
+   */
+  claimNextInput(params: FencedParams): Promise<ClaimedInput | null>;
+  /** Fenced. Clears the cancel flag once the holder has acted on it. */
+  clearCancel(params: FencedParams): Promise<void>;
+}

@@ -1,0 +1,318 @@
+/**
+ * The records and parameters of the store ports (`LoopStore`, `FleetStore`, `ClientStore`), in core
+ * types only.
+ *
+ * Every state-changing operation of a run is fenced: it carries the lease token the caller got from
+ * `acquireLease`, and when the session's current token differs it throws
+ * `lease.lost` having changed nothing (DESIGN.md I3).
+ */
+import type { Message, MessageKind, StoredMessage } from '../messages.js';
+import type { PendingState } from '../pending-state.js';
+import type {
+  InputKind,
+  InputMode,
+  InputRecord,
+  InputResult,
+  InputStatus,
+  SessionRecord,
+  TerminalInputStatus,
+  ToolCallRecord,
+  ToolCallStatus,
+  Usage,
+  UsageRoundRecord,
+} from '../session-types.js';
+
+/** What `createSession` needs; everything but the id has a default. */
+export interface CreateSessionParams {
+  /** 1–128 characters of `[A-Za-z0-9_.:-]`; a new session's not ending in `:seq` or `:finished`. */
+  id: string;
+  /** Agent profile name, stored for the caller; workers do not select a profile by it yet. Default `default`. */
+  agent?: string;
+  /** The system prompt every run of the session starts from. */
+  systemPrompt?: string | null;
+  /** Stored and returned as given. */
+  metadata?: Record<string, unknown>;
+  /** Stored and returned as given; workers do not apply it yet (they run their own profile). */
+  config?: Record<string, unknown>;
+}
+
+/** An input to make durable (DESIGN.md §4.1). */
+export interface AcceptInputParams {
+  /** Created (with defaults) when it does not exist yet. */
+  sessionId: string;
+  /**
+   * Idempotency key: 1–200 characters of `[A-Za-z0-9_.:@/-]`. A repeated key returns the original
+   * seq instead of accepting again. Default: a random UUID.
+   */
+  inputId?: string;
+  kind: InputKind;
+  /** Default `queue`. */
+  mode?: InputMode;
+  /** A JSON object. */
+  payload: Record<string, unknown>;
+  /** The BullMQ job that delivered the input, for tracing. */
+  originJobId?: string;
+  /** Largest accepted payload, in bytes of its UTF-8 JSON text. */
+  maxBytes: number;
+}
+
+/** Where an accepted input landed in the session's inbox. */
+export interface AcceptedInput {
+  sessionId: string;
+  seq: number;
+  inputId: string;
+  /** True when the input id had been accepted before; `seq` is then the original one. */
+  duplicate: boolean;
+}
+
+/** A request for a session's lease. */
+export interface AcquireLeaseParams {
+  sessionId: string;
+  /** Who is asking (worker id); shown to others as the holder. */
+  owner: string;
+  /** Lease length in milliseconds, measured on the database clock. */
+  ttlMs: number;
+}
+
+/** The lease with its fencing token, or who holds it and when to try again. */
+export type LeaseAcquisition =
+  | { acquired: true; token: number; expiresAt: Date }
+  | {
+      acquired: false;
+      /** The live holder's owner string (null if it released in the meantime). */
+      holder: string | null;
+      /** Milliseconds until the current lease lapses; 0 when it already has. */
+      retryAfterMs: number;
+    };
+
+/** A heartbeat of a held lease. */
+export interface RenewLeaseParams {
+  sessionId: string;
+  token: number;
+  /** New lease length from now, in milliseconds. */
+  ttlMs: number;
+}
+
+/** The lease to give up. */
+export interface ReleaseLeaseParams {
+  sessionId: string;
+  token: number;
+  /**
+   * The holder published the `input_finished` event of every input it ended (and of any it found
+   * owed): the session owes none, and the next drain need not check (see
+   * {@link LeaseAndClaim}). Default false: what is owed stays owed.
+   */
+  finishesPublished?: boolean;
+}
+
+/** The session and the lease token a fenced write is made under. */
+export interface FencedParams {
+  sessionId: string;
+  leaseToken: number;
+}
+
+/** The input a drain runs next. */
+export interface ClaimedInput {
+  /** The input, now `running`, with `attempts` already counting this attempt. */
+  input: InputRecord;
+  /** True when it was already `running`: a previous holder died mid-run and this continues it. */
+  resumed: boolean;
+  /** The session as the claim left it (`running`), so the run needs no second read of it. */
+  session: SessionRecord;
+  /** Whether other inputs were `pending` as of the claim (see {@link StepCommitResult.pendingInputs}). */
+  pendingInputs: boolean;
+  /** Whether one of them would change the run (see {@link StepCommitResult.pendingSteers}). */
+  pendingSteers: boolean;
+}
+
+/**
+ * `acquireLeaseAndClaim`: the lease and the first input of the drain, taken in one
+ * write, or who holds the lease and when to try again.
+ */
+export type LeaseAndClaim =
+  | {
+      acquired: true;
+      token: number;
+      expiresAt: Date;
+      /**
+       * The input claimed with the lease, or null when none was open. Undefined when one was open
+       * but the write did not claim it: while `finishesOwed` it claims nothing (a claim counts an
+       * attempt, so it waits for the drain's repair), and the input it saw may have been ended
+       * meanwhile by the holder whose lease lapsed. The caller then claims
+       * (`claimNextInput`) under `token`, after any repair, and releases the
+       * lease if that fails.
+       */
+      claimed: ClaimedInput | null | undefined;
+      /**
+       * An input may have ended without its `input_finished` event (I6): an input ended since the
+       * last release that said every finish was published (or the session predates the flag), and
+       * the session has ended one at all. The drain then checks the stream before it claims or runs
+       * anything; otherwise it need not.
+       */
+      finishesOwed: boolean;
+    }
+  | Extract<LeaseAcquisition, { acquired: false }>;
+
+/** What a run is rebuilt from besides the session and the input: `loadRunState`. */
+export interface RunState {
+  /** The active messages, in seq order (as `loadWindow`). */
+  window: StoredMessage[];
+  /** Usage rows of the input, by round (as `getUsageRounds` with its seq). */
+  usageRounds: UsageRoundRecord[];
+  /** Ledger rows still `started` or `in_doubt` (as `loadOpenToolCalls`). */
+  openToolCalls: ToolCallRecord[];
+}
+
+/** A message to append; its seq is allocated by the store. */
+export interface StepMessage {
+  inputSeq: number | null;
+  round: number | null;
+  /** Default `message`. */
+  kind?: MessageKind;
+  message: Message;
+}
+
+/** An upsert of one tool-ledger row, keyed by tool call id. */
+export interface ToolCallWrite {
+  toolCallId: string;
+  inputSeq: number;
+  round: number;
+  name: string;
+  args: unknown;
+  /** `started` on an existing row counts another attempt. */
+  status: ToolCallStatus;
+  errorCode?: string | null;
+  durationMs?: number | null;
+}
+
+/** Usage of one round; writing the same (inputSeq, round) again replaces the row. */
+export interface UsageRoundWrite extends Usage {
+  inputSeq: number;
+  round: number;
+  provider: string;
+  model: string;
+}
+
+/** A fold of old messages into a compact note (power-loop §12). */
+export interface CompactionWrite {
+  /** Seqs of the active messages folded away; each must be active, or the step is refused. */
+  foldSeqs: number[];
+  record: {
+    /**
+     * Seq of the compact note. Default: the first message of this step whose kind is
+     * `compact_note`.
+     */
+    noteSeq?: number;
+    inputSeq?: number | null;
+    fromSeq: number;
+    toSeq: number;
+    estimatedTokensBefore: number;
+    estimatedTokensAfter: number;
+    model: string | null;
+  };
+}
+
+/**
+ * Steering (DESIGN.md §4.4): pending inputs whose content this step delivers into the running input,
+ * at a round boundary. They become `done` with `steeredInto` naming the run they joined, and no result
+ * yet; when that run finishes ({@link InputTransition}) they get its result (with `steeredInto` added)
+ * and its error code and message, in the same transaction (I6). Committed with the messages that
+ * carry them, so each is delivered exactly once; claims never pick them.
+ */
+export interface SteerDelivery {
+  /** Seqs of the delivered inputs; each must still be `pending`, or the step is refused. */
+  seqs: number[];
+  /** The running input they join. */
+  intoInputSeq: number;
+}
+
+/**
+ * Ends a running input. The inputs steered into it end with it: they stay `done` and get `result`
+ * (plus `steeredInto`), `errorCode`, `errorMessage` and the finish time; only this input counts in
+ * the session's stats.
+ */
+export interface InputTransition {
+  seq: number;
+  status: TerminalInputStatus;
+  result?: InputResult;
+  errorCode?: string;
+  errorMessage?: string;
+}
+
+/**
+ * Everything one step of a run writes, applied in one fenced transaction: all of it or none of it.
+ * Fields left out are not touched.
+ */
+export interface StepCommit extends FencedParams {
+  /** Appended in order, with gapless per-session seqs. */
+  messages?: StepMessage[];
+  /** `undefined`: unchanged; `null`: cleared; an object: replaces it. */
+  pending?: PendingState | null;
+  /** Ledger upserts; at most one per tool call id in a step. */
+  toolCalls?: ToolCallWrite[];
+  /** At most one per (inputSeq, round) in a step. */
+  usageRounds?: UsageRoundWrite[];
+  compaction?: CompactionWrite;
+  /** Pending inputs delivered into the running one by this step. */
+  steer?: SteerDelivery;
+  /**
+   * Finishes the running input and adds its result to the session's cumulative stats. Refused with
+   * `state.conflict` (and the whole step rolled back) unless the input is `running`.
+   */
+  input?: InputTransition;
+}
+
+/** What a committed step was given. */
+export interface StepCommitResult {
+  /** Seqs given to `messages`, in order. */
+  messageSeqs: number[];
+  /**
+   * True when the session had `pending` inputs (accepted, neither started nor steered) as the step
+   * committed — inputs accepted concurrently may be missed, never invented. The drain claims again
+   * only then, so an input without followers costs no extra reads.
+   */
+  pendingInputs: boolean;
+  /**
+   * True when one of those inputs would change the running one — mode `steer` or `interrupt`, or a
+   * timer — or may (an input accepted while the step committed, whose mode it did not read). The run
+   * looks for steering at a round start only then, so a backlog of queued inputs costs no reads.
+   * Implies `pendingInputs`.
+   */
+  pendingSteers: boolean;
+}
+
+/** Filters and paging of `listInputs`. */
+export interface ListInputsOptions {
+  status?: InputStatus | InputStatus[];
+  /** Only inputs with a greater seq (paging). */
+  afterSeq?: number;
+  /** Default 100, at most 1000. */
+  limit?: number;
+  /**
+   * Only inputs that change a running input when they arrive: mode `steer` or `interrupt`, or kind
+   * `timer` (the steering check reads these past any backlog of queued inputs). Default false.
+   */
+  affectsRun?: boolean;
+}
+
+/** What `loadHistory` includes, and which page of it. */
+export interface LoadHistoryOptions {
+  /** Include messages folded away by compaction. Default false. */
+  includeCompacted?: boolean;
+  /** Only messages with a greater message seq (paging): a non-negative safe integer. Default 0, from the first. */
+  afterSeq?: number;
+  /**
+   * At most this many messages, an integer from 1 to 10,000 (`MAX_HISTORY_PAGE`). Default: no limit —
+   * every message after `afterSeq`, for compatibility; readers of long sessions should page.
+   */
+  limit?: number;
+}
+
+/** `countInputs`: how many of a session's inputs are in each status (every status present, 0 when none). */
+export type InputStatusCounts = Record<InputStatus, number>;
+
+/** `deleteSession`: what the deleted session left for the fence of its stream. */
+export interface DeletedSession {
+  /** The session's last lease token; every holder it ever had wrote under this token or an older one. */
+  leaseToken: number;
+}

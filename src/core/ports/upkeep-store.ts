@@ -1,0 +1,28 @@
+/** Inputs waiting, across every session. */
+export interface Backlog {
+  /** Inputs accepted and not started. */
+  pending: number;
+  /** Sessions whose next input a worker could start now: nothing of theirs runs, one waits. */
+  sessionsWaiting: number;
+  /** How long the oldest of those inputs has waited, in seconds (0 when none does). */
+  oldestWaitSeconds: number;
+}
+
+/** Which stranded sessions the sweeper asks for. */
+export interface StrandedQuery {
+  /** Inputs younger than this are left alone: their kick is probably on its way. Milliseconds. */
+  graceMs: number;
+  /** Most sessions returned per sweep. */
+  limit: number;
+}
+
+/**
+ * The fleet-wide reads a worker makes besides its drains: the sweeper's stranded sessions and the
+ * backlog it reports for scaling. Failures are the database's own (not wrapped).
+ */
+export interface UpkeepStore {
+  /** Session ids with open inputs and no live lease, or a lease that lapsed unreleased (DESIGN.md I1, I6). */
+  findStrandedSessions(query: StrandedQuery): Promise<string[]>;
+  /** One aggregate read of the backlog (for `/metrics`: the signal to scale workers on). */
+  readBacklog(): Promise<Backlog>;
+}

@@ -1,0 +1,86 @@
+import type { Queue } from 'bullmq';
+import type { Logger } from 'pino';
+import { parseInputPayload } from '../core/input-payload.js';
+import type { ClientStore } from '../core/ports/client-store.js';
+import type { AcceptedInput } from '../core/ports/session-store.js';
+import type { InputKind, InputMode } from '../core/session-types.js';
+import type { FleetEvent } from './fleet-events.js';
+import { kickSession } from './kick.js';
+import { settleWithin } from './settle-within.js';
+
+/** One input to accept: its session, kind, payload (validated for the kind) and optional mode and ids. */
+export interface AcceptRequest {
+  sessionId: string;
+  kind: InputKind;
+  mode?: InputMode;
+  payload: Record<string, unknown>;
+  inputId?: string;
+  originJobId?: string;
+}
+
+/** What accepting needs: the store (durability), the queue (the kick), and optionally the event publisher. */
+export interface AcceptDeps {
+  store: Pick<ClientStore, 'acceptInput'>;
+  queue: Queue;
+  maxInputBytes: number;
+  publish?: (sessionId: string, inputSeq: number | null, event: FleetEvent) => Promise<unknown>;
+  logger?: Logger;
+  /**
+   * Longest wait, in milliseconds, for the after-commit Redis work (event + kick) before returning
+   * anyway; the work goes on in the background. Default: wait until it settles. A client sets it
+   * because a reconnecting Redis client queues commands instead of failing them.
+   */
+  kickTimeoutMs?: number;
+}
+
+/**
+ * The one way an input enters a session, from the client library and from the raw path alike
+ * (DESIGN.md §4.1–4.2): validate the payload for its kind, make the input durable in Postgres, then —
+ * after commit — publish `input_accepted` and kick the drain. If Redis is down the input is still
+ * accepted (I1): the sweeper kicks it later.
+ */
+export async function acceptAndKick(deps: AcceptDeps, request: AcceptRequest): Promise<AcceptedInput> {
+  parseInputPayload(request.kind, request.payload);
+  const accepted = await deps.store.acceptInput({
+    sessionId: request.sessionId,
+    kind: request.kind,
+    payload: request.payload,
+    maxBytes: deps.maxInputBytes,
+    ...(request.mode !== undefined ? { mode: request.mode } : {}),
+    ...(request.inputId !== undefined ? { inputId: request.inputId } : {}),
+    ...(request.originJobId !== undefined ? { originJobId: request.originJobId } : {}),
+  });
+  const notified = notifyAccepted(deps, request, accepted);
+  if (deps.kickTimeoutMs === undefined) {
+    await notified;
+  } else if (!(await settleWithin(notified, deps.kickTimeoutMs))) {
+    deps.logger?.warn({ sessionId: accepted.sessionId, seq: accepted.seq }, 'input accepted; its kick is still pending (Redis slow or down), the sweeper covers it');
+  }
+  return accepted;
+}
+
+/**
+ * Publishes `input_accepted`, then kicks the drain; never rejects. The two are independent: a lost
+ * event only leaves a hole subscribers see as a gap, a lost kick is repaired by the sweeper.
+ */
+async function notifyAccepted(deps: AcceptDeps, request: AcceptRequest, accepted: AcceptedInput): Promise<void> {
+  const where = { sessionId: accepted.sessionId, seq: accepted.seq };
+  if (!accepted.duplicate && deps.publish !== undefined) {
+    try {
+      await deps.publish(accepted.sessionId, accepted.seq, {
+        type: 'input_accepted',
+        kind: request.kind,
+        mode: request.mode ?? 'queue',
+        inputId: accepted.inputId,
+      });
+    } catch (error) {
+      deps.logger?.warn({ err: error, ...where }, 'input accepted but its input_accepted event was not published');
+    }
+  }
+  try {
+    // A duplicate is kicked too: the first attempt's kick may be the one that was lost (R6).
+    await kickSession(deps.queue, accepted.sessionId);
+  } catch (error) {
+    deps.logger?.warn({ err: error, ...where }, 'input accepted but not kicked; the sweeper will');
+  }
+}

@@ -1,0 +1,17 @@
+import type { Backlog, StrandedQuery, UpkeepStore } from '../../core/ports/upkeep-store.js';
+import type { Queryable } from '../postgres/queryable.js';
+import { findStrandedSessions } from './find-stranded-sessions.js';
+import { readBacklog } from './read-backlog.js';
+
+/** {@link UpkeepStore} on a pool: one autocommit statement per call. */
+export class PostgresUpkeepStore implements UpkeepStore {
+  constructor(private readonly db: Queryable) {}
+
+  findStrandedSessions(query: StrandedQuery): Promise<string[]> {
+    return findStrandedSessions(this.db, query);
+  }
+
+  readBacklog(): Promise<Backlog> {
+    return readBacklog(this.db);
+  }
+}

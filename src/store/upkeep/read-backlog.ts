@@ -1,0 +1,18 @@
+import { z } from 'zod';
+import type { Backlog } from '../../core/ports/upkeep-store.js';
+import type { Queryable } from '../postgres/queryable.js';
+import { parseRow } from '../rows/parse-row.js';
+import { READ_BACKLOG_SQL } from './read-backlog-sql.js';
+
+const backlogRowSchema = z.object({
+  pending: z.number().int().nonnegative(),
+  sessions_waiting: z.number().int().nonnegative(),
+  oldest_wait_seconds: z.number(),
+});
+
+/** One aggregate read of the backlog (for `/metrics`: the signal to scale workers on). */
+export async function readBacklog(db: Queryable): Promise<Backlog> {
+  const result = await db.query({ name: 'loopfleet_read_backlog', text: READ_BACKLOG_SQL });
+  const row = parseRow(backlogRowSchema, result.rows[0], 'the backlog');
+  return { pending: row.pending, sessionsWaiting: row.sessions_waiting, oldestWaitSeconds: Math.max(0, row.oldest_wait_seconds) };
+}
