@@ -1,11 +1,11 @@
 import type { ToolCall } from '../messages.js';
 import type { PendingInteraction } from '../pending-state.js';
 import { parseToolArguments } from '../tools/index.js';
+import { commitResult } from './commit-result.js';
 import { commitStep } from './commit-step.js';
 import { emit } from './emit.js';
 import { ledgerWrite, narrowPending, toolResultMessage } from './pending-results.js';
 import type { RunContext } from './run-context.js';
-import { commitResult } from './tool-phase.js';
 
 const SUPERSEDED = '[skipped: superseded by a user-input request]';
 

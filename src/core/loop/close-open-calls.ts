@@ -1,5 +1,6 @@
 import type { ToolCall } from '../messages.js';
-import { commitStep, type StepInput } from './commit-step.js';
+import { commitStep } from './commit-step.js';
+import type { StepInput } from './step-input.js';
 import { closingResultContent, ledgerWrite, narrowPending, toolResultMessage } from './pending-results.js';
 import type { RunContext } from './run-context.js';
 

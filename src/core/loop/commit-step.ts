@@ -1,30 +1,9 @@
 import { StateCorruptError } from '../errors/index.js';
-import type { Message, MessageKind, StoredMessage } from '../messages.js';
-import type { PendingState } from '../pending-state.js';
-import type { CompactionWrite, InputTransition, ToolCallWrite, UsageRoundWrite } from '../ports/session-store.js';
+import type { StoredMessage } from '../messages.js';
 import { storable } from '../storable-text.js';
 import { emit } from './emit.js';
 import { hookScope, type RunContext } from './run-context.js';
-
-export interface StepMessageInput {
-  round: number | null;
-  kind?: MessageKind;
-  message: Message;
-}
-
-/** What one step of a run writes; see `StepCommit` for the semantics of each part. */
-export interface StepInput {
-  messages?: StepMessageInput[];
-  pending?: PendingState | null;
-  toolCalls?: ToolCallWrite[];
-  usageRounds?: UsageRoundWrite[];
-  compaction?: CompactionWrite;
-  input?: InputTransition;
-  /** Pending steer inputs delivered into this run by this step. */
-  steer?: { seqs: number[] };
-  /** False to skip the `message.append` hooks: for the synthetic results that record a failed run. */
-  appendHooks?: boolean;
-}
+import type { StepInput, StepMessageInput } from './step-input.js';
 
 /**
  * Commits one step in one fenced transaction, then brings the in-memory run state in line with what

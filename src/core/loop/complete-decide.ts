@@ -1,4 +1,5 @@
-import { commitStep, type StepMessageInput } from './commit-step.js';
+import { commitStep } from './commit-step.js';
+import type { StepMessageInput } from './step-input.js';
 import { hookScope, type RunContext } from './run-context.js';
 
 /**

@@ -2,7 +2,8 @@ import type { LoopfleetError } from '../errors/index.js';
 import type { ToolCallWrite, UsageRoundWrite } from '../ports/session-store.js';
 import type { InputResult, RunOutcome, TerminalInputStatus } from '../session-types.js';
 import { storable } from '../storable-text.js';
-import { commitStep, type StepMessageInput } from './commit-step.js';
+import { commitStep } from './commit-step.js';
+import type { StepMessageInput } from './step-input.js';
 import { emit } from './emit.js';
 import type { RunContext } from './run-context.js';
 

@@ -12,7 +12,7 @@ import type { RetryPolicy } from '../retry/index.js';
 import type { InputRecord, SessionRecord, ToolCallRecord, Usage } from '../session-types.js';
 import type { ToolRegistry } from '../tools/index.js';
 import type { StructuredValidator } from '../structured-output/index.js';
-import type { StepMessageInput } from './commit-step.js';
+import type { StepMessageInput } from './step-input.js';
 
 /** The ports and settings a run needs; built once per worker, shared by every run. */
 export interface LoopDeps {

@@ -1,6 +1,6 @@
 import { CancelledError, InfrastructureError, LeaseLostError, toLoopfleetError, type LoopfleetError } from '../errors/index.js';
 import type { InputResult } from '../session-types.js';
-import type { StepMessageInput } from './commit-step.js';
+import type { StepMessageInput } from './step-input.js';
 import { emit } from './emit.js';
 import { finishRun, type FinishOptions } from './finish-run.js';
 import { closingResultContent, ledgerWrite, toolResultMessage, unresolvedCalls } from './pending-results.js';

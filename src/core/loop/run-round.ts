@@ -5,16 +5,18 @@ import { parseToolArguments } from '../tools/index.js';
 import { windowCallIds, windowHasFold } from '../window/index.js';
 import { commitStep } from './commit-step.js';
 import { emit } from './emit.js';
+import { endRound } from './end-round.js';
 import { finishRun } from './finish-run.js';
 import { modelTurn } from './model-turn.js';
 import { replyTurn } from './reply-turn.js';
-import { hookScope, type RunContext } from './run-context.js';
+import { TRUNCATION_NOTICE } from './notices.js';
+import type { RunContext } from './run-context.js';
 import { ledgerWrite } from './pending-results.js';
 import { runToolPhase, startsWithAssistantStep } from './tool-phase.js';
 import { addUsage, usageRow } from './usage.js';
 
-export const TRUNCATION_NOTICE =
-  '[notice] Your previous output was truncated because it hit the output token limit. Split the work into smaller steps or shorter tool arguments.';
+/** Re-exported where it was first defined: the provider adapters' tests name it from here. */
+export { TRUNCATION_NOTICE } from './notices.js';
 
 /**
  * One round: the model's reply, then either its tool calls (answered through the ledger) or the end
@@ -60,13 +62,6 @@ async function toolTurn(ctx: RunContext, response: LlmResponse, calls: ToolCall[
   if (truncated) await commitStep(ctx, { messages: [{ round, kind: 'notice', message: { role: 'user', content: TRUNCATION_NOTICE } }] });
   await endRound(ctx, true, response.text);
   return null;
-}
-
-/** Closes a round: `round.end` hook, `round_completed`, next index. */
-export async function endRound(ctx: RunContext, hasTools: boolean, responseText: string): Promise<void> {
-  if (ctx.deps.hooks.handles('round.end')) await ctx.deps.hooks.run('round.end', Object.assign(hookScope(ctx), { roundIndex: ctx.round, hasTools, responseText }));
-  emit(ctx, { type: 'round_completed', roundIndex: ctx.round, hasTools });
-  ctx.round += 1;
 }
 
 /** OpenAI refuses a tool call id longer than this in the history it is sent back. */

@@ -2,7 +2,8 @@ import { InternalError } from '../errors/index.js';
 import { contentText, type ImagePart, type Message } from '../messages.js';
 import { parseInputPayload, sendContent } from '../input-payload.js';
 import type { InputRecord } from '../session-types.js';
-import { commitStep, type StepMessageInput } from './commit-step.js';
+import { commitStep } from './commit-step.js';
+import type { StepMessageInput } from './step-input.js';
 import { emit } from './emit.js';
 import type { RunContext } from './run-context.js';
 

@@ -2,9 +2,10 @@ import { CancelledError } from '../errors/index.js';
 import type { ToolCall } from '../messages.js';
 import { parseToolArguments, REQUEST_USER_INPUT, runToolBatch, type ToolOutcome } from '../tools/index.js';
 import { closeOpenCalls } from './close-open-calls.js';
+import { commitResult } from './commit-result.js';
 import { commitStep } from './commit-step.js';
 import { emit } from './emit.js';
-import { ledgerWrite, narrowPending, toolResultMessage } from './pending-results.js';
+import { ledgerWrite } from './pending-results.js';
 import { hookScope, type RunContext } from './run-context.js';
 import { askUser } from './ask-user.js';
 import { cancelledSkipContent, isFinishingCancel } from './run-outcomes.js';
@@ -134,21 +135,6 @@ async function startCall(ctx: RunContext, call: ToolCall, round: number): Promis
 function announceStart(ctx: RunContext, call: ToolCall): void {
   ctx.startedCalls.add(call.id);
   emit(ctx, { type: 'tool_call_started', name: call.name, toolCallId: call.id, toolInput: parsedOrRaw(call), attempt: 1 });
-}
-
-export async function commitResult(
-  ctx: RunContext,
-  call: ToolCall,
-  round: number,
-  content: string,
-  failed: boolean,
-  ledger: ReturnType<typeof ledgerWrite>,
-): Promise<void> {
-  await commitStep(ctx, {
-    messages: [{ round, message: toolResultMessage(call, content, failed) }],
-    toolCalls: [ledger],
-    pending: narrowPending(ctx.pending, [call.id]),
-  });
 }
 
 class BatchStopped extends CancelledError {}
