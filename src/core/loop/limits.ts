@@ -1,12 +1,11 @@
 import { abortReason } from '../ports/clock.js';
-import type { InputResult } from '../session-types.js';
 import { buildRequest } from './build-request.js';
 import { callModel } from './call-model.js';
 import { commitStep } from './commit-step.js';
 import { completeDecide } from './complete-decide.js';
 import { emit } from './emit.js';
-import { finishRun } from './finish-run.js';
-import { cancelledResult, degradedResult } from './run-outcomes.js';
+import { CONTINUE, type NextStep } from './next-step.js';
+import { cancelledEnd, degradedEnd } from './run-outcomes.js';
 import type { RunContext } from './run-context.js';
 import { addUsage, usageRow } from './usage.js';
 
@@ -34,8 +33,8 @@ export function nextRoundAllowed(ctx: RunContext): boolean {
  * The round limit: one wrap-up call (persisted prompt, tools offered but not callable) whose summary
  * is persisted and reported as `hit_round_limit`, unless `complete.decide` extends the run.
  */
-export async function wrapUp(ctx: RunContext): Promise<InputResult | null> {
-  if (await completeDecide(ctx, 'hit_round_limit', '')) return null;
+export async function wrapUp(ctx: RunContext): Promise<NextStep> {
+  if (await completeDecide(ctx, 'hit_round_limit', '')) return CONTINUE;
   // The limit in force: the profile's, or a finalize window `complete.decide` granted.
   const prompt = WRAP_UP_PROMPT(ctx.roundLimit);
   const last = ctx.window.at(-1);
@@ -48,21 +47,24 @@ export async function wrapUp(ctx: RunContext): Promise<InputResult | null> {
   const request = buildRequest(ctx);
   if (request.tools.length > 0) request.toolChoice = 'none';
   const outcome = await callModel(ctx, request, ctx.round);
-  if (outcome.kind === 'cancelled') return cancelledResult(ctx, outcome.error, outcome.partialText);
-  if (outcome.kind === 'degraded') return degradedResult(ctx, outcome);
+  if (outcome.kind === 'cancelled') return cancelledEnd(ctx, outcome.error, outcome.partialText);
+  if (outcome.kind === 'degraded') return degradedEnd(ctx, outcome);
   addUsage(ctx, outcome.response.usage, outcome.attempts);
   const summary = outcome.response.text;
-  return finishRun(ctx, 'hit_round_limit', `[hit_round_limit]\n${summary}`, {
+  return {
+    kind: 'finish',
+    status: 'hit_round_limit',
+    text: `[hit_round_limit]\n${summary}`,
     rounds: ctx.round,
     usageRounds: [usageRow(ctx, ctx.round, outcome.response, outcome.attempts)],
     ...(summary.trim() === '' ? {} : { messages: [{ round: ctx.round, message: { role: 'assistant', content: summary } }] }),
-  });
+  };
 }
 
 /** The budget is spent: `budget_exceeded`, unless `complete.decide` grants a finalize window. */
-export async function budgetStop(ctx: RunContext): Promise<InputResult | null> {
+export async function budgetStop(ctx: RunContext): Promise<NextStep> {
   const spent = ctx.usage.promptTokens + ctx.usage.completionTokens;
   emit(ctx, { type: 'status_changed', kind: 'budget_exceeded', budgetTokens: ctx.profile.maxTokensPerInput ?? 0, spentTokens: spent, rounds: ctx.round });
-  if (await completeDecide(ctx, 'budget_exceeded', '')) return null;
-  return finishRun(ctx, 'budget_exceeded', '[budget_exceeded]');
+  if (await completeDecide(ctx, 'budget_exceeded', '')) return CONTINUE;
+  return { kind: 'finish', status: 'budget_exceeded', text: '[budget_exceeded]' };
 }

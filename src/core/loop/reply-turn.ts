@@ -1,13 +1,12 @@
 import type { LlmResponse } from '../ports/llm.js';
-import type { InputResult } from '../session-types.js';
 import { OutputInvalidError } from '../errors/index.js';
 import { compileResponseFormat, parseStructured } from '../structured-output/index.js';
 import { commitStep } from './commit-step.js';
 import type { StepMessageInput } from './step-input.js';
 import { completeDecide } from './complete-decide.js';
 import { endRound } from './end-round.js';
-import { finishRun } from './finish-run.js';
 import { nextRoundAllowed } from './limits.js';
+import { CONTINUE, type NextStep } from './next-step.js';
 import { TRUNCATION_NOTICE } from './notices.js';
 import type { RunContext } from './run-context.js';
 import { checkSteering } from './steering.js';
@@ -18,7 +17,7 @@ import { usageRow } from './usage.js';
  * empty (retried: an empty reply is not a completion, power-loop edge case 23), fails the structured
  * output schema (one corrective round), steering input is waiting, or `complete.decide` extends it.
  */
-export async function replyTurn(ctx: RunContext, response: LlmResponse, attempts: number): Promise<InputResult | null> {
+export async function replyTurn(ctx: RunContext, response: LlmResponse, attempts: number): Promise<NextStep> {
   const round = ctx.round;
   const text = response.text;
   const usageRounds = [usageRow(ctx, round, response, attempts)];
@@ -44,7 +43,7 @@ export async function replyTurn(ctx: RunContext, response: LlmResponse, attempts
       }
       const error = new OutputInvalidError(`structured output invalid: ${parsed.message}`, { details: { reason: parsed.reason } });
       await endRound(ctx, false, text);
-      return finishRun(ctx, 'failed', text, { messages: assistant, usageRounds, error, reason: 'error', rounds: round + 1 });
+      return { kind: 'finish', status: 'failed', text, messages: assistant, usageRounds, error, reason: 'error', rounds: round + 1 };
     }
     output = parsed.value;
   }
@@ -54,16 +53,16 @@ export async function replyTurn(ctx: RunContext, response: LlmResponse, attempts
   if ((steering.steerable.length > 0 || steering.interrupt) && nextRoundAllowed(ctx)) return continueWith(ctx, assistant, usageRounds, text);
   // The terminal round ends like any other (round.end, round_completed) before complete.decide (power-loop §6.15).
   await endRound(ctx, false, text);
-  if (await completeDecide(ctx, 'completed', text, { messages: assistant, usageRounds })) return null;
-  return finishRun(ctx, 'completed', text, { messages: assistant, usageRounds, output, rounds: round + 1 });
+  if (await completeDecide(ctx, 'completed', text, { messages: assistant, usageRounds })) return CONTINUE;
+  return { kind: 'finish', status: 'completed', text, messages: assistant, usageRounds, output, rounds: round + 1 };
 }
 
 function notice(round: number, content: string): StepMessageInput {
   return { round, kind: 'notice', message: { role: 'user', content } };
 }
 
-async function continueWith(ctx: RunContext, messages: StepMessageInput[], usageRounds: ReturnType<typeof usageRow>[], text: string): Promise<null> {
+async function continueWith(ctx: RunContext, messages: StepMessageInput[], usageRounds: ReturnType<typeof usageRow>[], text: string): Promise<NextStep> {
   await commitStep(ctx, { messages, usageRounds });
   await endRound(ctx, false, text);
-  return null;
+  return CONTINUE;
 }

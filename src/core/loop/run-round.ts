@@ -1,18 +1,17 @@
 import type { ToolCall } from '../messages.js';
 import type { LlmResponse } from '../ports/llm.js';
-import type { InputResult } from '../session-types.js';
 import { parseToolArguments } from '../tools/index.js';
 import { windowCallIds, windowHasFold } from '../window/index.js';
 import { commitStep } from './commit-step.js';
 import { emit } from './emit.js';
 import { endRound } from './end-round.js';
-import { finishRun } from './finish-run.js';
 import { modelTurn } from './model-turn.js';
+import { CONTINUE, type NextStep } from './next-step.js';
 import { replyTurn } from './reply-turn.js';
 import { TRUNCATION_NOTICE } from './notices.js';
 import type { RunContext } from './run-context.js';
 import { ledgerWrite } from './pending-results.js';
-import { runToolPhase, startsWithAssistantStep } from './tool-phase.js';
+import { afterToolPhase, runToolPhase, startsWithAssistantStep } from './tool-phase.js';
 import { addUsage, usageRow } from './usage.js';
 
 /** Re-exported where it was first defined: the provider adapters' tests name it from here. */
@@ -20,12 +19,12 @@ export { TRUNCATION_NOTICE } from './notices.js';
 
 /**
  * One round: the model's reply, then either its tool calls (answered through the ledger) or the end
- * of the run. Returns the result when the run ended, or null to go on with the next round.
+ * of the run. Returns how the run ends, or {@link CONTINUE} to go on with the next round.
  */
-export async function runRound(ctx: RunContext): Promise<InputResult | null> {
+export async function runRound(ctx: RunContext): Promise<NextStep> {
   emit(ctx, { type: 'round_started', roundIndex: ctx.round });
   const turn = await modelTurn(ctx);
-  if (turn.kind === 'finished') return turn.result;
+  if (turn.kind !== 'response') return turn;
   const { response, attempts } = turn;
   addUsage(ctx, response.usage, attempts);
   const calls = normaliseToolCalls(response.toolCalls, ctx);
@@ -34,7 +33,7 @@ export async function runRound(ctx: RunContext): Promise<InputResult | null> {
   return toolTurn(ctx, response, calls, attempts);
 }
 
-async function toolTurn(ctx: RunContext, response: LlmResponse, calls: ToolCall[], attempts: number): Promise<InputResult | null> {
+async function toolTurn(ctx: RunContext, response: LlmResponse, calls: ToolCall[], attempts: number): Promise<NextStep> {
   const round = ctx.round;
   // The calls' `started` rows go with the message when nothing can come between (see the function).
   const recordedStarted = startsWithAssistantStep(ctx, calls) ? calls : [];
@@ -54,14 +53,13 @@ async function toolTurn(ctx: RunContext, response: LlmResponse, calls: ToolCall[
   });
   ctx.emptyStreak = 0;
   const phase = await runToolPhase(ctx, calls, round, response.text, new Set(recordedStarted.map((call) => call.id)));
-  if (phase.kind === 'waiting') return finishRun(ctx, 'waiting_for_input', response.text, { reason: 'waiting_for_input', rounds: round + 1 });
-  if (phase.kind === 'break') return finishRun(ctx, 'completed', response.text, { reason: phase.reason, rounds: round + 1 });
+  if (phase.kind !== 'done') return afterToolPhase(phase, response.text, round + 1);
   // Truncated arguments are never repaired (they would write half files); the model is told instead,
   // after ALL the round's tool results so no message sits between a call and its result.
   const truncated = response.finishReason === 'length' && calls.some((call) => !parseToolArguments(call.arguments).ok);
   if (truncated) await commitStep(ctx, { messages: [{ round, kind: 'notice', message: { role: 'user', content: TRUNCATION_NOTICE } }] });
   await endRound(ctx, true, response.text);
-  return null;
+  return CONTINUE;
 }
 
 /** OpenAI refuses a tool call id longer than this in the history it is sent back. */

@@ -2,28 +2,27 @@ import { InputInvalidError, SessionPendingError } from '../errors/index.js';
 import { sendContent } from '../input-payload.js';
 import type { UserMessage } from '../messages.js';
 import type { PendingState } from '../pending-state.js';
-import type { InputResult } from '../session-types.js';
 import { closeOpenCalls } from './close-open-calls.js';
 import { commitStep, deferMessages } from './commit-step.js';
-import { finishRun } from './finish-run.js';
+import { CONTINUE, waitForInput, type NextStep } from './next-step.js';
 import { narrowPending, toolResultMessage, unresolvedCalls } from './pending-results.js';
-import { rejectedResult } from './run-outcomes.js';
+import { rejectedEnd } from './run-outcomes.js';
 import type { RunContext } from './run-context.js';
 
 /**
  * Checks the input and, for a `resume`, applies it: it answers a question (`submit`) or closes every
  * open call (`abortPending`). Idempotent across a takeover: a step this input already committed is
- * found in the window and not repeated. Returns a result when the input ends here.
+ * found in the window and not repeated. Returns how the run ends when the input ends here.
  */
-export async function startInput(ctx: RunContext): Promise<InputResult | null> {
-  if (ctx.payloadError !== undefined) return rejectedResult(ctx, ctx.payloadError);
+export async function startInput(ctx: RunContext): Promise<NextStep> {
+  if (ctx.payloadError !== undefined) return rejectedEnd(ctx.payloadError);
   const seq = ctx.params.input.seq;
   if (ctx.parsed.kind === 'resume') return startResume(ctx, ctx.window.some((row) => row.inputSeq === seq));
   // Open calls of an earlier input (ended, since inputs run in seq order) are left to a `resume`: a
   // question waiting for its answer, or the calls of an input given up on (`give-up-input.ts`) that
   // a send must not run again — one of them may be what kept crashing its workers.
-  if (ctx.pending !== null && ctx.pending.inputSeq !== seq) return rejectedResult(ctx, pendingRefusal(ctx.pending));
-  return null;
+  if (ctx.pending !== null && ctx.pending.inputSeq !== seq) return rejectedEnd(pendingRefusal(ctx.pending));
+  return CONTINUE;
 }
 
 /** Why a `send` or `timer` is refused while an earlier input's calls are open (`session.pending`). */
@@ -59,18 +58,18 @@ export async function appendInputMessage(ctx: RunContext): Promise<void> {
   await deferMessages(ctx, [{ round: null, message }]);
 }
 
-async function startResume(ctx: RunContext, started: boolean): Promise<InputResult | null> {
-  if (ctx.parsed.kind !== 'resume') return null;
+async function startResume(ctx: RunContext, started: boolean): Promise<NextStep> {
+  if (ctx.parsed.kind !== 'resume') return CONTINUE;
   const { submit, abortPending } = ctx.parsed.payload;
   if (abortPending !== undefined) {
     const pending = ctx.pending;
     if (pending !== null) await closeOpenCalls(ctx, unresolvedCalls(pending), `<aborted: ${abortPending.reason}>`, pending.round);
-    return finishRun(ctx, 'completed', '', { reason: 'aborted_pending', rounds: 0 });
+    return { kind: 'finish', status: 'completed', text: '', reason: 'aborted_pending', rounds: 0 };
   }
-  if (submit === undefined || started) return null;
+  if (submit === undefined || started) return CONTINUE;
   const interaction = ctx.pending?.interactions.find((entry) => entry.interactionId === submit.interactionId);
   if (interaction === undefined || ctx.pending === null) {
-    return rejectedResult(ctx, new InputInvalidError(`no question with interaction id ${submit.interactionId} is waiting for an answer`));
+    return rejectedEnd(new InputInvalidError(`no question with interaction id ${submit.interactionId} is waiting for an answer`));
   }
   const call = ctx.pending.toolCalls.find((entry) => entry.id === interaction.toolCallId)!;
   const content = typeof submit.value === 'string' ? submit.value : JSON.stringify(submit.value ?? null);
@@ -78,6 +77,6 @@ async function startResume(ctx: RunContext, started: boolean): Promise<InputResu
     messages: [{ round: ctx.pending.round, message: toolResultMessage(call, content, false) }],
     pending: narrowPending(ctx.pending, [call.id]),
   });
-  if (ctx.pending !== null && ctx.pending.interactions.length > 0) return finishRun(ctx, 'waiting_for_input', '', { reason: 'waiting_for_input', rounds: 0 });
-  return null;
+  if (ctx.pending !== null && ctx.pending.interactions.length > 0) return waitForInput('', 0);
+  return CONTINUE;
 }

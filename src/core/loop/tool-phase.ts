@@ -9,7 +9,9 @@ import { ledgerWrite } from './pending-results.js';
 import { hookScope, type RunContext } from './run-context.js';
 import { askUser } from './ask-user.js';
 import { cancelledSkipContent, isFinishingCancel } from './run-outcomes.js';
+import { waitForInput, type EndStep } from './next-step.js';
 
+/** How a tool phase ended: every call answered, a question waiting for the user, or a hook's break. */
 export type ToolPhaseResult = { kind: 'done' } | { kind: 'waiting' } | { kind: 'break'; reason: string };
 
 const IN_DOUBT_FAIL =
@@ -47,6 +49,15 @@ export async function runToolPhase(
   const result = await executeCalls(ctx, calls, round, recordedStarted);
   if (hooks.handles('tools.batch.after')) await hooks.run('tools.batch.after', Object.assign(hookScope(ctx), { roundIndex: round, toolCalls: calls }));
   return result;
+}
+
+/**
+ * How the run ends after a tool phase that did not answer every call: a waiting question ends it
+ * `waiting_for_input`, a hook's break `completed`; `text` is the reply that asked for the calls.
+ */
+export function afterToolPhase(phase: Exclude<ToolPhaseResult, { kind: 'done' }>, text: string, rounds?: number): EndStep {
+  if (phase.kind === 'waiting') return waitForInput(text, rounds);
+  return rounds === undefined ? { kind: 'finish', status: 'completed', text, reason: phase.reason } : { kind: 'finish', status: 'completed', text, reason: phase.reason, rounds };
 }
 
 async function closeAll(ctx: RunContext, calls: ToolCall[], content: string, round: number, result: ToolPhaseResult): Promise<ToolPhaseResult> {
