@@ -18,6 +18,6 @@ export async function commitResult(
   await commitStep(ctx, {
     messages: [{ round, message: toolResultMessage(call, content, failed) }],
     toolCalls: [ledger],
-    pending: narrowPending(ctx.pending, [call.id]),
+    pending: narrowPending(ctx.stored.pending, [call.id]),
   });
 }

@@ -16,7 +16,7 @@ export async function commitStep(ctx: RunContext, step: StepInput): Promise<numb
   // What models and tools wrote, made storable (src/core/storable-text.ts); the window gets the same.
   const messages = storable(step.appendHooks === false ? (step.messages ?? []) : await runAppendHooks(ctx, step.messages ?? []));
   const parts = storable({ pending: step.pending, toolCalls: step.toolCalls, usageRounds: step.usageRounds, compaction: step.compaction, input: step.input });
-  const deferred = ctx.deferred;
+  const deferred = ctx.stored.deferred;
   const written = deferred.length === 0 ? messages : [...deferred.map((entry) => entry.entry), ...messages];
   const result = await deps.store.commitStep({
     sessionId: params.sessionId,
@@ -35,16 +35,16 @@ export async function commitStep(ctx: RunContext, step: StepInput): Promise<numb
     ...(step.steer !== undefined ? { steer: { seqs: step.steer.seqs, intoInputSeq: params.input.seq } } : {}),
   });
   const { seqs, moved } = settleDeferred(ctx, result.messageSeqs);
-  ctx.pendingInputs = result.pendingInputs;
-  ctx.pendingSteers = result.pendingSteers;
+  ctx.stored.pendingInputs = result.pendingInputs;
+  ctx.stored.pendingSteers = result.pendingSteers;
   if (parts.input !== undefined) {
-    ctx.finishedError = parts.input.errorCode === undefined ? null : { code: parts.input.errorCode, message: parts.input.errorMessage ?? '' };
+    ctx.stored.finishedError = parts.input.errorCode === undefined ? null : { code: parts.input.errorCode, message: parts.input.errorMessage ?? '' };
   }
   if (parts.compaction !== undefined) {
     const folded = new Set(parts.compaction.foldSeqs);
-    ctx.window = ctx.window.filter((row) => !folded.has(row.seq));
+    ctx.stored.window = ctx.stored.window.filter((row) => !folded.has(row.seq));
   }
-  if (parts.pending !== undefined) ctx.pending = parts.pending;
+  if (parts.pending !== undefined) ctx.stored.pending = parts.pending;
   appendToWindow(ctx, messages, seqs);
   // Thrown once the run's state matches what was written, so the failure's closing step is right.
   if (moved !== null) throw moved;
@@ -61,8 +61,8 @@ export async function commitStep(ctx: RunContext, step: StepInput): Promise<numb
  */
 export async function deferMessages(ctx: RunContext, entries: StepMessageInput[]): Promise<void> {
   const messages = storable(await runAppendHooks(ctx, entries));
-  const seqs = messages.map((_, index) => ctx.lastMessageSeq + index + 1);
-  ctx.deferred.push(...messages.map((entry, index) => ({ entry, seq: seqs[index]! })));
+  const seqs = messages.map((_, index) => ctx.stored.lastMessageSeq + index + 1);
+  ctx.stored.deferred.push(...messages.map((entry, index) => ({ entry, seq: seqs[index]! })));
   appendToWindow(ctx, messages, seqs);
 }
 
@@ -84,9 +84,9 @@ async function runAppendHooks(ctx: RunContext, entries: StepMessageInput[]): Pro
  * the input, and its closing step must not write them twice.
  */
 function settleDeferred(ctx: RunContext, seqs: number[]): { seqs: number[]; moved: StateCorruptError | null } {
-  const deferred = ctx.deferred;
+  const deferred = ctx.stored.deferred;
   if (deferred.length === 0) return { seqs, moved: null };
-  ctx.deferred = [];
+  ctx.stored.deferred = [];
   const index = deferred.findIndex((entry, i) => seqs[i] !== entry.seq);
   const moved = index === -1 ? null : new StateCorruptError(`message announced as seq ${deferred[index]!.seq} was written as ${String(seqs[index])}`);
   return { seqs: seqs.slice(deferred.length), moved };
@@ -104,9 +104,9 @@ function appendToWindow(ctx: RunContext, messages: StepMessageInput[], seqs: num
       message: entry.message,
       createdAt,
     };
-    ctx.window.push(stored);
+    ctx.stored.window.push(stored);
   });
-  ctx.lastMessageSeq = seqs.at(-1) ?? ctx.lastMessageSeq;
+  ctx.stored.lastMessageSeq = seqs.at(-1) ?? ctx.stored.lastMessageSeq;
   seqs.forEach((seq, index) => {
     const entry = messages[index]!;
     emit(ctx, { type: 'message_appended', messageSeq: seq, role: entry.message.role, kind: entry.kind ?? 'message', roundIndex: entry.round });

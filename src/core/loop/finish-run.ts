@@ -19,9 +19,9 @@ export async function finishRun(ctx: RunContext, end: EndStep): Promise<InputRes
   const result: InputResult = storable({
     status,
     finalText,
-    rounds: options.rounds ?? ctx.round,
-    toolCalls: ctx.toolCalls,
-    usage: { ...ctx.usage },
+    rounds: options.rounds ?? ctx.state.round,
+    toolCalls: ctx.state.toolCalls,
+    usage: { ...ctx.state.usage },
     ...(options.output !== undefined ? { output: options.output } : {}),
   });
   await commitStep(ctx, {

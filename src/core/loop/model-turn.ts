@@ -17,7 +17,7 @@ export type ModelTurn = { kind: 'response'; response: LlmResponse; attempts: num
  * (`short_circuit`) or stop (`break`); `llm.after` may replace the reply or stop after persisting it.
  */
 export async function modelTurn(ctx: RunContext): Promise<ModelTurn> {
-  const round = ctx.round;
+  const round = ctx.state.round;
   let request = buildRequest(ctx);
   if (ctx.deps.hooks.handles('llm.before')) {
     // The hook gets its own copy of the messages: the request's are the window's rows themselves

@@ -68,7 +68,7 @@ const SKIPPED = /^\[skipped: (.*)\]$/s;
  * effect, and the model must not be told it was skipped.
  */
 export function closingResultContent(ctx: RunContext, call: ToolCall, content: string): string {
-  if (!ctx.startedCalls.has(call.id)) return content;
+  if (!ctx.state.startedCalls.has(call.id)) return content;
   const reason = SKIPPED.exec(content)?.[1];
   return reason === undefined ? content : `[interrupted: ${reason}; the call had started and may have taken effect]`;
 }

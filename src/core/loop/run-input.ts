@@ -8,7 +8,7 @@ import { guardStore } from '../ports/guard-store.js';
 import { loadRunContext } from './load-run-context.js';
 import { maybeCompact } from './compaction-phase.js';
 import { unresolvedCalls } from './pending-results.js';
-import { endRound } from './end-round.js';
+import { endRecoveredRound, endRound } from './end-round.js';
 import { runRound } from './run-round.js';
 import { CONTINUE, waitForInput, type EndStep, type NextStep } from './next-step.js';
 import { cancelledEnd, failedEnd, finishingCancel } from './run-outcomes.js';
@@ -18,7 +18,7 @@ import { applySteering, checkSteering } from './steering.js';
 import { afterToolPhase, runToolPhase } from './tool-phase.js';
 
 /**
- * Runs one input of a session to its terminal status (DESIGN.md §4.8, power-loop §6), persisting
+ * Runs one input of a session to its terminal status, persisting
  * every step through the store, so that a worker that dies at any point leaves a state another worker
  * continues from with the same outcome (I3–I6).
  *
@@ -43,7 +43,7 @@ export interface RunOutcome {
 export async function runInputOutcome(deps: LoopDeps, params: RunParams): Promise<RunOutcome> {
   const ctx = await loadRunContext(Object.assign({}, deps, { store: guardStore(deps.store) }), params);
   const result = await runLoaded(ctx, params);
-  return { result, error: ctx.finishedError ?? null, pendingInputs: ctx.pendingInputs };
+  return { result, error: ctx.stored.finishedError ?? null, pendingInputs: ctx.stored.pendingInputs };
 }
 
 /**
@@ -82,16 +82,13 @@ async function runToEnd(ctx: RunContext, params: RunParams): Promise<EndStep> {
 
 /** Open tool calls left by a previous holder (or a previous input) are answered before any new round. */
 async function recoverPending(ctx: RunContext): Promise<NextStep> {
-  const pending = ctx.pending;
+  const pending = ctx.stored.pending;
   if (pending === null) return CONTINUE;
   if (pending.interactions.length > 0) return waitForInput('');
   const own = pending.inputSeq === ctx.params.input.seq;
-  const phase = await withToolsOf(ctx, pending, () => runToolPhase(ctx, unresolvedCalls(pending), pending.round));
+  const phase = await withToolsOf(ctx, pending, (scoped) => runToolPhase(scoped, unresolvedCalls(pending), pending.round));
   if (phase.kind !== 'done') return afterToolPhase(phase, '');
-  if (own && ctx.round <= pending.round) {
-    ctx.round = pending.round;
-    await endRound(ctx, true, '');
-  }
+  if (own && ctx.state.round <= pending.round) await endRecoveredRound(ctx, pending.round);
   return CONTINUE;
 }
 
@@ -101,15 +98,11 @@ async function recoverPending(ctx: RunContext): Promise<NextStep> {
  * nor narrow it (a tool it may not call now would lose its in-doubt policy). A state that does not
  * record it (written before it was) keeps the running input's tools.
  */
-async function withToolsOf<T>(ctx: RunContext, pending: PendingState, work: () => Promise<T>): Promise<T> {
-  if (pending.allowedTools === undefined) return work();
-  const own = ctx.tools;
-  ctx.tools = pending.allowedTools === null ? ctx.deps.tools : ctx.deps.tools.subset(pending.allowedTools);
-  try {
-    return await work();
-  } finally {
-    ctx.tools = own;
-  }
+async function withToolsOf<T>(ctx: RunContext, pending: PendingState, work: (ctx: RunContext) => Promise<T>): Promise<T> {
+  if (pending.allowedTools === undefined) return work(ctx);
+  const tools = pending.allowedTools === null ? ctx.deps.tools : ctx.deps.tools.subset(pending.allowedTools);
+  // The fixed part copied with other tools; the stored mirror and the counters are the same objects.
+  return await work(Object.assign({}, ctx, { tools }));
 }
 
 /** Rounds until one ends the run: the stop conditions and steering at each round start, then the round. */
@@ -128,9 +121,9 @@ async function roundLoop(ctx: RunContext): Promise<EndStep> {
     }
     const steering = await checkSteering(ctx);
     if (steering.interrupt) return cancelledEnd(ctx, finishingCancel('interrupted by a newer input'));
-    const steered = await applySteering(ctx, steering.steerable, ctx.round);
+    const steered = await applySteering(ctx, steering.steerable, ctx.state.round);
     if (ctx.deps.hooks.handles('round.start')) {
-      const start = Object.assign(hookScope(ctx), { roundIndex: ctx.round, steeredInputs: steered, reason: null as string | null });
+      const start = Object.assign(hookScope(ctx), { roundIndex: ctx.state.round, steeredInputs: steered, reason: null as string | null });
       const directive = await ctx.deps.hooks.run('round.start', start);
       if (directive === 'break') return { kind: 'finish', status: 'completed', text: '', reason: start.reason ?? 'hook_break' };
       if (directive === 'skip') {

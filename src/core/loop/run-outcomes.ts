@@ -5,6 +5,7 @@ import type { FinishOptions, FinishStep } from './next-step.js';
 import { closingResultContent, ledgerWrite, toolResultMessage, unresolvedCalls } from './pending-results.js';
 import type { ModelCallOutcome } from './call-model.js';
 import type { RunContext } from './run-context.js';
+import { addFailedAttempts } from './usage.js';
 
 /**
  * A cancellation the run should end as `cancelled` (user cancel, interrupt) — as opposed to one that
@@ -25,7 +26,7 @@ export function cancelledSkipContent(reason: string): string {
 
 /** Synthetic results (and ledger rows) closing every open call, for a terminal step. */
 function closingStep(ctx: RunContext, content: string): Pick<FinishOptions, 'messages' | 'toolCalls' | 'pending'> {
-  const pending = ctx.pending;
+  const pending = ctx.stored.pending;
   if (pending === null) return { messages: [] };
   const calls = unresolvedCalls(pending);
   return {
@@ -41,11 +42,11 @@ function closingStep(ctx: RunContext, content: string): Pick<FinishOptions, 'mes
  */
 export function cancelledEnd(ctx: RunContext, error: CancelledError, partialText = ''): FinishStep {
   if (!isFinishingCancel(error)) throw error;
-  emit(ctx, { type: 'loop_cancelled', reason: error.message, roundIndex: ctx.round });
+  emit(ctx, { type: 'loop_cancelled', reason: error.message, roundIndex: ctx.state.round });
   const closing = closingStep(ctx, cancelledSkipContent(error.message));
   const messages: StepMessageInput[] = [...(closing.messages ?? [])];
-  // What the model had streamed before the cancel is kept, as power-loop keeps produced work.
-  if (partialText.trim() !== '') messages.push({ round: ctx.round, message: { role: 'assistant', content: partialText } });
+  // What the model had streamed before the cancel is kept: produced work is never thrown away.
+  if (partialText.trim() !== '') messages.push({ round: ctx.state.round, message: { role: 'assistant', content: partialText } });
   return Object.assign({ kind: 'finish' as const, status: 'cancelled' as const, text: `[cancelled: ${error.message}]` }, closing, { messages, reason: 'cancelled' as const });
 }
 
@@ -53,13 +54,12 @@ export function cancelledEnd(ctx: RunContext, error: CancelledError, partialText
 export function degradedEnd(ctx: RunContext, outcome: Extract<ModelCallOutcome, { kind: 'degraded' }>): FinishStep {
   const cause = outcome.error.cause instanceof Error ? outcome.error.cause : outcome.error;
   const text = `[degraded: LLM ${outcome.reason} — ${cause.name}: ${cause.message.slice(0, 200)}]`;
-  // The failed attempts were requests made: they count, as a retried call's attempts do.
-  ctx.usage.llmCalls += outcome.attempts;
+  addFailedAttempts(ctx, outcome.attempts);
   return {
     kind: 'finish',
     status: 'degraded',
     text,
-    messages: [{ round: ctx.round, kind: 'degraded', message: { role: 'assistant', content: text } }],
+    messages: [{ round: ctx.state.round, kind: 'degraded', message: { role: 'assistant', content: text } }],
     error: toLoopfleetError(outcome.error),
     reason: 'degraded',
   };

@@ -7,7 +7,7 @@ import { emit } from './emit.js';
 import { endRound } from './end-round.js';
 import { modelTurn } from './model-turn.js';
 import { CONTINUE, type NextStep } from './next-step.js';
-import { replyTurn } from './reply-turn.js';
+import { replyTurn, resetEmptyStreak } from './reply-turn.js';
 import { TRUNCATION_NOTICE } from './notices.js';
 import type { RunContext } from './run-context.js';
 import { ledgerWrite } from './pending-results.js';
@@ -22,19 +22,19 @@ export { TRUNCATION_NOTICE } from './notices.js';
  * of the run. Returns how the run ends, or {@link CONTINUE} to go on with the next round.
  */
 export async function runRound(ctx: RunContext): Promise<NextStep> {
-  emit(ctx, { type: 'round_started', roundIndex: ctx.round });
+  emit(ctx, { type: 'round_started', roundIndex: ctx.state.round });
   const turn = await modelTurn(ctx);
   if (turn.kind !== 'response') return turn;
   const { response, attempts } = turn;
   addUsage(ctx, response.usage, attempts);
   const calls = normaliseToolCalls(response.toolCalls, ctx);
-  emit(ctx, { type: 'round_tools_present', roundIndex: ctx.round, hasTools: calls.length > 0 });
+  emit(ctx, { type: 'round_tools_present', roundIndex: ctx.state.round, hasTools: calls.length > 0 });
   if (calls.length === 0) return replyTurn(ctx, response, attempts);
   return toolTurn(ctx, response, calls, attempts);
 }
 
 async function toolTurn(ctx: RunContext, response: LlmResponse, calls: ToolCall[], attempts: number): Promise<NextStep> {
-  const round = ctx.round;
+  const round = ctx.state.round;
   // The calls' `started` rows go with the message when nothing can come between (see the function).
   const recordedStarted = startsWithAssistantStep(ctx, calls) ? calls : [];
   await commitStep(ctx, {
@@ -42,7 +42,7 @@ async function toolTurn(ctx: RunContext, response: LlmResponse, calls: ToolCall[
     messages: [{ round, message: { role: 'assistant', content: response.text, toolCalls: calls } }],
     usageRounds: [usageRow(ctx, round, response, attempts)],
     pending: {
-      assistantSeq: ctx.lastMessageSeq + 1,
+      assistantSeq: ctx.stored.lastMessageSeq + 1,
       round,
       inputSeq: ctx.params.input.seq,
       toolCalls: calls,
@@ -51,7 +51,7 @@ async function toolTurn(ctx: RunContext, response: LlmResponse, calls: ToolCall[
       allowedTools: ctx.allowedTools,
     },
   });
-  ctx.emptyStreak = 0;
+  resetEmptyStreak(ctx);
   const phase = await runToolPhase(ctx, calls, round, response.text, new Set(recordedStarted.map((call) => call.id)));
   if (phase.kind !== 'done') return afterToolPhase(phase, response.text, round + 1);
   // Truncated arguments are never repaired (they would write half files); the model is told instead,
@@ -74,12 +74,12 @@ const MAX_CALL_ID_CHARS = 40;
  */
 function normaliseToolCalls(calls: readonly ToolCall[], ctx: RunContext): ToolCall[] {
   if (calls.length === 0) return [];
-  const inWindow = windowCallIds(ctx.window);
-  const folded = windowHasFold(ctx.window);
+  const inWindow = windowCallIds(ctx.stored.window);
+  const folded = windowHasFold(ctx.stored.window);
   const given = new Set<string>();
   const taken = (id: string) => inWindow.has(id) || given.has(id);
   return calls.map((call, index) => {
-    const suffix = `_${ctx.params.input.seq}_${ctx.round}_${index}`;
+    const suffix = `_${ctx.params.input.seq}_${ctx.state.round}_${index}`;
     let id = call.id.trim() === '' ? `call${suffix}` : call.id;
     // The suffix makes the id unique, so the provider's part may be cut to keep it short. An id over
     // the limit is renamed too: OpenAI refuses it, the ledger takes 500 characters, and an answer to

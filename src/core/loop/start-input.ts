@@ -17,11 +17,11 @@ import type { RunContext } from './run-context.js';
 export async function startInput(ctx: RunContext): Promise<NextStep> {
   if (ctx.payloadError !== undefined) return rejectedEnd(ctx.payloadError);
   const seq = ctx.params.input.seq;
-  if (ctx.parsed.kind === 'resume') return startResume(ctx, ctx.window.some((row) => row.inputSeq === seq));
+  if (ctx.parsed.kind === 'resume') return startResume(ctx, ctx.stored.window.some((row) => row.inputSeq === seq));
   // Open calls of an earlier input (ended, since inputs run in seq order) are left to a `resume`: a
   // question waiting for its answer, or the calls of an input given up on (`give-up-input.ts`) that
   // a send must not run again — one of them may be what kept crashing its workers.
-  if (ctx.pending !== null && ctx.pending.inputSeq !== seq) return rejectedEnd(pendingRefusal(ctx.pending));
+  if (ctx.stored.pending !== null && ctx.stored.pending.inputSeq !== seq) return rejectedEnd(pendingRefusal(ctx.stored.pending));
   return CONTINUE;
 }
 
@@ -40,8 +40,8 @@ function pendingRefusal(pending: PendingState): SessionPendingError {
 
 /**
  * Makes a `send` or `timer` part of the conversation, once. Called after open calls were answered:
- * a user message between an assistant's tool calls and their results is refused by both providers
- * (power-loop edge case 3). Its own message is the one row of the input written outside a round.
+ * a user message between an assistant's tool calls and their results is refused by both providers.
+ * Its own message is the one row of the input written outside a round.
  * It joins the window and is announced now, and is written with the run's next step (the one after
  * the model's first reply, or the finish): a commit of its own would only make it durable a model
  * call earlier, and a run that stops before that step appends it again when the input resumes.
@@ -50,7 +50,7 @@ export async function appendInputMessage(ctx: RunContext): Promise<void> {
   const parsed = ctx.parsed;
   if (parsed.kind === 'resume') return;
   const seq = ctx.params.input.seq;
-  if (ctx.window.some((row) => row.inputSeq === seq && row.round === null)) return;
+  if (ctx.stored.window.some((row) => row.inputSeq === seq && row.round === null)) return;
   const message: UserMessage =
     parsed.kind === 'send'
       ? { role: 'user', ...sendContent(parsed.payload) }
@@ -62,21 +62,21 @@ async function startResume(ctx: RunContext, started: boolean): Promise<NextStep>
   if (ctx.parsed.kind !== 'resume') return CONTINUE;
   const { submit, abortPending } = ctx.parsed.payload;
   if (abortPending !== undefined) {
-    const pending = ctx.pending;
+    const pending = ctx.stored.pending;
     if (pending !== null) await closeOpenCalls(ctx, unresolvedCalls(pending), `<aborted: ${abortPending.reason}>`, pending.round);
     return { kind: 'finish', status: 'completed', text: '', reason: 'aborted_pending', rounds: 0 };
   }
   if (submit === undefined || started) return CONTINUE;
-  const interaction = ctx.pending?.interactions.find((entry) => entry.interactionId === submit.interactionId);
-  if (interaction === undefined || ctx.pending === null) {
+  const interaction = ctx.stored.pending?.interactions.find((entry) => entry.interactionId === submit.interactionId);
+  if (interaction === undefined || ctx.stored.pending === null) {
     return rejectedEnd(new InputInvalidError(`no question with interaction id ${submit.interactionId} is waiting for an answer`));
   }
-  const call = ctx.pending.toolCalls.find((entry) => entry.id === interaction.toolCallId)!;
+  const call = ctx.stored.pending.toolCalls.find((entry) => entry.id === interaction.toolCallId)!;
   const content = typeof submit.value === 'string' ? submit.value : JSON.stringify(submit.value ?? null);
   await commitStep(ctx, {
-    messages: [{ round: ctx.pending.round, message: toolResultMessage(call, content, false) }],
-    pending: narrowPending(ctx.pending, [call.id]),
+    messages: [{ round: ctx.stored.pending.round, message: toolResultMessage(call, content, false) }],
+    pending: narrowPending(ctx.stored.pending, [call.id]),
   });
-  if (ctx.pending !== null && ctx.pending.interactions.length > 0) return waitForInput('', 0);
+  if (ctx.stored.pending !== null && ctx.stored.pending.interactions.length > 0) return waitForInput('', 0);
   return CONTINUE;
 }

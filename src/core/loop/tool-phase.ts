@@ -108,7 +108,7 @@ async function executeCalls(ctx: RunContext, calls: ToolCall[], round: number, r
     // not a skipped one (I5), after closing the earlier calls that never finished.
     await flusher.flushFinished(closingContent(error));
     if (!(error instanceof BatchStopped)) throw error;
-    const open = runnable.filter((call) => ctx.pending?.unresolvedIds.includes(call.id) === true);
+    const open = runnable.filter((call) => ctx.stored.pending?.unresolvedIds.includes(call.id) === true);
     await closeOpenCalls(ctx, open, BATCH_STOPPED, round);
   }
   return { kind: 'done' };
@@ -116,11 +116,11 @@ async function executeCalls(ctx: RunContext, calls: ToolCall[], round: number, r
 
 /** Returns the call to run (arguments possibly rewritten), or null when it was answered here. */
 async function beforeCall(ctx: RunContext, call: ToolCall, round: number): Promise<ToolCall | null> {
-  const doubt = ctx.inDoubt.get(call.id);
+  const doubt = ctx.state.inDoubt.get(call.id);
   if (doubt !== undefined) {
     const policy = ctx.tools.get(call.name)?.policy ?? 'fail';
     emit(ctx, { type: 'tool_call_in_doubt', name: call.name, toolCallId: call.id, policy });
-    ctx.inDoubt.delete(call.id);
+    ctx.state.inDoubt.delete(call.id);
     if (policy === 'fail') {
       // Resolved: the model was told the outcome is unknown, so the ledger row is closed, not left open.
       await commitResult(ctx, call, round, IN_DOUBT_FAIL, true, ledgerWrite(ctx, call, round, 'failed', { errorCode: 'tool.in_doubt' }));
@@ -144,7 +144,7 @@ async function startCall(ctx: RunContext, call: ToolCall, round: number): Promis
 }
 
 function announceStart(ctx: RunContext, call: ToolCall): void {
-  ctx.startedCalls.add(call.id);
+  ctx.state.startedCalls.add(call.id);
   emit(ctx, { type: 'tool_call_started', name: call.name, toolCallId: call.id, toolInput: parsedOrRaw(call), attempt: 1 });
 }
 
@@ -242,8 +242,8 @@ class ResultFlusher {
       errorCode: outcome.errorCode,
       durationMs: outcome.durationMs,
     }));
-    // Rejected calls (unknown tool, invalid arguments) are not dispatches (power-loop §1).
-    if (outcome.errorCode !== 'tool.not_found' && outcome.errorCode !== 'tool.invalid_args') ctx.toolCalls += 1;
+    // Rejected calls (unknown tool, invalid arguments) are not dispatches: no tool ran.
+    if (outcome.errorCode !== 'tool.not_found' && outcome.errorCode !== 'tool.invalid_args') ctx.state.toolCalls += 1;
     if (after.failed) emit(ctx, { type: 'tool_call_failed', name: call.name, toolCallId: call.id, toolInput: outcome.args, output: after.output, errorCode: outcome.errorCode });
     emit(ctx, { type: 'tool_call_completed', name: call.name, toolCallId: call.id, toolInput: outcome.args, output: after.output, failed: after.failed, durationMs: outcome.durationMs });
     return directive === 'break';
