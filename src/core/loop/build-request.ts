@@ -14,6 +14,7 @@ export function windowMessages(window: readonly StoredMessage[]): Message[] {
   return arrangedWindowMessages(window);
 }
 
+/** This round's request: the window's messages, the run's tools, prompt and profile settings. */
 export function buildRequest(ctx: RunContext): LlmRequest {
   const { messages } = sanitizeWindow(ctx.stored.window);
   const tools = ctx.tools.specs();

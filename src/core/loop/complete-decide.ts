@@ -1,5 +1,5 @@
 import { commitStep } from './commit-step.js';
-import type { StepMessageInput } from './step-input.js';
+import type { StepInput } from './step-input.js';
 import { hookScope, type RunContext } from './run-context.js';
 
 /**
@@ -12,7 +12,7 @@ export async function completeDecide(
   ctx: RunContext,
   reason: 'completed' | 'hit_round_limit' | 'budget_exceeded',
   finalText: string,
-  extra: { messages?: StepMessageInput[]; usageRounds?: Parameters<typeof commitStep>[1]['usageRounds'] } = {},
+  extra: Pick<StepInput, 'messages' | 'usageRounds'> = {},
 ): Promise<boolean> {
   if (!ctx.deps.hooks.handles('complete.decide')) return false;
   const decide = Object.assign(hookScope(ctx), { reason, finalText, fireCount: ctx.state.completeDecideFires, inject: null as string | null, extraRounds: 1 });

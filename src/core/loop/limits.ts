@@ -9,6 +9,7 @@ import { cancelledEnd, degradedEnd } from './run-outcomes.js';
 import type { RunContext } from './run-context.js';
 import { addUsage, usageRow } from './usage.js';
 
+/** The notice asking the model to wrap up at the round limit. */
 export const WRAP_UP_PROMPT = (maxRounds: number) =>
   `You have reached the maximum of ${maxRounds} rounds. Summarize what you accomplished and what remains.`;
 

@@ -15,6 +15,7 @@ export function finishingCancel(reason: string): CancelledError {
   return new CancelledError(reason, { details: { finish: true } });
 }
 
+/** Whether the cancel ends the input (see {@link finishingCancel}) or only stops this worker. */
 export function isFinishingCancel(error: CancelledError): boolean {
   return error.details.finish === true;
 }

@@ -7,6 +7,7 @@ import type { StepMessageInput } from './step-input.js';
 import { emit } from './emit.js';
 import type { RunContext } from './run-context.js';
 
+/** What waits to change the running input. */
 export interface SteeringCheck {
   /** Inputs that arrived in `steer` mode (or timer firings) and wait to join this run. */
   steerable: InputRecord[];
