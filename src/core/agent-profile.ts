@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ConfigInvalidError } from './errors/index.js';
-import { responseFormatSchema } from './input-payload.js';
+import { responseFormatSchema } from './response-format-schema.js';
 import type { ResponseFormatSpec } from './ports/llm.js';
 
 /**

@@ -2,19 +2,13 @@ import { z } from 'zod';
 import { InputInvalidError } from './errors/index.js';
 import { messageContentSchema, type MessageContent } from './messages.js';
 import type { InputOverrides } from './agent-profile.js';
+import { responseFormatSchema } from './response-format-schema.js';
 
 /**
  * The payloads of the three input kinds, as stored in `session_inputs.payload`. Validated when an
  * input is accepted (bad input never reaches the inbox) and again when a run loads it (persisted
  * state is untrusted, STYLE.md 10).
  */
-export const responseFormatSchema = z.object({
-  name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
-  schema: z.record(z.string(), z.unknown()),
-  strict: z.boolean().optional(),
-  description: z.string().optional(),
-});
-
 export const inputOverridesSchema = z
   .object({
     tools: z.array(z.string().min(1).max(64)).max(256).optional(),

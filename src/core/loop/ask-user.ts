@@ -1,18 +1,18 @@
 import type { ToolCall } from '../messages.js';
 import type { PendingInteraction } from '../pending-state.js';
 import { parseToolArguments } from '../tools/index.js';
+import { commitResult } from './commit-result.js';
 import { commitStep } from './commit-step.js';
 import { emit } from './emit.js';
 import { ledgerWrite, narrowPending, toolResultMessage } from './pending-results.js';
 import type { RunContext } from './run-context.js';
-import { commitResult } from './tool-phase.js';
 
 const SUPERSEDED = '[skipped: superseded by a user-input request]';
 
 /**
  * `request_user_input`: the question is persisted in the pending state (so any worker, any time
  * later, can take the answer) and the run ends `waiting_for_input`. Other calls of the same round
- * are closed as superseded (power-loop edge case 2). Invalid arguments are an ordinary tool error:
+ * are closed as superseded, so none is left without a result. Invalid arguments are an ordinary tool error:
  * returns false after committing it, and the caller runs the other calls normally.
  */
 export async function askUser(ctx: RunContext, calls: ToolCall[], ask: ToolCall, round: number): Promise<boolean> {
@@ -33,8 +33,8 @@ export async function askUser(ctx: RunContext, calls: ToolCall[], ask: ToolCall,
     options: Array.isArray(args.options) ? args.options.map(String) : null,
     metadata: isRecord(args.metadata) ? args.metadata : {},
   };
-  const others = calls.filter((call) => call !== ask && ctx.pending?.unresolvedIds.includes(call.id) === true);
-  const narrowed = narrowPending(ctx.pending, others.map((call) => call.id));
+  const others = calls.filter((call) => call !== ask && ctx.stored.pending?.unresolvedIds.includes(call.id) === true);
+  const narrowed = narrowPending(ctx.stored.pending, others.map((call) => call.id));
   await commitStep(ctx, {
     messages: others.map((call) => ({ round, kind: 'synthetic_tool_result' as const, message: toolResultMessage(call, SUPERSEDED, false) })),
     // The question itself gets no ledger row: it is not executed, it is answered through `submit`.

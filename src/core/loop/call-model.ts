@@ -4,6 +4,7 @@ import { runWithRetry } from '../retry/index.js';
 import { emit } from './emit.js';
 import type { RunContext } from './run-context.js';
 
+/** How one model call ended: a reply, given up on (`degraded`), or cancelled with what had streamed. */
 export type ModelCallOutcome =
   | { kind: 'ok'; response: LlmResponse; attempts: number }
   | { kind: 'degraded'; reason: 'retry_exhausted' | 'timeout' | 'non_retryable'; error: Error; attempts: number }

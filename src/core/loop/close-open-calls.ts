@@ -1,12 +1,13 @@
 import type { ToolCall } from '../messages.js';
-import { commitStep, type StepInput } from './commit-step.js';
+import { commitStep } from './commit-step.js';
+import type { StepInput } from './step-input.js';
 import { closingResultContent, ledgerWrite, narrowPending, toolResultMessage } from './pending-results.js';
 import type { RunContext } from './run-context.js';
 
 /**
  * Gives each of `calls` a synthetic result (`[skipped: …]`, `<aborted: …>`; `[interrupted: …]` for a
  * call this run had started, see `closingResultContent`) in one step, so no early exit ever leaves a
- * tool call without a result (power-loop edge case 2).
+ * tool call without a result (both providers refuse a history that has one).
  */
 export async function closeOpenCalls(
   ctx: RunContext,
@@ -21,7 +22,7 @@ export async function closeOpenCalls(
     Object.assign({}, extra, {
       messages: calls.map((call) => ({ round, kind: 'synthetic_tool_result' as const, message: toolResultMessage(call, closingResultContent(ctx, call, content), false) })),
       toolCalls: calls.map((call) => ledgerWrite(ctx, call, round, 'aborted')),
-      pending: narrowPending(ctx.pending, calls.map((call) => call.id)),
+      pending: narrowPending(ctx.stored.pending, calls.map((call) => call.id)),
     }),
   );
 }

@@ -1,30 +1,9 @@
 import { StateCorruptError } from '../errors/index.js';
-import type { Message, MessageKind, StoredMessage } from '../messages.js';
-import type { PendingState } from '../pending-state.js';
-import type { CompactionWrite, InputTransition, ToolCallWrite, UsageRoundWrite } from '../ports/session-store.js';
+import type { StoredMessage } from '../messages.js';
 import { storable } from '../storable-text.js';
 import { emit } from './emit.js';
 import { hookScope, type RunContext } from './run-context.js';
-
-export interface StepMessageInput {
-  round: number | null;
-  kind?: MessageKind;
-  message: Message;
-}
-
-/** What one step of a run writes; see `StepCommit` for the semantics of each part. */
-export interface StepInput {
-  messages?: StepMessageInput[];
-  pending?: PendingState | null;
-  toolCalls?: ToolCallWrite[];
-  usageRounds?: UsageRoundWrite[];
-  compaction?: CompactionWrite;
-  input?: InputTransition;
-  /** Pending steer inputs delivered into this run by this step. */
-  steer?: { seqs: number[] };
-  /** False to skip the `message.append` hooks: for the synthetic results that record a failed run. */
-  appendHooks?: boolean;
-}
+import type { StepInput, StepMessageInput } from './step-input.js';
 
 /**
  * Commits one step in one fenced transaction, then brings the in-memory run state in line with what
@@ -37,7 +16,7 @@ export async function commitStep(ctx: RunContext, step: StepInput): Promise<numb
   // What models and tools wrote, made storable (src/core/storable-text.ts); the window gets the same.
   const messages = storable(step.appendHooks === false ? (step.messages ?? []) : await runAppendHooks(ctx, step.messages ?? []));
   const parts = storable({ pending: step.pending, toolCalls: step.toolCalls, usageRounds: step.usageRounds, compaction: step.compaction, input: step.input });
-  const deferred = ctx.deferred;
+  const deferred = ctx.stored.deferred;
   const written = deferred.length === 0 ? messages : [...deferred.map((entry) => entry.entry), ...messages];
   const result = await deps.store.commitStep({
     sessionId: params.sessionId,
@@ -56,16 +35,16 @@ export async function commitStep(ctx: RunContext, step: StepInput): Promise<numb
     ...(step.steer !== undefined ? { steer: { seqs: step.steer.seqs, intoInputSeq: params.input.seq } } : {}),
   });
   const { seqs, moved } = settleDeferred(ctx, result.messageSeqs);
-  ctx.pendingInputs = result.pendingInputs;
-  ctx.pendingSteers = result.pendingSteers;
+  ctx.stored.pendingInputs = result.pendingInputs;
+  ctx.stored.pendingSteers = result.pendingSteers;
   if (parts.input !== undefined) {
-    ctx.finishedError = parts.input.errorCode === undefined ? null : { code: parts.input.errorCode, message: parts.input.errorMessage ?? '' };
+    ctx.stored.finishedError = parts.input.errorCode === undefined ? null : { code: parts.input.errorCode, message: parts.input.errorMessage ?? '' };
   }
   if (parts.compaction !== undefined) {
     const folded = new Set(parts.compaction.foldSeqs);
-    ctx.window = ctx.window.filter((row) => !folded.has(row.seq));
+    ctx.stored.window = ctx.stored.window.filter((row) => !folded.has(row.seq));
   }
-  if (parts.pending !== undefined) ctx.pending = parts.pending;
+  if (parts.pending !== undefined) ctx.stored.pending = parts.pending;
   appendToWindow(ctx, messages, seqs);
   // Thrown once the run's state matches what was written, so the failure's closing step is right.
   if (moved !== null) throw moved;
@@ -82,8 +61,8 @@ export async function commitStep(ctx: RunContext, step: StepInput): Promise<numb
  */
 export async function deferMessages(ctx: RunContext, entries: StepMessageInput[]): Promise<void> {
   const messages = storable(await runAppendHooks(ctx, entries));
-  const seqs = messages.map((_, index) => ctx.lastMessageSeq + index + 1);
-  ctx.deferred.push(...messages.map((entry, index) => ({ entry, seq: seqs[index]! })));
+  const seqs = messages.map((_, index) => ctx.stored.lastMessageSeq + index + 1);
+  ctx.stored.deferred.push(...messages.map((entry, index) => ({ entry, seq: seqs[index]! })));
   appendToWindow(ctx, messages, seqs);
 }
 
@@ -105,9 +84,9 @@ async function runAppendHooks(ctx: RunContext, entries: StepMessageInput[]): Pro
  * the input, and its closing step must not write them twice.
  */
 function settleDeferred(ctx: RunContext, seqs: number[]): { seqs: number[]; moved: StateCorruptError | null } {
-  const deferred = ctx.deferred;
+  const deferred = ctx.stored.deferred;
   if (deferred.length === 0) return { seqs, moved: null };
-  ctx.deferred = [];
+  ctx.stored.deferred = [];
   const index = deferred.findIndex((entry, i) => seqs[i] !== entry.seq);
   const moved = index === -1 ? null : new StateCorruptError(`message announced as seq ${deferred[index]!.seq} was written as ${String(seqs[index])}`);
   return { seqs: seqs.slice(deferred.length), moved };
@@ -125,9 +104,9 @@ function appendToWindow(ctx: RunContext, messages: StepMessageInput[], seqs: num
       message: entry.message,
       createdAt,
     };
-    ctx.window.push(stored);
+    ctx.stored.window.push(stored);
   });
-  ctx.lastMessageSeq = seqs.at(-1) ?? ctx.lastMessageSeq;
+  ctx.stored.lastMessageSeq = seqs.at(-1) ?? ctx.stored.lastMessageSeq;
   seqs.forEach((seq, index) => {
     const entry = messages[index]!;
     emit(ctx, { type: 'message_appended', messageSeq: seq, role: entry.message.role, kind: entry.kind ?? 'message', roundIndex: entry.round });

@@ -7,20 +7,21 @@ import { emit } from './emit.js';
 import { hookScope, type RunContext } from './run-context.js';
 
 /**
- * Folds the oldest whole inputs into one compact note when the window crosses its budget (power-loop
- * §12). The summary call is soft-failing: an error leaves the window as it was and the run goes on.
- * The fold and the note are one step, so a crash never leaves half a compaction.
+ * Folds the oldest whole inputs into one compact note when the window crosses its budget
+ * (`contextBudgetTokens × compactTriggerRatio`). The summary call is soft-failing: an error leaves
+ * the window as it was and the run goes on. The fold and the note are one step, so a crash never
+ * leaves half a compaction.
  */
 export async function maybeCompact(ctx: RunContext): Promise<void> {
   const { profile, deps } = ctx;
-  const plan = planWindowFold(ctx.window, {
+  const plan = planWindowFold(ctx.stored.window, {
     contextBudgetTokens: profile.contextBudgetTokens,
     triggerRatio: profile.compactTriggerRatio,
     keepLastInputs: profile.compactKeepLastInputs,
   });
   if (plan === null) return;
   if (deps.hooks.handles('compact.before')) {
-    const directive = await deps.hooks.run('compact.before', Object.assign(hookScope(ctx), { roundIndex: ctx.round, estimatedTokens: plan.estimatedTokensBefore }));
+    const directive = await deps.hooks.run('compact.before', Object.assign(hookScope(ctx), { roundIndex: ctx.state.round, estimatedTokens: plan.estimatedTokensBefore }));
     if (directive === 'skip') return;
   }
   emit(ctx, { type: 'status_changed', kind: 'auto_compact', phase: 'started', beforeTokens: plan.estimatedTokensBefore, afterTokens: null });
@@ -51,7 +52,7 @@ export async function maybeCompact(ctx: RunContext): Promise<void> {
   const note = compactNoteMessage(summary);
   const afterTokens = plan.estimatedTokensAfterWithoutNote + estimateMessagesTokens([note]);
   await commitStep(ctx, {
-    messages: [{ round: ctx.round, kind: 'compact_note', message: note }],
+    messages: [{ round: ctx.state.round, kind: 'compact_note', message: note }],
     compaction: {
       foldSeqs: plan.foldSeqs,
       record: {
@@ -66,6 +67,6 @@ export async function maybeCompact(ctx: RunContext): Promise<void> {
   });
   emit(ctx, { type: 'status_changed', kind: 'auto_compact', phase: 'completed', beforeTokens: plan.estimatedTokensBefore, afterTokens });
   if (deps.hooks.handles('compact.after')) {
-    await deps.hooks.run('compact.after', Object.assign(hookScope(ctx), { roundIndex: ctx.round, foldedMessages: plan.foldSeqs.length, beforeTokens: plan.estimatedTokensBefore, afterTokens }));
+    await deps.hooks.run('compact.after', Object.assign(hookScope(ctx), { roundIndex: ctx.state.round, foldedMessages: plan.foldSeqs.length, beforeTokens: plan.estimatedTokensBefore, afterTokens }));
   }
 }

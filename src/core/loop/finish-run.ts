@@ -1,42 +1,27 @@
-import type { LoopfleetError } from '../errors/index.js';
-import type { ToolCallWrite, UsageRoundWrite } from '../ports/session-store.js';
 import type { InputResult, RunOutcome, TerminalInputStatus } from '../session-types.js';
 import { storable } from '../storable-text.js';
-import { commitStep, type StepMessageInput } from './commit-step.js';
+import { commitStep } from './commit-step.js';
+import type { EndStep, FinishOptions } from './next-step.js';
 import { emit } from './emit.js';
 import type { RunContext } from './run-context.js';
 
-export interface FinishOptions {
-  /** Messages committed in the same step as the finish (the final assistant reply, a degraded note). */
-  messages?: StepMessageInput[];
-  usageRounds?: UsageRoundWrite[];
-  /** Ledger rows written in the same step (calls closed by the finish). */
-  toolCalls?: ToolCallWrite[];
-  /** `null` clears the pending state in the same step. */
-  pending?: null;
-  output?: unknown;
-  error?: LoopfleetError;
-  /** Why the run ended, for `session_ended` (defaults to the status). */
-  reason?: string;
-  /** Rounds to report; defaults to the rounds run. */
-  rounds?: number;
-  /** False to commit `messages` without running `message.append` hooks (see `StepInput.appendHooks`). */
-  appendHooks?: false;
-}
-
 /**
- * The one way a run ends (I6): the result, the input's terminal status, the session's stats and any
- * last messages are committed in ONE step — a crash before it leaves the input running (and the next
- * holder redoes the last round), a crash after it leaves nothing to redo.
+ * The one way a run ends (I6), called by the round loop alone with the {@link EndStep} a phase
+ * returned: the result, the input's terminal status, the session's stats and any last messages are
+ * committed in ONE step — a crash before it leaves the input running (and the next holder redoes the
+ * last round), a crash after it leaves nothing to redo.
  */
-export async function finishRun(ctx: RunContext, status: RunOutcome, finalText: string, options: FinishOptions = {}): Promise<InputResult> {
+export async function finishRun(ctx: RunContext, end: EndStep): Promise<InputResult> {
+  const status: RunOutcome = end.kind === 'wait' ? end.reason : end.status;
+  const finalText = end.text;
+  const options: FinishOptions = end.kind === 'wait' ? { reason: end.reason, rounds: end.rounds } : end;
   // What the model wrote, as the store keeps it: the caller gets what history() and result() read.
   const result: InputResult = storable({
     status,
     finalText,
-    rounds: options.rounds ?? ctx.round,
-    toolCalls: ctx.toolCalls,
-    usage: { ...ctx.usage },
+    rounds: options.rounds ?? ctx.state.round,
+    toolCalls: ctx.state.toolCalls,
+    usage: { ...ctx.state.usage },
     ...(options.output !== undefined ? { output: options.output } : {}),
   });
   await commitStep(ctx, {

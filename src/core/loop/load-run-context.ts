@@ -1,8 +1,8 @@
-import { resolveAgentProfile } from '../agent-profile.js';
+import { resolveAgentProfile, type AgentProfile } from '../agent-profile.js';
 import { InputInvalidError, SessionNotFoundError } from '../errors/index.js';
 import { overridesOf, parseInputPayload, type ParsedInput } from '../input-payload.js';
 import type { ToolCallRecord } from '../session-types.js';
-import { compileResponseFormat } from '../structured-output/index.js';
+import { compileResponseFormat, type StructuredValidator } from '../structured-output/index.js';
 import { recordedProgress } from './recorded-progress.js';
 import type { LoopDeps, RunContext, RunParams } from './run-context.js';
 
@@ -27,7 +27,7 @@ export async function loadRunContext(deps: LoopDeps, params: RunParams): Promise
     ...(overrides.maxTokensPerInput !== undefined ? { maxTokensPerInput: overrides.maxTokensPerInput } : {}),
   });
   const recorded = recordedProgress(params.input.seq, window, usageRows);
-  const roundsRecorded = recorded.rounds;
+  const checked = checkPayload(deps, params, parsed, profile, overrides.tools);
   const ctx: RunContext = {
     deps,
     params,
@@ -36,41 +36,52 @@ export async function loadRunContext(deps: LoopDeps, params: RunParams): Promise
     profile,
     tools: overrides.tools === undefined ? deps.tools : deps.tools.subset(overrides.tools),
     allowedTools: overrides.tools === undefined ? null : [...overrides.tools],
-    startedCalls: new Set(),
     systemPrompt: overrides.systemPrompt ?? session.systemPrompt ?? profile.systemPrompt,
-    window,
-    pending: session.pending,
-    round: roundsRecorded,
-    roundLimit: profile.maxRounds,
-    usage: recorded.usage,
-    toolCalls: recorded.toolCalls,
-    emptyStreak: 0,
-    truncationStreak: 0,
-    structuredRetries: 0,
-    completeDecideFires: 0,
-    budgetGraceUntil: 0,
-    lastMessageSeq: session.nextMessageSeq,
-    deferred: [],
-    inDoubt: new Map(openCalls.filter((call) => call.status === 'started').map((call): [string, ToolCallRecord] => [call.toolCallId, call])),
-    roundsRecorded,
-    pendingInputs: params.pendingInputs ?? true,
-    pendingSteers: params.pendingSteers ?? true,
+    stored: {
+      window,
+      pending: session.pending,
+      lastMessageSeq: session.nextMessageSeq,
+      deferred: [],
+      pendingInputs: params.pendingInputs ?? true,
+      pendingSteers: params.pendingSteers ?? true,
+    },
+    state: {
+      round: recorded.rounds,
+      roundLimit: profile.maxRounds,
+      budgetGraceUntil: 0,
+      completeDecideFires: 0,
+      usage: recorded.usage,
+      toolCalls: recorded.toolCalls,
+      emptyStreak: 0,
+      truncationStreak: 0,
+      structuredRetries: 0,
+      startedCalls: new Set(),
+      inDoubt: new Map(openCalls.filter((call) => call.status === 'started').map((call): [string, ToolCallRecord] => [call.toolCallId, call])),
+    },
+    ...checked,
   };
-  ctx.payloadError = checkPayload(ctx, parsed, overrides.tools);
   return ctx;
 }
 
-/** Problems with what the caller asked for: the run fails the input with them, before any round. */
-function checkPayload(ctx: RunContext, parsed: ParsedInput | null, tools: string[] | undefined): Error | undefined {
-  if (parsed === null) return payloadError(ctx.params);
-  const unknown = tools === undefined ? [] : ctx.deps.tools.unknownNames(tools);
-  if (unknown.length > 0) return new InputInvalidError(`unknown tools in options.tools: ${unknown.join(', ')}`);
-  if (ctx.profile.responseFormat === null) return undefined;
+/**
+ * Problems with what the caller asked for: the run fails the input with them, before any round. The
+ * response format's schema is compiled here, once: its failure to compile is such a problem too.
+ */
+function checkPayload(
+  deps: LoopDeps,
+  params: RunParams,
+  parsed: ParsedInput | null,
+  profile: AgentProfile,
+  tools: string[] | undefined,
+): { payloadError?: Error; structuredValidator?: StructuredValidator } {
+  if (parsed === null) return { payloadError: payloadError(params) };
+  const unknown = tools === undefined ? [] : deps.tools.unknownNames(tools);
+  if (unknown.length > 0) return { payloadError: new InputInvalidError(`unknown tools in options.tools: ${unknown.join(', ')}`) };
+  if (profile.responseFormat === null) return {};
   try {
-    ctx.structuredValidator = compileResponseFormat(ctx.profile.responseFormat);
-    return undefined;
+    return { structuredValidator: compileResponseFormat(profile.responseFormat) };
   } catch (error) {
-    return error as Error;
+    return { payloadError: error as Error };
   }
 }
 

@@ -1,16 +1,14 @@
 import type { LlmResponse } from '../ports/llm.js';
-import type { InputResult } from '../session-types.js';
 import { buildRequest } from './build-request.js';
 import { callModel } from './call-model.js';
 import { commitStep } from './commit-step.js';
-import { finishRun } from './finish-run.js';
-import { cancelledResult, degradedResult } from './run-outcomes.js';
+import type { FinishStep } from './next-step.js';
+import { cancelledEnd, degradedEnd } from './run-outcomes.js';
 import { hookScope, type RunContext } from './run-context.js';
 import { addUsage, usageRow } from './usage.js';
 
-export type ModelTurn =
-  | { kind: 'response'; response: LlmResponse; attempts: number }
-  | { kind: 'finished'; result: InputResult };
+/** This round's reply to go on with, or how the run ends instead (a hook's break, a cancel, a degraded call). */
+export type ModelTurn = { kind: 'response'; response: LlmResponse; attempts: number } | FinishStep;
 
 /**
  * Asks the model for this round's reply, with the `llm.before`/`llm.after` hooks around the call:
@@ -19,7 +17,7 @@ export type ModelTurn =
  * (`short_circuit`) or stop (`break`); `llm.after` may replace the reply or stop after persisting it.
  */
 export async function modelTurn(ctx: RunContext): Promise<ModelTurn> {
-  const round = ctx.round;
+  const round = ctx.state.round;
   let request = buildRequest(ctx);
   if (ctx.deps.hooks.handles('llm.before')) {
     // The hook gets its own copy of the messages: the request's are the window's rows themselves
@@ -33,15 +31,15 @@ export async function modelTurn(ctx: RunContext): Promise<ModelTurn> {
       before.request.messages = [...before.request.messages, ...before.persistMessages];
     }
     request = before.request;
-    if (directive === 'break') return { kind: 'finished', result: await finishRun(ctx, 'completed', '', { reason: 'hook_break' }) };
+    if (directive === 'break') return { kind: 'finish', status: 'completed', text: '', reason: 'hook_break' };
     if (directive === 'short_circuit') {
       if (before.output === null) throw new TypeError('an llm.before hook returned short_circuit without setting ctx.output');
       return { kind: 'response', response: before.output, attempts: 0 };
     }
   }
   const outcome = await callModel(ctx, request, round);
-  if (outcome.kind === 'cancelled') return { kind: 'finished', result: await cancelledResult(ctx, outcome.error, outcome.partialText) };
-  if (outcome.kind === 'degraded') return { kind: 'finished', result: await degradedResult(ctx, outcome) };
+  if (outcome.kind === 'cancelled') return cancelledEnd(ctx, outcome.error, outcome.partialText);
+  if (outcome.kind === 'degraded') return degradedEnd(ctx, outcome);
   let response = outcome.response;
   if (ctx.deps.hooks.handles('llm.after')) {
     const after = Object.assign(hookScope(ctx), { roundIndex: round, response });
@@ -52,7 +50,7 @@ export async function modelTurn(ctx: RunContext): Promise<ModelTurn> {
       addUsage(ctx, response.usage, outcome.attempts);
       const messages = response.text === '' ? [] : [{ round, message: { role: 'assistant' as const, content: response.text } }];
       const usageRounds = [usageRow(ctx, round, response, outcome.attempts)];
-      return { kind: 'finished', result: await finishRun(ctx, 'completed', response.text, { messages, usageRounds, reason: 'hook_break', rounds: round + 1 }) };
+      return { kind: 'finish', status: 'completed', text: response.text, messages, usageRounds, reason: 'hook_break', rounds: round + 1 };
     }
   }
   return { kind: 'response', response, attempts: outcome.attempts };

@@ -17,10 +17,12 @@ export function narrowPending(pending: PendingState | null, ids: Iterable<string
   });
 }
 
+/** A tool call's result message; `isError` marks a failed call. */
 export function toolResultMessage(call: ToolCall, content: string, isError: boolean): ToolMessage {
   return isError ? { role: 'tool', toolCallId: call.id, name: call.name, content, isError: true } : { role: 'tool', toolCallId: call.id, name: call.name, content };
 }
 
+/** The ledger row of `call` in `round`, with its status and what is known of its run. */
 export function ledgerWrite(
   ctx: RunContext,
   call: ToolCall,
@@ -68,7 +70,7 @@ const SKIPPED = /^\[skipped: (.*)\]$/s;
  * effect, and the model must not be told it was skipped.
  */
 export function closingResultContent(ctx: RunContext, call: ToolCall, content: string): string {
-  if (!ctx.startedCalls.has(call.id)) return content;
+  if (!ctx.state.startedCalls.has(call.id)) return content;
   const reason = SKIPPED.exec(content)?.[1];
   return reason === undefined ? content : `[interrupted: ${reason}; the call had started and may have taken effect]`;
 }

@@ -8,15 +8,17 @@ import { guardStore } from '../ports/guard-store.js';
 import { loadRunContext } from './load-run-context.js';
 import { maybeCompact } from './compaction-phase.js';
 import { unresolvedCalls } from './pending-results.js';
-import { endRound, runRound } from './run-round.js';
-import { cancelledResult, failedResult, finishingCancel } from './run-outcomes.js';
+import { endRecoveredRound, endRound } from './end-round.js';
+import { runRound } from './run-round.js';
+import { CONTINUE, waitForInput, type EndStep, type NextStep } from './next-step.js';
+import { cancelledEnd, failedEnd, finishingCancel } from './run-outcomes.js';
 import { hookScope, type LoopDeps, type RunContext, type RunParams } from './run-context.js';
 import { appendInputMessage, startInput } from './start-input.js';
 import { applySteering, checkSteering } from './steering.js';
-import { runToolPhase } from './tool-phase.js';
+import { afterToolPhase, runToolPhase } from './tool-phase.js';
 
 /**
- * Runs one input of a session to its terminal status (DESIGN.md §4.8, power-loop §6), persisting
+ * Runs one input of a session to its terminal status, persisting
  * every step through the store, so that a worker that dies at any point leaves a state another worker
  * continues from with the same outcome (I3–I6).
  *
@@ -41,39 +43,53 @@ export interface RunOutcome {
 export async function runInputOutcome(deps: LoopDeps, params: RunParams): Promise<RunOutcome> {
   const ctx = await loadRunContext(Object.assign({}, deps, { store: guardStore(deps.store) }), params);
   const result = await runLoaded(ctx, params);
-  return { result, error: ctx.finishedError ?? null, pendingInputs: ctx.pendingInputs };
+  return { result, error: ctx.stored.finishedError ?? null, pendingInputs: ctx.stored.pendingInputs };
 }
 
+/**
+ * The run's one finish: the {@link EndStep} the phases came to is committed here and nowhere else. A
+ * failure on the way — in a phase, or in that finish's own commit — is finished once more as the
+ * failure it is (`failed`, or `cancelled`); a failure of that second finish propagates.
+ */
 async function runLoaded(ctx: RunContext, params: RunParams): Promise<InputResult> {
-  const { deps } = ctx;
-  try {
-    emit(ctx, { type: 'session_started', resumed: params.resumed });
-    if (deps.hooks.handles('session.start')) {
-      await deps.hooks.run('session.start', { sessionId: params.sessionId, inputSeq: params.input.seq, resumed: params.resumed });
+  let end: EndStep | null = null;
+  let failing = false;
+  for (;;) {
+    try {
+      end ??= await runToEnd(ctx, params);
+      return await finishRun(ctx, end);
+    } catch (error) {
+      if (failing) throw error;
+      failing = true;
+      end = failedEnd(ctx, error);
     }
-    const ended = (await startInput(ctx)) ?? (await recoverPending(ctx));
-    if (ended !== null) return ended;
-    await appendInputMessage(ctx);
-    return await roundLoop(ctx);
-  } catch (error) {
-    return failedResult(ctx, error);
   }
+}
+
+/** From the run's start to the step that ends it: the input's checks, open calls, then the rounds. */
+async function runToEnd(ctx: RunContext, params: RunParams): Promise<EndStep> {
+  const { deps } = ctx;
+  emit(ctx, { type: 'session_started', resumed: params.resumed });
+  if (deps.hooks.handles('session.start')) {
+    await deps.hooks.run('session.start', { sessionId: params.sessionId, inputSeq: params.input.seq, resumed: params.resumed });
+  }
+  let next = await startInput(ctx);
+  if (next.kind === 'continue') next = await recoverPending(ctx);
+  if (next.kind !== 'continue') return next;
+  await appendInputMessage(ctx);
+  return roundLoop(ctx);
 }
 
 /** Open tool calls left by a previous holder (or a previous input) are answered before any new round. */
-async function recoverPending(ctx: RunContext): Promise<InputResult | null> {
-  const pending = ctx.pending;
-  if (pending === null) return null;
-  if (pending.interactions.length > 0) return finishRun(ctx, 'waiting_for_input', '', { reason: 'waiting_for_input' });
+async function recoverPending(ctx: RunContext): Promise<NextStep> {
+  const pending = ctx.stored.pending;
+  if (pending === null) return CONTINUE;
+  if (pending.interactions.length > 0) return waitForInput('');
   const own = pending.inputSeq === ctx.params.input.seq;
-  const phase = await withToolsOf(ctx, pending, () => runToolPhase(ctx, unresolvedCalls(pending), pending.round));
-  if (phase.kind === 'waiting') return finishRun(ctx, 'waiting_for_input', '', { reason: 'waiting_for_input' });
-  if (phase.kind === 'break') return finishRun(ctx, 'completed', '', { reason: phase.reason });
-  if (own && ctx.round <= pending.round) {
-    ctx.round = pending.round;
-    await endRound(ctx, true, '');
-  }
-  return null;
+  const phase = await withToolsOf(ctx, pending, (scoped) => runToolPhase(scoped, unresolvedCalls(pending), pending.round));
+  if (phase.kind !== 'done') return afterToolPhase(phase, '');
+  if (own && ctx.state.round <= pending.round) await endRecoveredRound(ctx, pending.round);
+  return CONTINUE;
 }
 
 /**
@@ -82,44 +98,41 @@ async function recoverPending(ctx: RunContext): Promise<InputResult | null> {
  * nor narrow it (a tool it may not call now would lose its in-doubt policy). A state that does not
  * record it (written before it was) keeps the running input's tools.
  */
-async function withToolsOf<T>(ctx: RunContext, pending: PendingState, work: () => Promise<T>): Promise<T> {
-  if (pending.allowedTools === undefined) return work();
-  const own = ctx.tools;
-  ctx.tools = pending.allowedTools === null ? ctx.deps.tools : ctx.deps.tools.subset(pending.allowedTools);
-  try {
-    return await work();
-  } finally {
-    ctx.tools = own;
-  }
+async function withToolsOf<T>(ctx: RunContext, pending: PendingState, work: (ctx: RunContext) => Promise<T>): Promise<T> {
+  if (pending.allowedTools === undefined) return work(ctx);
+  const tools = pending.allowedTools === null ? ctx.deps.tools : ctx.deps.tools.subset(pending.allowedTools);
+  // The fixed part copied with other tools; the stored mirror and the counters are the same objects.
+  return await work(Object.assign({}, ctx, { tools }));
 }
 
-async function roundLoop(ctx: RunContext): Promise<InputResult> {
+/** Rounds until one ends the run: the stop conditions and steering at each round start, then the round. */
+async function roundLoop(ctx: RunContext): Promise<EndStep> {
   for (;;) {
     if (roundLimitReached(ctx)) {
-      const result = await wrapUp(ctx);
-      if (result !== null) return result;
+      const next = await wrapUp(ctx);
+      if (next.kind !== 'continue') return next;
       continue;
     }
-    if (ctx.params.signal.aborted) return cancelledResult(ctx, abortReason(ctx.params.signal));
+    if (ctx.params.signal.aborted) return cancelledEnd(ctx, abortReason(ctx.params.signal));
     if (budgetExceeded(ctx)) {
-      const result = await budgetStop(ctx);
-      if (result !== null) return result;
+      const next = await budgetStop(ctx);
+      if (next.kind !== 'continue') return next;
       continue;
     }
     const steering = await checkSteering(ctx);
-    if (steering.interrupt) return cancelledResult(ctx, finishingCancel('interrupted by a newer input'));
-    const steered = await applySteering(ctx, steering.steerable, ctx.round);
+    if (steering.interrupt) return cancelledEnd(ctx, finishingCancel('interrupted by a newer input'));
+    const steered = await applySteering(ctx, steering.steerable, ctx.state.round);
     if (ctx.deps.hooks.handles('round.start')) {
-      const start = Object.assign(hookScope(ctx), { roundIndex: ctx.round, steeredInputs: steered, reason: null as string | null });
+      const start = Object.assign(hookScope(ctx), { roundIndex: ctx.state.round, steeredInputs: steered, reason: null as string | null });
       const directive = await ctx.deps.hooks.run('round.start', start);
-      if (directive === 'break') return finishRun(ctx, 'completed', '', { reason: start.reason ?? 'hook_break' });
+      if (directive === 'break') return { kind: 'finish', status: 'completed', text: '', reason: start.reason ?? 'hook_break' };
       if (directive === 'skip') {
         await endRound(ctx, false, '');
         continue;
       }
     }
     await maybeCompact(ctx);
-    const result = await runRound(ctx);
-    if (result !== null) return result;
+    const next = await runRound(ctx);
+    if (next.kind !== 'continue') return next;
   }
 }

@@ -1,39 +1,40 @@
 import type { ToolCall } from '../messages.js';
 import type { LlmResponse } from '../ports/llm.js';
-import type { InputResult } from '../session-types.js';
 import { parseToolArguments } from '../tools/index.js';
 import { windowCallIds, windowHasFold } from '../window/index.js';
 import { commitStep } from './commit-step.js';
 import { emit } from './emit.js';
-import { finishRun } from './finish-run.js';
+import { endRound } from './end-round.js';
 import { modelTurn } from './model-turn.js';
-import { replyTurn } from './reply-turn.js';
-import { hookScope, type RunContext } from './run-context.js';
+import { CONTINUE, type NextStep } from './next-step.js';
+import { replyTurn, resetEmptyStreak } from './reply-turn.js';
+import { TRUNCATION_NOTICE } from './notices.js';
+import type { RunContext } from './run-context.js';
 import { ledgerWrite } from './pending-results.js';
-import { runToolPhase, startsWithAssistantStep } from './tool-phase.js';
+import { afterToolPhase, runToolPhase, startsWithAssistantStep } from './tool-phase.js';
 import { addUsage, usageRow } from './usage.js';
 
-export const TRUNCATION_NOTICE =
-  '[notice] Your previous output was truncated because it hit the output token limit. Split the work into smaller steps or shorter tool arguments.';
+/** Re-exported where it was first defined: the provider adapters' tests name it from here. */
+export { TRUNCATION_NOTICE } from './notices.js';
 
 /**
  * One round: the model's reply, then either its tool calls (answered through the ledger) or the end
- * of the run. Returns the result when the run ended, or null to go on with the next round.
+ * of the run. Returns how the run ends, or {@link CONTINUE} to go on with the next round.
  */
-export async function runRound(ctx: RunContext): Promise<InputResult | null> {
-  emit(ctx, { type: 'round_started', roundIndex: ctx.round });
+export async function runRound(ctx: RunContext): Promise<NextStep> {
+  emit(ctx, { type: 'round_started', roundIndex: ctx.state.round });
   const turn = await modelTurn(ctx);
-  if (turn.kind === 'finished') return turn.result;
+  if (turn.kind !== 'response') return turn;
   const { response, attempts } = turn;
   addUsage(ctx, response.usage, attempts);
   const calls = normaliseToolCalls(response.toolCalls, ctx);
-  emit(ctx, { type: 'round_tools_present', roundIndex: ctx.round, hasTools: calls.length > 0 });
+  emit(ctx, { type: 'round_tools_present', roundIndex: ctx.state.round, hasTools: calls.length > 0 });
   if (calls.length === 0) return replyTurn(ctx, response, attempts);
   return toolTurn(ctx, response, calls, attempts);
 }
 
-async function toolTurn(ctx: RunContext, response: LlmResponse, calls: ToolCall[], attempts: number): Promise<InputResult | null> {
-  const round = ctx.round;
+async function toolTurn(ctx: RunContext, response: LlmResponse, calls: ToolCall[], attempts: number): Promise<NextStep> {
+  const round = ctx.state.round;
   // The calls' `started` rows go with the message when nothing can come between (see the function).
   const recordedStarted = startsWithAssistantStep(ctx, calls) ? calls : [];
   await commitStep(ctx, {
@@ -41,7 +42,7 @@ async function toolTurn(ctx: RunContext, response: LlmResponse, calls: ToolCall[
     messages: [{ round, message: { role: 'assistant', content: response.text, toolCalls: calls } }],
     usageRounds: [usageRow(ctx, round, response, attempts)],
     pending: {
-      assistantSeq: ctx.lastMessageSeq + 1,
+      assistantSeq: ctx.stored.lastMessageSeq + 1,
       round,
       inputSeq: ctx.params.input.seq,
       toolCalls: calls,
@@ -50,23 +51,15 @@ async function toolTurn(ctx: RunContext, response: LlmResponse, calls: ToolCall[
       allowedTools: ctx.allowedTools,
     },
   });
-  ctx.emptyStreak = 0;
+  resetEmptyStreak(ctx);
   const phase = await runToolPhase(ctx, calls, round, response.text, new Set(recordedStarted.map((call) => call.id)));
-  if (phase.kind === 'waiting') return finishRun(ctx, 'waiting_for_input', response.text, { reason: 'waiting_for_input', rounds: round + 1 });
-  if (phase.kind === 'break') return finishRun(ctx, 'completed', response.text, { reason: phase.reason, rounds: round + 1 });
+  if (phase.kind !== 'done') return afterToolPhase(phase, response.text, round + 1);
   // Truncated arguments are never repaired (they would write half files); the model is told instead,
   // after ALL the round's tool results so no message sits between a call and its result.
   const truncated = response.finishReason === 'length' && calls.some((call) => !parseToolArguments(call.arguments).ok);
   if (truncated) await commitStep(ctx, { messages: [{ round, kind: 'notice', message: { role: 'user', content: TRUNCATION_NOTICE } }] });
   await endRound(ctx, true, response.text);
-  return null;
-}
-
-/** Closes a round: `round.end` hook, `round_completed`, next index. */
-export async function endRound(ctx: RunContext, hasTools: boolean, responseText: string): Promise<void> {
-  if (ctx.deps.hooks.handles('round.end')) await ctx.deps.hooks.run('round.end', Object.assign(hookScope(ctx), { roundIndex: ctx.round, hasTools, responseText }));
-  emit(ctx, { type: 'round_completed', roundIndex: ctx.round, hasTools });
-  ctx.round += 1;
+  return CONTINUE;
 }
 
 /** OpenAI refuses a tool call id longer than this in the history it is sent back. */
@@ -81,12 +74,12 @@ const MAX_CALL_ID_CHARS = 40;
  */
 function normaliseToolCalls(calls: readonly ToolCall[], ctx: RunContext): ToolCall[] {
   if (calls.length === 0) return [];
-  const inWindow = windowCallIds(ctx.window);
-  const folded = windowHasFold(ctx.window);
+  const inWindow = windowCallIds(ctx.stored.window);
+  const folded = windowHasFold(ctx.stored.window);
   const given = new Set<string>();
   const taken = (id: string) => inWindow.has(id) || given.has(id);
   return calls.map((call, index) => {
-    const suffix = `_${ctx.params.input.seq}_${ctx.round}_${index}`;
+    const suffix = `_${ctx.params.input.seq}_${ctx.state.round}_${index}`;
     let id = call.id.trim() === '' ? `call${suffix}` : call.id;
     // The suffix makes the id unique, so the provider's part may be cut to keep it short. An id over
     // the limit is renamed too: OpenAI refuses it, the ledger takes 500 characters, and an answer to

@@ -2,28 +2,27 @@ import { InputInvalidError, SessionPendingError } from '../errors/index.js';
 import { sendContent } from '../input-payload.js';
 import type { UserMessage } from '../messages.js';
 import type { PendingState } from '../pending-state.js';
-import type { InputResult } from '../session-types.js';
 import { closeOpenCalls } from './close-open-calls.js';
 import { commitStep, deferMessages } from './commit-step.js';
-import { finishRun } from './finish-run.js';
+import { CONTINUE, waitForInput, type NextStep } from './next-step.js';
 import { narrowPending, toolResultMessage, unresolvedCalls } from './pending-results.js';
-import { rejectedResult } from './run-outcomes.js';
+import { rejectedEnd } from './run-outcomes.js';
 import type { RunContext } from './run-context.js';
 
 /**
  * Checks the input and, for a `resume`, applies it: it answers a question (`submit`) or closes every
  * open call (`abortPending`). Idempotent across a takeover: a step this input already committed is
- * found in the window and not repeated. Returns a result when the input ends here.
+ * found in the window and not repeated. Returns how the run ends when the input ends here.
  */
-export async function startInput(ctx: RunContext): Promise<InputResult | null> {
-  if (ctx.payloadError !== undefined) return rejectedResult(ctx, ctx.payloadError);
+export async function startInput(ctx: RunContext): Promise<NextStep> {
+  if (ctx.payloadError !== undefined) return rejectedEnd(ctx.payloadError);
   const seq = ctx.params.input.seq;
-  if (ctx.parsed.kind === 'resume') return startResume(ctx, ctx.window.some((row) => row.inputSeq === seq));
+  if (ctx.parsed.kind === 'resume') return startResume(ctx, ctx.stored.window.some((row) => row.inputSeq === seq));
   // Open calls of an earlier input (ended, since inputs run in seq order) are left to a `resume`: a
   // question waiting for its answer, or the calls of an input given up on (`give-up-input.ts`) that
   // a send must not run again — one of them may be what kept crashing its workers.
-  if (ctx.pending !== null && ctx.pending.inputSeq !== seq) return rejectedResult(ctx, pendingRefusal(ctx.pending));
-  return null;
+  if (ctx.stored.pending !== null && ctx.stored.pending.inputSeq !== seq) return rejectedEnd(pendingRefusal(ctx.stored.pending));
+  return CONTINUE;
 }
 
 /** Why a `send` or `timer` is refused while an earlier input's calls are open (`session.pending`). */
@@ -41,8 +40,8 @@ function pendingRefusal(pending: PendingState): SessionPendingError {
 
 /**
  * Makes a `send` or `timer` part of the conversation, once. Called after open calls were answered:
- * a user message between an assistant's tool calls and their results is refused by both providers
- * (power-loop edge case 3). Its own message is the one row of the input written outside a round.
+ * a user message between an assistant's tool calls and their results is refused by both providers.
+ * Its own message is the one row of the input written outside a round.
  * It joins the window and is announced now, and is written with the run's next step (the one after
  * the model's first reply, or the finish): a commit of its own would only make it durable a model
  * call earlier, and a run that stops before that step appends it again when the input resumes.
@@ -51,7 +50,7 @@ export async function appendInputMessage(ctx: RunContext): Promise<void> {
   const parsed = ctx.parsed;
   if (parsed.kind === 'resume') return;
   const seq = ctx.params.input.seq;
-  if (ctx.window.some((row) => row.inputSeq === seq && row.round === null)) return;
+  if (ctx.stored.window.some((row) => row.inputSeq === seq && row.round === null)) return;
   const message: UserMessage =
     parsed.kind === 'send'
       ? { role: 'user', ...sendContent(parsed.payload) }
@@ -59,25 +58,25 @@ export async function appendInputMessage(ctx: RunContext): Promise<void> {
   await deferMessages(ctx, [{ round: null, message }]);
 }
 
-async function startResume(ctx: RunContext, started: boolean): Promise<InputResult | null> {
-  if (ctx.parsed.kind !== 'resume') return null;
+async function startResume(ctx: RunContext, started: boolean): Promise<NextStep> {
+  if (ctx.parsed.kind !== 'resume') return CONTINUE;
   const { submit, abortPending } = ctx.parsed.payload;
   if (abortPending !== undefined) {
-    const pending = ctx.pending;
+    const pending = ctx.stored.pending;
     if (pending !== null) await closeOpenCalls(ctx, unresolvedCalls(pending), `<aborted: ${abortPending.reason}>`, pending.round);
-    return finishRun(ctx, 'completed', '', { reason: 'aborted_pending', rounds: 0 });
+    return { kind: 'finish', status: 'completed', text: '', reason: 'aborted_pending', rounds: 0 };
   }
-  if (submit === undefined || started) return null;
-  const interaction = ctx.pending?.interactions.find((entry) => entry.interactionId === submit.interactionId);
-  if (interaction === undefined || ctx.pending === null) {
-    return rejectedResult(ctx, new InputInvalidError(`no question with interaction id ${submit.interactionId} is waiting for an answer`));
+  if (submit === undefined || started) return CONTINUE;
+  const interaction = ctx.stored.pending?.interactions.find((entry) => entry.interactionId === submit.interactionId);
+  if (interaction === undefined || ctx.stored.pending === null) {
+    return rejectedEnd(new InputInvalidError(`no question with interaction id ${submit.interactionId} is waiting for an answer`));
   }
-  const call = ctx.pending.toolCalls.find((entry) => entry.id === interaction.toolCallId)!;
+  const call = ctx.stored.pending.toolCalls.find((entry) => entry.id === interaction.toolCallId)!;
   const content = typeof submit.value === 'string' ? submit.value : JSON.stringify(submit.value ?? null);
   await commitStep(ctx, {
-    messages: [{ round: ctx.pending.round, message: toolResultMessage(call, content, false) }],
-    pending: narrowPending(ctx.pending, [call.id]),
+    messages: [{ round: ctx.stored.pending.round, message: toolResultMessage(call, content, false) }],
+    pending: narrowPending(ctx.stored.pending, [call.id]),
   });
-  if (ctx.pending !== null && ctx.pending.interactions.length > 0) return finishRun(ctx, 'waiting_for_input', '', { reason: 'waiting_for_input', rounds: 0 });
-  return null;
+  if (ctx.stored.pending !== null && ctx.stored.pending.interactions.length > 0) return waitForInput('', 0);
+  return CONTINUE;
 }

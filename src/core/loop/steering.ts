@@ -2,10 +2,12 @@ import { InternalError } from '../errors/index.js';
 import { contentText, type ImagePart, type Message } from '../messages.js';
 import { parseInputPayload, sendContent } from '../input-payload.js';
 import type { InputRecord } from '../session-types.js';
-import { commitStep, type StepMessageInput } from './commit-step.js';
+import { commitStep } from './commit-step.js';
+import type { StepMessageInput } from './step-input.js';
 import { emit } from './emit.js';
 import type { RunContext } from './run-context.js';
 
+/** What waits to change the running input. */
 export interface SteeringCheck {
   /** Inputs that arrived in `steer` mode (or timer firings) and wait to join this run. */
   steerable: InputRecord[];
@@ -14,14 +16,14 @@ export interface SteeringCheck {
 }
 
 /**
- * Inputs accepted after the running one that affect it now (DESIGN.md §4.4, §4.6). At a round start
+ * Inputs accepted after the running one that affect it now: `steer` inputs and timer firings join it, an `interrupt` stops it. At a round start
  * the last commit (or the claim) just told whether any pending input would change the run — it came
  * after the model call and the tools — so when none would (none pending, or only queued ones),
  * nothing is read. After a model reply, before anything is
  * committed (`fresh`), the store is always asked: inputs arrive while the model answers.
  */
 export async function checkSteering(ctx: RunContext, options: { fresh?: boolean } = {}): Promise<SteeringCheck> {
-  if (options.fresh !== true && !ctx.pendingSteers) return { steerable: [], interrupt: false };
+  if (options.fresh !== true && !ctx.stored.pendingSteers) return { steerable: [], interrupt: false };
   // Only those that change the run, however many queued inputs wait before them.
   const later = await ctx.deps.store.listInputs(ctx.params.sessionId, { status: 'pending', afterSeq: ctx.params.input.seq, limit: 100, affectsRun: true });
   return {
@@ -33,7 +35,7 @@ export async function checkSteering(ctx: RunContext, options: { fresh?: boolean 
 }
 
 /**
- * Appends the steerable inputs to this run's conversation (power-loop follow-up semantics) and hands
+ * Appends the steerable inputs to this run's conversation (as follow-ups) and hands
  * them to this run in the same step, so they are delivered exactly once. Returns how many joined.
  */
 export async function applySteering(ctx: RunContext, steerable: InputRecord[], round: number): Promise<number> {

@@ -2,13 +2,16 @@ import { CancelledError } from '../errors/index.js';
 import type { ToolCall } from '../messages.js';
 import { parseToolArguments, REQUEST_USER_INPUT, runToolBatch, type ToolOutcome } from '../tools/index.js';
 import { closeOpenCalls } from './close-open-calls.js';
+import { commitResult } from './commit-result.js';
 import { commitStep } from './commit-step.js';
 import { emit } from './emit.js';
-import { ledgerWrite, narrowPending, toolResultMessage } from './pending-results.js';
+import { ledgerWrite } from './pending-results.js';
 import { hookScope, type RunContext } from './run-context.js';
 import { askUser } from './ask-user.js';
 import { cancelledSkipContent, isFinishingCancel } from './run-outcomes.js';
+import { waitForInput, type EndStep } from './next-step.js';
 
+/** How a tool phase ended: every call answered, a question waiting for the user, or a hook's break. */
 export type ToolPhaseResult = { kind: 'done' } | { kind: 'waiting' } | { kind: 'break'; reason: string };
 
 const IN_DOUBT_FAIL =
@@ -46,6 +49,15 @@ export async function runToolPhase(
   const result = await executeCalls(ctx, calls, round, recordedStarted);
   if (hooks.handles('tools.batch.after')) await hooks.run('tools.batch.after', Object.assign(hookScope(ctx), { roundIndex: round, toolCalls: calls }));
   return result;
+}
+
+/**
+ * How the run ends after a tool phase that did not answer every call: a waiting question ends it
+ * `waiting_for_input`, a hook's break `completed`; `text` is the reply that asked for the calls.
+ */
+export function afterToolPhase(phase: Exclude<ToolPhaseResult, { kind: 'done' }>, text: string, rounds?: number): EndStep {
+  if (phase.kind === 'waiting') return waitForInput(text, rounds);
+  return rounds === undefined ? { kind: 'finish', status: 'completed', text, reason: phase.reason } : { kind: 'finish', status: 'completed', text, reason: phase.reason, rounds };
 }
 
 async function closeAll(ctx: RunContext, calls: ToolCall[], content: string, round: number, result: ToolPhaseResult): Promise<ToolPhaseResult> {
@@ -96,7 +108,7 @@ async function executeCalls(ctx: RunContext, calls: ToolCall[], round: number, r
     // not a skipped one (I5), after closing the earlier calls that never finished.
     await flusher.flushFinished(closingContent(error));
     if (!(error instanceof BatchStopped)) throw error;
-    const open = runnable.filter((call) => ctx.pending?.unresolvedIds.includes(call.id) === true);
+    const open = runnable.filter((call) => ctx.stored.pending?.unresolvedIds.includes(call.id) === true);
     await closeOpenCalls(ctx, open, BATCH_STOPPED, round);
   }
   return { kind: 'done' };
@@ -104,11 +116,11 @@ async function executeCalls(ctx: RunContext, calls: ToolCall[], round: number, r
 
 /** Returns the call to run (arguments possibly rewritten), or null when it was answered here. */
 async function beforeCall(ctx: RunContext, call: ToolCall, round: number): Promise<ToolCall | null> {
-  const doubt = ctx.inDoubt.get(call.id);
+  const doubt = ctx.state.inDoubt.get(call.id);
   if (doubt !== undefined) {
     const policy = ctx.tools.get(call.name)?.policy ?? 'fail';
     emit(ctx, { type: 'tool_call_in_doubt', name: call.name, toolCallId: call.id, policy });
-    ctx.inDoubt.delete(call.id);
+    ctx.state.inDoubt.delete(call.id);
     if (policy === 'fail') {
       // Resolved: the model was told the outcome is unknown, so the ledger row is closed, not left open.
       await commitResult(ctx, call, round, IN_DOUBT_FAIL, true, ledgerWrite(ctx, call, round, 'failed', { errorCode: 'tool.in_doubt' }));
@@ -132,23 +144,8 @@ async function startCall(ctx: RunContext, call: ToolCall, round: number): Promis
 }
 
 function announceStart(ctx: RunContext, call: ToolCall): void {
-  ctx.startedCalls.add(call.id);
+  ctx.state.startedCalls.add(call.id);
   emit(ctx, { type: 'tool_call_started', name: call.name, toolCallId: call.id, toolInput: parsedOrRaw(call), attempt: 1 });
-}
-
-export async function commitResult(
-  ctx: RunContext,
-  call: ToolCall,
-  round: number,
-  content: string,
-  failed: boolean,
-  ledger: ReturnType<typeof ledgerWrite>,
-): Promise<void> {
-  await commitStep(ctx, {
-    messages: [{ round, message: toolResultMessage(call, content, failed) }],
-    toolCalls: [ledger],
-    pending: narrowPending(ctx.pending, [call.id]),
-  });
 }
 
 class BatchStopped extends CancelledError {}
@@ -245,8 +242,8 @@ class ResultFlusher {
       errorCode: outcome.errorCode,
       durationMs: outcome.durationMs,
     }));
-    // Rejected calls (unknown tool, invalid arguments) are not dispatches (power-loop §1).
-    if (outcome.errorCode !== 'tool.not_found' && outcome.errorCode !== 'tool.invalid_args') ctx.toolCalls += 1;
+    // Rejected calls (unknown tool, invalid arguments) are not dispatches: no tool ran.
+    if (outcome.errorCode !== 'tool.not_found' && outcome.errorCode !== 'tool.invalid_args') ctx.state.toolCalls += 1;
     if (after.failed) emit(ctx, { type: 'tool_call_failed', name: call.name, toolCallId: call.id, toolInput: outcome.args, output: after.output, errorCode: outcome.errorCode });
     emit(ctx, { type: 'tool_call_completed', name: call.name, toolCallId: call.id, toolInput: outcome.args, output: after.output, failed: after.failed, durationMs: outcome.durationMs });
     return directive === 'break';

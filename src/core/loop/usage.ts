@@ -5,13 +5,18 @@ import type { RunContext } from './run-context.js';
 
 /** Adds one call's usage to the input's total (`llmCalls` counts every attempt, retries included). */
 export function addUsage(ctx: RunContext, usage: LlmUsage, attempts: number): void {
-  ctx.usage.promptTokens += usage.promptTokens;
-  ctx.usage.completionTokens += usage.completionTokens;
-  ctx.usage.cachedTokens += usage.cachedTokens;
-  ctx.usage.reasoningTokens += usage.reasoningTokens;
-  ctx.usage.totalTokens += usage.totalTokens;
-  ctx.usage.llmCalls += attempts;
-  emit(ctx, { type: 'usage_updated', roundIndex: ctx.round, usage });
+  ctx.state.usage.promptTokens += usage.promptTokens;
+  ctx.state.usage.completionTokens += usage.completionTokens;
+  ctx.state.usage.cachedTokens += usage.cachedTokens;
+  ctx.state.usage.reasoningTokens += usage.reasoningTokens;
+  ctx.state.usage.totalTokens += usage.totalTokens;
+  ctx.state.usage.llmCalls += attempts;
+  emit(ctx, { type: 'usage_updated', roundIndex: ctx.state.round, usage });
+}
+
+/** Counts attempts that got no reply (a degraded call's): requests made, as a retried call's attempts are. */
+export function addFailedAttempts(ctx: RunContext, attempts: number): void {
+  ctx.state.usage.llmCalls += attempts;
 }
 
 /** The usage row of one round; rewriting the same round after a takeover replaces it. */
