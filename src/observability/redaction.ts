@@ -48,22 +48,36 @@ const MIN_WRAPPER_MESSAGE = 16;
 const MAX_ERROR_DEPTH = 8;
 
 /**
- * pino's error serializer, holding back what a failed statement carries of users' data when contents
- * are redacted. drizzle wraps a driver error in one of its own whose message is `Failed query: <sql>
- * params: <values>` and which keeps the values as `params`; pino repeats each cause's message and
- * stack in the logged error's, so a store failure logged anywhere would print the messages the
- * statement wrote. Each such message keeps its SQL and loses its values, wherever it appears, and
- * `params` is redacted; so is Postgres's `detail` when it is a failing row. Every other field is
- * pino's own serialisation.
+ * pino's error serializer. Two things never reach a log line through it:
+ *
+ * - A failed command's arguments. ioredis puts the command that failed on its error (`command: {
+ *   name, args }`, also on each of a pipeline's `previousErrors`), and a refused `AUTH` carries the
+ *   password as an argument; other commands carry keys and message contents. So `args` is dropped
+ *   from every `command` of the error and of what it holds, whatever `redactContent` says; the
+ *   command's name stays.
+ * - While contents are redacted, what a failed statement carries of users' data. drizzle wraps a
+ *   driver error in one of its own whose message is `Failed query: <sql> params: <values>` and which
+ *   keeps the values as `params`; pino repeats each cause's message and stack in the logged error's,
+ *   so a store failure logged anywhere would print the messages the statement wrote. Each such
+ *   message keeps its SQL and loses its values, wherever it appears, and `params` is redacted; so is
+ *   Postgres's `detail` when it is a failing row.
+ *
+ * Every other field is pino's own serialisation; an error found inside a field (a `previousErrors`
+ * entry) is serialised the same way rather than left to `JSON.stringify`.
  */
 export function errorSerializer(redactContent: boolean): (value: unknown) => unknown {
-  const serialize = (value: unknown): unknown => pino.stdSerializers.err(value as Error);
-  if (!redactContent) return serialize;
   return (value) => {
-    const serialized = serialize(value);
-    const replacements = contentCarriers(value);
-    return replacements.size === 0 ? serialized : scrubbed(serialized, replacements, 0);
+    const serialized = pino.stdSerializers.err(value as Error);
+    const rules: CleanRules = { redactContent, replacements: redactContent ? contentCarriers(value) : new Map() };
+    return cleaned(serialized, rules, 0);
   };
+}
+
+/** What {@link cleaned} takes out of a serialised error. */
+interface CleanRules {
+  redactContent: boolean;
+  /** Texts that carry contents, with what is written in their place. */
+  replacements: ReadonlyMap<string, string>;
 }
 
 /** Each text of the error's chain that carries content, with what is written in its place. */
@@ -93,17 +107,33 @@ function isQueryWrapper(fields: Record<string, unknown>): boolean {
   return 'query' in fields && 'params' in fields;
 }
 
-/** `value` with every carrier's text replaced and each query wrapper's `params` redacted; the original is not touched. */
-function scrubbed(value: unknown, replacements: Map<string, string>, depth: number): unknown {
+/** Written in place of what lies deeper than {@link MAX_ERROR_DEPTH}: it was not looked at, so it is not shown. */
+const TOO_DEEP = '[too deep]';
+
+/** A copy of the serialised `value` by `rules`, with no command's arguments; the original is not touched. */
+function cleaned(value: unknown, rules: CleanRules, depth: number): unknown {
   if (typeof value === 'string') {
     let text = value;
-    for (const [carrier, replacement] of replacements) text = text.replaceAll(carrier, replacement);
+    for (const [carrier, replacement] of rules.replacements) text = text.replaceAll(carrier, replacement);
     return text;
   }
-  if (depth > MAX_ERROR_DEPTH || typeof value !== 'object' || value === null) return value;
-  if (Array.isArray(value)) return value.map((item) => scrubbed(item, replacements, depth + 1));
-  const fields = value as Record<string, unknown>;
+  if (typeof value !== 'object' || value === null) return value;
+  if (depth > MAX_ERROR_DEPTH) return TOO_DEEP;
+  if (Array.isArray(value)) return value.map((item) => cleaned(item, rules, depth + 1));
+  const fields = (value instanceof Error ? pino.stdSerializers.err(value) : value) as Record<string, unknown>;
   const copy: Record<string, unknown> = {};
-  for (const key of Object.keys(fields)) copy[key] = key === 'params' && isQueryWrapper(fields) ? REDACTED : scrubbed(fields[key], replacements, depth + 1);
+  for (const key of Object.keys(fields)) {
+    const field = fields[key];
+    if (key === 'params' && rules.redactContent && isQueryWrapper(fields)) copy[key] = REDACTED;
+    else if (key === 'command' && typeof field === 'object' && field !== null) copy[key] = withoutArguments(field as Record<string, unknown>, rules, depth + 1);
+    else copy[key] = cleaned(field, rules, depth + 1);
+  }
+  return copy;
+}
+
+/** A failed command as logged: everything but its arguments. */
+function withoutArguments(command: Record<string, unknown>, rules: CleanRules, depth: number): unknown {
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(command)) if (key !== 'args') copy[key] = cleaned(command[key], rules, depth + 1);
   return copy;
 }

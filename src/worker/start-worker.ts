@@ -148,13 +148,18 @@ function openConnections(config: ResolvedConfig, logger: Logger): Connections {
   for (const connection of [redis, subscriber, workerConnection, events]) {
     connection.on('error', (error: Error) => logger.warn({ err: error }, 'redis connection error'));
   }
+  const queue = new Queue(config.queueName, { connection: redis });
+  // BullMQ re-emits its connection's errors on the queue and prints them with console.error when
+  // nobody listens: multi-line dumps past the logger, with a failed command's arguments (a refused
+  // AUTH's password). The connection's own listener above has logged each already.
+  queue.on('error', (error: Error) => logger.debug({ err: error }, 'bullmq queue error'));
   return {
     pool,
     redis,
     subscriber,
     workerConnection,
     events,
-    queue: new Queue(config.queueName, { connection: redis }),
+    queue,
     publisher: new RedisEventPublisher(events, {
       ownsConnection: true,
       queueName: config.queueName,
