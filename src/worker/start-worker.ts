@@ -80,7 +80,7 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
   const timers = new WorkerTimers();
   const tools = options.tools ?? (await loadTools(config.worker.toolsModule, systemClock, config.worker.agentTimers ? timers : undefined).catch(scrubbed));
   const hooks = options.hooks ?? (await loadHooks(config.worker.hooksModule).catch(scrubbed));
-  const llm = options.llm ?? createLlm(config.llm);
+  const llm = options.llm ?? createLlm(config.llm, configuredSecrets(config));
   // Checked here, with the tools and the model, before any connection is opened (I8).
   const profile = checkedAgentProfile(options.profile);
   const workerId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
