@@ -89,6 +89,11 @@ describe('the secrets of a configuration', () => {
     expect(configuredSecrets(loadConfig({ DATABASE_URL: 'postgres://u@db/app' }))).toEqual([]);
   });
 
+  it('configuredSecrets: the documented default password is no secret', () => {
+    expect(configuredSecrets(loadConfig({}))).toEqual([]);
+    expect(configuredSecrets(loadConfig({ DATABASE_URL: 'postgres://u:s3cret@db/app' }))).toContain('s3cret');
+  });
+
   it('a logger given the secrets takes them out of every logged error', () => {
     const lines: string[] = [];
     const logger = createLogger({ level: 'info', format: 'json', redactContent: false, secrets: [KEY, 'dbpw'], destination: { write: (line: string) => void lines.push(line) } });
