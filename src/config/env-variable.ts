@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { redactUrl } from './redact-url.js';
 
 /** What a parser makes of one raw value: the typed value, or what is wrong with it. */
 export type ParseOutcome<T> = { ok: true; value: T } | { ok: false; message: string };
@@ -82,8 +81,17 @@ export function zeroOr(parser: ValueParser<number>): ValueParser<number> {
 export const REDIS_DATABASE_PATH = { pattern: /^(\/\d{0,9})?$/, expected: 'nothing or a database number (/0, /1, …)' } as const;
 
 /**
- * A URL with one of `protocols` (each with its trailing colon). Messages show the URL with its password
- * masked; a value that does not parse is not shown at all, since it may still hold a password.
+ * What an invalid URL's message says instead of its value. A value that is not a valid URL of the
+ * kind wanted may hold a password where no parser finds it (`lf:pw@host/db` parses as the scheme
+ * `lf:` with the path `pw@host/db`), so no part of it is shown, masked or not.
+ */
+const NOT_SHOWN = '(the value is not shown: it may contain a password)';
+
+/**
+ * A URL with one of `protocols` (each with its trailing colon), written with `//` after the scheme:
+ * without it a WHATWG parser reads no user or password (`postgres:u:pw@db` is all path), so they
+ * could be neither masked when the URL is logged nor sent as what they are. Messages never show the
+ * value ({@link NOT_SHOWN}); they say what is wrong with it.
  */
 export function url(protocols: readonly string[], path?: { pattern: RegExp; expected: string }): ValueParser<string> {
   const wanted = protocols.map((protocol) => `${protocol}//`).join(' or ');
@@ -92,10 +100,11 @@ export function url(protocols: readonly string[], path?: { pattern: RegExp; expe
     try {
       parsed = new URL(raw);
     } catch {
-      return reject(`must be a valid ${wanted} URL (the value does not parse; it is not shown because it may contain a password)`);
+      return reject(`must be a valid ${wanted} URL: it does not parse ${NOT_SHOWN}`);
     }
-    if (!protocols.includes(parsed.protocol)) return reject(`must be a ${wanted} URL (got ${quoted(redactUrl(raw))})`);
-    if (path !== undefined && !path.pattern.test(parsed.pathname)) return reject(`must have ${path.expected} as its path (got ${quoted(redactUrl(raw))})`);
+    if (!protocols.includes(parsed.protocol)) return reject(`must be a ${wanted} URL: its scheme is not one of these ${NOT_SHOWN}`);
+    if (!raw.toLowerCase().startsWith(`${parsed.protocol}//`)) return reject(`must be a ${wanted} URL: "//" must follow the scheme ${NOT_SHOWN}`);
+    if (path !== undefined && !path.pattern.test(parsed.pathname)) return reject(`must have ${path.expected} as its path ${NOT_SHOWN}`);
     return accept(raw);
   };
 }

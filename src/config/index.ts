@@ -1,5 +1,6 @@
 export * from './resolved-config.js';
 export { loadClientConfig, loadConfig } from './load-config.js';
 export { configSummary } from './config-summary.js';
-export { redactUrl } from './redact-url.js';
+export { redactUrl, urlSecrets } from './redact-url.js';
+export { configuredSecrets } from './configured-secrets.js';
 export { envSchema, type ParsedEnv } from './env-schema.js';

@@ -42,11 +42,44 @@ function redactQuery(search: string): string {
 
 /** A query parameter's name as a server reads it: `+` is a space, `%xx` decoded, compared lower-case. */
 function decodeName(name: string): string {
-  const spaced = name.replaceAll('+', ' ');
+  return decodedLoosely(name.replaceAll('+', ' ')).toLowerCase();
+}
+
+/**
+ * `%xx` decoded. A malformed escape elsewhere in the text does not stop it: what can be decoded is,
+ * as URLSearchParams does, so a mangled name cannot hide a password parameter.
+ */
+function decodedLoosely(text: string): string {
   try {
-    return decodeURIComponent(spaced).toLowerCase();
+    return decodeURIComponent(text);
   } catch {
-    // A malformed escape: decode what can be decoded, so a mangled name cannot hide a password.
-    return spaced.replace(/%([0-9a-f]{2})/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))).toLowerCase();
+    return text.replace(/%([0-9a-f]{2})/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
   }
 }
+
+/**
+ * The secrets `url` holds, as they may appear in text: its password as written in the URL and
+ * percent-decoded (what a driver sends, and a server may quote), the value of each password query
+ * parameter the same two ways, and the URL itself when it holds any. A string that does not parse is
+ * all secret. Empty for null and for a URL without a password.
+ */
+export function urlSecrets(url: string | null): string[] {
+  if (url === null || url === '') return [];
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return [url];
+  }
+  const found: string[] = [];
+  if (parsed.password !== '') found.push(parsed.password, decodedLoosely(parsed.password));
+  for (const part of parsed.search.slice(1).split('&')) {
+    const equals = part.indexOf('=');
+    if (equals === -1 || equals === part.length - 1 || !PASSWORD_PARAMETERS.has(decodeName(part.slice(0, equals)))) continue;
+    const value = part.slice(equals + 1);
+    // A query reads `+` as a space (URLSearchParams, which the drivers use); as written, it is a `+`.
+    found.push(value, decodedLoosely(value), decodedLoosely(value.replaceAll('+', ' ')));
+  }
+  return found.length === 0 ? [] : [url, ...new Set(found)];
+}
+

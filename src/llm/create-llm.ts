@@ -10,14 +10,18 @@ import { ScriptedLlm } from './scripted-llm.js';
  * The `Llm` a worker uses, from the validated configuration (DESIGN.md §4.9, §6): the primary
  * provider, wrapped in a `FallbackLlm` when `LLM_FALLBACK` names more pairs. `scripted` is the offline
  * provider: it echoes the last user message, so the fleet runs end to end with no key.
+ *
+ * @param secrets - taken out of every error the providers throw, besides their own keys and base
+ *   URL passwords (a worker passes `configuredSecrets`: the other key, the Postgres and Redis passwords).
  */
-export function createLlm(config: LlmConfig): Llm {
-  const primary = providerLlm(config, config.provider, config.model);
+export function createLlm(config: LlmConfig, secrets: readonly string[] = []): Llm {
+  const primary = providerLlm(config, config.provider, config.model, secrets);
   if (config.fallback.length === 0) return primary;
-  return new FallbackLlm([primary, ...config.fallback.map((pair) => providerLlm(config, pair.provider, pair.model))]);
+  const others = config.fallback.map((pair) => providerLlm(config, pair.provider, pair.model, secrets));
+  return new FallbackLlm([primary, ...others], { secrets });
 }
 
-function providerLlm(config: LlmConfig, provider: LlmProviderName, model: string): Llm {
+function providerLlm(config: LlmConfig, provider: LlmProviderName, model: string, secrets: readonly string[]): Llm {
   switch (provider) {
     case 'openai':
       return new OpenAiLlm({
@@ -25,6 +29,7 @@ function providerLlm(config: LlmConfig, provider: LlmProviderName, model: string
         baseUrl: config.openai.baseUrl,
         model,
         timeoutMs: config.requestTimeoutMs,
+        secrets,
         ...httpClient(config),
       });
     case 'anthropic':
@@ -33,6 +38,7 @@ function providerLlm(config: LlmConfig, provider: LlmProviderName, model: string
         baseUrl: config.anthropic.baseUrl,
         model,
         timeoutMs: config.requestTimeoutMs,
+        secrets,
         ...httpClient(config),
       });
     case 'scripted':

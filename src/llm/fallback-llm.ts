@@ -2,6 +2,7 @@ import { CancelledError } from '../core/errors/index.js';
 import { systemClock, type Clock } from '../core/ports/clock.js';
 import type { Llm, LlmCallOptions, LlmFallbackInfo, LlmRequest, LlmResponse } from '../core/ports/llm.js';
 import { classifyLlmError, type LlmErrorClassification } from '../core/retry/index.js';
+import { SecretScrubber } from '../observability/redaction.js';
 
 export interface FallbackOptions {
   /** Consecutive retryable failures (429, 5xx, connection) after which a provider is skipped. Default 2. */
@@ -9,6 +10,12 @@ export interface FallbackOptions {
   /** How long a benched provider is skipped before it is tried first again, in ms. Default 60000. */
   cooldownMs?: number;
   clock?: Clock;
+  /**
+   * Secrets (`configuredSecrets`) taken out of what a failure passes on: the `errorMessage` of each
+   * switch, which becomes an event, and the error thrown when no provider serves. The adapters take
+   * out theirs already; this covers any `Llm` in the list. Default: none.
+   */
+  secrets?: readonly string[];
 }
 
 interface TargetState {
@@ -33,6 +40,7 @@ export class FallbackLlm implements Llm {
   readonly #switchAfter: number;
   readonly #cooldownMs: number;
   readonly #clock: Clock;
+  readonly #secrets: SecretScrubber;
 
   constructor(targets: readonly Llm[], options: FallbackOptions = {}) {
     if (targets.length === 0) throw new TypeError('FallbackLlm needs at least one provider');
@@ -40,6 +48,7 @@ export class FallbackLlm implements Llm {
     this.#switchAfter = Math.max(1, options.switchAfterFailures ?? 2);
     this.#cooldownMs = Math.max(0, options.cooldownMs ?? 60_000);
     this.#clock = options.clock ?? systemClock;
+    this.#secrets = new SecretScrubber(options.secrets ?? []);
   }
 
   get provider(): string {
@@ -66,8 +75,9 @@ export class FallbackLlm implements Llm {
         target.failures = 0;
         target.downUntil = 0;
         return response;
-      } catch (error) {
-        if (error instanceof CancelledError || options.signal.aborted) throw error;
+      } catch (caught) {
+        if (caught instanceof CancelledError || options.signal.aborted) throw caught;
+        const error = this.#secrets.error(caught);
         lastError = error;
         const reason = this.#recordFailure(target, error);
         const next = order[index + 1];

@@ -1,8 +1,8 @@
 import { Writable } from 'node:stream';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import pretty from 'pino-pretty';
-import type { ResolvedConfig } from '../config/index.js';
-import { errorSerializer, REDACTED, redactionPaths } from './redaction.js';
+import { configuredSecrets, type ResolvedConfig } from '../config/index.js';
+import { errorSerializer, REDACTED, redactionPaths, SecretScrubber } from './redaction.js';
 
 export type { Logger } from 'pino';
 
@@ -17,6 +17,11 @@ export interface LoggerOptions {
    * `[redacted]`. Credentials are redacted regardless.
    */
   redactContent: boolean;
+  /**
+   * Secrets (API keys, URL passwords: `configuredSecrets`) replaced by `[redacted]` wherever they
+   * appear in a logged error, its message, stack, fields and causes. Default: none.
+   */
+  secrets?: readonly string[];
   /** Written as `name` on every line; omitted when unset. */
   name?: string;
   /** Where lines go. Default: standard output. */
@@ -24,17 +29,17 @@ export interface LoggerOptions {
 }
 
 /**
- * Creates the process's root logger (STYLE.md 15); modules and jobs derive theirs with
+ * Creates the process's root logger; modules and jobs derive theirs with
  * `logger.child({ sessionId, jobId })`. Errors belong under `err` and are serialised with pino's
- * standard serializer (`type`, `message`, `stack` and the error's own fields such as `code`); while
- * contents are redacted, a failed statement's parameters and failing row are held back from it
- * ({@link errorSerializer}).
+ * standard serializer (`type`, `message`, `stack` and the error's own fields such as `code`), less a
+ * failed command's arguments (always), the configured `secrets` (always) and a failed statement's
+ * parameters and failing row (while contents are redacted): {@link errorSerializer}.
  */
 export function createLogger(options: LoggerOptions): Logger {
   const loggerOptions: pino.LoggerOptions = {
     level: options.level,
     redact: { paths: redactionPaths(options.redactContent), censor: REDACTED },
-    serializers: { err: errorSerializer(options.redactContent) },
+    serializers: { err: errorSerializer(options.redactContent, new SecretScrubber(options.secrets ?? [])) },
     ...(options.name === undefined ? {} : { name: options.name }),
   };
   return pino(loggerOptions, outputStream(options));
@@ -63,7 +68,8 @@ function asWritable(destination: DestinationStream): Writable {
 }
 
 /**
- * The root logger as configured by `LOG_LEVEL`, `LOG_FORMAT` and `LOG_CONTENT`.
+ * The root logger as configured by `LOG_LEVEL`, `LOG_FORMAT` and `LOG_CONTENT`, keeping every secret
+ * of `config` out of the errors it logs.
  *
  * @param destination - where lines go; default standard output.
  */
@@ -72,6 +78,7 @@ export function loggerFromConfig(config: ResolvedConfig, destination?: Destinati
     level: config.log.level,
     format: config.log.format,
     redactContent: !config.log.content,
+    secrets: configuredSecrets(config),
     ...(destination === undefined ? {} : { destination }),
   });
 }

@@ -4,7 +4,7 @@ import { setMaxListeners } from 'node:events';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { ResolvedConfig } from '../config/index.js';
+import { configuredSecrets, type ResolvedConfig } from '../config/index.js';
 import { checkedAgentProfile, type AgentProfile } from '../core/agent-profile.js';
 import { CancelledError } from '../core/errors/index.js';
 import { HookRegistry } from '../core/hooks/index.js';
@@ -16,6 +16,7 @@ import type { ToolRegistry } from '../core/tools/index.js';
 import { publisherConnection, RedisEventPublisher } from '../events/index.js';
 import { createLlm } from '../llm/create-llm.js';
 import { loggerFromConfig } from '../observability/logger.js';
+import { SecretScrubber } from '../observability/redaction.js';
 import { cancelChannel } from '../fleet/fleet-keys.js';
 import { createPgPool } from '../store/postgres/pool.js';
 import { PostgresSessionStore } from '../store/postgres-session-store.js';
@@ -70,11 +71,17 @@ type Connections = WorkerConnections;
  */
 export async function startWorker(config: ResolvedConfig, options: StartWorkerOptions = {}): Promise<RunningWorker> {
   const logger = options.logger ?? loggerFromConfig(config);
+  // What leaves here is printed by the command: an error of the operator's modules may quote the
+  // environment (a key, a connection string), and a driver's may quote a password.
+  const secrets = new SecretScrubber(configuredSecrets(config));
+  const scrubbed = (error: unknown): never => {
+    throw secrets.error(error);
+  };
   // The agent's timer tool is loaded with the others; its connections are bound once they are open.
   const timers = new WorkerTimers();
-  const tools = options.tools ?? (await loadTools(config.worker.toolsModule, systemClock, config.worker.agentTimers ? timers : undefined));
-  const hooks = options.hooks ?? (await loadHooks(config.worker.hooksModule));
-  const llm = options.llm ?? createLlm(config.llm);
+  const tools = options.tools ?? (await loadTools(config.worker.toolsModule, systemClock, config.worker.agentTimers ? timers : undefined).catch(scrubbed));
+  const hooks = options.hooks ?? (await loadHooks(config.worker.hooksModule).catch(scrubbed));
+  const llm = options.llm ?? createLlm(config.llm, configuredSecrets(config));
   // Checked here, with the tools and the model, before any connection is opened (I8).
   const profile = checkedAgentProfile(options.profile);
   const workerId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
@@ -113,7 +120,7 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
     stopping.abort();
     shutdown.abort(new CancelledError('worker failed to start'));
     await closeWorker(closeParts(), 0).catch((closeError: unknown) => logger.warn({ err: closeError }, 'closing after a failed start failed'));
-    throw error;
+    throw secrets.error(error);
   }
   void worker.run();
   logger.info({ workerId, queue: config.queueName, concurrency: config.worker.concurrency, provider: llm.provider, model: llm.model }, 'worker started');
@@ -149,13 +156,18 @@ function openConnections(config: ResolvedConfig, logger: Logger): Connections {
   for (const connection of [redis, subscriber, workerConnection, events]) {
     connection.on('error', (error: Error) => logger.warn({ err: error }, 'redis connection error'));
   }
+  const queue = new Queue(config.queueName, { connection: redis });
+  // BullMQ re-emits its connection's errors on the queue and prints them with console.error when
+  // nobody listens: multi-line dumps past the logger, with a failed command's arguments (a refused
+  // AUTH's password). The connection's own listener above has logged each already.
+  queue.on('error', (error: Error) => logger.debug({ err: error }, 'bullmq queue error'));
   return {
     pool,
     redis,
     subscriber,
     workerConnection,
     events,
-    queue: new Queue(config.queueName, { connection: redis }),
+    queue,
     publisher: new RedisEventPublisher(events, {
       ownsConnection: true,
       queueName: config.queueName,

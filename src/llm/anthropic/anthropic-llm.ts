@@ -3,9 +3,11 @@
  * SDK (DESIGN.md §4.9).
  */
 import Anthropic from '@anthropic-ai/sdk';
+import { urlSecrets } from '../../config/index.js';
 import { ConfigInvalidError, LoopfleetError } from '../../core/errors/index.js';
 import { abortReason } from '../../core/ports/clock.js';
 import type { Llm, LlmCallOptions, LlmRequest, LlmResponse } from '../../core/ports/llm.js';
+import { SecretScrubber } from '../../observability/redaction.js';
 import { bufferErrorBody } from '../buffer-error-body.js';
 import { AnthropicStreamAccumulator } from './from-anthropic-stream.js';
 import { mapCallError } from './map-call-error.js';
@@ -34,6 +36,11 @@ export interface AnthropicLlmOptions {
   timeoutMs: number;
   /** The `fetch` the SDK uses; default the global one (`LLM_HTTP_CLIENT`, src/llm/node-http-fetch.ts). */
   fetch?: typeof fetch;
+  /**
+   * Secrets to take out of every error besides the API key and the base URL's password, which always
+   * are (`configuredSecrets`: the other key, the Postgres and Redis passwords).
+   */
+  secrets?: readonly string[];
 }
 
 /**
@@ -58,11 +65,13 @@ export class AnthropicLlm implements Llm {
   readonly model: string;
   readonly #client: Anthropic;
   readonly #timeoutMs: number;
+  readonly #secrets: SecretScrubber;
 
   /** Throws `ConfigInvalidError` for an empty key or model, a bad timeout or base URL. */
   constructor(options: AnthropicLlmOptions) {
     checkOptions(options);
     this.model = options.model;
+    this.#secrets = new SecretScrubber([options.apiKey, ...urlSecrets(options.baseUrl), ...(options.secrets ?? [])]);
     this.#timeoutMs = options.timeoutMs;
     this.#client = new Anthropic({
       apiKey: options.apiKey,
@@ -103,7 +112,7 @@ export class AnthropicLlm implements Llm {
       // After `message_stop` the answer is whole: a body that then breaks off costs the connection,
       // not the answer. (A malformed event after it is still a bad response.)
       if (!accumulator.complete || signal.aborted || error instanceof LoopfleetError) {
-        throw guard.stalled && !signal.aborted ? guard.stalledError() : mapCallError(error, signal);
+        throw guard.stalled && !signal.aborted ? guard.stalledError() : mapCallError(error, signal, this.#secrets);
       }
     } finally {
       guard.dispose();

@@ -6,10 +6,13 @@
  * (`APIError` with `status` and `headers`, 529 included), a connection failure or timeout
  * (`APIConnectionError`, `APIConnectionTimeoutError`), and a socket dropped mid-stream (undici's
  * `TypeError: terminated` with an `UND_ERR_SOCKET` cause). Only what the policy could not read is
- * converted.
+ * converted. Whatever is returned has every secret the adapter knows taken out: a provider that
+ * refuses a key may quote it in its error body, and the message reaches the input's stored error,
+ * its events and the logs.
  */
 import { LlmBadResponseError, LoopfleetError } from '../../core/errors/index.js';
 import { abortReason } from '../../core/ports/clock.js';
+import type { SecretScrubber } from '../../observability/redaction.js';
 import { fromStreamErrorEvent, isStreamErrorEvent } from './anthropic-stream-error.js';
 
 /**
@@ -20,7 +23,11 @@ import { fromStreamErrorEvent, isStreamErrorEvent } from './anthropic-stream-err
  * 4. an event whose data is not JSON (the SDK's `SyntaxError`) → `LlmBadResponseError`, retryable;
  * 5. anything else → as is.
  */
-export function mapCallError(error: unknown, signal: AbortSignal): unknown {
+export function mapCallError(error: unknown, signal: AbortSignal, secrets: SecretScrubber): unknown {
+  return secrets.error(mapped(error, signal));
+}
+
+function mapped(error: unknown, signal: AbortSignal): unknown {
   if (signal.aborted) return abortReason(signal);
   if (error instanceof LoopfleetError) return error;
   if (isStreamErrorEvent(error)) return fromStreamErrorEvent(error);

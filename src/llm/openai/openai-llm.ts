@@ -7,9 +7,11 @@
  */
 import OpenAI, { APIError } from 'openai';
 import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
+import { urlSecrets } from '../../config/index.js';
 import { ConfigInvalidError } from '../../core/errors/index.js';
 import { abortReason } from '../../core/ports/clock.js';
 import type { Llm, LlmCallOptions, LlmRequest, LlmResponse, LlmStreamHandlers } from '../../core/ports/llm.js';
+import { SecretScrubber } from '../../observability/redaction.js';
 import { mapFinishReason } from './map-finish-reason.js';
 import { StreamAccumulator, type AccumulatedResponse } from './stream-accumulator.js';
 import { bufferErrorBody } from '../buffer-error-body.js';
@@ -45,6 +47,11 @@ export interface OpenAiLlmOptions {
    * refuse `max_tokens`, and `max_tokens` for every other name (see {@link MaxTokensParam}).
    */
   maxTokensParam?: MaxTokensParam;
+  /**
+   * Secrets to take out of every error besides the API key and the base URL's password, which always
+   * are (`configuredSecrets`: the other key, the Postgres and Redis passwords).
+   */
+  secrets?: readonly string[];
 }
 
 /** An `Llm` backed by the OpenAI Chat Completions API. */
@@ -54,10 +61,12 @@ export class OpenAiLlm implements Llm {
   readonly #client: OpenAI;
   readonly #timeoutMs: number;
   readonly #maxTokensParam: MaxTokensParam | undefined;
+  readonly #secrets: SecretScrubber;
 
   constructor(options: OpenAiLlmOptions) {
     checkOptions(options);
     this.model = options.model;
+    this.#secrets = new SecretScrubber([options.apiKey, ...urlSecrets(options.baseUrl), ...(options.secrets ?? [])]);
     this.#timeoutMs = options.timeoutMs;
     this.#maxTokensParam = options.maxTokensParam;
     this.#client = new OpenAI({
@@ -112,7 +121,7 @@ export class OpenAiLlm implements Llm {
     signal: AbortSignal,
     handlers: LlmStreamHandlers | undefined,
   ): Promise<AccumulatedResponse> {
-    const failed = (error: unknown) => toLlmError(error, { signal, stalled: guard.stalled, idleTimeoutMs: this.#timeoutMs });
+    const failed = (error: unknown) => toLlmError(error, { signal, stalled: guard.stalled, idleTimeoutMs: this.#timeoutMs, secrets: this.#secrets });
     let response: Response;
     try {
       // The SDK sends the request and turns an error status into its `APIError`; the body's events

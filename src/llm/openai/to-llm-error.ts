@@ -9,12 +9,15 @@
  *   `LlmTransientError` (retryable) — except an error event that says the request is wrong
  *   (`LlmNonRetryableError`, see `inStreamError`). The SDK's connection errors are all named `Error`, so wrapping
  *   them is what makes them classify as retryable by type rather than by the "unknown" fallback.
- * The original error is always the `cause`.
+ * The original error is always the `cause`. Whatever is returned has every secret the adapter knows
+ * taken out (`FailedCall.secrets`): a provider that refuses a key may quote it in its error body,
+ * and the message reaches the input's stored error, its events and the logs.
  */
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
 import { LlmBadResponseError, LlmNonRetryableError, LlmTransientError, LoopfleetError } from '../../core/errors/index.js';
 import { httpStatusOf, isRetryableStatus } from '../../core/retry/index.js';
 import { abortReason } from '../../core/ports/clock.js';
+import type { SecretScrubber } from '../../observability/redaction.js';
 
 /** What {@link toLlmError} needs to know about the call that failed. */
 export interface FailedCall {
@@ -23,10 +26,16 @@ export interface FailedCall {
   /** Whether the stream guard aborted the request because no chunk came for `idleTimeoutMs`. */
   stalled: boolean;
   idleTimeoutMs: number;
+  /** The API key and the other configured secrets, taken out of the error's text. */
+  secrets: SecretScrubber;
 }
 
 /** Converts what the SDK or the stream threw. */
 export function toLlmError(error: unknown, call: FailedCall): unknown {
+  return call.secrets.error(converted(error, call));
+}
+
+function converted(error: unknown, call: FailedCall): unknown {
   if (call.signal.aborted) return abortReason(call.signal);
   if (error instanceof LoopfleetError) return error;
   if (call.stalled) return transient(`no data from the OpenAI stream for ${call.idleTimeoutMs} ms`, 'stalled', error);

@@ -49,6 +49,26 @@ describe('loopfleet worker refuses a bad tools module before connecting', () => 
     expect(connections).toHaveLength(0);
   }, 90_000);
 
+  it('a tools module whose load error quotes the environment: no key, password or URL of it is printed', async () => {
+    const secrets = { key: 'sk-startup-9f3c1d', database: 'db-Pw-4e2a', redis: 'redis/pw:7c1b' };
+    const databaseUrl = `postgres://postgres:${secrets.database}@127.0.0.1:${port}/never`;
+    const worker = WorkerProcess.spawn('startup-env-quoting', {
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: `redis://:${encodeURIComponent(secrets.redis)}@127.0.0.1:${port}`,
+      LLM_PROVIDER: 'openai',
+      OPENAI_API_KEY: secrets.key,
+      LOOPFLEET_TOOLS: fixture('env-quoting-tools.ts'),
+      METRICS_PORT: '0',
+      LOG_LEVEL: 'info',
+    });
+    const exit = await worker.waitForExit(60_000);
+    expect(exit, worker.diagnostics()).toEqual({ code: 1, signal: null });
+    expect(worker.stderr).toMatch(/^loopfleet worker: \[tool\.definition_invalid\] LOOPFLEET_TOOLS: cannot load .*env-quoting-tools\.ts: cannot reach the vault: key \[redacted\], database \[redacted\], redis password \[redacted\]\n$/);
+    const printed = worker.stderr + JSON.stringify(worker.logs) + worker.rawStdout.join('\n');
+    for (const secret of [...Object.values(secrets), encodeURIComponent(secrets.redis), databaseUrl]) expect(printed).not.toContain(secret);
+    expect(connections).toHaveLength(0);
+  }, 90_000);
+
   /** A worker whose tools module throws, with `env` added, run until it exits 1 (what it logged first is kept). */
   async function failingOnItsTools(label: string, env: Record<string, string>): Promise<WorkerProcess> {
     const worker = WorkerProcess.spawn(label, {

@@ -178,7 +178,7 @@ describe.each(['node', 'fetch'] as const)('over the %s HTTP client', (client) =>
     });
 
     it('honours a base URL with a path prefix', async () => {
-      const proxied = anthropicLlm({ apiKey: 'k', baseUrl: `${server.url}/anthropic`, model: 'm', timeoutMs: 10_000 });
+      const proxied = anthropicLlm({ apiKey: 'sk-ant-test', baseUrl: `${server.url}/anthropic`, model: 'm', timeoutMs: 10_000 });
       server.push(textStep('ok'));
       expect((await proxied.complete(llmRequest(), live())).text).toBe('ok');
       expect(server.requests[0]!.path).toBe('/anthropic/v1/messages');
@@ -208,7 +208,7 @@ describe.each(['node', 'fetch'] as const)('over the %s HTTP client', (client) =>
       [529, true],
     ])('%s whose body stalls fails at timeoutMs with its status (retryable: %s); the connection is closed', async (status, retryable) => {
       server.push(errorStep(status, { stallBody: true }));
-      const quick = anthropicLlm({ apiKey: 'k', baseUrl: server.url, model: 'm', timeoutMs: 200 });
+      const quick = anthropicLlm({ apiKey: 'sk-ant-test', baseUrl: server.url, model: 'm', timeoutMs: 200 });
       const error = await quick.complete(llmRequest(), live()).catch((caught: unknown) => caught);
       expect(error).toMatchObject({ status });
       expect(classifyLlmError(error)).toEqual({ retryable, reason: 'http_status', status });

@@ -75,7 +75,7 @@ describe.each(['node', 'fetch'] as const)('over the %s HTTP client', (client) =>
     });
 
     it('no headers within timeoutMs is a retryable APIConnectionTimeoutError', async () => {
-      const quick = anthropicLlm({ apiKey: 'k', baseUrl: server.url, model: 'm', timeoutMs: 100 });
+      const quick = anthropicLlm({ apiKey: 'sk-ant-test', baseUrl: server.url, model: 'm', timeoutMs: 100 });
       server.push({ kind: 'hang' });
       const error = await quick.complete(llmRequest(), live()).catch((caught: unknown) => caught);
       expect(error).toMatchObject({ name: 'APIConnectionTimeoutError' });
@@ -85,7 +85,7 @@ describe.each(['node', 'fetch'] as const)('over the %s HTTP client', (client) =>
   });
 
   describe('AnthropicLlm silent streams', () => {
-    const withTimeout = (timeoutMs: number) => anthropicLlm({ apiKey: 'k', baseUrl: server.url, model: 'm', timeoutMs });
+    const withTimeout = (timeoutMs: number) => anthropicLlm({ apiKey: 'sk-ant-test', baseUrl: server.url, model: 'm', timeoutMs });
 
     it('a stream silent for timeoutMs after a delta is aborted as a retryable stall', async () => {
       server.push(twoChunks({ kind: 'hang', afterFrames: AFTER_FIRST_DELTA }));
@@ -171,7 +171,7 @@ describe.each(['node', 'fetch'] as const)('over the %s HTTP client', (client) =>
       ['an event without its delta', 'data: {"type":"content_block_delta","index":0}', /content_block_delta without a delta/],
     ])('a content_block_delta whose data is %s is a retryable llm.bad_response, not a TypeError', async (_name, data, message) => {
       server.push(textStep(['first', 'second']));
-      const faulty = new AnthropicLlm({ apiKey: 'k', baseUrl: server.url, model: 'm', timeoutMs: 10_000, fetch: rewritingFetch('"second"', `event: content_block_delta\n${data}`) });
+      const faulty = new AnthropicLlm({ apiKey: 'sk-ant-test', baseUrl: server.url, model: 'm', timeoutMs: 10_000, fetch: rewritingFetch('"second"', `event: content_block_delta\n${data}`) });
       const handlers = recordingHandlers();
       const error = await faulty.complete(llmRequest(), { ...live(), handlers }).catch((caught: unknown) => caught);
       expect(handlers.text).toEqual(['first']);

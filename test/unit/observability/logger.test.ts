@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import { DrizzleQueryError } from 'drizzle-orm/errors';
+import { ReplyError } from 'ioredis';
 import { DatabaseError } from 'pg';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config/index.js';
@@ -155,6 +156,37 @@ describe('createLogger: what a failed statement carries of users\' data', () => 
     const { logger, lines } = jsonLogger({ redactContent: false });
     logger.warn({ err: new DrizzleQueryError(SQL, ['s1', SECRET], checkViolation()) });
     expect(lines[0]?.['err']).toMatchObject({ params: ['s1', SECRET], message: expect.stringContaining(SECRET) as unknown });
+  });
+});
+
+describe('createLogger: a failed Redis command', () => {
+  const PASSWORD = 'redis-pass-6f1d';
+
+  /** ioredis's error for a refused AUTH: the command, password included, on the error. */
+  function refusedAuth(): Error {
+    return Object.assign(new ReplyError('WRONGPASS invalid username-password pair or user is disabled.'), { command: { name: 'auth', args: ['lf', PASSWORD] } });
+  }
+
+  it.each([true, false])('drops the arguments of every command, nested ones too, keeping its name (redactContent %s)', (redactContent) => {
+    const { logger, lines } = jsonLogger({ redactContent });
+    logger.warn({ err: refusedAuth() }, 'redis connection error');
+    // A transaction's EXECABORT keeps the errors of its queued commands; a wrapper keeps its cause.
+    const execAbort = Object.assign(new Error('EXECABORT Transaction discarded because of previous errors.'), {
+      command: { name: 'exec', args: [] },
+      previousErrors: [refusedAuth(), Object.assign(new Error('ERR wrong number of arguments'), { command: { name: 'set', args: ['key', PASSWORD] } })],
+    });
+    logger.warn({ err: execAbort });
+    logger.error({ err: new Error('worker failed to start', { cause: refusedAuth() }) });
+    expect(JSON.stringify(lines)).not.toContain(PASSWORD);
+    expect(lines[0]?.['err']).toMatchObject({ type: 'ReplyError', message: expect.stringContaining('WRONGPASS') as unknown, command: { name: 'auth' } });
+    expect((lines[0]?.['err'] as { command: object }).command).toEqual({ name: 'auth' });
+    expect(lines[1]?.['err']).toMatchObject({
+      command: { name: 'exec' },
+      previousErrors: [
+        { type: 'ReplyError', message: expect.stringContaining('WRONGPASS') as unknown, command: { name: 'auth' } },
+        { type: 'Error', message: 'ERR wrong number of arguments', command: { name: 'set' } },
+      ],
+    });
   });
 });
 

@@ -9,6 +9,10 @@ import {
   isStreamErrorEvent,
   mapCallError,
 } from '../../../../src/llm/anthropic/index.js';
+import { SecretScrubber } from '../../../../src/observability/redaction.js';
+
+const KEY = 'sk-ant-unit-7e1d';
+const SECRETS = new SecretScrubber([KEY]);
 
 /** The SDK error an in-stream `event: error` becomes (status undefined, the 200 response's headers). */
 function streamErrorEvent(type: string, message = 'boom'): APIError {
@@ -53,41 +57,53 @@ describe('in-stream error events', () => {
 });
 
 describe('mapCallError', () => {
+  it('takes the key out of an HTTP error that quotes it, keeping the SDK error, its status and headers', () => {
+    const error = APIError.generate(401, { type: 'error', error: { type: 'authentication_error', message: `invalid x-api-key ${KEY}` } }, undefined, new Headers({ 'request-id': 'req_1' }));
+    const mapped = mapCallError(error, live(), SECRETS) as APIError;
+    expect(mapped).toBeInstanceOf(APIError);
+    expect(mapped.message).not.toContain(KEY);
+    expect(mapped.message).toContain('invalid x-api-key [redacted]');
+    expect(JSON.stringify([mapped.error, mapped.stack])).not.toContain(KEY);
+    expect(mapped.headers).toBe(error.headers);
+    expect(classifyLlmError(mapped)).toEqual({ retryable: false, reason: 'http_status', status: 401 });
+    expect((mapCallError(streamErrorEvent('invalid_request_error', `key ${KEY}`), live(), SECRETS) as Error).message).not.toContain(KEY);
+  });
+
   it('turns anything into the signal reason once the signal aborted', () => {
     const controller = new AbortController();
     const reason = new CancelledError('user cancel');
     controller.abort(reason);
-    expect(mapCallError(new APIUserAbortError(), controller.signal)).toBe(reason);
+    expect(mapCallError(new APIUserAbortError(), controller.signal, SECRETS)).toBe(reason);
     const plain = new AbortController();
     plain.abort('shutdown');
-    const mapped = mapCallError(new Error('x'), plain.signal);
+    const mapped = mapCallError(new Error('x'), plain.signal, SECRETS);
     expect(mapped).toBeInstanceOf(CancelledError);
     expect((mapped as CancelledError).message).toBe('shutdown');
   });
 
   it('passes HTTP errors through with their status and headers', () => {
     const error = APIError.generate(429, { type: 'error', error: { type: 'rate_limit_error', message: 'slow down' } }, undefined, new Headers({ 'retry-after': '3' }));
-    expect(mapCallError(error, live())).toBe(error);
+    expect(mapCallError(error, live(), SECRETS)).toBe(error);
     expect(classifyLlmError(error)).toEqual({ retryable: true, reason: 'http_status', status: 429 });
     expect(retryAfterMs(error)).toBe(3000);
   });
 
   it('passes connection errors through by name', () => {
     const error = new APIConnectionError({ message: 'Connection error.', cause: new TypeError('fetch failed') });
-    expect(mapCallError(error, live())).toBe(error);
+    expect(mapCallError(error, live(), SECRETS)).toBe(error);
     expect(classifyLlmError(error)).toMatchObject({ retryable: true, reason: 'connection' });
   });
 
   it('turns a SyntaxError (data that is not JSON) into llm.bad_response', () => {
     const cause = new SyntaxError('Unexpected end of JSON input');
-    const mapped = mapCallError(cause, live());
+    const mapped = mapCallError(cause, live(), SECRETS);
     expect(mapped).toBeInstanceOf(LlmBadResponseError);
     expect(mapped).toMatchObject({ code: 'llm.bad_response', retryable: true, cause });
   });
 
   it('keeps loopfleet errors and types stream error events', () => {
     const bad = new LlmBadResponseError('x');
-    expect(mapCallError(bad, live())).toBe(bad);
-    expect(mapCallError(streamErrorEvent('overloaded_error'), live())).toBeInstanceOf(AnthropicStreamTransientError);
+    expect(mapCallError(bad, live(), SECRETS)).toBe(bad);
+    expect(mapCallError(streamErrorEvent('overloaded_error'), live(), SECRETS)).toBeInstanceOf(AnthropicStreamTransientError);
   });
 });

@@ -3,15 +3,31 @@ import { describe, expect, it } from 'vitest';
 import { CancelledError, LlmBadResponseError, LlmTransientError } from '../../../../src/core/errors/index.js';
 import { classifyLlmError, retryAfterMs } from '../../../../src/core/retry/index.js';
 import { toLlmError } from '../../../../src/llm/openai/to-llm-error.js';
+import { SecretScrubber } from '../../../../src/observability/redaction.js';
 
+const KEY = 'sk-unit-5c0ffee';
 const live = () => new AbortController().signal;
-const call = (signal = live(), stalled = false) => ({ signal, stalled, idleTimeoutMs: 1000 });
+const call = (signal = live(), stalled = false) => ({ signal, stalled, idleTimeoutMs: 1000, secrets: new SecretScrubber([KEY]) });
 
 function httpError(status: number, headers: Record<string, string> = {}): APIError {
   return APIError.generate(status, { error: { message: 'nope', type: 'x', param: null, code: 'c' } }, undefined, new Headers(headers));
 }
 
 describe('toLlmError', () => {
+  it('takes the key out of an HTTP error that quotes it, keeping the SDK error, its status and headers', () => {
+    const body = { error: { message: `Incorrect API key provided: ${KEY}.`, type: 'invalid_request_error', param: null, code: 'invalid_api_key' } };
+    const error = APIError.generate(401, body, undefined, new Headers({ 'x-request-id': 'req_1' }));
+    const converted = toLlmError(error, call()) as APIError;
+    expect(converted).toBeInstanceOf(APIError);
+    expect(converted.message).toBe('401 Incorrect API key provided: [redacted].');
+    expect(JSON.stringify([converted.error, converted.stack])).not.toContain(KEY);
+    expect(converted.headers).toBe(error.headers);
+    expect(classifyLlmError(converted)).toEqual({ retryable: false, reason: 'http_status', status: 401 });
+    const inStream = toLlmError(new APIError(undefined, { message: `bad key ${KEY}`, type: 'invalid_request_error' }, undefined, new Headers()), call()) as Error;
+    expect(inStream.message).toBe('the OpenAI stream reported an error: bad key [redacted]');
+    expect((inStream.cause as Error).message).not.toContain(KEY);
+  });
+
   it.each([408, 409, 429, 500, 502, 503, 504])('HTTP %i: the SDK error itself, retryable by status', (status) => {
     const error = httpError(status);
     const converted = toLlmError(error, call());
