@@ -24,7 +24,7 @@ export interface LoggerOptions {
 }
 
 /**
- * Creates the process's root logger (STYLE.md 15); modules and jobs derive theirs with
+ * Creates the process's root logger; modules and jobs derive theirs with
  * `logger.child({ sessionId, jobId })`. Errors belong under `err` and are serialised with pino's
  * standard serializer (`type`, `message`, `stack` and the error's own fields such as `code`); while
  * contents are redacted, a failed statement's parameters and failing row are held back from it
