@@ -9,7 +9,7 @@ import { parseRow } from './rows/parse-row.js';
 /** `armed` (waiting to fire), `fired` (a one-shot that fired), `cancelled`. (`firing` is reserved by the schema, unused.) */
 export type TimerStatus = 'armed' | 'firing' | 'fired' | 'cancelled';
 
-/** A durable timer (DESIGN.md §4.6): the row is the truth, the BullMQ delayed `timer` job its alarm clock. */
+/** A durable timer: the row is the truth, the BullMQ delayed `timer` job its alarm clock. */
 export interface TimerRecord {
   sessionId: string;
   timerId: string;
@@ -61,7 +61,7 @@ export const TIMER_ID_PATTERN = /^[A-Za-z0-9_.:@/-]{1,100}$/;
 /** What {@link TIMER_ID_PATTERN} allows, for messages. */
 export const TIMER_ID_RULE = '1 to 100 of A-Z a-z 0-9 _ . : @ / -';
 
-/** A schedule request after validation (DESIGN.md I8: nothing is written for a bad one). */
+/** A schedule request after validation (I8: nothing is written for a bad one). */
 export interface ValidatedSchedule {
   sessionId: string;
   timerId: string;
