@@ -6,7 +6,7 @@ import type { InputOverrides } from './agent-profile.js';
 /**
  * The payloads of the three input kinds, as stored in `session_inputs.payload`. Validated when an
  * input is accepted (bad input never reaches the inbox) and again when a run loads it (persisted
- * state is untrusted, STYLE.md 10).
+ * state is untrusted).
  */
 export const responseFormatSchema = z.object({
   name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
