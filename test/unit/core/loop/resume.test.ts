@@ -76,7 +76,7 @@ describe('pending tool calls: takeover, resume and abortPending', () => {
     expect(result).toMatchObject({ status: 'completed', finalText: 'recovered', toolCalls: 2 });
     expect(runs).toEqual(['a', 'b']);
     const rows = await store.loadHistory('s1');
-    // Out-of-band results carry the input that wrote them (power-loop edge case 5).
+    // Out-of-band results carry the input that wrote them, so they sort after their calls.
     expect(rows.slice(2, 4).map((row) => [row.message.role, row.inputSeq])).toEqual([
       ['tool', 2],
       ['tool', 2],
