@@ -4,7 +4,7 @@ import { pino } from 'pino';
 export const REDACTED = '[redacted]';
 
 /**
- * Paths of credentials, always redacted: secrets never reach logs. pino's `*` matches
+ * Paths of credentials, always redacted (secrets never reach logs). pino's `*` matches
  * exactly one level, so each key is listed at the top level and one level down (`{ llm: { apiKey } }`,
  * `{ request: { headers } }`).
  */
