@@ -4,7 +4,7 @@ import { MAX_TIMER_MS } from '../core/ports/clock.js';
 import { envVariable, flag, integer, matching, oneOf, REDIS_DATABASE_PATH, text, url, zeroOr } from './env-variable.js';
 import { LLM_PROVIDERS, LOG_FORMATS, LOG_LEVELS, LLM_HTTP_CLIENTS, type LlmProviderName, type LlmHttpClient } from './resolved-config.js';
 
-/** Defaults match `docker-compose.yml` (DESIGN.md §6). */
+/** Defaults match `docker-compose.yml` and README's "Configuration" table. */
 export const DEFAULT_DATABASE_URL = 'postgres://postgres:postgres@127.0.0.1:5432/loopfleet';
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 

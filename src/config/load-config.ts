@@ -10,7 +10,7 @@ const DEFAULT_MODEL: Record<LlmProviderName, string> = {
 };
 
 /**
- * Reads and validates the whole configuration once (DESIGN.md §6, STYLE.md 12). Empty variables count
+ * Reads and validates the whole configuration once (README, "Configuration"). Empty variables count
  * as unset and take their defaults.
  *
  * @param env - the environment to read; defaults to `process.env`.

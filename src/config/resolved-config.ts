@@ -133,7 +133,7 @@ export interface DrainConfig {
   maxInputAttempts: number;
 }
 
-/** Retention and batching of the per-session Redis event streams (DESIGN.md §4.7). */
+/** Retention and batching of each session's Redis event stream (docs/client.md, "Gaps"). */
 export interface EventsConfig {
   /** `LOOPFLEET_EVENTS_MAXLEN`: entries kept per session stream (approximate `MAXLEN ~`). Default 10000. */
   maxLen: number;
@@ -161,7 +161,7 @@ export interface LogConfig {
 
 /**
  * The whole process configuration, read from the environment and validated once at start-up
- * (STYLE.md 12). Every field is present; `null` marks a setting whose absence means something.
+ * Every field is present; `null` marks a setting whose absence means something.
  */
 export interface ResolvedConfig {
   /** `DATABASE_URL`: Postgres connection string (`postgres:` or `postgresql:`). Default `postgres://postgres:postgres@127.0.0.1:5432/loopfleet`. */

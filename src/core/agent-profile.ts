@@ -5,7 +5,7 @@ import type { ResponseFormatSpec } from './ports/llm.js';
 
 /**
  * How an agent runs: resolved once (defaults filled), then per-input overrides are applied to a copy
- * — shared configuration is never mutated (power-loop §5).
+ * — shared configuration is never mutated.
  */
 export interface AgentProfile {
   /** Default system prompt; a session's own prompt and a per-input prompt take precedence. */

@@ -7,7 +7,7 @@ import { responseFormatSchema } from './response-format-schema.js';
 /**
  * The payloads of the three input kinds, as stored in `session_inputs.payload`. Validated when an
  * input is accepted (bad input never reaches the inbox) and again when a run loads it (persisted
- * state is untrusted, STYLE.md 10).
+ * state is untrusted).
  */
 export const inputOverridesSchema = z
   .object({

@@ -1,5 +1,5 @@
 /**
- * The one internal message type (STYLE.md 5). Provider adapters convert to and from it; the store
+ * The one internal message type. Provider adapters convert to and from it; the store
  * persists it; the loop only ever sees this.
  *
  * Glossary
@@ -92,7 +92,7 @@ export const toolCallSchema = z.object({
   arguments: z.string(),
 });
 
-/** Validates persisted or external messages (STYLE.md 10: persisted state is untrusted on load). */
+/** Validates persisted or external messages: persisted state is untrusted on load. */
 export const messageSchema = z.discriminatedUnion('role', [
   z.object({ role: z.literal('system'), content: z.string() }),
   z.object({ role: z.literal('user'), content: messageContentSchema, name: z.string().optional() }),

@@ -1,10 +1,10 @@
 /**
- * The pending tool-call state of a session (power-loop §3): set when the assistant asks for tools,
+ * The pending tool-call state of a session (docs/agent-loop.md): set when the assistant asks for tools,
  * narrowed as each tool result is appended, cleared when all are answered. It is what lets a worker
  * that takes over a session after a crash know which calls are still open and which questions are
  * waiting for a human (`request_user_input`).
  *
- * It is persisted as JSON on the session row, so it is untrusted on load (STYLE.md 10): the store
+ * It is persisted as JSON on the session row, so it is untrusted on load: the store
  * validates it with {@link pendingStateSchema} and refuses what does not match.
  */
 import { z } from 'zod';

@@ -10,7 +10,7 @@ export type SessionStatus = 'idle' | 'running' | 'waiting_for_input';
 /** `send`: a user turn. `resume`: continue after a crash or a pending tool. `timer`: a timer fired. */
 export type InputKind = 'send' | 'resume' | 'timer';
 
-/** How an input that arrives mid-run is applied (DESIGN.md §4.4). */
+/** How an input that arrives mid-run is applied (docs/fleet.md). */
 export type InputMode = 'queue' | 'steer' | 'interrupt';
 
 /** Lifecycle of an inbox row: `pending → running → done | failed | cancelled`. */
@@ -28,7 +28,7 @@ export const INPUT_STATUSES = ['pending', 'running', 'done', 'failed', 'cancelle
 /** Every {@link TerminalInputStatus}, for validation. */
 export const TERMINAL_INPUT_STATUSES = ['done', 'failed', 'cancelled'] as const satisfies readonly TerminalInputStatus[];
 
-/** The outcome of one run as the loop reports it (DESIGN.md I6). */
+/** The outcome of one run as the loop reports it (I6). */
 export type RunOutcome =
   | 'completed'
   | 'waiting_for_input'
@@ -76,7 +76,7 @@ export interface InputResult {
   /** Parsed structured output, when the input asked for a response format. */
   output?: unknown;
   /**
-   * Set only on the result of a steered input (DESIGN.md §4.4, I6): the seq of the running input it
+   * Set only on the result of a steered input (I6): the seq of the running input it
    * was delivered into. Its result is that run's result, copied when the run finished.
    */
   steeredInto?: number;
@@ -148,7 +148,7 @@ export interface InputRecord {
   /** How many times a worker has started running it. */
   attempts: number;
   /**
-   * A steered input's host: the seq of the running input it was delivered into (DESIGN.md §4.4).
+   * A steered input's host: the seq of the running input it was delivered into.
    * Null for every other input. A steered input is `done` from delivery on; its `result`, error code
    * and message stay null until the host finishes, then they are the host's (the result with
    * `steeredInto` added).
@@ -164,7 +164,7 @@ export interface InputRecord {
   finishedAt: Date | null;
 }
 
-/** Tool-ledger status (DESIGN.md I5). `started` found after a takeover means the outcome is unknown. */
+/** Tool-ledger status (I5). `started` found after a takeover means the outcome is unknown. */
 export type ToolCallStatus = 'started' | 'completed' | 'failed' | 'in_doubt' | 'aborted';
 
 /** Every {@link ToolCallStatus}, for validation. */

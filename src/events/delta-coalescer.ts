@@ -26,7 +26,7 @@ interface OpenDelta {
 }
 
 /**
- * Merges streamed text deltas so one chatty session cannot flood Redis (DESIGN.md §4.7).
+ * Merges streamed text deltas so one chatty session cannot flood Redis.
  *
  * Consecutive `stream_delta` events of the same stream (and, separately, consecutive
  * `stream_think_delta` events) become one event whose `text` is their concatenation, for at most

@@ -1,7 +1,7 @@
 import type { FleetEvent } from '../fleet/fleet-events.js';
 
 /**
- * The `data` field of a stream entry (DESIGN.md §4.7), built in two halves because the per-session
+ * The `data` field of a stream entry, built in two halves because the per-session
  * `seq` only exists inside Redis: JS serialises everything else, and the publish script prefixes
  * `{"seq":N,`. The JSON is never decoded and re-encoded in Lua, where cjson would turn `[]` into `{}`.
  */

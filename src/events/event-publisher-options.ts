@@ -77,7 +77,7 @@ export const EVENT_PUBLISHER_DEFAULTS = {
   maxQueuedEvents: 10_000,
 } as const;
 
-/** Resolves and validates once, at construction (STYLE.md 12); throws `config.invalid` naming the field. */
+/** Resolves and validates once, at construction; throws `config.invalid` naming the field. */
 export function resolveEventPublisherOptions(options: EventPublisherOptions): EventPublisherConfig {
   if (typeof options.queueName !== 'string' || options.queueName.length === 0) {
     throw new ConfigInvalidError('event publisher: queueName must be a non-empty string');

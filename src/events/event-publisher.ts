@@ -29,7 +29,7 @@ export function publisherConnection(redis: Redis): Redis {
 }
 
 /**
- * Publishes session events to Redis streams (DESIGN.md §4.7, touch point 2).
+ * Publishes session events to Redis streams (docs/client.md, "Subscribing").
  *
  * Wire format, fixed because other languages read it: one stream per session at
  * `<queue>:events:<sessionId>`; each entry has exactly two fields, `type` (snake_case) and `data`, a

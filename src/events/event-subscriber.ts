@@ -38,7 +38,7 @@ export interface ReadRangeOptions {
 }
 
 /**
- * Follows one session's event stream (DESIGN.md touch point 2, I7), forever until `signal` aborts
+ * Follows one session's event stream (I7), forever until `signal` aborts
  * or the caller stops iterating. Uses its own duplicated connection, because `XREAD BLOCK` holds a
  * connection for the whole wait; it is closed when the iteration ends — `break`/`return()`, abort,
  * or an error. (An iterator that is merely dropped keeps it: stop it explicitly.) `return()` and the
@@ -223,7 +223,7 @@ export async function readRange(
   }
 }
 
-/** Converts once, at this boundary (STYLE.md 6); our own typed errors pass through. */
+/** Converts once, at this boundary; our own typed errors pass through. */
 function readError(error: unknown, streamKey: string): Error {
   if (isLoopfleetError(error)) return error;
   const message = error instanceof Error ? error.message : String(error);

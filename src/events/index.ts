@@ -1,5 +1,5 @@
 /**
- * Redis event streams (DESIGN.md §4.7, touch point 2): the worker's publisher and the subscribers'
+ * Redis event streams (docs/client.md, "Subscribing"): the worker's publisher and the subscribers'
  * readers of `<queue>:events:<sessionId>`.
  */
 export type {

@@ -5,7 +5,7 @@ import { FINISH_CHANNEL_SUFFIX, TAIL_CHANNEL_SUFFIX } from '../fleet/fleet-keys.
 import type { EncodedEvent } from './event-body.js';
 
 /**
- * The one Redis call per write of the publisher (DESIGN.md §4.7), carrying a batch of events for each
+ * The one Redis call per write of the publisher, carrying a batch of events for each
  * of several sessions. Atomically, per session: leave out each `input_finished` whose input already
  * has one on the stream, allocate the `seq` numbers of the entries left with INCRBY on its counter,
  * XADD each with `{"seq":N,` prefixed to its body, record the inputs just finished, trim

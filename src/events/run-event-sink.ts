@@ -52,7 +52,7 @@ export class PublisherRunSink implements RunEventSink {
       }
       this.host.enqueue(this.sessionId, this.inputSeq, event, this.fence);
     } catch (error) {
-      // A malformed event must not fail the run (STYLE.md 14): report it instead.
+      // A malformed event must not fail the run: report it instead.
       this.host.drop(this.sessionId, event, 'encode', toLoopfleetError(error));
     }
   }

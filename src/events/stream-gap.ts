@@ -14,7 +14,7 @@ export interface StreamRetention {
 }
 
 /**
- * Decides whether a subscriber resuming after `after` missed events (DESIGN.md I7). Conservative:
+ * Decides whether a subscriber resuming after `after` missed events (I7). Conservative:
  * a cursor older than the oldest retained entry is a gap even when only the cursor's own entry was
  * trimmed, because ids alone cannot tell which entry came right after it.
  *

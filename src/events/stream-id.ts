@@ -1,7 +1,7 @@
 import { InputInvalidError } from '../core/errors/index.js';
 
 /**
- * Redis stream ids (`<ms>-<seq>`) as cursors (DESIGN.md I7). Ids are compared numerically, part by
+ * Redis stream ids (`<ms>-<seq>`) as cursors (I7). Ids are compared numerically, part by
  * part: as strings `"9-0"` would sort after `"10-0"`.
  */
 

@@ -35,7 +35,7 @@ export interface AcceptDeps {
 
 /**
  * The one way an input enters a session, from the client library and from the raw path alike
- * (DESIGN.md §4.1–4.2): validate the payload for its kind, make the input durable in Postgres, then —
+ * (docs/fleet.md): validate the payload for its kind, make the input durable in Postgres, then —
  * after commit — publish `input_accepted` and kick the drain. If Redis is down the input is still
  * accepted (I1): the sweeper kicks it later.
  */

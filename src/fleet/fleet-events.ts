@@ -2,7 +2,7 @@ import type { LoopEvent } from '../core/events/loop-events.js';
 import type { InputKind, InputMode, InputResult } from '../core/session-types.js';
 
 /**
- * Lifecycle events the fleet adds around the loop's own events (DESIGN.md §4.7). Together with
+ * Lifecycle events the fleet adds around the loop's own events. Together with
  * `LoopEvent` they are everything that appears on a session's Redis stream.
  */
 export type LifecycleEvent =
@@ -12,7 +12,7 @@ export type LifecycleEvent =
   | { type: 'input_resumed'; reason: 'worker_lost'; attempt: number }
   | ({ type: 'input_finished'; error: { code: string; message: string } | null; steeredInto?: number } & InputResult)
   /**
-   * A durable timer fired (DESIGN.md §4.6): `delivered` as the input `inputSeq` (kind `timer`);
+   * A durable timer fired: `delivered` as the input `inputSeq` (kind `timer`);
    * `error` when the inbox refused the firing (the timer is then cancelled) or the `timer.fire` hook
    * threw (the timer stays armed, the alarm is retried); as the hook decided, `skipped` (nothing
    * delivered; a recurring timer is re-armed), `cancelled`, or `postponed` to `dueAt` (ISO 8601).

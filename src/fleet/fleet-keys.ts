@@ -1,7 +1,7 @@
 /**
  * Names shared by producers and workers: what goes on the BullMQ queue and in Redis. Anything that
  * talks to a loopfleet fleet — this client, the worker, a raw BullMQ producer in another language —
- * agrees on these (DESIGN.md §4.2, §4.7).
+ * agrees on these (docs/client.md).
  */
 
 /** Job names on the queue `LOOPFLEET_QUEUE`. */

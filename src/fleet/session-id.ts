@@ -2,7 +2,7 @@ import { SessionInvalidIdError } from '../core/errors/index.js';
 
 /**
  * A session id becomes part of Redis keys and log lines, so it is restricted to a safe alphabet:
- * 1–128 characters of `[A-Za-z0-9_.:-]` (DESIGN.md §5). A new one must also not end in one of
+ * 1–128 characters of `[A-Za-z0-9_.:-]`. A new one must also not end in one of
  * {@link RESERVED_SESSION_ID_SUFFIXES} ({@link assertNewSessionId}).
  */
 export const SESSION_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;

@@ -7,7 +7,7 @@ import { OpenAiLlm } from './openai/openai-llm.js';
 import { ScriptedLlm } from './scripted-llm.js';
 
 /**
- * The `Llm` a worker uses, from the validated configuration (DESIGN.md §4.9, §6): the primary
+ * The `Llm` a worker uses, from the validated configuration (docs/llm-providers.md): the primary
  * provider, wrapped in a `FallbackLlm` when `LLM_FALLBACK` names more pairs. `scripted` is the offline
  * provider: it echoes the last user message, so the fleet runs end to end with no key.
  *

@@ -27,8 +27,8 @@ interface TargetState {
 }
 
 /**
- * An ordered list of provider/model pairs that serves each call from the first healthy one (DESIGN.md
- * §4.9, issue 4). A non-retryable failure moves the call to the next provider at once: one that
+ * An ordered list of provider/model pairs that serves each call from the first healthy one
+ * (docs/llm-providers.md). A non-retryable failure moves the call to the next provider at once: one that
  * concerns the provider (an expired key's 401, a 402, a 403, a 404 model) also benches it, while a
  * rejection of this request alone (400, 413, 422 …) does not. Retryable failures (a 429 storm, 5xx)
  * are left to the loop's retry policy until `switchAfterFailures` in a row, then the next provider

@@ -9,7 +9,7 @@ import type { AcceptRequest } from '../fleet/accept-input.js';
 export type AddKind = 'send' | 'resume';
 
 /**
- * The data of an input: the same object a raw BullMQ producer puts in its job (DESIGN.md §4.2).
+ * The data of an input: the same object a raw BullMQ producer puts in its job (docs/client.md).
  * `send` needs `input`; `resume` takes `submit` or `abortPending` (or neither: just continue).
  */
 export interface AddData {
@@ -18,7 +18,7 @@ export interface AddData {
   input?: SendPayload['input'];
   /** Idempotency key (1–200 of `[A-Za-z0-9_.:@/-]`); a repeated add returns the original seq. Default: random. */
   inputId?: string;
-  /** How the input joins a running one (DESIGN.md §4.4). Default `queue`. */
+  /** How the input joins a running one: `queue`, `steer` or `interrupt`. Default `queue`. */
   mode?: InputMode;
   /** Per-input overrides: tools allowlist, system prompt, max rounds, response format, token budget. */
   options?: InputOverrides;
@@ -68,7 +68,7 @@ export function toAcceptRequest(kind: unknown, data: unknown, options: unknown):
 function checkKind(kind: unknown): AddKind {
   if (kind === 'send' || kind === 'resume') return kind;
   if (kind === 'timer') {
-    // A timer is a timers row and a delayed job (DESIGN.md §4.6), scheduled by SessionQueue.timers; a bare inbox row would lose both.
+    // A timer is a timers row and a delayed job, scheduled by SessionQueue.timers; a bare inbox row would lose both.
     throw new InputInvalidError('a timer is not an input to accept: schedule it with queue.add("timer", …) or queue.timers.schedule');
   }
   throw new InputInvalidError(`unknown input kind ${JSON.stringify(String(kind))} (expected "send" or "resume")`, {

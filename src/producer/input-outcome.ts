@@ -4,7 +4,7 @@ import { inputResultObjectSchema } from '../store/rows/input-row.js';
 import type { StreamEvent } from '../fleet/fleet-events.js';
 
 /**
- * The terminal outcome of one input (DESIGN.md I6), whether read from its `input_finished` event or
+ * The terminal outcome of one input (I6), whether read from its `input_finished` event or
  * from its inbox row in Postgres: both carry the same fields.
  */
 export interface InputOutcome extends InputResult {

@@ -98,7 +98,7 @@ export const SESSION_QUEUE_DEFAULTS = {
 /** BullMQ rejects ":" in queue names, and the name prefixes every Redis key (same rule as `LOOPFLEET_QUEUE`). */
 const QUEUE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** Validates once, at construction (STYLE.md 12); throws `config.invalid` naming the option. */
+/** Validates once, at construction; throws `config.invalid` naming the option. */
 export function resolveSessionQueueOptions(options: SessionQueueOptions): ResolvedQueueOptions {
   if (typeof options !== 'object' || options === null) throw new ConfigInvalidError('SessionQueue: options must be an object');
   const d = SESSION_QUEUE_DEFAULTS;

@@ -35,7 +35,7 @@ export interface SubscribeOptions {
 export type SessionQueueEnvOptions = Pick<SessionQueueOptions, 'logger' | 'redisTimeoutMs' | 'recheckMs'>;
 
 /**
- * The client applications import (DESIGN.md §1 touch points 1–2, §4.1): hands inputs to sessions
+ * The client applications import (docs/client.md): hands inputs to sessions
  * with the same call shape as BullMQ's `Queue.add`, follows their events on the session's Redis
  * stream, and reads outcomes and history from Postgres, the system of record.
  *
@@ -48,7 +48,7 @@ export class SessionQueue {
   readonly queueName: string;
   /** Explicit session management: `create`, `get`, `delete`. */
   readonly sessions: SessionAdmin;
-  /** Durable timers: `schedule`, `get`, `list`, `cancel` (DESIGN.md §4.6). */
+  /** Durable timers: `schedule`, `get`, `list`, `cancel`. */
   readonly timers: TimerAdmin;
   readonly #options: ResolvedQueueOptions;
   readonly #conn: QueueConnections;
@@ -92,7 +92,7 @@ export class SessionQueue {
   }
 
   /**
-   * A queue configured like the workers, validated by the same loader (DESIGN.md §6): `DATABASE_URL`,
+   * A queue configured like the workers, validated by the same loader: `DATABASE_URL`,
    * `REDIS_URL`, `LOOPFLEET_QUEUE`, `LOOPFLEET_MAX_INPUT_BYTES`, `DATABASE_POOL_SIZE`,
    * `DATABASE_STATEMENT_TIMEOUT_MS`, `DATABASE_BATCH_SIZE`, `DATABASE_BATCH_STATEMENTS`,
    * `LOOPFLEET_EVENTS_MAXLEN` and `LOOPFLEET_EVENTS_TTL_SECONDS`. Throws `config.invalid`.
@@ -194,7 +194,7 @@ export class SessionQueue {
   }
 
   /**
-   * Cancels the session's running input (DESIGN.md §4.4): sets the durable flag in Postgres, then
+   * Cancels the session's running input: sets the durable flag in Postgres, then
    * tells the lease holder at once over Redis pub/sub; the input ends `cancelled`, keeping what it
    * produced. Returns false when there is no such session. Throws `system.infrastructure` when the
    * live signal could not be sent (the flag is set; calling again is safe).

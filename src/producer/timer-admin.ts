@@ -32,7 +32,7 @@ const OPTION_KEYS = new Set(['delayMs', 'at', 'note', 'everyMs', 'timerId']);
 const DATA_KEYS = new Set(['sessionId', ...OPTION_KEYS]);
 
 /**
- * `queue.timers`: durable timers (DESIGN.md §4.6). A timer is a row in Postgres, written before
+ * `queue.timers`: durable timers (docs/client.md). A timer is a row in Postgres, written before
  * `schedule` returns, and a BullMQ delayed job per firing; when it fires, the session gets an input of
  * kind `timer` whose message is the note, steered into a running input at its next round boundary or
  * run as the next one. The sweeper sets an alarm lost with Redis again once the timer is overdue.

@@ -34,7 +34,7 @@ export interface ResultDeps {
 }
 
 /**
- * Resolves with an input's terminal outcome (DESIGN.md §4.1, I6, I7), without a race between
+ * Resolves with an input's terminal outcome (I6, I7), without a race between
  * "already finished" and "about to finish": the wait subscribes to the session's finish announcements
  * FIRST (`FinishNotices`), then reads Postgres — the worker commits the outcome before it publishes
  * `input_finished`, whose announcement the subscription then receives, so if the row is not settled

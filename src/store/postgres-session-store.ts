@@ -59,7 +59,7 @@ export interface PostgresSessionStoreOptions {
 }
 
 /**
- * The system of record (DESIGN.md §5) behind the {@link SessionStore} port. Each operation lives in
+ * The system of record (docs/store.md) behind the {@link SessionStore} port. Each operation lives in
  * its own module; this class only binds them to a pool, and the hot writes — accepts, leases and
  * claims, steps, releases — to the batcher that lets writes of different sessions share a
  * statement. The pool belongs to the caller (create it

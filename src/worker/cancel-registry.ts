@@ -2,7 +2,7 @@ import { finishingCancel } from '../core/loop/run-outcomes.js';
 
 /**
  * The runs this worker holds, by session, so a cancel request arriving on the pub/sub channel
- * reaches the running input at once (DESIGN.md §4.4). The durable copy (the session's cancel flag)
+ * reaches the running input at once (docs/fleet.md). The durable copy (the session's cancel flag)
  * covers a message lost while no run was registered.
  */
 export class CancelRegistry {

@@ -24,7 +24,7 @@ export type DrainOutcome =
   | { kind: 'no_session' };
 
 /**
- * The drain of one session (DESIGN.md §4.3): take the lease (fencing token, database time) together
+ * The drain of one session (docs/fleet.md): take the lease (fencing token, database time) together
  * with the first input, keep it alive, run pending inputs in seq order, yield after a bounded slice,
  * release. Every write the runs make is fenced by the token, so a redelivered job or a zombie cannot
  * duplicate anything. An input's terminal commit says whether others wait, so a session without
@@ -92,7 +92,7 @@ async function drainWithLease(
   let next: ClaimedInput | null | undefined = firstClaim;
   for (;;) {
     if (stop.aborted) return stopped(ctx, sessionId, stop, processed);
-    // Shutdown began: the input in hand was finished; the rest goes to workers that stay (STYLE.md 13).
+    // Shutdown began: the input in hand was finished; the rest goes to workers that stay.
     // An input the lease claimed (`next`, before the first run) is in hand too: shutdown may have begun
     // while the lease statement ran, and handing it back now would waste the attempt the claim counted.
     if (ctx.stopping.aborted && (next === undefined || next === null)) return (await hasOpenInputs(ctx, sessionId)) ? stopped(ctx, sessionId, ctx.stopping, processed) : { kind: 'drained', processed };

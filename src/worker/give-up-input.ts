@@ -5,7 +5,7 @@ import { publishFinish, steeredBefore } from './run-claimed-input.js';
 import type { WorkerContext } from './worker-context.js';
 
 /**
- * The poison-input stop (reference/per-session-serialization.md §6.1; I8): an input started more
+ * The poison-input stop (docs/fleet.md, "Poison inputs"; I8): an input started more
  * than `maxInputAttempts` times — every holder before died or was stopped while running it, e.g. a
  * tool that crashes its worker — is ended `failed` (`system.infrastructure`) instead of being run yet
  * again, so one input cannot crash-loop the fleet and block its session forever. Its open tool calls

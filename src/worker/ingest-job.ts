@@ -7,7 +7,7 @@ import { acceptAndKick } from '../fleet/accept-input.js';
 import { MAX_ORIGIN_JOB_ID_LENGTH } from '../fleet/input-id.js';
 import type { WorkerContext } from './worker-context.js';
 
-/** Raw-path job data (DESIGN.md §4.2), as any BullMQ client in any language sends it. */
+/** Raw-path job data (docs/fleet.md, "The raw path"), as any BullMQ client in any language sends it. */
 const rawJobSchema = z
   .object({
     // Checked by assertNewSessionId, so a missing id reads "session id must be a string, got undefined".

@@ -10,7 +10,7 @@ import type { WorkerContext } from './worker-context.js';
 
 /**
  * The processor of every job on the queue, and the ONE place where outcomes become BullMQ's
- * (STYLE.md 7): success is the return value; "another worker holds the lease" is a delay
+ * own: success is the return value; "another worker holds the lease" is a delay
  * (`moveToDelayed` + `DelayedError`, never a silent completion); bad input or configuration is an
  * `UnrecoverableError` carrying the typed code (no retry, the queue keeps flowing); a raw input whose
  * ingest failed for another reason is delayed and tried again (its producer may have left BullMQ's

@@ -17,7 +17,7 @@ export interface KeepLeaseOptions {
 /**
  * Heartbeat of a held lease: renews every `ttlMs / 3` on database time. When a renewal says the token
  * is stale, or no renewal has succeeded for a TTL, the run is aborted: another worker may own the
- * session now, and every later write would be rejected anyway (DESIGN.md §4.3).
+ * session now, and every later write would be rejected anyway (I3).
  *
  * The lease runs a TTL from a successful renewal's (or the acquisition's) arrival at the database,
  * which is no earlier than when it was sent: so the keeper counts from the send, and checks on every

@@ -8,7 +8,7 @@ import { currentTimeTool, requestUserInputTool, scheduleWakeupTool, ToolRegistry
 /**
  * The worker's tools: the built-ins (`current_time`, `request_user_input`, and `schedule_wakeup` when
  * given the worker's timers) plus the default export of
- * the `LOOPFLEET_TOOLS` module — an array of plain tool objects (DESIGN.md §6). A module that fails
+ * the `LOOPFLEET_TOOLS` module — an array of plain tool objects (docs/agent-loop.md). A module that fails
  * to load, a default export that is not an array, or an invalid tool stops start-up with a message
  * naming the module and the problem (I8), before any connection is opened.
  */

@@ -66,7 +66,7 @@ export interface RunningWorker {
 type Connections = WorkerConnections;
 
 /**
- * Starts one worker process's share of the fleet (DESIGN.md §2, §4.3). Tools are loaded and the LLM
+ * Starts one worker process's share of the fleet (docs/architecture.md). Tools are loaded and the LLM
  * built before any connection is opened, so bad configuration fails without side effects (I8).
  */
 export async function startWorker(config: ResolvedConfig, options: StartWorkerOptions = {}): Promise<RunningWorker> {

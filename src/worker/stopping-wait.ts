@@ -74,7 +74,7 @@ function gateOf(signals: StopSignals): StopGate {
 }
 
 /**
- * `pending`, unchanged while the worker runs (STYLE.md 13: the graceful path waits as before). Once it
+ * `pending`, unchanged while the worker runs (the graceful path waits as before). Once it
  * is stopping, the wait gets {@link STOPPING_REDIS_WAIT_MS} from then (or from its start, if later);
  * once the stop is forced, none. Past that it rejects with {@link StoppingWaitCutShortError}.
  */

@@ -30,7 +30,7 @@ export interface SweepReport {
 }
 
 /**
- * The sweeper (DESIGN.md I1; races R3, R4, R9): wakes every session that has open inputs and no live
+ * The sweeper (I1; R3, R4, R9 in docs/invariants.md): wakes every session that has open inputs and no live
  * lease — a lost kick, a Redis restart or flush, a failed drain job, a dead worker — and removes
  * deduplication keys that would otherwise swallow every future kick.
  */

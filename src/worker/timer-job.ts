@@ -33,7 +33,7 @@ export type TimerJobResult =
   | { outcome: 'early' | 'postponed'; timerId: string; dueAt: number };
 
 /**
- * Delivers a timer's firing (DESIGN.md §4.6): when its alarm job runs and the row is still armed for
+ * Delivers a timer's firing (docs/fleet.md): when its alarm job runs and the row is still armed for
  * this firing, the firing becomes an input of kind `timer` (its input id `timer:<timerId>:<n>`, so a
  * repeated alarm delivers it once), which steers a running input at its next round boundary or runs
  * as the next one; then the row records the firing (a recurring timer is re-armed, due `everyMs`

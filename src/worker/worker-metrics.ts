@@ -1,5 +1,5 @@
 /**
- * The worker's Prometheus metrics (`/metrics` on `METRICS_PORT`, DESIGN.md touch point 4).
+ * The worker's Prometheus metrics (`/metrics` on `METRICS_PORT`; docs/fleet.md, "Metrics").
  *
  * Everything is counted in this process, from what it already does: the runs it starts and finishes
  * and the events its loop emits (LLM calls, tool calls, retries, fallbacks, tokens), at a branch per

@@ -1,5 +1,5 @@
 /**
- * The shared contract of the `SessionStore` port (STYLE.md 17): one suite of scenarios that both the
+ * The shared contract of the `SessionStore` port: one suite of scenarios that both the
  * Postgres store and the in-memory fake must pass, so the fake the loop's unit tests run on cannot
  * drift from the system of record. The scenarios use the port only; each one works on session ids
  * of its own, so all of them can share one store (one database).

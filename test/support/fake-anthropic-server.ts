@@ -1,5 +1,5 @@
 /**
- * A protocol-faithful fake of Anthropic's Messages API on loopback (DESIGN.md §4.9): a real
+ * A protocol-faithful fake of Anthropic's Messages API on loopback (docs/llm-providers.md): a real
  * `node:http` server on 127.0.0.1, answering `POST …/v1/messages` with `stream: true` as Anthropic
  * does — SSE frames (`text/event-stream`, `request-id` header), error bodies of Anthropic's shape
  * and statuses — and misbehaving on request (slow first event, dropped connection, malformed data,

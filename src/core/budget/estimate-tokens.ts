@@ -1,5 +1,5 @@
 /**
- * A cheap, provider-independent token estimate of a history (power-loop §2): what the compaction
+ * A cheap, provider-independent token estimate of a history: what the compaction
  * trigger compares against the context budget before every LLM call. It only has to be stable and
  * roughly right — real usage comes back from the provider after the call — and it must cost nothing
  * (no tokenizer download, no per-model tables).

@@ -2,8 +2,8 @@
  * Where the compact note goes in what the model sees: right after the leading system messages, before
  * the first kept turn — it summarises everything earlier, so it must read as the start of the
  * conversation. The store appends the note with a new (high) seq, so a window loaded in seq order has
- * it last; {@link arrangeWindow} puts it back in its logical place (power-loop edge case 9: position
- * by meaning, not by seq).
+ * it last; {@link arrangeWindow} puts it back in its logical place (position by
+ * meaning, not by seq).
  */
 import type { Message, StoredMessage } from '../messages.js';
 import type { FoldPlan } from './plan-fold.js';

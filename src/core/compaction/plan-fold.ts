@@ -1,11 +1,11 @@
 /**
- * Deciding what to fold (power-loop §12, verbatim representation): when the active window's estimate
+ * Deciding what to fold (docs/agent-loop.md, "Compaction"): when the active window's estimate
  * reaches `contextBudgetTokens × triggerRatio`, the oldest whole inputs are summarised into one compact
  * note, keeping the last `keepLastInputs` inputs verbatim.
  *
  * Folding whole inputs is what keeps tool pairs intact: an input's assistant tool calls and their
  * results belong to it. Should a pair ever straddle two inputs anyway (a result stamped with a later
- * input, power-loop edge cases 1 and 5), the fold boundary moves back until it no longer splits one —
+ * input), the fold boundary moves back until it no longer splits one —
  * an orphan tool result after compaction is a 400 from both providers on every later call.
  */
 import { estimateMessagesTokens } from '../budget/index.js';

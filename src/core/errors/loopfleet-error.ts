@@ -4,7 +4,7 @@
  * `code` is a stable, dotted string (`lease.lost`, `input.too_large` …) that callers, job results,
  * events and metrics may switch on; it never changes once released. `retryable` says whether doing
  * the same thing again may succeed (a system fault) or cannot (bad input, bad config, bad model output).
- * `fault` splits errors by whose fault they are (STYLE.md 6).
+ * `fault` splits errors by whose fault they are: the input, the configuration, the model or the system.
  */
 export type ErrorFault = 'input' | 'config' | 'model' | 'system';
 

@@ -2,7 +2,7 @@ import { LoopfleetError } from './loopfleet-error.js';
 
 /**
  * The caller's lease token is no longer the session's current one: another worker took the session
- * over (DESIGN.md I3). The write that detected it changed nothing. Not retryable by the caller — the
+ * over (I3). The write that detected it changed nothing. Not retryable by the caller — the
  * new holder owns the session now.
  */
 export class LeaseLostError extends LoopfleetError {
@@ -11,7 +11,7 @@ export class LeaseLostError extends LoopfleetError {
   readonly fault = 'system' as const;
 }
 
-/** Persisted state that fails validation on load (STYLE.md 10): refuse it rather than guess. */
+/** Persisted state that fails validation on load: refuse it rather than guess. */
 export class StateCorruptError extends LoopfleetError {
   readonly code = 'state.corrupt';
   readonly retryable = false;
@@ -32,7 +32,7 @@ export class CancelledError extends LoopfleetError {
   readonly fault = 'system' as const;
 }
 
-/** Anything thrown that was not a LoopfleetError, converted once at a catch (STYLE.md 6). */
+/** Anything thrown that was not a LoopfleetError, converted once, at a catch. */
 export class InternalError extends LoopfleetError {
   readonly code = 'internal';
   readonly retryable = false;

@@ -1,7 +1,7 @@
 import { LoopfleetError } from './loopfleet-error.js';
 import { InternalError } from './system-errors.js';
 
-/** Convert an unknown throwable once, at a catch boundary (STYLE.md 6). */
+/** Convert an unknown throwable once, at a catch boundary. */
 export function toLoopfleetError(value: unknown): LoopfleetError {
   if (value instanceof LoopfleetError) return value;
   const message = value instanceof Error ? value.message : String(value);

@@ -1,6 +1,6 @@
 import { LoopfleetError } from './loopfleet-error.js';
 
-/** Tool errors are data: the loop turns them into tool results the model sees (STYLE.md 16). */
+/** Tool errors are data: the loop turns them into tool results the model sees. */
 abstract class ToolFault extends LoopfleetError {
   readonly retryable = false;
   readonly fault = 'model' as const;

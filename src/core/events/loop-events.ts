@@ -2,7 +2,7 @@ import type { LlmUsage } from '../ports/llm.js';
 import type { RunOutcome } from '../session-types.js';
 
 /**
- * The typed events of one run (power-loop §8, in snake_case). Payload fields are camelCase. The
+ * The typed events of one run (power-loop's, in snake_case). Payload fields are camelCase. The
  * fleet's sink wraps each one with `sessionId`, `inputSeq` and a per-session event `seq`; the loop
  * itself never numbers events, so a crash and takeover cannot reuse a number.
  */

@@ -1,5 +1,5 @@
 /**
- * The always-on history sanitizer (power-loop `align_tool_calls`, §3 and edge case 6): run on the
+ * The always-on history sanitizer (power-loop's `align_tool_calls`): run on the
  * messages of every LLM request so that one corrupt or half-written row can never brick a session —
  * both providers answer a protocol violation with a 400, forever, until the history changes.
  *

@@ -1,6 +1,6 @@
 /**
- * Invariant I4 (DESIGN.md §3) as a checker: is this history one that both OpenAI and Anthropic accept?
- * Both reject a request whose tool calls and tool results do not pair up (power-loop edge cases 1–5),
+ * I4 (docs/invariants.md) as a checker: is this history one that both OpenAI and Anthropic accept?
+ * Both reject a request whose tool calls and tool results do not pair up,
  * so the loop asserts this after sanitizing and the tests assert it after every transformation.
  */
 import { InternalError } from '../errors/index.js';

@@ -3,7 +3,7 @@ import type { LlmRequest, LlmResponse } from '../ports/llm.js';
 import type { TerminalStatus } from '../events/loop-events.js';
 
 /**
- * What a hook tells the loop (power-loop §7). `continue` is the default; the first handler returning
+ * What a hook tells the loop (docs/agent-loop.md). `continue` is the default; the first handler returning
  * anything else stops the chain. A directive a point does not honour is treated as `continue`.
  */
 export type HookDirective = 'continue' | 'skip' | 'break' | 'short_circuit';
@@ -58,7 +58,7 @@ export interface HookContexts {
   'complete.decide': RunScope & { reason: 'completed' | 'hit_round_limit' | 'budget_exceeded'; finalText: string; fireCount: number; inject: string | null; extraRounds: number };
   /**
    * A timer's firing, in the worker whose alarm came due, before anything of it is delivered
-   * (DESIGN.md §4.6; power-loop's `TIMER_FIRE`). `fireCount` is this firing's number (1 for the
+   * (docs/fleet.md, "Timers"; power-loop's `TIMER_FIRE`). `fireCount` is this firing's number (1 for the
    * first); `note` is what it delivers (mutable: 1 to 10,000 characters, not blank; the timer keeps its
    * own). `continue` delivers it; `skip` drops it (a one-shot ends `fired`, a recurring timer is
    * re-armed for its next period); `break` cancels the timer; with `continue`, `postponeMs` (an

@@ -2,7 +2,7 @@ import type { LoopEvent } from '../events/loop-events.js';
 
 /**
  * Where the loop's events go (the Redis stream publisher in the fleet, a collecting array in tests).
- * `emit` must not block the loop; a sink that throws is contained by `safeEmit` (STYLE.md 14).
+ * `emit` must not block the loop; a sink that throws is contained by `safeEmit` and never fails a run.
  */
 export interface EventSink {
   emit(event: LoopEvent): void;

@@ -17,7 +17,7 @@ export interface LlmRequest {
   model: string | null;
   /** System prompt, kept apart from the history (Anthropic sends it separately). */
   systemPrompt: string | null;
-  /** The conversation, already sanitized: protocol-valid for every provider (DESIGN.md I4). */
+  /** The conversation, already sanitized: protocol-valid for every provider (I4). */
   messages: Message[];
   tools: ToolSpec[];
   /**

@@ -4,7 +4,7 @@
  *
  * Every state-changing operation of a run is fenced: it carries the lease token the caller got from
  * `acquireLease`, and when the session's current token differs it throws
- * `lease.lost` having changed nothing (DESIGN.md I3).
+ * `lease.lost` having changed nothing (I3).
  */
 import type { Message, MessageKind, StoredMessage } from '../messages.js';
 import type { PendingState } from '../pending-state.js';
@@ -36,7 +36,7 @@ export interface CreateSessionParams {
   config?: Record<string, unknown>;
 }
 
-/** An input to make durable (DESIGN.md §4.1). */
+/** An input to make durable (docs/fleet.md, "The inbox"). */
 export interface AcceptInputParams {
   /** Created (with defaults) when it does not exist yet. */
   sessionId: string;
@@ -193,7 +193,7 @@ export interface UsageRoundWrite extends Usage {
   model: string;
 }
 
-/** A fold of old messages into a compact note (power-loop §12). */
+/** A fold of old messages into a compact note (docs/agent-loop.md, "Compaction"). */
 export interface CompactionWrite {
   /** Seqs of the active messages folded away; each must be active, or the step is refused. */
   foldSeqs: number[];
@@ -213,7 +213,7 @@ export interface CompactionWrite {
 }
 
 /**
- * Steering (DESIGN.md §4.4): pending inputs whose content this step delivers into the running input,
+ * Steering: pending inputs whose content this step delivers into the running input,
  * at a round boundary. They become `done` with `steeredInto` naming the run they joined, and no result
  * yet; when that run finishes ({@link InputTransition}) they get its result (with `steeredInto` added)
  * and its error code and message, in the same transaction (I6). Committed with the messages that

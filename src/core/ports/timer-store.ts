@@ -1,7 +1,7 @@
 /** `armed` (waiting to fire), `fired` (a one-shot that fired), `cancelled`. (`firing` is reserved by the schema, unused.) */
 export type TimerStatus = 'armed' | 'firing' | 'fired' | 'cancelled';
 
-/** A durable timer (DESIGN.md §4.6): the row is the truth, the BullMQ delayed `timer` job its alarm clock. */
+/** A durable timer: the row is the truth, the BullMQ delayed `timer` job its alarm clock. */
 export interface TimerRecord {
   sessionId: string;
   timerId: string;

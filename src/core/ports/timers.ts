@@ -1,5 +1,5 @@
 /**
- * Durable timers as the agent's `schedule_wakeup` tool sees them (DESIGN.md §4.6): the worker binds
+ * Durable timers as the agent's `schedule_wakeup` tool sees them (docs/client.md): the worker binds
  * it to Postgres (the row) and BullMQ (the alarm). Times are Postgres's.
  */
 export interface AgentTimer {

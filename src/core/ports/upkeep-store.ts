@@ -21,7 +21,7 @@ export interface StrandedQuery {
  * backlog it reports for scaling. Failures are the database's own (not wrapped).
  */
 export interface UpkeepStore {
-  /** Session ids with open inputs and no live lease, or a lease that lapsed unreleased (DESIGN.md I1, I6). */
+  /** Session ids with open inputs and no live lease, or a lease that lapsed unreleased (I1, I6). */
   findStrandedSessions(query: StrandedQuery): Promise<string[]>;
   /** One aggregate read of the backlog (for `/metrics`: the signal to scale workers on). */
   readBacklog(): Promise<Backlog>;

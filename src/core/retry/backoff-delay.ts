@@ -5,8 +5,8 @@
 import type { RetryPolicy } from './retry-policy.js';
 
 /**
- * Doubling stops mattering long before this; capping the exponent keeps `2 ** n` finite (power-loop
- * edge case 22: `2**n` overflowed) and `0 * 2 ** n` a number rather than NaN.
+ * Doubling stops mattering long before this; capping the exponent keeps `2 ** n` finite and
+ * `0 * 2 ** n` a number rather than NaN.
  */
 const MAX_EXPONENT = 52;
 

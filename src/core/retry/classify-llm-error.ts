@@ -1,5 +1,5 @@
 /**
- * Is a failed LLM call worth another attempt? (STYLE.md 8, DESIGN.md §4.9, power-loop §10.)
+ * Is a failed LLM call worth another attempt? Only what is classified retryable (docs/llm-providers.md).
  *
  * The adapters throw what the SDKs throw, or typed loopfleet errors; this reads both without importing
  * any SDK (src/core is pure), by duck typing the fields the SDKs and Node's network stack set.
@@ -52,8 +52,8 @@ const MAX_CAUSE_DEPTH = 5;
  * 1. `CancelledError` → never retried (someone asked us to stop);
  * 2. a loopfleet error → its own `retryable` (the adapter already classified it);
  * 3. an HTTP status (`status`, `statusCode`, `response.status`): 408, 409, 429 and ≥ 500 are
- *    retryable, any other 4xx is not (a 401, 402 or 404 answers the same way every time — power-loop
- *    edge case 25), nor is a 3xx (redirects are not followed: a wrong base URL);
+ *    retryable, any other 4xx is not (a 401, 402 or 404 answers the same way every time),
+ *    nor is a 3xx (redirects are not followed: a wrong base URL);
  * 4. a connection failure (by code or class name, also found on a `cause`) → retryable;
  * 5. anything else → retryable: an error we cannot read must not strand a session, and the policy's
  *    attempt limit and deadline still bound it.

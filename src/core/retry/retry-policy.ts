@@ -1,11 +1,11 @@
 /**
- * How the loop retries an LLM call (power-loop §10, DESIGN.md §4.9). The provider SDKs' own retries
+ * How the loop retries an LLM call (docs/llm-providers.md). The provider SDKs' own retries
  * are turned off, so this policy is the only one: a call is attempted at most `maxAttempts` times, and
  * no attempt or backoff starts after `totalTimeoutMs`.
  */
 import { ConfigInvalidError } from '../errors/index.js';
 
-/** A resolved retry policy: every field present and checked (STYLE.md 12). */
+/** A resolved retry policy: every field present and checked. */
 export interface RetryPolicy {
   /** Attempts in all, the first one included; at least 1. Default 3. */
   readonly maxAttempts: number;

@@ -1,7 +1,7 @@
 /**
- * Runs one LLM call under the retry policy (power-loop §10): classified retries with backoff, jitter
+ * Runs one LLM call under the retry policy: classified retries with backoff, jitter
  * and `retry-after`, one total deadline, and cancellation that takes effect at once — during an
- * attempt and during the backoff sleep (power-loop edge case 22: backoff was not cancellable).
+ * attempt and during the backoff sleep (docs/llm-providers.md).
  *
  * The total deadline bounds retrying: no attempt starts, and no backoff sleep runs, past it. It never
  * cuts an attempt short: a long answer still streaming at the deadline is a healthy call, and cutting
@@ -40,7 +40,7 @@ export interface RunWithRetryOptions {
   random?: () => number;
   /**
    * Called after every failed attempt, before the wait; for events, metrics and logs. A throwing
-   * listener is ignored: a listener bug must not change what the call does (STYLE.md 14).
+   * listener is ignored: a listener bug must not change what the call does.
    */
   onAttemptFailed?(info: AttemptFailure): void;
 }

@@ -1,10 +1,9 @@
 /**
- * Finding the JSON object in what a model wrote (power-loop §13). Models asked for JSON still wrap it
+ * Finding the JSON object in what a model wrote. Models asked for JSON still wrap it
  * in prose or code fences, or leave a trailing comma; each step of the chain undoes one of those
  * habits, and the first candidate that parses as an object wins.
  *
- * Deliberately not repaired: a truncated object (no closing brace). Completing it would invent data
- * (power-loop edge case 24).
+ * Deliberately not repaired: a truncated object (no closing brace). Completing it would invent data.
  */
 
 /** What {@link extractJsonObject} found. */

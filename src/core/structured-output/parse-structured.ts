@@ -1,6 +1,6 @@
 /**
  * A model's reply to a structured-output request, turned into a validated object or a typed reason it
- * could not be (power-loop §13). The loop uses the reason to decide what to tell the model or the
+ * could not be. The loop uses the reason to decide what to tell the model or the
  * caller; `toOutputInvalidError` gives the typed error when it gives up.
  */
 import { OutputInvalidError } from '../errors/index.js';

@@ -1,5 +1,5 @@
 /**
- * Structured output against the full JSON Schema of a response format (DESIGN.md §4.8). power-loop
+ * Structured output against the full JSON Schema of a response format. power-loop
  * only checked `type` and top-level `required` locally; a provider's strict mode is not universal
  * (OpenAI-compatible endpoints, Anthropic), so loopfleet validates the whole schema itself with ajv.
  */
@@ -44,7 +44,7 @@ export function compileResponseFormat(format: ResponseFormat): StructuredValidat
   }
   let check: ValidateFunction;
   try {
-    // A fresh ajv per format (no module-level state, STYLE.md 13), of the draft the schema declares.
+    // A fresh ajv per format (no module-level state), of the draft the schema declares.
     check = createAjv(schemaDraft(format.schema)).compile(format.schema);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);

@@ -3,7 +3,7 @@ import type { Clock } from '../ports/clock.js';
 import { defineTool } from './define-tool.js';
 import type { ToolDefinition } from './tool-types.js';
 
-/** The name of the human-input tool the loop intercepts (power-loop §17). */
+/** The name of the human-input tool the loop intercepts: the session waits for the answer. */
 export const REQUEST_USER_INPUT = 'request_user_input';
 
 /** What `current_time` returns. */

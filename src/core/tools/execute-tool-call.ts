@@ -27,7 +27,7 @@ interface CallResult {
 
 /**
  * Runs one tool call the model asked for and returns its outcome. Every tool-level failure is data
- * (STYLE.md 16): an unknown tool, arguments that are not JSON or break the schema, a handler that
+ * (the model sees it): an unknown tool, arguments that are not JSON or break the schema, a handler that
  * throws or times out, or a result that cannot be serialised all become a failed outcome whose
  * content (`Error: …`) the model sees as the tool result. The content is truncated to
  * `maxResultChars`.

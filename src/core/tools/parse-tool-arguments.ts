@@ -4,12 +4,12 @@ export type ParsedToolArguments = { ok: true; args: Record<string, unknown> } | 
 const CONTROL_ESCAPES: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
 /**
- * Turns the raw `arguments` text a model produced into an arguments object (power-loop §9 "Arg
- * parsing"). Empty or blank text means no arguments (`{}`). If `JSON.parse` fails, it is retried once
+ * Turns the raw `arguments` text a model produced into an arguments object.
+ * Empty or blank text means no arguments (`{}`). If `JSON.parse` fails, it is retried once
  * with raw newlines, carriage returns and tabs inside string literals escaped — models often emit
  * them in long string values. That is the only repair: truncated JSON (unbalanced braces or quotes,
  * typically from a `max_tokens` cut) stays an error, because completing it would let a tool act on
- * half its input, such as writing half a file (power-loop edge case 24). A value that is not a JSON
+ * half its input, such as writing half a file. A value that is not a JSON
  * object (array, string, number, null) is an error too.
  */
 export function parseToolArguments(raw: string): ParsedToolArguments {

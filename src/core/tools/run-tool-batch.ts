@@ -14,7 +14,7 @@ export interface RunToolBatchOptions extends ExecuteToolCallOptions {
   concurrency?: number;
   /**
    * Called in model order before each call starts, and awaited: the call runs only after it resolves
-   * (the loop records the ledger's `started` here, DESIGN.md I5). Calls never overlap each other.
+   * (the loop records the ledger's `started` here, I5). Calls never overlap each other.
    */
   onStart?(call: ToolCall): void | Promise<void>;
   /**

@@ -1,5 +1,5 @@
 /**
- * Tools as users declare them (DESIGN.md §6: the default export of the LOOPFLEET_TOOLS module is an
+ * Tools as users declare them (docs/agent-loop.md; the default export of the LOOPFLEET_TOOLS module is an
  * array of these plain objects) and as the loop runs them.
  */
 
@@ -7,7 +7,7 @@
 export interface ToolContext {
   sessionId: string;
   toolCallId: string;
-  /** Stable across retries of the same call: `<sessionId>:<toolCallId>` (DESIGN.md I5). */
+  /** Stable across retries of the same call: `<sessionId>:<toolCallId>` (I5). */
   idempotencyKey: string;
   /** Aborted on cancel, lease loss, shutdown or the tool's timeout. */
   signal: AbortSignal;
@@ -73,7 +73,7 @@ export interface RegisteredTool {
   checkArguments(args: Record<string, unknown>): ArgumentsCheck;
 }
 
-/** Why a call failed, as a stable error code (DESIGN.md §4.8: a failed tool is data). */
+/** Why a call failed, as a stable error code (a failed tool is data). */
 export type ToolOutcomeErrorCode = 'tool.not_found' | 'tool.invalid_args' | 'tool.timeout' | 'tool.failed';
 
 /** What one tool call produced: the tool result the model sees, plus what the ledger and metrics need. */

@@ -18,7 +18,7 @@ export interface ValidateToolDefinitionOptions {
 }
 
 /**
- * Validates a user tool definition at load (DESIGN.md I8: bad configuration fails at start-up with a
+ * Validates a user tool definition at load (I8: bad configuration fails at start-up with a
  * message that says what to fix) and resolves it into a `RegisteredTool`. Every problem of the
  * definition is listed in one `ToolDefinitionError` naming the tool.
  */

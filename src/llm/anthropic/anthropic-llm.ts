@@ -1,6 +1,6 @@
 /**
  * The `anthropic` provider: the `Llm` port over the Messages API, streaming, through the official
- * SDK (DESIGN.md §4.9).
+ * SDK (docs/llm-providers.md).
  */
 import Anthropic from '@anthropic-ai/sdk';
 import { urlSecrets } from '../../config/index.js';
@@ -49,7 +49,7 @@ export interface AnthropicLlmOptions {
  * read from the closing events.
  *
  * One attempt per call: the SDK's retries are off (`maxRetries: 0`) because the loop's retry policy
- * is the only one (STYLE.md 8); errors keep what that policy reads (see `map-call-error.ts`). When
+ * is the only one; errors keep what that policy reads (see `map-call-error.ts`). When
  * the signal aborts, the request is cancelled, its socket closed, and the call rejects with the
  * signal's reason.
  *

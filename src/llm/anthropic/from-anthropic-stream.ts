@@ -7,11 +7,11 @@
  * may come anywhere. Blocks are addressed by `index`, and a reply may hold several text, thinking
  * and `tool_use` blocks. A `tool_use` block's input arrives as `input_json_delta` fragments that
  * only form JSON once all are joined; the joined text becomes the call's `arguments` as is — never
- * repaired, even when `max_tokens` cut it short (power-loop edge case 24: the loop reports invalid
+ * repaired, even when `max_tokens` cut it short (the loop reports invalid
  * arguments to the model instead of running a half-written call).
  *
  * Thinking signatures (`signature_delta`) are dropped: the internal message type has no place for
- * them and thinking is never sent back (power-loop edge case 7 defers the same).
+ * them and thinking is never sent back (docs/agent-loop.md, "Lessons kept from power-loop").
  *
  * An event that is not one (`data: null`, an event without the fields it needs: see
  * `read-stream-event.ts`) or a stream that breaks the protocol (a delta for a block that never

@@ -1,5 +1,5 @@
 /**
- * What a failed Anthropic call throws, converted once at the adapter's catch (STYLE.md 6).
+ * What a failed Anthropic call throws, converted once, at the adapter's catch.
  *
  * The retry policy (`classifyLlmError`, `retryAfterMs`) reads HTTP `status`, `headers` and the
  * SDK's error names itself, so SDK errors that carry those pass through untouched: an HTTP error

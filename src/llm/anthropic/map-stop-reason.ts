@@ -1,5 +1,5 @@
 /**
- * Anthropic's `stop_reason` → the unified {@link FinishReason} (STYLE.md 5). The raw reason is kept
+ * Anthropic's `stop_reason` → the unified {@link FinishReason}. The raw reason is kept
  * beside it in `LlmResponse.rawFinishReason`, so nothing the provider said is lost.
  */
 import type { FinishReason } from '../../core/ports/llm.js';

@@ -149,7 +149,7 @@ function describe(value: unknown): string {
 
 /**
  * A malformed-stream error. The event itself is left out: it may hold model output, and error
- * details reach logs and events, where message contents are redacted by default (STYLE.md 15).
+ * details reach logs and events, where message contents are redacted by default.
  */
 export function badStream(problem: string, details: Record<string, unknown> = {}): LlmBadResponseError {
   return new LlmBadResponseError(`malformed Anthropic stream: ${problem}`, { details: { provider: 'anthropic', ...details } });

@@ -4,8 +4,7 @@
  * Two rules of the Messages API shape everything here: a text block must contain non-whitespace
  * text (an empty or blank one is a 400), and an image is either base64 data of one of four media
  * types or a URL. Anything that cannot be sent as an image degrades to a short text placeholder
- * instead of failing the request (power-loop edge case 35: an unreadable attachment must degrade,
- * not raise — a 400 would repeat on every later round of the session).
+ * instead of failing the request: a 400 would repeat on every later round of the session.
  */
 import type { ImageBlockParam, TextBlockParam } from '@anthropic-ai/sdk/resources/messages';
 import type { ImagePart, MessageContent } from '../../core/messages.js';

@@ -1,5 +1,5 @@
 /**
- * The internal history → Anthropic's `{ system, messages }` (power-loop §23, "Anthropic mapping").
+ * The internal history → Anthropic's `{ system, messages }` (docs/llm-providers.md).
  *
  * The Messages API is stricter than the internal history, which follows OpenAI's shape:
  * - there is no system role inside the conversation: the system prompt and every internal `system`
@@ -7,7 +7,7 @@
  * - turns alternate `user`/`assistant`, the first one is a user turn, and no turn is empty;
  * - tool calls are `tool_use` blocks in the assistant turn, and their results are `tool_result`
  *   blocks in the ONE user turn that follows it, before any text in that turn. A notice or a
- *   steering message the loop appended after the results (power-loop edge case 3) therefore lands
+ *   steering message the loop appended after the results (never between them) therefore lands
  *   in that same user turn, after the `tool_result` blocks.
  * The input is expected to be sanitized already (`sanitizeHistory`): every call answered, results
  * next to their call. Pure: the input is never mutated.
@@ -133,7 +133,7 @@ function assistantBlocks(message: AssistantMessage, mode: 'native' | 'text'): An
 /**
  * The parsed arguments object. Arguments that do not parse to an object become `{}`: the loop has
  * already answered such a call with an invalid-arguments result, and the API requires an object.
- * They are never repaired (power-loop edge case 24: a half-repaired call could look like a real one).
+ * They are never repaired: a half-repaired call could look like a real one.
  */
 export function toolInput(argumentsJson: string): Record<string, unknown> {
   try {

@@ -19,7 +19,7 @@ export const DEFAULT_MAX_TOKENS = 4096;
  * - no `temperature`, even when the request sets one: API version 2026-10-21, which SDK v1 sends
  *   (`anthropic-version`), refuses `temperature`, `top_p` and `top_k` with a 400 — even at their
  *   default values — and the SDK's parameter types no longer have them. Sending it would fail every
- *   call of the session with a non-retryable error (power-loop edge case 25);
+ *   call of the session with a non-retryable error;
  * - `tools` and `tool_choice` only when tools are offered: `auto` or `none` as asked, nothing when
  *   the request leaves it open (Anthropic's default is `auto`). Without tools, earlier tool calls
  *   in the history are sent as text, since Anthropic refuses tool blocks without tool definitions.

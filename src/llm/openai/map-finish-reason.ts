@@ -1,6 +1,6 @@
 /**
  * Chat Completions `finish_reason` → the unified {@link FinishReason}. Pure. The raw reason is kept
- * beside the unified one by the caller (`LlmResponse.rawFinishReason`, STYLE.md 5).
+ * beside the unified one by the caller (`LlmResponse.rawFinishReason`).
  */
 import type { FinishReason } from '../../core/ports/llm.js';
 

@@ -1,9 +1,9 @@
 /**
- * The `Llm` port over OpenAI Chat Completions (DESIGN.md §4.9), streaming, through the official SDK.
+ * The `Llm` port over OpenAI Chat Completions, streaming, through the official SDK (docs/llm-providers.md).
  * Works with any OpenAI-compatible endpoint given its base URL.
  *
  * One attempt per call: the SDK's retries are off (`maxRetries: 0`) because the loop's retry policy is
- * the only one (STYLE.md 8); errors leave here classified for it (see `to-llm-error.ts`).
+ * the only one; errors leave here classified for it (see `to-llm-error.ts`).
  */
 import OpenAI, { APIError } from 'openai';
 import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';

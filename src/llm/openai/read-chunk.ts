@@ -130,7 +130,7 @@ function isObject(value: unknown): value is Json {
 
 /**
  * The chunk itself is left out of the error: it may hold model output, and error details reach logs
- * and events, where message contents are redacted by default (STYLE.md 15).
+ * and events, where message contents are redacted by default.
  */
 function badChunk(problem: string): LlmBadResponseError {
   return new LlmBadResponseError(`malformed chat.completion.chunk: ${problem}`, { details: { provider: 'openai', problem } });

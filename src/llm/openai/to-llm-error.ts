@@ -1,5 +1,5 @@
 /**
- * What a failed OpenAI call throws, decided once at the adapter's catch (STYLE.md 6). The loop's retry
+ * What a failed OpenAI call throws, decided once, at the adapter's catch. The loop's retry
  * policy (`classifyLlmError`, `retryAfterMs`) reads the result:
  * - the caller aborted → the caller's `CancelledError` (`abortReason`), never the SDK's abort error;
  * - an HTTP error status → the SDK's `APIError` itself, so `status` and `headers` (`retry-after`,

@@ -1,7 +1,7 @@
 /**
- * The internal history (STYLE.md 5: one message type) as Chat Completions messages. Pure.
+ * The internal history (the one internal message type) as Chat Completions messages. Pure.
  *
- * The loop hands over a history that is already protocol-valid (DESIGN.md I4: every assistant's tool
+ * The loop hands over a history that is already protocol-valid (I4, docs/invariants.md: each assistant's
  * calls are answered by tool messages right after it), so this is a shape conversion, message for
  * message, never a reordering: compact notes, notices and steering messages are plain user messages
  * and stay where they are.
@@ -90,7 +90,7 @@ function toAssistantMessage(message: AssistantMessage): ChatCompletionAssistantM
 
 /**
  * A tool result. A failed call (`isError`) is sent as plain content too: the API has no error flag,
- * and the content already says what went wrong (STYLE.md 16: a failed tool is data).
+ * and the content already says what went wrong: a failed tool is data.
  */
 function toToolMessage(message: ToolMessage): ChatCompletionToolMessageParam {
   return { role: 'tool', tool_call_id: message.toolCallId, content: toolResultText(message.content) };

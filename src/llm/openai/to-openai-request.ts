@@ -40,7 +40,7 @@ export interface ToOpenAiRequestOptions {
  * - `stream_options.include_usage` so the last chunk carries token usage (without it a streamed
  *   response reports none);
  * - `tools` and `tool_choice` only when there are tools — never `tool_choice: "auto"` alone, which
- *   some compatible endpoints reject (power-loop edge case 7); a `null` choice leaves the API default;
+ *   some compatible endpoints reject; a `null` choice leaves the API default;
  * - `temperature`, the token cap and `response_format` only when set, so the endpoint's defaults apply.
  */
 export function toOpenAiRequest(request: LlmRequest, options: ToOpenAiRequestOptions): ChatCompletionCreateParamsStreaming {

@@ -4,7 +4,7 @@
  * OpenAI sends each call as a first fragment with `index`, `id` and the function name, then argument
  * fragments with only the `index`. Compatible endpoints bend this: some reuse index 0 for every call,
  * some send no index at all, some no id. Merging by index alone then glues two calls into one —
- * `read_file` with arguments `{"path":"a"}{"path":"b"}` (power-loop edge case 7). So a fragment
+ * `read_file` with arguments `{"path":"a"}{"path":"b"}`. So a fragment
  * starts a new call, even at an index already in use, when it plainly belongs to another call:
  * - it carries an id, and the call at its slot already has a different id; or
  * - it carries no id but a function name, and the call at its slot is already named — with another
@@ -48,7 +48,7 @@ export class ToolCallAssembler {
   /**
    * The finished calls. A call the endpoint sent without an id gets `<idPrefix>_<position>`, unique
    * within the response; the arguments are returned exactly as streamed — never repaired, since a
-   * truncated argument string must not turn into a call that runs (power-loop edge case 24).
+   * truncated argument string must not turn into a call that runs.
    * Throws `LlmBadResponseError` for a call without a function name.
    */
   finish(idPrefix: string): ToolCall[] {

@@ -35,7 +35,7 @@ export interface BatchedRead<P extends SessionRead = SessionRead> {
 export type ReadRows = unknown[][];
 
 /**
- * Reads of different sessions in one round trip (DESIGN.md §9, docs/store.md): the hot reads — a
+ * Reads of different sessions in one round trip (docs/store.md): the hot reads — a
  * run's state at its start, the inbox after a final reply — that are waiting at the end of a turn of
  * the event loop are sent, oldest first, as one simple query in which each kind of read has its
  * statements once, for all the sessions, and each read gets back its own session's rows. One read per

@@ -20,7 +20,7 @@ export interface BatchedRow {
 }
 
 /**
- * Group commit across sessions (DESIGN.md §9, docs/store.md). `submit` queues a session's write; at
+ * Group commit across sessions (docs/store.md). `submit` queues a session's write; at
  * the end of the current turn of the event loop, and whenever a statement finishes, waiting rows of
  * one statement are sent together — the statement of the oldest waiting row first, at most
  * `maxSize` rows, never two rows of one session in one statement (a statement must not update a row

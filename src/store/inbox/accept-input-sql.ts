@@ -1,7 +1,7 @@
 import type { BatchStatement } from '../batching/row-batcher.js';
 
 /**
- * Accepts inputs in one autocommit statement (DESIGN.md I2, reference R5): one row per input, each
+ * Accepts inputs in one autocommit statement (I2, R5 in docs/invariants.md): one row per input, each
  * of a different session, so concurrent accepts of different sessions share a statement
  * (`../batching/row-batcher.ts`).
  *

@@ -19,7 +19,7 @@ export interface ValidatedAccept {
 }
 
 /**
- * Checks everything about an input before any database work (DESIGN.md I8): a bad input fails with a
+ * Checks everything about an input before any database work (I8): a bad input fails with a
  * typed error and writes nothing — not even the session it would have created.
  */
 export function validateAcceptInput(params: AcceptInputParams): ValidatedAccept {

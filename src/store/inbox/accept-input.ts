@@ -13,7 +13,7 @@ const seqRowSchema = z.object({ seq: z.number().int().positive() });
 const UNIQUE_VIOLATION = '23505';
 
 /**
- * Makes an input durable (DESIGN.md §4.1, I1–I2) in one round trip on the hot path: a single
+ * Makes an input durable (I1, I2) in one round trip on the hot path: a single
  * autocommit statement creates-or-locks the session row, advances its seq allocator and inserts the
  * input with the new seq ({@link ACCEPT_INPUTS}); accepts of other sessions made at the same moment
  * share that statement (`batcher`). The row lock is held until the statement commits, so concurrent

@@ -31,7 +31,7 @@ const NEXT_OPEN_INPUTS = `next AS (
  * session row (its end committed first), and an ended input must never be started again (I3, I6).
  * `started_at` is the statement's clock time, not the transaction start (`now()`), which could
  * precede the `accepted_at` of an input accepted while the statement waited for the session row
- * (DESIGN.md I2).
+ * (I2).
  */
 const claimedCte = (guard: string, condition?: string) => `claimed AS (
   UPDATE session_inputs AS i

@@ -9,7 +9,7 @@ import { sessions } from '../schema/index.js';
 const requestedSchema = z.object({ requestedAt: z.date() });
 
 /**
- * Sets the durable copy of a cancel request (DESIGN.md §4.4); the live signal goes over Redis. A
+ * Sets the durable copy of a cancel request; the live signal goes over Redis. A
  * request already waiting keeps its original time. Not fenced: anyone may ask. `session.not_found`
  * when there is no such session.
  */

@@ -1,7 +1,7 @@
 /**
  * Takes the lease when it is free or lapsed, on the database clock, with a fresh fencing token from
  * the database-wide `lease_token_seq`: never reused, even by a session id deleted and created again
- * (DESIGN.md I3). Concurrent callers serialise on the row lock and re-check the condition, so exactly
+ * (I3). Concurrent callers serialise on the row lock and re-check the condition, so exactly
  * one wins; the winner's `nextval` is evaluated once it holds the lock (a waiter that re-checks
  * evaluates it again), so each acquisition's token exceeds every earlier one of the session.
  * Params: $1 session id, $2 owner, $3 ttl in milliseconds.

@@ -18,7 +18,7 @@ const acquiredSchema = z.object({ token: z.number().int().positive(), expiresAt:
 const holderSchema = z.object({ holder: z.string().nullable(), retryAfterMs: z.number().int().nonnegative() });
 
 /**
- * Takes the session's lease if it is free or lapsed (DESIGN.md §4.3), on the database clock so worker
+ * Takes the session's lease if it is free or lapsed, on the database clock so worker
  * clocks do not matter. Otherwise reports the holder and how long until its lease lapses, so the
  * caller can delay and re-check rather than give up.
  */

@@ -2,8 +2,8 @@ import type { z } from 'zod';
 import { StateCorruptError } from '../../core/errors/index.js';
 
 /**
- * Validates one loaded row (STYLE.md 10). A row that does not match is refused with `state.corrupt`
- * naming the row and the first problems, rather than handed on half-understood.
+ * Validates one loaded row: stored state is untrusted. A row that does not match is refused with
+ * `state.corrupt` naming the row and the first problems, rather than handed on half-understood.
  */
 export function parseRow<T>(schema: z.ZodType<T>, row: unknown, what: string): T {
   const parsed = schema.safeParse(row);

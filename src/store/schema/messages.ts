@@ -3,7 +3,7 @@ import { bigint, boolean, check, index, integer, jsonb, pgTable, primaryKey, tex
 import { sessions } from './sessions.js';
 
 /**
- * The append-only history (DESIGN.md §5). Rows are never rewritten except `state`, which compaction
+ * The append-only history. Rows are never rewritten except `state`, which compaction
  * flips to `compacted` (kept for audit, never sent to a model again).
  */
 export const messages = pgTable(
@@ -32,7 +32,7 @@ export const messages = pgTable(
     primaryKey({ columns: [t.sessionId, t.seq] }),
     /**
      * The active window is read through this partial index, so loading it costs the same whatever
-     * the size of the compacted history (DESIGN.md §9).
+     * the size of the compacted history.
      */
     index('messages_active_idx')
       .on(t.sessionId, t.seq)

@@ -3,7 +3,7 @@ import { bigint, check, index, integer, jsonb, pgTable, primaryKey, text, timest
 import { sessions } from './sessions.js';
 
 /**
- * The inbox (DESIGN.md §2, §4.1): every accepted input, durable before `add` returns, numbered by a
+ * The inbox (docs/fleet.md): every accepted input, durable before `add` returns, numbered by a
  * per-session `seq` allocated under the session row lock so that seq order is commit order.
  */
 export const sessionInputs = pgTable(
@@ -17,14 +17,14 @@ export const sessionInputs = pgTable(
     inputId: text('input_id').notNull(),
     /** `send | resume | timer`. */
     kind: text('kind').notNull(),
-    /** `queue | steer | interrupt` (DESIGN.md §4.4). */
+    /** `queue | steer | interrupt`: how an input that arrives mid-run joins. */
     mode: text('mode').notNull().default('queue'),
     payload: jsonb('payload').$type<Record<string, unknown>>().notNull(),
     /** `pending | running | done | failed | cancelled`. */
     status: text('status').notNull().default('pending'),
     attempts: integer('attempts').notNull().default(0),
     /**
-     * Steering (DESIGN.md §4.4): the seq of the running input this one was delivered into. It is
+     * Steering: the seq of the running input this one was delivered into. It is
      * `done` from delivery on, and gets the host's result and error when the host finishes (I6).
      */
     steeredInto: bigint('steered_into', { mode: 'number' }),

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { bigint, boolean, check, index, jsonb, pgSequence, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 
 /**
- * The source of every fencing token (DESIGN.md I3): each lease acquisition takes `nextval` of this one
+ * The source of every fencing token (I3): each lease acquisition takes `nextval` of this one
  * database-wide sequence, so a token is never handed out twice — not even to a session id that was
  * deleted and created again, whose old holder may still be alive and writing. Tokens of a session
  * strictly increase but are not consecutive. `cache 1` matters: with a larger cache each connection
@@ -18,7 +18,7 @@ export const windowEpochSeq = pgSequence('window_epoch_seq', { startWith: 1, min
 
 /**
  * One row per session: identity, agent profile, the per-session sequence allocators, the lease with
- * its fencing token, the pending tool-call state and cumulative stats (DESIGN.md §5).
+ * its fencing token, the pending tool-call state and cumulative stats (docs/store.md).
  */
 export const sessions = pgTable(
   'sessions',
@@ -37,13 +37,13 @@ export const sessions = pgTable(
     leaseOwner: text('lease_owner'),
     /**
      * The fencing token of the current (or last) lease: `nextval('lease_token_seq')` on every
-     * acquisition, so never reused (DESIGN.md I3); 0 before the first one.
+     * acquisition, so never reused (I3); 0 before the first one.
      */
     leaseToken: bigint('lease_token', { mode: 'number' }).notNull().default(0),
     leaseExpiresAt: timestamp('lease_expires_at', { withTimezone: true }),
-    /** Pending tool-call state (power-loop §3): set when the assistant asks for tools, cleared when all are answered. */
+    /** Pending tool-call state: set when the assistant asks for tools, cleared when all are answered. */
     pending: jsonb('pending').$type<Record<string, unknown>>(),
-    /** Durable copy of a cancel request; the drain checks it (DESIGN.md §4.4). */
+    /** Durable copy of a cancel request; the drain checks it (docs/fleet.md). */
     cancelRequestedAt: timestamp('cancel_requested_at', { withTimezone: true }),
     /**
      * An input of the session may have ended without its `input_finished` event (I6): set by every

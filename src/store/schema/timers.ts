@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { bigint, check, index, integer, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 import { sessions } from './sessions.js';
 
-/** Durable timers (DESIGN.md §4.6): the row is the truth, the BullMQ delayed job is the alarm clock. */
+/** Durable timers (docs/fleet.md): the row is the truth, the BullMQ delayed job is the alarm clock. */
 export const timers = pgTable(
   'timers',
   {

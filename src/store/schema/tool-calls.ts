@@ -3,7 +3,7 @@ import { bigint, check, index, integer, jsonb, pgTable, primaryKey, text, timest
 import { sessions } from './sessions.js';
 
 /**
- * The tool ledger (DESIGN.md I5): a call is recorded `started` before it runs and moved to a final
+ * The tool ledger (I5): a call is recorded `started` before it runs and moved to a final
  * status when it ends. A `started` row found on takeover is in doubt.
  */
 export const toolCalls = pgTable(

@@ -2,7 +2,7 @@ import { bigint, integer, pgTable, primaryKey, text, timestamp } from 'drizzle-o
 import { sessions } from './sessions.js';
 
 /**
- * Token usage per round (power-loop §2): one row for every round of every input, tool rounds
+ * Token usage per round: one row for every round of every input, tool rounds
  * included, keyed by input so later inputs never overwrite earlier ones.
  */
 export const usageRounds = pgTable(

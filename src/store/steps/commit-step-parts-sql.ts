@@ -132,7 +132,7 @@ compacted AS (
 /**
  * The tool ledger, keyed by (session, tool call id): writing `started` again counts another attempt
  * and restarts the clock; a final status stamps `finished_at`. The idempotency key is
- * `<sessionId>:<toolCallId>` (DESIGN.md I5).
+ * `<sessionId>:<toolCallId>` (I5).
  */
 export const LEDGER_CTE = `ledger AS (
   INSERT INTO tool_calls AS t
@@ -184,7 +184,7 @@ export const USAGE_CTE = `usage AS (
 )`;
 
 /**
- * Steering (DESIGN.md §4.4): pending inputs delivered into the running host are `done` from now on,
+ * Steering (docs/fleet.md): pending inputs delivered into the running host are `done` from now on,
  * naming it. They get its result when it finishes — right here when this step finishes it.
  */
 export function deliveredCte(parts: StepParts): string {
@@ -207,7 +207,7 @@ export function deliveredCte(parts: StepParts): string {
 }
 
 /**
- * The end of the input (DESIGN.md I6); the session's side of it is in the fence. Inputs steered into
+ * The end of the input (I6); the session's side of it is in the fence. Inputs steered into
  * it by earlier steps finish with it: its result plus `steeredInto` (`||` keeps a null result null),
  * its error, its finish time. They add nothing to the stats: their run is this one.
  */

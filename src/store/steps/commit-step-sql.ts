@@ -1,5 +1,5 @@
 /**
- * Steps of a run as ONE autocommit statement (DESIGN.md I3, §9): a chain of data-modifying CTEs
+ * Steps of a run as ONE autocommit statement (I3; docs/store.md): a chain of data-modifying CTEs
  * instead of BEGIN, six statements and COMMIT. A statement is atomic, so the step is all-or-nothing
  * without a transaction block, and it costs one round trip.
  *

@@ -37,7 +37,7 @@ const refusalSchema = z.object({
 });
 
 /**
- * Applies one step of a run in one fenced statement (DESIGN.md I3, §9): the fence and message-seq
+ * Applies one step of a run in one fenced statement (I3; docs/store.md): the fence and message-seq
  * allocation, messages, compaction, tool ledger, usage, steering and the input's end. The statement
  * may carry steps of other sessions ready at the same moment (`batcher`); each is fenced on its own.
  * Any refusal — `lease.lost`, `state.conflict` — writes none of it, so a step is never half-applied.

@@ -6,7 +6,7 @@ import { LOAD_OPEN_TOOL_CALLS_SQL } from './load-open-tool-calls-sql.js';
 
 /**
  * Ledger rows still `started` or `in_doubt`: after a takeover, the calls whose outcome is unknown
- * and must be settled by their tool's policy (DESIGN.md I5).
+ * and must be settled by their tool's policy (I5).
  */
 export async function loadOpenToolCalls(db: Queryable, sessionId: string): Promise<ToolCallRecord[]> {
   const id = assertSessionId(sessionId);

@@ -6,7 +6,7 @@ export const ACTIVE_MESSAGES = "state = 'active'";
 /**
  * The active window. Its predicate is exactly that of the partial index `messages_active_idx`
  * (session_id, seq) WHERE state = 'active', which also yields seq order: compacted rows are never
- * read, so the cost does not grow with the folded history (DESIGN.md §9). Exported so the plan test
+ * read, so the cost does not grow with the folded history. Exported so the plan test
  * explains this very text. Params: $1 session id.
  */
 export const LOAD_WINDOW_SQL = `SELECT ${MESSAGE_COLUMNS}

@@ -5,7 +5,7 @@ import { assertNewSessionId } from '../../fleet/session-id.js';
 import { assertTimerId } from '../../fleet/timer-id.js';
 import { MAX_TIMER_DELAY_DAYS, MAX_TIMER_DELAY_MS, MIN_TIMER_EVERY_MS, timerNoteProblem, withinTimerRange } from '../../fleet/timer-limits.js';
 
-/** A schedule request after validation (DESIGN.md I8: nothing is written for a bad one). */
+/** A schedule request after validation (I8: nothing is written for a bad one). */
 export interface ValidatedSchedule {
   sessionId: string;
   timerId: string;

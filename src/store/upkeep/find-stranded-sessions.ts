@@ -3,7 +3,7 @@ import type { Queryable } from '../postgres/queryable.js';
 import { FIND_STRANDED_SESSIONS_SQL } from './find-stranded-sessions-sql.js';
 
 /**
- * The sweeper's query (DESIGN.md I1, I6): session ids with open inputs and no live lease, or with a
+ * The sweeper's query (I1, I6): session ids with open inputs and no live lease, or with a
  * lease that lapsed unreleased (a dead holder). It reads only open inputs (partial index) and unreleased
  * leases (index), so its cost follows the backlog, not the history.
  */

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 
 /**
  * A subscriber written the way a user in any language would write one, from the documented wire
- * format alone (DESIGN.md §4.7): no loopfleet import, just the key pattern, XREAD BLOCK and a JSON
+ * format alone (docs/client.md): no loopfleet import, just the key pattern, XREAD BLOCK and a JSON
  * parse. If this stops working, touch point 2 is broken for every non-TypeScript client.
  */
 export interface RawEvent {

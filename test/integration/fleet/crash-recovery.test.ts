@@ -4,7 +4,7 @@ import { sessionEvents } from './fixtures/fleet-helpers.js';
 import { ProcessFleet } from './fixtures/process-fleet.js';
 
 /**
- * Crash recovery (DESIGN.md §4.5, I5): a worker PROCESS killed with SIGKILL in the middle of a tool
+ * Crash recovery (docs/fleet.md, I5): a worker PROCESS killed with SIGKILL in the middle of a tool
  * call. The next holder continues the input — the in-doubt call re-run with the same idempotency key
  * (policy retry) — and a `resume` queued meanwhile runs after it. An input whose holders keep dying is
  * given up after `maxInputAttempts` with its calls left open: `abortPending` closes them with

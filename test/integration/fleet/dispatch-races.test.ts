@@ -7,7 +7,7 @@ import { FleetFixture } from '../../support/fleet-fixture.js';
 import { InstrumentedStore, queueEvents } from './fixtures/fleet-helpers.js';
 
 /**
- * The dispatch races of reference/per-session-serialization.md §6.3 that a single process can stage
+ * The dispatch races of docs/invariants.md that a single process can stage
  * exactly: R1 (an input arriving while the drain finishes), R5 (concurrent producers), R6 (duplicate
  * input ids), R7 (a second drain while the lease is held), R8 (a drain that released its lease and died
  * before finishing its job) and R10 (a failure never reorders inputs). Each test holds the worker at

@@ -3,7 +3,7 @@ import { acceptAndKick } from '../../../src/fleet/accept-input.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
 
 /**
- * Fairness (DESIGN.md §4.3, reference §6.5 test 6): a drain yields its session after a slice of
+ * Fairness (docs/fleet.md, "Fairness"): a drain yields its session after a slice of
  * inputs and re-kicks it to the tail of the wait list, so one session with a deep backlog cannot hold
  * a worker while other sessions wait. One worker slot makes the property visible: without slices the
  * big session would run all of its 200 inputs before anyone else.

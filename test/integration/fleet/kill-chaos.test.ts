@@ -5,7 +5,7 @@ import { sessionEvents } from './fixtures/fleet-helpers.js';
 import { ProcessFleet } from './fixtures/process-fleet.js';
 
 /**
- * kill -9 at random (reference §6.5 test 3; DESIGN.md I1–I3, I6): three `loopfleet worker` processes
+ * kill -9 at random (I1–I3, I6 in docs/invariants.md): three `loopfleet worker` processes
  * run 20 sessions × 5 inputs against a slow model; every 1–2 s one ready worker is SIGKILLed and a
  * replacement started. Every input must finish exactly once, `completed`, in order, and each
  * session's history must alternate user/assistant with every user text exactly once.

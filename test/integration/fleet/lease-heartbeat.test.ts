@@ -6,7 +6,7 @@ import { FleetFixture } from '../../support/fleet-fixture.js';
 import { deferred, drainOutcomes, sessionEvents } from './fixtures/fleet-helpers.js';
 
 /**
- * The lease over time (DESIGN.md §4.3, I3): the heartbeat keeps a turn longer than the lease TTL
+ * The lease over time (I3): the heartbeat keeps a turn longer than the lease TTL
  * (R11), and a holder whose lease was taken stops at its next heartbeat and writes nothing more (the
  * in-process form of R2; the SIGSTOPped process is in zombie-worker.test.ts).
  */

@@ -7,7 +7,7 @@ import { FleetFixture } from '../../support/fleet-fixture.js';
 import { heldReply, sessionEvents } from './fixtures/fleet-helpers.js';
 
 /**
- * Inputs and control messages that reach a session while it runs, through the fleet (DESIGN.md §4.4):
+ * Inputs and control messages that reach a session while it runs, through the fleet (docs/fleet.md):
  * steer, interrupt, cancel (pub/sub with the durable flag), and a question answered later by another
  * worker (`request_user_input` → `waiting_for_input` → `resume` with `submit`).
  */

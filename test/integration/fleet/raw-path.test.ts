@@ -4,7 +4,7 @@ import { FleetFixture } from '../../support/fleet-fixture.js';
 import { RawProducer, rawFollowUntil } from './fixtures/raw-clients.js';
 
 /**
- * The raw path (DESIGN.md §4.2, touch points 1 and 2): a plain BullMQ producer and a plain Redis
+ * The raw path (docs/fleet.md; touch points 1 and 2): a plain BullMQ producer and a plain Redis
  * XREAD subscriber (fixtures/raw-clients.ts: bullmq and ioredis only) drive a session end to end; and
  * malformed jobs fail at once with a typed code, never retried, never half-written, while the queue
  * keeps flowing (I8).

@@ -9,7 +9,7 @@ import { FleetFixture } from '../../support/fleet-fixture.js';
 import { queueEvents } from './fixtures/fleet-helpers.js';
 
 /**
- * The sweeper (DESIGN.md I1; races R3, R4, R9 and the dead-holder case of R2): inputs whose kick was
+ * The sweeper (I1; races R3, R4, R9 and the dead-holder case of R2): inputs whose kick was
  * lost, whose drain job failed for good, whose deduplication key is stray, or whose drain job is stuck
  * `active` on a worker that died, are all run. Each case is arranged with no worker running, so
  * nothing but the sweeper of the worker started afterwards can find the input.

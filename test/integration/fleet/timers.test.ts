@@ -10,7 +10,7 @@ import { FleetFixture } from '../../support/fleet-fixture.js';
 import { runCliInProcess } from '../../support/run-cli-process.js';
 
 /**
- * Durable timers (DESIGN.md §4.6) on a real fleet: a timer is a row in Postgres and a delayed BullMQ
+ * Durable timers (docs/fleet.md) on a real fleet: a timer is a row in Postgres and a delayed BullMQ
  * job per firing; each firing becomes a `timer` input of the session, recorded on the row, announced
  * with `timer_fired`; an alarm lost with Redis is set again by the sweeper.
  */

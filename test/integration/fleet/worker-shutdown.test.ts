@@ -5,7 +5,7 @@ import { sessionEvents } from './fixtures/fleet-helpers.js';
 import { ProcessFleet } from './fixtures/process-fleet.js';
 
 /**
- * Shutdown of real `loopfleet worker` processes (STYLE.md 13, DESIGN.md §4.3): SIGTERM stops taking
+ * Shutdown of real `loopfleet worker` processes (docs/fleet.md, "Shutdown"): SIGTERM stops taking
  * work, finishes the input in flight within the grace period and exits 0, handing the rest of the
  * session to the fleet; a second SIGTERM, or `--grace 0`, aborts the input in flight and hands the
  * session back at once, and another worker completes it.

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WorkerProcess } from '../../support/worker-process.js';
 
 /**
- * Bad configuration fails at start-up, before any side effect (DESIGN.md I8): a `LOOPFLEET_TOOLS`
+ * Bad configuration fails at start-up, before any side effect (I8): a `LOOPFLEET_TOOLS`
  * module that throws while loading, exports an invalid tool, or is missing makes `loopfleet worker`
  * exit 1 with a message naming the module and the problem — without connecting to anything; so do a
  * `LOOPFLEET_HOOKS` module with an invalid hook and a bad `WORKER_HEAP_GROWTH_PERCENT`, and a good one is set (and logged) first, as is the young

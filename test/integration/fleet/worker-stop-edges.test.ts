@@ -11,7 +11,7 @@ import { FORCED_EXIT_MS } from '../../../src/cli/commands/worker.js';
 import { heldReply, InstrumentedStore, sessionEvents } from './fixtures/fleet-helpers.js';
 
 /**
- * The edges of a worker's life (STYLE.md 13, DESIGN.md §4.3, docs/fleet.md "Shutdown"): a start that
+ * The edges of a worker's life (docs/fleet.md "Shutdown"): a start that
  * fails closes what it opened (the process exits 1); a drain whose lease-and-claim returns after
  * shutdown began runs the input it claimed instead of wasting that attempt; and a shutdown while
  * Redis does not answer still releases the lease (the finish stays owed, I6), and a forced close ends;

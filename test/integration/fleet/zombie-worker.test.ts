@@ -4,7 +4,7 @@ import { drainOutcomes, sessionEvents } from './fixtures/fleet-helpers.js';
 import { ProcessFleet } from './fixtures/process-fleet.js';
 
 /**
- * R2, the zombie (reference §6.3, §7): a worker PROCESS frozen with SIGSTOP inside a tool call, past
+ * R2, the zombie (docs/invariants.md): a worker PROCESS frozen with SIGSTOP inside a tool call, past
  * its 2 s lease. Its BullMQ job stays active (its lock outlives the freeze), so only the lease can tell
  * the fleet it is gone: another worker takes the session over with a higher fencing token and
  * finishes the input; when the frozen one is continued, every write it attempts is refused

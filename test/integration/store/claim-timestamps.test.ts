@@ -4,7 +4,7 @@ import type { InputRecord } from '../../../src/core/session-types.js';
 import { backendsWaitingOnLocks, leasedSession, openStoreFixture, pollUntil, sessionId, type StoreFixture } from './store-fixture.js';
 
 /**
- * Timestamps in commit order (DESIGN.md I2): an input is claimed after it was accepted, so its
+ * Timestamps in commit order (I2): an input is claimed after it was accepted, so its
  * `started_at` must never precede its `accepted_at`. Accept stamps `accepted_at` with the clock under
  * the session lock; a claim whose transaction began before that accept committed (it waited for the
  * lock) must not stamp its own transaction's start time.

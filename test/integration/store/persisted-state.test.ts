@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { leasedSession, openStoreFixture, sessionId, user, type StoreFixture } from './store-fixture.js';
 
-/** Rows written behind the store's back must be refused on load, never half-understood (STYLE.md 10). */
+/** Rows written behind the store's back must be refused on load, never half-understood. */
 describe('persisted-state validation', () => {
   let fx: StoreFixture;
 

@@ -50,7 +50,7 @@ export class InMemorySessionStore implements Port.SessionStore {
   /**
    * The last fencing token handed out, by any session: one counter for the whole store, like the
    * database-wide `lease_token_seq`, so a token is never reused — not even by a session id deleted and
-   * created again (DESIGN.md I3).
+   * created again (I3).
    */
   #lastLeaseToken = 0;
   /** Commits applied so far; tests use it to crash after a given step. */

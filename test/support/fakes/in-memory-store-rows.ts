@@ -181,7 +181,7 @@ export function deliverSteered(input: InputRecord, intoInputSeq: number, at: Dat
 /**
  * Ends a running input and adds its run to the session's cumulative stats, as the finish statement
  * does; the inputs steered into it finish with it: its result plus `steeredInto`, its error, its
- * finish time (DESIGN.md I6).
+ * finish time (I6).
  */
 export function finishInput(
   record: SessionRecord,

@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
-/** STYLE.md 2 / DESIGN.md §4.8: src/core talks to ports and imports no I/O library. */
+/** docs/architecture.md: src/core talks to ports and imports no I/O library. */
 const FORBIDDEN = ['bullmq', 'ioredis', 'pg', 'drizzle-orm', 'openai', '@anthropic-ai/sdk', 'prom-client', 'pino', 'node:net', 'node:http', 'node:https', 'node:fs', 'node:child_process'];
 const CORE = fileURLToPath(new URL('../../../src/core', import.meta.url));
 

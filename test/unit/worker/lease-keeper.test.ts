@@ -3,7 +3,7 @@ import { LeaseLostError } from '../../../src/core/errors/index.js';
 import type { SessionStore } from '../../../src/core/ports/session-store.js';
 import { keepLease } from '../../../src/worker/lease-keeper.js';
 
-/** The lease heartbeat (DESIGN.md §4.3) with a fake store and fake timers (the clock is `Date.now`, faked with them). */
+/** The lease heartbeat (docs/fleet.md) with a fake store and fake timers (the clock is `Date.now`, faked with them). */
 describe('keepLease', () => {
   afterEach(() => {
     vi.useRealTimers();

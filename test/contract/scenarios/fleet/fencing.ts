@@ -89,7 +89,7 @@ export function fencingScenarios(ctx: ContractContext): void {
 
     // Deleting a session and creating the id again (acceptInput does so on its own) must not restart
     // its tokens: a zombie still holding a token of the deleted session would pass the fence of the
-    // new one and append messages or finish its input (DESIGN.md I3). Tokens come from one counter of
+    // new one and append messages or finish its input (I3). Tokens come from one counter of
     // the whole store (Postgres: the `lease_token_seq` sequence), not from the session row.
     it('never reuses a token: a zombie of a deleted session is fenced out of the re-created one', async () => {
       const { id, token } = await running(ctx, 'reborn');

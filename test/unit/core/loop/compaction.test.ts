@@ -30,7 +30,7 @@ async function twoInputs(summaryStep: ScriptStep) {
   return { llm, harness };
 }
 
-describe('compaction (power-loop §12)', () => {
+describe('compaction', () => {
   it('folds the old input into one compact note via a summary call; the next request starts with it', async () => {
     const { llm, harness } = await twoInputs({ text: 'The user asked about one; lookup found r.' });
     expect(llm.requests).toHaveLength(4);

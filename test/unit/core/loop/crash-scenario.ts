@@ -48,7 +48,7 @@ async function commitsOf(store: SessionStore, run: (store: SessionStore) => Prom
 /**
  * For a scripted conversation, stopping the worker after every single persisted step and restarting
  * from the store yields the same final history and results as an uninterrupted run: no duplicate, no
- * missing tool result (issue 3, "Done when"; DESIGN.md I3–I6). Returns the number of steps and the
+ * missing tool result (issue 3, "Done when"; I3–I6). Returns the number of steps and the
  * number of messages compaction folded in the reference run.
  */
 export async function checkEveryCrashPoint(makeStore: StoreFactory, profile: Partial<AgentProfile>): Promise<{ commits: number; folded: number }> {

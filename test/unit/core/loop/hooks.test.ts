@@ -42,7 +42,7 @@ function reply(text: string): LlmResponse {
   };
 }
 
-describe('hooks (power-loop §7)', () => {
+describe('hooks', () => {
   it('every hook point fires, in loop order, and session.start/session.end exactly once', async () => {
     // A tiny context budget: each input folds the one before it into a compact note (one summary call).
     const { harness, llm } = harnessWith([twoEchoes, { text: 'done' }, { text: 'summary' }, { text: 'second' }], {

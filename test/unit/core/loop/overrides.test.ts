@@ -24,7 +24,7 @@ const answerFormat = {
   schema: { type: 'object', properties: { value: { type: 'number' } }, required: ['value'], additionalProperties: false },
 };
 
-describe('per-input overrides (power-loop §5)', () => {
+describe('per-input overrides', () => {
   describe('tools allowlist', () => {
     it('the model only sees, and can only call, the allowed tools', async () => {
       const llm = new ScriptedLlm([{ toolCalls: [{ id: 'x1', name: 'write' }, { id: 'x2', name: 'read' }] }, { text: 'ok' }, { text: 'all tools' }]);
@@ -146,7 +146,7 @@ describe('per-input overrides (power-loop §5)', () => {
     expect(await runChecked(harness)).toMatchObject({ status: 'completed', rounds: 2 });
   });
 
-  describe('responseFormat (structured output, power-loop §13)', () => {
+  describe('responseFormat (structured output)', () => {
     it('parses a fenced JSON reply into output and forwards the format to the provider', async () => {
       const llm = new ScriptedLlm([{ text: 'Here you go:\n```json\n{"value": 42}\n```' }]);
       const harness = new LoopHarness({ llm });

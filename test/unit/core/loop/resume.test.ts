@@ -53,7 +53,7 @@ async function expectValid(harness: LoopHarness): Promise<void> {
 }
 
 describe('pending tool calls: takeover, resume and abortPending', () => {
-  it('a takeover of the running input answers its open calls and continues (§4.5)', async () => {
+  it('a takeover of the running input answers its open calls and continues', async () => {
     const store = await crashedAfterToolRequest();
     const llm = new ScriptedLlm([{ text: 'a and b defined' }]);
     const harness = new LoopHarness({ llm, tools: [lookupTool], store });
@@ -76,7 +76,7 @@ describe('pending tool calls: takeover, resume and abortPending', () => {
     expect(result).toMatchObject({ status: 'completed', finalText: 'recovered', toolCalls: 2 });
     expect(runs).toEqual(['a', 'b']);
     const rows = await store.loadHistory('s1');
-    // Out-of-band results carry the input that wrote them (power-loop edge case 5).
+    // Out-of-band results carry the input that wrote them, so they sort after their calls.
     expect(rows.slice(2, 4).map((row) => [row.message.role, row.inputSeq])).toEqual([
       ['tool', 2],
       ['tool', 2],

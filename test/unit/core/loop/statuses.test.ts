@@ -57,7 +57,7 @@ describe('run statuses', () => {
       ]);
       expect(llm.requests[1]!.messages.at(-1)).toEqual({ role: 'tool', toolCallId: 'ask1', name: 'request_user_input', content: 'blue' });
       expect((await harness.store.getSession(harness.sessionId))!.pending).toBeNull();
-      // The answer is stamped with the input that delivered it (power-loop edge case 5).
+      // The answer is stamped with the input that delivered it, so it sorts after its call.
       const rows = await harness.store.loadHistory(harness.sessionId);
       expect(rows[2]).toMatchObject({ inputSeq: 2, round: 0 });
       await expectValidHistory(harness);
@@ -364,7 +364,7 @@ describe('run statuses', () => {
         [2, 3],
       ]);
       expect(harness.sink.ofType('llm_degraded')).toMatchObject([{ reason: 'retry_exhausted', attempts: 3 }]);
-      // Every attempt's stream is closed, on failure too (power-loop edge case 21).
+      // Every attempt's stream is closed, on failure too.
       expect(harness.sink.ofType('stream_completed').map((event) => event.success)).toEqual([false, false, false]);
       expect(harness.sink.ofType('session_ended')).toEqual([{ type: 'session_ended', reason: 'degraded', status: 'degraded' }]);
     });

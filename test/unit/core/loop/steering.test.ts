@@ -33,7 +33,7 @@ function inboxReads(harness: LoopHarness): unknown[] {
   return reads;
 }
 
-describe('inputs that arrive mid-run (DESIGN.md §4.4)', () => {
+describe('inputs that arrive mid-run (steering)', () => {
   it('a steer input joins at the next round boundary, once, and a would-be terminal round runs another (edge case 18)', async () => {
     const first = held({ text: 'Working on X.' });
     const llm = new ScriptedLlm([first.step, { text: 'X done, and Y too.' }, { text: 'never asked' }]);

@@ -10,7 +10,7 @@ const noop = {
   execute: () => 'ok',
 };
 
-describe('usage per input and per session (power-loop §2)', () => {
+describe('usage per input and per session', () => {
   it('sums this input\'s calls, writes one usage row per round (tool rounds too), and bumps the session once', async () => {
     const llm = new ScriptedLlm([
       { toolCalls: [{ name: 'noop' }], usage: { promptTokens: 100, completionTokens: 10, cachedTokens: 40, totalTokens: 110 } },
