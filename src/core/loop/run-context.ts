@@ -5,7 +5,7 @@ import type { ParsedInput } from '../input-payload.js';
 import type { Clock } from '../ports/clock.js';
 import type { EventSink } from '../ports/event-sink.js';
 import type { Llm } from '../ports/llm.js';
-import type { SessionStore } from '../ports/session-store.js';
+import type { LoopStore } from '../ports/loop-store.js';
 import type { RetryPolicy } from '../retry/index.js';
 import type { InputRecord, SessionRecord } from '../session-types.js';
 import type { ToolRegistry } from '../tools/index.js';
@@ -15,7 +15,7 @@ import type { StoredState } from './stored-state.js';
 
 /** The ports and settings a run needs; built once per worker, shared by every run. */
 export interface LoopDeps {
-  store: SessionStore;
+  store: LoopStore;
   llm: Llm;
   tools: ToolRegistry;
   hooks: HookRegistry;

@@ -1,5 +1,5 @@
 import { InfrastructureError, isLoopfleetError, thrownText } from '../errors/index.js';
-import type { SessionStore } from './session-store.js';
+import type { LoopStore } from './loop-store.js';
 
 /**
  * The store as the loop and the client see it: any failure that is not one of loopfleet's typed
@@ -10,7 +10,7 @@ import type { SessionStore } from './session-store.js';
  * happen, so the run stops and the input stays `running` for the next attempt (BullMQ retry or the
  * sweeper) to continue, instead of a transient database fault failing a user's input for good.
  */
-export function guardStore<T extends SessionStore>(store: T): T {
+export function guardStore<T extends LoopStore>(store: T): T {
   return new Proxy(store, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver) as unknown;
