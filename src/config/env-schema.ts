@@ -70,6 +70,10 @@ const independentSchema = z.object({
   WINDOW_CACHE_MB: envVariable(64, integer({ min: 0, max: 1_048_576, expected: 'a non-negative integer (MiB; 0 turns the window cache off)' })),
   WINDOW_CACHE_MIN_MESSAGES: envVariable(1, integer({ min: 1, max: 10_000_000, expected: 'a positive integer (messages)' })),
   MAX_INPUT_ATTEMPTS: envVariable(10, integer({ min: 1, max: 1000, expected: 'an integer from 1 to 1000 (starts of one input)' })),
+  WORKER_BLOCKED_EXIT_MS: envVariable(
+    30_000,
+    zeroOr(integer({ min: 1000, max: MAX_TIMER_MS, expected: '0 (off) or an integer of at least 1000 (milliseconds)' })),
+  ),
 });
 
 /**

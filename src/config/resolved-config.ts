@@ -107,6 +107,16 @@ export interface WorkerConfig {
   windowCache: { maxBytes: number; minMessages: number };
   /** `LEASE_TTL_MS`: how long a session lease lives without renewal, in milliseconds (≥ 1000). Default 30000. */
   leaseTtlMs: number;
+  /**
+   * `WORKER_BLOCKED_EXIT_MS`: how long the worker's event loop may be blocked (a tool or hook that
+   * never yields) before a watchdog thread kills the process, in milliseconds; 0 (off) or ≥ 1000.
+   * Default 30000, the default `LEASE_TTL_MS`: a process blocked that long has lost every lease it
+   * held (renewals are timers of the blocked thread), so waiting longer only keeps a frozen process,
+   * and no legitimate synchronous stretch (a GC, a large JSON parse) comes near it. Its sessions move
+   * to other workers, and the input that blocked it counts a start per holder, so
+   * `MAX_INPUT_ATTEMPTS` ends it `failed` (docs/fleet.md, "Blocked workers").
+   */
+  blockedExitMs: number;
   /** How drains share the fleet and how the sweeper repairs it (docs/fleet.md, Settings). */
   drain: DrainConfig;
   /** `LOOPFLEET_TOOLS`: path of the ES module exporting the tool array; `null` = no tools. Default `null`. */

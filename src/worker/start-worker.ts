@@ -24,6 +24,7 @@ import { PostgresTimerStore } from '../store/timers/postgres-timer-store.js';
 import { PostgresUpkeepStore } from '../store/upkeep/postgres-upkeep-store.js';
 import { CancelRegistry } from './cancel-registry.js';
 import { closeWorker, RunningJobs, type WorkerConnections } from './close-worker.js';
+import { startEventLoopWatchdog } from './event-loop-watchdog.js';
 import { dependencyChecks, startHealthServer } from './health-server.js';
 import { createJobProcessor } from './job-router.js';
 import { loadHooks } from './load-hooks.js';
@@ -122,6 +123,16 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
     await closeWorker(closeParts(), 0).catch((closeError: unknown) => logger.warn({ err: closeError }, 'closing after a failed start failed'));
     throw secrets.error(error);
   }
+  // From here a tool or hook that never yields would freeze this process's sessions for good (S4).
+  const watchdog =
+    config.worker.blockedExitMs > 0
+      ? startEventLoopWatchdog({
+          boundMs: config.worker.blockedExitMs,
+          workerId,
+          variable: 'WORKER_BLOCKED_EXIT_MS',
+          onError: (error) => logger.error({ err: error }, 'event-loop watchdog failed; running without it'),
+        })
+      : null;
   void worker.run();
   logger.info({ workerId, queue: config.queueName, concurrency: config.worker.concurrency, provider: llm.provider, model: llm.model }, 'worker started');
   let closing: Promise<void> | null = null;
@@ -133,7 +144,10 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
       stopping.abort();
       if (closeOptions.force === true) shutdown.abort(new CancelledError('worker shutting down'));
       stopSweeperWatch();
-      closing ??= closeWorker(closeParts(), closeOptions.graceMs ?? 30_000).finally(() => logger.info({ workerId }, 'worker stopped'));
+      // The watchdog stops last: a tool that blocks the loop while the close waits for it is still caught.
+      closing ??= closeWorker(closeParts(), closeOptions.graceMs ?? 30_000)
+        .finally(() => watchdog?.stop())
+        .finally(() => logger.info({ workerId }, 'worker stopped'));
       return closing;
     },
   };
