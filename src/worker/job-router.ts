@@ -1,9 +1,10 @@
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
-import { isLoopfleetError, JobUnknownError, type LoopfleetError } from '../core/errors/index.js';
+import { InputInvalidError, isLoopfleetError, JobUnknownError, type LoopfleetError } from '../core/errors/index.js';
 import { assertSessionId } from '../fleet/session-id.js';
 import { JOB } from '../fleet/fleet-keys.js';
 import { drainSession } from './drain-session.js';
 import { ingestJob } from './ingest-job.js';
+import { UnreadableJobData } from './queue-worker.js';
 import { sweep } from './sweep-job.js';
 import { fireTimerJob } from './timer-job.js';
 import type { WorkerContext } from './worker-context.js';
@@ -60,6 +61,8 @@ function isRejection(error: unknown): error is LoopfleetError {
 }
 
 async function route(ctx: WorkerContext, job: Job, token: string | undefined, signal: AbortSignal | undefined): Promise<unknown> {
+  // Whatever its name: nothing can be done with data that cannot be read, and nothing is written (S5).
+  if (job.data instanceof UnreadableJobData) throw new InputInvalidError(`job data is not JSON (${job.data.length} characters)`);
   switch (job.name) {
     case JOB.drain: {
       const sessionId = assertSessionId((job.data as { sessionId?: unknown } | null)?.sessionId);

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { Queue, Worker } from 'bullmq';
+import { Queue, type Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { configuredSecrets, type ResolvedConfig } from '../config/index.js';
@@ -29,6 +29,7 @@ import { dependencyChecks, startHealthServer } from './health-server.js';
 import { createJobProcessor } from './job-router.js';
 import { loadHooks } from './load-hooks.js';
 import { loadTools } from './load-tools.js';
+import { QueueWorker } from './queue-worker.js';
 import { WorkerTimers } from './worker-timers.js';
 import { keepSweeperScheduled, scheduleSweeper } from './sweep-job.js';
 import type { DrainSettings, WorkerContext } from './worker-context.js';
@@ -252,7 +253,7 @@ function workerContext(config: ResolvedConfig, options: StartWorkerOptions, part
 
 /** The BullMQ worker, not running yet; its processor calls are counted in `jobs` (the close waits for them). */
 function bullmqWorker(config: ResolvedConfig, processor: ReturnType<typeof createJobProcessor>, connections: Connections, jobs: RunningJobs, logger: Logger): Worker {
-  const worker = new Worker(config.queueName, jobs.track(processor), {
+  const worker = new QueueWorker(config.queueName, jobs.track(processor), {
     connection: connections.workerConnection,
     concurrency: config.worker.concurrency,
     autorun: false,
