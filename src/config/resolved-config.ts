@@ -65,7 +65,7 @@ export interface WorkerConfig {
    * `loopfleet worker` at start; 0–1000, 0 leaves V8 its own factor (up to 300 % more). Default 100.
    * Inputs in flight keep their objects alive across a model call, so most of them are garbage of the
    * old generation once the inputs end; left to V8, it lets that garbage grow to several times the
-   * live heap first (bench/RESULTS.md: 2,000 inputs in flight peaked at 418–433 MB with V8's factor,
+   * live heap first (bench/history/log-to-session-30.md, item 30: 2,000 inputs in flight peaked at 418–433 MB with V8's factor,
    * 320–342 MB with 100, for 4–8 % more CPU).
    */
   heapGrowthPercent: number;
@@ -95,7 +95,7 @@ export interface WorkerConfig {
    * `DATABASE_BATCH_OVERLAP_MIN`: beyond the first statement running, another starts only while at
    * least this many writes (or reads) wait, 1–100000. Default 16: a worker below saturation runs one
    * statement at a time, so its writes share more of them; a busy one overlaps two
-   * (bench/RESULTS.md, item 43).
+   * (bench/history/log-to-session-30.md, item 43).
    */
   batch: { maxSize: number; maxInFlight: number; overlapMinWaiting: number };
   /**
