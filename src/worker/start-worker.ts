@@ -100,7 +100,8 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
   let health: Awaited<ReturnType<typeof startHealthServer>> | null = null;
   const closeParts = () => ({ worker, connections, shutdown, jobs, logger, after: async () => health?.close() });
   try {
-    connections.subscriber.on('message', (_channel: string, sessionId: string) => ctx.cancels.cancel(sessionId));
+    // A message only wakes a check of the durable request: anyone who may PUBLISH can send one.
+    connections.subscriber.on('message', (_channel: string, sessionId: string) => void ctx.cancels.signalled(sessionId));
     await connections.subscriber.subscribe(cancelChannel(config.queueName));
     worker = bullmqWorker(config, createJobProcessor(ctx), connections, jobs, logger);
     await scheduleSweeper(ctx);
@@ -200,6 +201,7 @@ function workerContext(config: ResolvedConfig, options: StartWorkerOptions, part
   const postgres = new PostgresSessionStore(connections.pool, { batch: config.worker.batch, windowCache: config.worker.windowCache });
   const store = options.wrapStore?.(postgres) ?? postgres;
   const upkeep = new PostgresUpkeepStore(connections.pool);
+  const workerLogger = logger.child({ workerId: parts.workerId });
   return {
     workerId: parts.workerId,
     queueName: config.queueName,
@@ -220,7 +222,7 @@ function workerContext(config: ResolvedConfig, options: StartWorkerOptions, part
       retryPolicy: resolveRetryPolicy(),
       onObserverError: (error) => logger.warn({ err: error }, 'event observer failed'),
     },
-    cancels: new CancelRegistry(),
+    cancels: new CancelRegistry((sessionId) => store.readCancelRequest(sessionId), workerLogger),
     metrics: new WorkerMetrics({
       queueName: config.queueName,
       concurrency: config.worker.concurrency,
@@ -229,7 +231,7 @@ function workerContext(config: ResolvedConfig, options: StartWorkerOptions, part
       backlog: () => upkeep.readBacklog(),
       queueJobs: () => connections.queue.getJobCounts(...QUEUE_JOB_STATES),
     }),
-    logger: logger.child({ workerId: parts.workerId }),
+    logger: workerLogger,
     clock: systemClock,
     stopping: parts.stopping,
     shutdown: parts.shutdown,
