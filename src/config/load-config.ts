@@ -93,6 +93,7 @@ function toResolvedConfig(env: ParsedEnv): ResolvedConfig {
       batch: { maxSize: env.DATABASE_BATCH_SIZE, maxInFlight: env.DATABASE_BATCH_STATEMENTS, overlapMinWaiting: env.DATABASE_BATCH_OVERLAP_MIN },
       windowCache: { maxBytes: env.WINDOW_CACHE_MB * 1024 * 1024, minMessages: env.WINDOW_CACHE_MIN_MESSAGES },
       leaseTtlMs: env.LEASE_TTL_MS,
+      jobLockMs: env.WORKER_JOB_LOCK_MS,
       drain: {
         sliceInputs: env.DRAIN_SLICE_INPUTS,
         sliceMs: env.DRAIN_SLICE_MS,

@@ -107,6 +107,12 @@ export interface WorkerConfig {
   windowCache: { maxBytes: number; minMessages: number };
   /** `LEASE_TTL_MS`: how long a session lease lives without renewal, in milliseconds (≥ 1000). Default 30000. */
   leaseTtlMs: number;
+  /**
+   * `WORKER_JOB_LOCK_MS`: BullMQ's job lock (`lockDuration`; the stalled check runs every half of it),
+   * 5000–600000 ms. Default 10000. A job whose worker died is taken over by another within twice this:
+   * for a raw job not yet ingested, the only way back (docs/fleet.md, "The job lock").
+   */
+  jobLockMs: number;
   /** How drains share the fleet and how the sweeper repairs it (docs/fleet.md, Settings). */
   drain: DrainConfig;
   /** `LOOPFLEET_TOOLS`: path of the ES module exporting the tool array; `null` = no tools. Default `null`. */

@@ -32,7 +32,7 @@ import { WorkerTimers } from './worker-timers.js';
 import { keepSweeperScheduled, scheduleSweeper } from './sweep-job.js';
 import type { DrainSettings, WorkerContext } from './worker-context.js';
 import { QUEUE_JOB_STATES, WorkerMetrics } from './worker-metrics.js';
-import { BULLMQ_WORKER_DEFAULTS, drainSettings } from './worker-settings.js';
+import { bullmqWorkerOptions, drainSettings } from './worker-settings.js';
 
 export interface StartWorkerOptions {
   logger?: Logger;
@@ -244,7 +244,7 @@ function bullmqWorker(config: ResolvedConfig, processor: ReturnType<typeof creat
     connection: connections.workerConnection,
     concurrency: config.worker.concurrency,
     autorun: false,
-    ...BULLMQ_WORKER_DEFAULTS,
+    ...bullmqWorkerOptions(config.worker.jobLockMs),
   });
   worker.on('lockRenewalFailed', (jobIds) => jobIds.forEach((id) => worker.cancelJob(id, 'lock renewal failed')));
   worker.on('failed', (job, error) => logger.warn({ jobId: job?.id, jobName: job?.name, err: error }, 'job failed'));
