@@ -8,7 +8,7 @@
  *
  * 64 measured inputs per variant: with 16, the uncompacted ratio read 1.02–1.24 over six runs of one
  * hour (a few milliseconds per input, one input at a time, so single slow inputs move a median of 16);
- * with 64 it read 1.09–1.11 over four (bench/RESULTS.md), for about a second more.
+ * with 64 it read 1.09–1.11 over four (bench/history/log-to-session-30.md, item 32), for about a second more.
  *
  * Run alone: `npx tsx bench/history.bench.ts` (BENCH_HISTORY_ROUNDS, default 64).
  */

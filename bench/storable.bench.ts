@@ -1,5 +1,5 @@
 /**
- * What making a step's data storable costs the hot path (`src/core/storable-text.ts`, bench/RESULTS.md
+ * What making a step's data storable costs the hot path (`src/core/storable-text.ts`, bench/history/log-to-session-30.md,
  * item 53): the loop walks every message and part of a step for U+0000 and lone surrogates before
  * committing it. Measured on the messages of a standard input's three steps (user text, an assistant
  * tool call, the tool's result, a final answer of ten deltas' worth of text, and their usage), all

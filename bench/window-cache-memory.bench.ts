@@ -1,5 +1,5 @@
 /**
- * Whether `WINDOW_CACHE_MB` bounds what it says (bench/RESULTS.md item 54): the window cache counts
+ * Whether `WINDOW_CACHE_MB` bounds what it says (bench/history/log-to-session-30.md, item 54): the window cache counts
  * its size with an estimate per row and per window (`src/store/steps/window-cache.ts`); this fills a cache
  * with no bound and compares the estimate with the heap the cached windows really take.
  *

@@ -10,7 +10,7 @@
  * (Until session 10 this was one `XREAD BLOCK` over every session's key on one connection. Redis
  * walks every key of such a read each time it wakes, and it woke for nearly every write: at 340
  * inputs/s over 200 streams Redis spent 0.89–1.07 ms of CPU per input with it, 0.70–0.78 ms with a
- * subscriber per session — bench/RESULTS.md, item 41.)
+ * subscriber per session — bench/history/log-to-session-30.md, item 41.)
  */
 import { setMaxListeners } from 'node:events';
 import type { Redis } from 'ioredis';

@@ -63,6 +63,8 @@ const independentSchema = z.object({
     30_000,
     integer({ min: 1000, max: MAX_TIMER_MS, expected: 'an integer of at least 1000 (milliseconds)' }),
   ),
+  // Below 5 s, a lock renewed every quarter of it is lost to an ordinary Redis or event-loop hiccup.
+  WORKER_JOB_LOCK_MS: envVariable(10_000, integer({ min: 5_000, max: 600_000, expected: 'an integer from 5000 to 600000 (milliseconds)' })),
   DRAIN_SLICE_INPUTS: envVariable(10, integer({ min: 1, max: 1_000_000, expected: 'a positive integer (inputs)' })),
   DRAIN_SLICE_MS: envVariable(30_000, integer({ min: 1, max: MAX_TIMER_MS, expected: 'a positive integer (milliseconds)' })),
   SWEEP_EVERY_MS: envVariable(5_000, integer({ min: 100, max: MAX_TIMER_MS, expected: 'an integer of at least 100 (milliseconds)' })),

@@ -94,6 +94,7 @@ function toResolvedConfig(env: ParsedEnv): ResolvedConfig {
       windowCache: { maxBytes: env.WINDOW_CACHE_MB * 1024 * 1024, minMessages: env.WINDOW_CACHE_MIN_MESSAGES },
       leaseTtlMs: env.LEASE_TTL_MS,
       blockedExitMs: env.WORKER_BLOCKED_EXIT_MS,
+      jobLockMs: env.WORKER_JOB_LOCK_MS,
       drain: {
         sliceInputs: env.DRAIN_SLICE_INPUTS,
         sliceMs: env.DRAIN_SLICE_MS,

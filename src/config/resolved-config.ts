@@ -65,7 +65,7 @@ export interface WorkerConfig {
    * `loopfleet worker` at start; 0–1000, 0 leaves V8 its own factor (up to 300 % more). Default 100.
    * Inputs in flight keep their objects alive across a model call, so most of them are garbage of the
    * old generation once the inputs end; left to V8, it lets that garbage grow to several times the
-   * live heap first (bench/RESULTS.md: 2,000 inputs in flight peaked at 418–433 MB with V8's factor,
+   * live heap first (bench/history/log-to-session-30.md, item 30: 2,000 inputs in flight peaked at 418–433 MB with V8's factor,
    * 320–342 MB with 100, for 4–8 % more CPU).
    */
   heapGrowthPercent: number;
@@ -95,7 +95,7 @@ export interface WorkerConfig {
    * `DATABASE_BATCH_OVERLAP_MIN`: beyond the first statement running, another starts only while at
    * least this many writes (or reads) wait, 1–100000. Default 16: a worker below saturation runs one
    * statement at a time, so its writes share more of them; a busy one overlaps two
-   * (bench/RESULTS.md, item 43).
+   * (bench/history/log-to-session-30.md, item 43).
    */
   batch: { maxSize: number; maxInFlight: number; overlapMinWaiting: number };
   /**
@@ -117,6 +117,12 @@ export interface WorkerConfig {
    * `MAX_INPUT_ATTEMPTS` ends it `failed` (docs/fleet.md, "Blocked workers").
    */
   blockedExitMs: number;
+  /**
+   * `WORKER_JOB_LOCK_MS`: BullMQ's job lock (`lockDuration`; the stalled check runs every half of it),
+   * 5000–600000 ms. Default 10000. A job whose worker died is taken over by another within twice this:
+   * for a raw job not yet ingested, the only way back (docs/fleet.md, "The job lock").
+   */
+  jobLockMs: number;
   /** How drains share the fleet and how the sweeper repairs it (docs/fleet.md, Settings). */
   drain: DrainConfig;
   /** `LOOPFLEET_TOOLS`: path of the ES module exporting the tool array; `null` = no tools. Default `null`. */

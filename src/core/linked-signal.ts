@@ -13,7 +13,7 @@ export interface LinkedSignal {
  * good), and a worker calls it per drain and per run against long-lived sources (its shutdown
  * signal, a drain's lease keeper), a `SessionQueue` per subscription against its close signal.
  * Measured in isolation: ≈ 24 µs per `AbortSignal.any` against ≈ 1.3 µs to link and unlink
- * (bench/RESULTS.md).
+ * (bench/history/log-to-session-30.md, item 21).
  */
 export function linkedSignal(sources: readonly AbortSignal[]): LinkedSignal {
   const controller = new AbortController();

@@ -21,7 +21,7 @@ export class ReadAborted extends Error {
  * One abort listener serves the reader's whole life, not one per read: a signal many readers share
  * (a server's shutdown signal given to every subscription) keeps its listeners in a list that each
  * add and remove walks, so a listener per read made every read cost in proportion to the readers
- * (bench/RESULTS.md, item 51). Call {@link dispose} when the reader ends.
+ * (bench/history/log-to-session-30.md, item 51). Call {@link dispose} when the reader ends.
  */
 export class AbortableReads {
   readonly #signal: AbortSignal | undefined;

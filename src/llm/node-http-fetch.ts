@@ -3,7 +3,7 @@
  *
  * Node's own `fetch` (undici) wraps every response body in a WHATWG stream and every request in
  * Request/Headers/AbortSignal machinery; through the OpenAI SDK, a standard input's two streamed
- * calls spent a quarter of the worker's CPU there (bench/RESULTS.md). The SDKs (OpenAI, Anthropic)
+ * calls spent a quarter of the worker's CPU there (bench/history/log-to-session-30.md, item 20). The SDKs (OpenAI, Anthropic)
  * only need a Response-shaped object whose `body` they can iterate: they take any async-iterable body
  * as is. So this
  * returns `status`, `ok`, `statusText`, `url`, `headers` (a `Headers`), `body` (the Node response

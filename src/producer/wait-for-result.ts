@@ -4,7 +4,7 @@ import type { ClientStore } from '../core/ports/client-store.js';
 import { assertSessionId } from '../fleet/session-id.js';
 import { abortableDelay } from './abortable-delay.js';
 import type { FinishNotices } from './finish-notices.js';
-import { outcomeFromEvent, type InputOutcome } from './input-outcome.js';
+import type { InputOutcome } from './input-outcome.js';
 import { assertInputSeq, readSettledOutcome } from './read-outcome.js';
 import { ResultTimeoutError } from './result-timeout-error.js';
 import { SettleOnce } from './settle-once.js';
@@ -38,10 +38,12 @@ export interface ResultDeps {
  * "already finished" and "about to finish": the wait subscribes to the session's finish announcements
  * FIRST (`FinishNotices`), then reads Postgres — the worker commits the outcome before it publishes
  * `input_finished`, whose announcement the subscription then receives, so if the row is not settled
- * yet, the announcement is still to come. While waiting, Postgres is re-read every `recheckMs`, and
- * at once when the subscription's connection comes back from a drop, because an announcement may
- * never arrive (Redis lost it, or an older worker made none); when Redis is unreachable the wait is
- * Postgres polling alone.
+ * yet, the announcement is still to come. The outcome always comes from Postgres: an announcement
+ * only makes the wait read the row at once, since anyone allowed to PUBLISH on the queue's Redis can
+ * announce a made-up finish (docs/invariants.md, S3). While waiting, Postgres is also re-read every
+ * `recheckMs`, and at once when the subscription's connection comes back from a drop, because an
+ * announcement may never arrive (Redis lost it, or an older worker made none); when Redis is
+ * unreachable the wait is Postgres polling alone.
  */
 export async function waitForResult(deps: ResultDeps, sessionId: string, seq: number, options: ResultOptions = {}): Promise<InputOutcome> {
   const id = assertSessionId(sessionId);
@@ -59,12 +61,11 @@ export async function waitForResult(deps: ResultDeps, sessionId: string, seq: nu
   if (deps.closed.aborted) onClose();
   const timer = timeoutMs === undefined ? null : setTimeout(() => outcome.reject(new ResultTimeoutError(id, inputSeq, timeoutMs)), timeoutMs);
   const target = { deps, sessionId: id, seq: inputSeq, outcome, signal: stop.signal };
+  const confirm = confirmingReads(target);
   const listening = deps.finishes.listen(id, {
+    // A hint, not the answer: the announcement may be forged. Postgres says whether it finished.
     finished: (event) => {
-      if (event.data.inputSeq !== inputSeq || outcome.settled) return;
-      const fromEvent = outcomeFromEvent(event);
-      if (fromEvent !== null) outcome.resolve(fromEvent);
-      else void checkStore(target);
+      if (event.data.inputSeq === inputSeq && !outcome.settled) confirm.read();
     },
     resync: () => void checkStore(target),
   });
@@ -86,7 +87,7 @@ export async function waitForResult(deps: ResultDeps, sessionId: string, seq: nu
     stop.abort();
     listening.stop();
     // Nothing keeps running once the caller has its answer.
-    await polling;
+    await Promise.all([polling, confirm.done()]);
   }
 }
 
@@ -113,6 +114,31 @@ async function subscribed(deps: ResultDeps, sessionId: string, subscription: Pro
   // Bounded: while Redis is down a reconnecting client holds the command instead of failing it.
   const attempt = await attemptWithin(subscription, deps.redisTimeoutMs);
   if (!attempt.ok) deps.logger?.warn({ err: attempt.error, sessionId }, 'finish announcements unreachable; waiting for the result on Postgres alone');
+}
+
+/**
+ * The reads announcements ask for, one at a time: announcements arriving while one is out (a flood of
+ * forged ones included) make one more read once it answers — the real finish may have been committed
+ * after that read began — not a read each.
+ */
+function confirmingReads(target: WaitTarget): { read(): void; done(): Promise<void> } {
+  let out: Promise<void> | null = null;
+  let again = false;
+  const read = (): void => {
+    if (out !== null) {
+      again = true;
+      return;
+    }
+    out = (async () => {
+      do {
+        again = false;
+        await checkStore(target);
+      } while (again && !target.outcome.settled && !target.signal.aborted);
+    })().finally(() => {
+      out = null;
+    });
+  };
+  return { read, done: async () => out ?? undefined };
 }
 
 /** Re-reads Postgres every `recheckMs` until the outcome is settled one way or another. */

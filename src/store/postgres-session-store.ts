@@ -42,6 +42,7 @@ import { loadWindow } from './steps/load-window.js';
 import { releaseLease } from './lease/release-lease.js';
 import { renewLease } from './lease/renew-lease.js';
 import { requestCancel } from './inbox/request-cancel.js';
+import { readCancelRequest } from './inbox/read-cancel-request.js';
 import { ReadBatcher } from './batching/read-batcher.js';
 import type { BatchOptions } from './batching/batch-queue.js';
 import { RowBatcher } from './batching/row-batcher.js';
@@ -164,5 +165,9 @@ export class PostgresSessionStore implements SessionStore {
 
   clearCancel(params: FencedParams): Promise<void> {
     return clearCancel(this.pool, params);
+  }
+
+  readCancelRequest(sessionId: string): Promise<Date | null> {
+    return readCancelRequest(this.pool, sessionId);
   }
 }

@@ -8,7 +8,7 @@
  * when the input ends. Left to itself, V8 grows the old generation by up to 4× what survived when
  * collections are fast, so a worker with many inputs in flight reaches several times its live heap
  * before it collects: with 2,000 in flight through the OpenAI SDK the process peaked at 418–433 MB,
- * 320–342 MB with 100 % (bench/RESULTS.md, item 30), for 4–8 % more CPU in that run and 3–7 % fewer
+ * 320–342 MB with 100 % (bench/history/log-to-session-30.md, item 30), for 4–8 % more CPU in that run and 3–7 % fewer
  * inputs/s at full throughput.
  *
  * V8 reads the flag each time it sets the old generation's next limit, so setting it at run time takes

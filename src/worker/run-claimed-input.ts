@@ -4,6 +4,7 @@ import type { FleetEvent } from '../fleet/fleet-events.js';
 import { runInputOutcome, type RunOutcome } from '../core/loop/run-input.js';
 import { finishingCancel } from '../core/loop/run-outcomes.js';
 import { linkedSignal } from '../core/linked-signal.js';
+import { requestedDuringRun } from './cancel-registry.js';
 import { boundWhileStopping } from './stopping-wait.js';
 import type { WorkerContext } from './worker-context.js';
 
@@ -23,9 +24,10 @@ export async function runClaimedInput(
   const { input, resumed, session } = claimed;
   const cancel = new AbortController();
   let stopWatch = (): void => {};
-  // Registered first: a pub/sub cancel reaches this run from here on; the durable flag as the claim
-  // read it covers earlier requests, and the periodic re-read the sliver in between.
-  const unregister = ctx.cancels.register(sessionId, cancel);
+  // Registered first: a pub/sub cancel reaches this run from here on (the message makes the registry
+  // read the durable flag); the flag as the claim read it covers earlier requests, and the periodic
+  // re-read the sliver in between.
+  const unregister = ctx.cancels.register(sessionId, cancel, input.startedAt);
   // The run stops for the drain's reasons (lease lost, shutdown) or a cancel of this input.
   const runSignal = linkedSignal([stop, cancel.signal]);
   // Written under the lease: once the session is deleted, its events are refused (`eventDeletedKey`).
@@ -121,7 +123,7 @@ async function applyDurableCancel(
 ): Promise<void> {
   if (requested === null) return;
   await ctx.store.clearCancel({ sessionId, leaseToken });
-  if (startedAt !== null && requested.getTime() >= startedAt.getTime()) cancel.abort(finishingCancel('cancelled by request'));
+  if (requestedDuringRun(requested, startedAt)) cancel.abort(finishingCancel('cancelled by request'));
 }
 
 /**
@@ -139,8 +141,7 @@ export function watchDurableCancel(ctx: WorkerContext, sessionId: string, starte
       .getSession(sessionId)
       .then(
         (session) => {
-          const requested = session?.cancelRequestedAt ?? null;
-          if (requested !== null && requested.getTime() >= startedAt.getTime() && !cancel.signal.aborted) cancel.abort(finishingCancel('cancelled by request'));
+          if (requestedDuringRun(session?.cancelRequestedAt ?? null, startedAt) && !cancel.signal.aborted) cancel.abort(finishingCancel('cancelled by request'));
         },
         (error: unknown) => ctx.logger.warn({ err: error, sessionId }, 'cancel flag check failed'),
       )

@@ -34,7 +34,7 @@ import { WorkerTimers } from './worker-timers.js';
 import { keepSweeperScheduled, scheduleSweeper } from './sweep-job.js';
 import type { DrainSettings, WorkerContext } from './worker-context.js';
 import { QUEUE_JOB_STATES, WorkerMetrics } from './worker-metrics.js';
-import { BULLMQ_WORKER_DEFAULTS, drainSettings } from './worker-settings.js';
+import { bullmqWorkerOptions, drainSettings } from './worker-settings.js';
 
 export interface StartWorkerOptions {
   logger?: Logger;
@@ -102,7 +102,8 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
   let health: Awaited<ReturnType<typeof startHealthServer>> | null = null;
   const closeParts = () => ({ worker, connections, shutdown, jobs, logger, after: async () => health?.close() });
   try {
-    connections.subscriber.on('message', (_channel: string, sessionId: string) => ctx.cancels.cancel(sessionId));
+    // A message only wakes a check of the durable request: anyone who may PUBLISH can send one.
+    connections.subscriber.on('message', (_channel: string, sessionId: string) => void ctx.cancels.signalled(sessionId));
     await connections.subscriber.subscribe(cancelChannel(config.queueName));
     worker = bullmqWorker(config, createJobProcessor(ctx), connections, jobs, logger);
     await scheduleSweeper(ctx);
@@ -215,6 +216,7 @@ function workerContext(config: ResolvedConfig, options: StartWorkerOptions, part
   const postgres = new PostgresSessionStore(connections.pool, { batch: config.worker.batch, windowCache: config.worker.windowCache });
   const store = options.wrapStore?.(postgres) ?? postgres;
   const upkeep = new PostgresUpkeepStore(connections.pool);
+  const workerLogger = logger.child({ workerId: parts.workerId });
   return {
     workerId: parts.workerId,
     queueName: config.queueName,
@@ -235,7 +237,7 @@ function workerContext(config: ResolvedConfig, options: StartWorkerOptions, part
       retryPolicy: resolveRetryPolicy(),
       onObserverError: (error) => logger.warn({ err: error }, 'event observer failed'),
     },
-    cancels: new CancelRegistry(),
+    cancels: new CancelRegistry((sessionId) => store.readCancelRequest(sessionId), workerLogger),
     metrics: new WorkerMetrics({
       queueName: config.queueName,
       concurrency: config.worker.concurrency,
@@ -244,7 +246,7 @@ function workerContext(config: ResolvedConfig, options: StartWorkerOptions, part
       backlog: () => upkeep.readBacklog(),
       queueJobs: () => connections.queue.getJobCounts(...QUEUE_JOB_STATES),
     }),
-    logger: logger.child({ workerId: parts.workerId }),
+    logger: workerLogger,
     clock: systemClock,
     stopping: parts.stopping,
     shutdown: parts.shutdown,
@@ -257,7 +259,7 @@ function bullmqWorker(config: ResolvedConfig, processor: ReturnType<typeof creat
     connection: connections.workerConnection,
     concurrency: config.worker.concurrency,
     autorun: false,
-    ...BULLMQ_WORKER_DEFAULTS,
+    ...bullmqWorkerOptions(config.worker.jobLockMs),
   });
   worker.on('lockRenewalFailed', (jobIds) => jobIds.forEach((id) => worker.cancelJob(id, 'lock renewal failed')));
   worker.on('failed', (job, error) => logger.warn({ jobId: job?.id, jobName: job?.name, err: error }, 'job failed'));

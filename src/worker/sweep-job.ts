@@ -9,7 +9,7 @@ import type { WorkerContext } from './worker-context.js';
  * the sweeper only looks at sessions with no live lease, and an active drain that does not hold its
  * session's lease is not draining it — its worker died or froze, and BullMQ would keep the job active
  * (swallowing every kick, `keepLastIfActive` included) until its lock lapses and a stalled check runs,
- * up to `lockDuration + stalledInterval` (90 s). A live drain caught between taking the job and the
+ * up to twice `WORKER_JOB_LOCK_MS` (20 s by default). A live drain caught between taking the job and the
  * lease, or between releasing the lease and finishing the job, is harmless to duplicate: the lease
  * serialises the two.
  */
@@ -90,8 +90,8 @@ export async function scheduleSweeper(ctx: WorkerContext): Promise<void> {
  * Whether the schedule's next iteration is lost. BullMQ sets the next iteration of a schedule from the
  * worker that takes the current one, in a call after taking it: a worker that dies or loses Redis
  * between the two (kill -9, a silent Redis at shutdown) leaves the schedule pointing at a job that will
- * never set another — no sweep until BullMQ's stalled check re-runs that job, up to `lockDuration +
- * stalledInterval` (90 s). Lost when the iteration is overdue by two periods (at least 5 s) and is not
+ * never set another — no sweep until BullMQ's stalled check re-runs that job, up to twice
+ * `WORKER_JOB_LOCK_MS` (20 s by default). Lost when the iteration is overdue by two periods (at least 5 s) and is not
  * waiting to run (a busy queue may hold it back; a waiting job still sets the next one when taken).
  */
 async function sweepIterationLost(ctx: WorkerContext, next: number | undefined): Promise<boolean> {

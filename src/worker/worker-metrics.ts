@@ -59,7 +59,7 @@ let processRegistry: Registry | null = null;
 /**
  * How often the event-loop delay (`nodejs_eventloop_lag_*`) is sampled, in milliseconds. prom-client's
  * 10 ms wakes an idle worker 100 times a second, which doubled its CPU (1.4–1.5 % of a core against
- * 0.8 %, bench/RESULTS.md item 66); a stall still shows in the next sample at this resolution.
+ * 0.8 %, bench/history/log-to-session-30.md, item 66); a stall still shows in the next sample at this resolution.
  */
 export const EVENT_LOOP_SAMPLE_MS = 100;
 

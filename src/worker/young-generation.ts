@@ -7,7 +7,7 @@
  * semi-space's size: a larger one collects less often for about the same copying each time, and
  * promotes less of what dies soon after. With 32 MB, the OpenAI-SDK throughput workload ran half the
  * young collections, paused 0.11–0.13 ms per input in them instead of 0.18–0.23, and its process used
- * 10–15 % less CPU; 2,000 inputs in flight peaked 45–50 MB higher (bench/RESULTS.md, item 49).
+ * 10–15 % less CPU; 2,000 inputs in flight peaked 45–50 MB higher (bench/history/log-to-session-30.md, item 49).
  *
  * Unlike `--heap-growing-percent` (src/worker/heap-growth.ts), V8 reads this flag only while it sets
  * up the heap, so the running process cannot set it: the worker is started with it (`npm run fleet`,

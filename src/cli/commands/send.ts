@@ -1,7 +1,7 @@
 import type { RunOutcome } from '../../core/session-types.js';
 import { INPUT_MODES, type InputMode } from '../../core/session-types.js';
 import type { InputHandle } from '../../producer/input-handle.js';
-import { outcomeFromEvent, type InputOutcome } from '../../producer/input-outcome.js';
+import type { InputOutcome } from '../../producer/input-outcome.js';
 import { SessionQueue } from '../../producer/session-queue.js';
 import { INPUT_ID_PATTERN } from '../../fleet/input-id.js';
 import { EXIT, type CliIo } from '../cli-io.js';
@@ -60,7 +60,6 @@ async function follow(handle: InputHandle, io: CliIo): Promise<number> {
   const onSignal = (): void => stop.abort();
   process.once('SIGINT', onSignal);
   let streamed = false;
-  let outcome: InputOutcome | null = null;
   try {
     for await (const item of handle.events({ signal: stop.signal })) {
       if (item.kind === 'gap') {
@@ -77,19 +76,18 @@ async function follow(handle: InputHandle, io: CliIo): Promise<number> {
         io.stderr('\n[a worker was lost: the input continues on another one]\n');
       } else if (item.type === 'user_input_requested') {
         io.stderr(`\n[question ${String(data.interactionId)}: ${String(data.prompt)}]\n[answer with: loopfleet submit-input ${handle.sessionId} ${String(data.interactionId)} <value>]\n`);
-      } else if (item.type === 'input_finished') {
-        outcome = outcomeFromEvent(item);
       }
     }
     if (stop.signal.aborted) {
       io.stderr(`\n[stopped following; input ${handle.seq} keeps running]\n`);
       return INTERRUPTED;
     }
-    outcome ??= await handle.result();
+    // From Postgres, not from the followed input_finished: a follower may take entries from its tail
+    // channel, on which anyone allowed to PUBLISH can announce a made-up finish (docs/invariants.md).
+    return report(await handle.result(), streamed, io);
   } finally {
     process.removeListener('SIGINT', onSignal);
   }
-  return report(outcome, streamed, io);
 }
 
 function report(outcome: InputOutcome, streamed: boolean, io: CliIo): number {

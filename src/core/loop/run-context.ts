@@ -91,13 +91,3 @@ export interface RunContext {
 export function hookScope(ctx: RunContext): RunScope {
   return { sessionId: ctx.params.sessionId, inputSeq: ctx.params.input.seq };
 }
-
-/** The session the run belongs to. */
-export function sessionIdOf(ctx: RunContext): string {
-  return ctx.params.sessionId;
-}
-
-/** The seq of the input the run runs. */
-export function inputSeqOf(ctx: RunContext): number {
-  return ctx.params.input.seq;
-}

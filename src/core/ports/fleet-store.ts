@@ -30,4 +30,10 @@ export interface FleetStore {
   claimNextInput(params: FencedParams): Promise<ClaimedInput | null>;
   /** Fenced. Clears the cancel flag once the holder has acted on it. */
   clearCancel(params: FencedParams): Promise<void>;
+  /**
+   * The session's durable cancel request: when it was made, or null when none waits (or there is no
+   * such session). One narrow read, for a holder told over Redis that a cancel may have been asked
+   * for: the message proves nothing, the request in the store does.
+   */
+  readCancelRequest(sessionId: string): Promise<Date | null>;
 }

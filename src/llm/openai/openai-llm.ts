@@ -126,7 +126,7 @@ export class OpenAiLlm implements Llm {
     try {
       // The SDK sends the request and turns an error status into its `APIError`; the body's events
       // are read here (`sse-events.ts`), with the SDK stream's rules (`chunkOf`), at a fraction of
-      // its cost per chunk (bench/RESULTS.md).
+      // its cost per chunk (bench/history/log-to-session-30.md, item 29).
       response = await this.#client.chat.completions.create(params, { signal: guard.signal }).asResponse();
     } catch (error) {
       throw failed(error);

@@ -8,7 +8,7 @@
  * `test/unit/store/commit-step-validation.test.ts` holds the two to that agreement on generated steps.
  *
  * It exists because the schema parse was ≈ 10 % of a worker's CPU per input with the garbage it left
- * (bench/RESULTS.md). The schema stays the definition. A change that loosens it only sends more steps
+ * (bench/history/log-to-session-30.md, item 33). The schema stays the definition. A change that loosens it only sends more steps
  * to it (slower, still right); a change that tightens it must be made here too, or this path would let
  * through what the schema now refuses — the property test fails once its generated steps reach the
  * new rule, so extend its generators with the rule.

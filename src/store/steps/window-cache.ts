@@ -26,7 +26,7 @@ export interface CachedWindow extends CachedWindowKey {
 /**
  * A stored row's footprint: its objects (the row, its message, its date, its strings' headers) plus a
  * byte per character of its text and calls; and what each cached window adds (its entry, its array).
- * Measured on V8 with a scratch heap count (bench/RESULTS.md, item 54): 30,000 windows of 4 short rows
+ * Measured on V8 with a scratch heap count (bench/history/log-to-session-30.md, item 54): 30,000 windows of 4 short rows
  * to 100 windows of 2,000 long ones. Text outside Latin-1 takes two bytes a character and is counted
  * as one, so such windows can take up to twice their text's share.
  */

@@ -24,7 +24,9 @@ describe('R2: a worker process paused past its lease', () => {
   it('SIGSTOP mid-tool: another worker takes over (higher token), the SIGCONT-ed one is fenced out, every input done exactly once', async () => {
     const { fleet } = pf;
     const sessionId = 'zombie';
-    const zombie = await fleet.processes.start(pf.workerEnv);
+    // A lock that outlives the freeze, as the premise says: with the default 10 s one a slow takeover
+    // could let it lapse, and the woken zombie would stop for the lost lock before any write is refused.
+    const zombie = await fleet.processes.start(Object.assign({}, pf.workerEnv, { WORKER_JOB_LOCK_MS: '60000' }));
     await acceptAndKick(fleet.acceptDeps, { sessionId, kind: 'send', payload: { input: '[tool:hold {"key":"zombie"}]' } });
     await pf.toolStarted('zombie', zombie.pid);
     const zombieLease = (await fleet.store.getSession(sessionId))!.lease;

@@ -31,7 +31,7 @@ describe('SessionQueue: add, result, events', () => {
   beforeAll(async () => {
     fleet = await FleetFixture.create('producer');
     await fleet.startWorker({ llm: routingLlm(gates) });
-    // A long re-check: a result that arrives quickly can only have come from the event stream.
+    // A long re-check: a result that arrives quickly came from an announcement (confirmed in Postgres).
     queue = new SessionQueue({ databaseUrl: fleet.config.databaseUrl, redisUrl: fleet.config.redisUrl, queueName: fleet.config.queueName, recheckMs: 60_000 });
   });
 
@@ -63,6 +63,33 @@ describe('SessionQueue: add, result, events', () => {
     const outcome = await pending;
     expect(outcome).toMatchObject({ status: 'completed', finalText: 'held stream-1', rounds: 1, toolCalls: 0, error: null });
     expect(outcome.usage.llmCalls).toBe(1);
+  });
+
+  // Anyone allowed to PUBLISH on the queue's Redis can announce a finish: result() answers with what
+  // Postgres holds (docs/invariants.md, S3).
+  it('a forged input_finished on the finish channel does not resolve result(); the real finish does, with the outcome Postgres holds', async () => {
+    const sessionId = 'forged-finish';
+    // A real finish, whose entry the forgery copies: it has every field a genuine one has.
+    await (await queue.add('send', { sessionId, input: 'hello' })).result({ timeoutMs: 20_000 });
+    const entries = await fleet.redis.xrange(eventStreamKey(fleet.config.queueName, sessionId), '-', '+');
+    const [realId, fields] = entries.find(([, entry]) => entry[entry.indexOf('type') + 1] === 'input_finished')!;
+    const realData = JSON.parse(fields[fields.indexOf('data') + 1]!) as Record<string, unknown>;
+
+    const handle = await queue.add('send', { sessionId, input: 'hold:forged-finish' });
+    await fleet.waitFor('the run to start', async () => ((await fleet.store.getInput(sessionId, handle.seq))?.status === 'running' ? true : undefined));
+    let settled = false;
+    const pending = handle.result({ timeoutMs: 30_000 }).finally(() => {
+      settled = true;
+    });
+    const channel = finishChannel(fleet.config.queueName, sessionId);
+    await fleet.waitFor('the wait to subscribe', async () => (((await fleet.redis.pubsub('NUMSUB', channel)) as [string, number])[1] > 0 ? true : undefined));
+    const forged = Object.assign({}, realData, { inputSeq: handle.seq, finalText: 'forged', status: 'completed', error: null });
+    expect(await fleet.redis.publish(channel, `${realId} ${JSON.stringify(forged)}`)).toBe(1);
+    // Redis delivers a channel's messages in order: the forgery reaches the wait before the real
+    // announcement, which cannot come before the gate opens.
+    expect(settled).toBe(false);
+    gates.open('forged-finish');
+    await expect(pending).resolves.toMatchObject({ status: 'completed', finalText: 'held forged-finish' });
   });
 
   it('resolves from Postgres when the input finished before result() was called', async () => {

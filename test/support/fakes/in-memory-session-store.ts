@@ -293,6 +293,11 @@ export class InMemorySessionStore implements Port.SessionStore {
     record.updatedAt = this.#at();
   }
 
+  async readCancelRequest(sessionId: string): Promise<Date | null> {
+    const requested = this.#sessions.get(assertSessionId(sessionId))?.record.cancelRequestedAt ?? null;
+    return requested === null ? null : new Date(requested);
+  }
+
   #at(): Date {
     return new Date(this.now());
   }

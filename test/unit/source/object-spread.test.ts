@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
  * a spread followed by more properties (`{ ...a, b }`, `{ ...a, b: 1 }`). On Node 20's V8 that shape
  * runs on a slow path — about 0.6 µs per extra property instead of a few nanoseconds — and can leave
  * the new object in dictionary mode, which slows every later read of it. The event queue built each
- * entry that way, and the publisher spent 6.8 µs per event instead of 3.9 (bench/RESULTS.md, item 36).
+ * entry that way, and the publisher spent 6.8 µs per event instead of 3.9 (bench/history/log-to-session-30.md, item 36).
  * Write `Object.assign({}, a, { b })` or a literal with every property instead; `{ ...a, ...b }` and
  * `{ a: 1, ...b }` are fast and allowed.
  */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config/index.js';
-import { drainSettings } from '../../../src/worker/worker-settings.js';
+import { bullmqWorkerOptions, drainSettings } from '../../../src/worker/worker-settings.js';
 
 describe('drainSettings', () => {
   it('takes the drain settings from the environment, with the documented defaults', () => {
@@ -20,5 +20,12 @@ describe('drainSettings', () => {
 
   it('lets an embedder override any of them in process', () => {
     expect(drainSettings(loadConfig({ DRAIN_SLICE_INPUTS: '4' }), { sliceInputs: 2, sweepEveryMs: 3_600_000 })).toMatchObject({ sliceInputs: 2, sweepEveryMs: 3_600_000, sliceMs: 30_000 });
+  });
+});
+
+describe('bullmqWorkerOptions', () => {
+  it('locks jobs for WORKER_JOB_LOCK_MS and checks for stalled ones every half of it', () => {
+    expect(bullmqWorkerOptions(loadConfig({}).worker.jobLockMs)).toMatchObject({ lockDuration: 10_000, stalledInterval: 5_000, maxStalledCount: 3 });
+    expect(bullmqWorkerOptions(loadConfig({ WORKER_JOB_LOCK_MS: '5001' }).worker.jobLockMs)).toMatchObject({ lockDuration: 5_001, stalledInterval: 2_501 });
   });
 });

@@ -1,7 +1,7 @@
 /**
  * The young generation `loopfleet worker` reports it runs with: node's `--max-semi-space-size`, from
  * the command line or `NODE_OPTIONS`. (Its effect on CPU and peak memory is measured, not asserted:
- * bench/RESULTS.md, item 49.)
+ * bench/history/log-to-session-30.md, item 49.)
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';

@@ -120,6 +120,18 @@ export function queryScenarios(ctx: ContractContext): void {
       expect((await ctx.store.getSession(id))?.cancelRequestedAt).toEqual(again);
     });
 
+    it('reads the waiting request: none, then the time of the request kept, none again once the holder cleared it', async () => {
+      const { id, token } = await leased(ctx, 'cancel-read');
+      expect(await ctx.store.readCancelRequest(id)).toBeNull();
+      const requested = await ctx.store.requestCancel(id);
+      expect(await ctx.store.readCancelRequest(id)).toEqual(requested);
+      await ctx.store.requestCancel(id);
+      expect(await ctx.store.readCancelRequest(id)).toEqual(requested);
+      await ctx.store.clearCancel({ sessionId: id, leaseToken: token });
+      expect(await ctx.store.readCancelRequest(id)).toBeNull();
+      expect(await ctx.store.readCancelRequest(ctx.id('nobody'))).toBeNull();
+    });
+
     it('refuses a cancel request for a session that does not exist with session.not_found', async () => {
       const id = ctx.id('nobody');
       await expectCode(ctx.store.requestCancel(id), 'session.not_found');

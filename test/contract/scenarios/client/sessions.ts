@@ -25,6 +25,7 @@ function everyMethod(store: SessionStore, id: string): Array<[string, () => Prom
     ['getUsageRounds', () => store.getUsageRounds(id)],
     ['requestCancel', () => store.requestCancel(id)],
     ['clearCancel', () => store.clearCancel(fenced)],
+    ['readCancelRequest', () => store.readCancelRequest(id)],
   ];
 }
 
