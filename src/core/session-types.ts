@@ -80,6 +80,17 @@ export interface InputResult {
    * was delivered into. Its result is that run's result, copied when the run finished.
    */
   steeredInto?: number;
+  /**
+   * The agent that ran the input and the version of its definition (docs/agents.md). Absent on
+   * results written before agents existed.
+   */
+  agent?: AgentRef;
+}
+
+/** An agent as one run saw it: its name and the version (hash) of its definition. */
+export interface AgentRef {
+  name: string;
+  version: string;
 }
 
 /** The session's lease: who may run its inputs, and the fencing token every write must carry. */
