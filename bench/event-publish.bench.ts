@@ -30,7 +30,7 @@ const PER_SESSION = EVENTS / SESSIONS;
 
 /** One session's run: EVENTS / SESSIONS events, mostly token-sized text deltas. */
 function sessionScript(): FleetEvent[] {
-  const events: FleetEvent[] = [{ type: 'input_started', attempt: 1 }];
+  const events: FleetEvent[] = [{ type: 'input_started', attempt: 1, agent: { name: 'default', version: 'v1' } }];
   for (let round = 0; events.length < PER_SESSION - 1; round += 1) {
     const streamId = `st_${round}`;
     events.push({ type: 'round_started', roundIndex: round }, { type: 'stream_started', streamId, attempt: 1 });

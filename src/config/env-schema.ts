@@ -50,6 +50,7 @@ const independentSchema = z.object({
   LOG_FORMAT: envVariable('json', oneOf(LOG_FORMATS)),
   LOG_CONTENT: envVariable(false, flag),
   LOOPFLEET_TOOLS: envVariable<string | null>(null, text),
+  LOOPFLEET_AGENTS: envVariable<string | null>(null, text),
   LOOPFLEET_HOOKS: envVariable<string | null>(null, text),
   LOOPFLEET_AGENT_TIMERS: envVariable(false, flag),
   LOOPFLEET_MAX_INPUT_BYTES: envVariable(

@@ -3,7 +3,8 @@ import { ConfigInvalidError } from '../core/errors/index.js';
 import { envSchema, type ParsedEnv } from './env-schema.js';
 import type { LlmProviderName, ResolvedConfig } from './resolved-config.js';
 
-const DEFAULT_MODEL: Record<LlmProviderName, string> = {
+/** The model of each provider when neither `LLM_MODEL` nor an agent names one. */
+export const DEFAULT_MODEL: Readonly<Record<LlmProviderName, string>> = {
   openai: 'gpt-4o-mini',
   anthropic: 'claude-sonnet-4-5',
   scripted: 'scripted',
@@ -103,6 +104,7 @@ function toResolvedConfig(env: ParsedEnv): ResolvedConfig {
         maxInputAttempts: env.MAX_INPUT_ATTEMPTS,
       },
       toolsModule: env.LOOPFLEET_TOOLS,
+      agentsModule: env.LOOPFLEET_AGENTS,
       hooksModule: env.LOOPFLEET_HOOKS,
       agentTimers: env.LOOPFLEET_AGENT_TIMERS,
       maxInputBytes: env.LOOPFLEET_MAX_INPUT_BYTES,

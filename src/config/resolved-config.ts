@@ -127,6 +127,12 @@ export interface WorkerConfig {
   drain: DrainConfig;
   /** `LOOPFLEET_TOOLS`: path of the ES module exporting the tool array; `null` = no tools. Default `null`. */
   toolsModule: string | null;
+  /**
+   * `LOOPFLEET_AGENTS`: path of an ES module whose default export is an array of agent definitions, or
+   * of a `.json` file holding that array (docs/agents.md); `null` = one agent, `default`, built from
+   * this environment. Default `null`.
+   */
+  agentsModule: string | null;
   /** `LOOPFLEET_HOOKS`: path of the ES module exporting the hook array; `null` = no hooks. Default `null`. */
   hooksModule: string | null;
   /** `LOOPFLEET_AGENT_TIMERS`: give agents the `schedule_wakeup` tool (durable timers on their own session). Default false. */

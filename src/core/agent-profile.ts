@@ -62,6 +62,8 @@ export interface InputOverrides {
   /** The model only sees these tools. */
   tools?: string[];
   systemPrompt?: string;
+  /** The model for this input's calls, instead of the agent's (same provider; its fallbacks keep their own). */
+  model?: string;
   maxRounds?: number;
   responseFormat?: ResponseFormatSpec;
   maxTokensPerInput?: number;

@@ -13,6 +13,7 @@ export const inputOverridesSchema = z
   .object({
     tools: z.array(z.string().min(1).max(64)).max(256).optional(),
     systemPrompt: z.string().max(200_000).optional(),
+    model: z.string().min(1).max(200).optional(),
     maxRounds: z.number().int().min(1).max(1000).optional(),
     responseFormat: responseFormatSchema.optional(),
     maxTokensPerInput: z.number().int().positive().optional(),

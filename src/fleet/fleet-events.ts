@@ -1,5 +1,5 @@
 import type { LoopEvent } from '../core/events/loop-events.js';
-import type { InputKind, InputMode, InputResult } from '../core/session-types.js';
+import type { AgentRef, InputKind, InputMode, InputResult } from '../core/session-types.js';
 
 /**
  * Lifecycle events the fleet adds around the loop's own events. Together with
@@ -7,9 +7,10 @@ import type { InputKind, InputMode, InputResult } from '../core/session-types.js
  */
 export type LifecycleEvent =
   | { type: 'input_accepted'; kind: InputKind; mode: InputMode; inputId: string }
-  | { type: 'input_started'; attempt: number }
+  /** `agent`: the agent that runs it and its version (docs/agents.md). */
+  | { type: 'input_started'; attempt: number; agent: AgentRef }
   /** A takeover continues an input a lost worker was running: drop the lost attempt's partial deltas. */
-  | { type: 'input_resumed'; reason: 'worker_lost'; attempt: number }
+  | { type: 'input_resumed'; reason: 'worker_lost'; attempt: number; agent: AgentRef }
   | ({ type: 'input_finished'; error: { code: string; message: string } | null; steeredInto?: number } & InputResult)
   /**
    * A durable timer fired: `delivered` as the input `inputSeq` (kind `timer`);

@@ -70,8 +70,10 @@ export class FallbackLlm implements Llm {
     for (let index = 0; index < order.length; index += 1) {
       const target = order[index]!;
       try {
-        // Each pair names its own model: an agent-level model override would be wrong for the others.
-        const response = await target.llm.complete(Object.assign({}, request, { model: target.llm.model }), options);
+        // Each pair names its own model: an override (an input's `model`) is meant for the primary's
+        // provider, and would be wrong for the others.
+        const model = target === this.#targets[0] ? (request.model ?? target.llm.model) : target.llm.model;
+        const response = await target.llm.complete(Object.assign({}, request, { model }), options);
         target.failures = 0;
         target.downUntil = 0;
         return response;

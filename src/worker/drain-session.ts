@@ -1,7 +1,7 @@
 import { CancelledError, LeaseLostError, SessionNotFoundError } from '../core/errors/index.js';
 import type { ClaimedInput } from '../core/ports/session-store.js';
 import { kickSession } from '../fleet/kick.js';
-import { giveUpInput } from './give-up-input.js';
+import { failUnservedAgent, giveUpInput, UNSERVED_AGENT } from './give-up-input.js';
 import { keepLease } from './lease-keeper.js';
 import { linkedSignal } from '../core/linked-signal.js';
 import { republishLostFinishes } from './lost-finish-events.js';
@@ -115,8 +115,10 @@ async function drainWithLease(
       // Owed from the input's terminal commit until its input_finished is out: a throw leaves it owed
       // and ends the drain, so no later input ends while this one's finish may be unpublished.
       finishes.owed = true;
-      if (claimed.input.attempts > ctx.settings.maxInputAttempts) await giveUpInput(ctx, sessionId, token, claimed.input);
-      else if (!(await runClaimedInput(ctx, sessionId, token, claimed, stop)).pendingInputs) next = null;
+      const agent = ctx.agents.forSession(claimed.session.agent);
+      if (claimed.input.attempts > ctx.settings.maxInputAttempts) await giveUpInput(ctx, sessionId, token, claimed.input, agent?.ref.name ?? UNSERVED_AGENT);
+      else if (agent === undefined) await failUnservedAgent(ctx, sessionId, token, claimed.input, claimed.session.agent);
+      else if (!(await runClaimedInput(ctx, sessionId, token, claimed, agent, stop)).pendingInputs) next = null;
       finishes.owed = false;
     } catch (error) {
       // A fenced write refused (the heartbeat may not have noticed yet): the new holder drains, and a

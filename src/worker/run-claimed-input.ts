@@ -6,6 +6,7 @@ import { finishingCancel } from '../core/loop/run-outcomes.js';
 import { linkedSignal } from '../core/linked-signal.js';
 import { requestedDuringRun } from './cancel-registry.js';
 import { boundWhileStopping } from './stopping-wait.js';
+import type { ServedAgent } from './agent-catalog.js';
 import type { WorkerContext } from './worker-context.js';
 
 /**
@@ -19,6 +20,7 @@ export async function runClaimedInput(
   sessionId: string,
   leaseToken: number,
   claimed: ClaimedInput,
+  agent: ServedAgent,
   stop: AbortSignal,
 ): Promise<RunOutcome> {
   const { input, resumed, session } = claimed;
@@ -33,24 +35,32 @@ export async function runClaimedInput(
   // Written under the lease: once the session is deleted, its events are refused (`eventDeletedKey`).
   const sink = ctx.publisher.runSink(sessionId, input.seq, leaseToken);
   const steered: number[] = [];
-  ctx.metrics.runStarted(input, resumed);
+  const agentName = agent.ref.name;
+  ctx.metrics.runStarted(input, resumed, agentName);
   const startedAt = performance.now();
   // The run as the metrics see it: started to outcome, without the finish's publish.
   let ended: { status: InputResult['status']; at: number } | null = null;
   try {
     // Queued, not awaited: the run's own events follow it in the same session queue (so in stream
     // order), and share its write. `input_finished` below is written after all of them.
-    const start: FleetEvent = resumed ? { type: 'input_resumed', reason: 'worker_lost', attempt: input.attempts } : { type: 'input_started', attempt: input.attempts };
+    const start: FleetEvent = resumed
+      ? { type: 'input_resumed', reason: 'worker_lost', attempt: input.attempts, agent: agent.ref }
+      : { type: 'input_started', attempt: input.attempts, agent: agent.ref };
     sink.emit(start);
     await applyDurableCancel(ctx, sessionId, leaseToken, session.cancelRequestedAt, input.startedAt, cancel);
     stopWatch = watchDurableCancel(ctx, sessionId, input.startedAt, cancel);
     const outcome = await runInputOutcome(
       Object.assign({}, ctx.loop, {
+        llm: agent.llm,
+        tools: agent.tools(),
+        profile: agent.profile,
+        retryPolicy: agent.retryPolicy,
+        agent: agent.ref,
         sink: {
           emit: (event: FleetEvent) => {
             if (event.type === 'steer_applied') steered.push(...event.inputSeqs);
             sink.emit(event);
-            ctx.metrics.observe(event);
+            ctx.metrics.observe(event, agentName);
           },
         },
       }),
@@ -58,7 +68,7 @@ export async function runClaimedInput(
     );
     const { result, error } = outcome;
     ended = { status: result.status, at: performance.now() };
-    ctx.metrics.inputFinished(result.status);
+    ctx.metrics.inputFinished(result.status, agentName);
     // Not after a flush: the session's queue writes the finish after every event queued before it,
     // so it shares the run's last write instead of costing a round trip (and a wake-up of each
     // subscriber) of its own.
@@ -66,12 +76,12 @@ export async function runClaimedInput(
     // A resumed run did not see the steering its dead predecessor applied: those inputs are in Postgres.
     if (resumed) steered.unshift(...(await steeredBefore(ctx, sessionId, input.seq, steered)));
     for (const seq of steered) {
-      ctx.metrics.inputFinished(result.status);
+      ctx.metrics.inputFinished(result.status, agentName);
       await publishFinish(ctx, sessionId, leaseToken, seq, { type: 'input_finished', ...result, error, steeredInto: input.seq });
     }
     return outcome;
   } finally {
-    ctx.metrics.runEnded(ended?.status ?? null, ((ended?.at ?? performance.now()) - startedAt) / 1000);
+    ctx.metrics.runEnded(ended?.status ?? null, ((ended?.at ?? performance.now()) - startedAt) / 1000, agentName);
     stopWatch();
     runSignal.dispose();
     unregister();

@@ -4,14 +4,14 @@ import { setMaxListeners } from 'node:events';
 import { Queue, type Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { configuredSecrets, type ResolvedConfig } from '../config/index.js';
+import { checkAgentDefinitions, defaultAgent, resolveAgent, type AgentDefinition, type ResolvedAgent } from '../agents/index.js';
+import { configuredSecrets, urlSecrets, type ResolvedConfig } from '../config/index.js';
 import { checkedAgentProfile, type AgentProfile } from '../core/agent-profile.js';
 import { CancelledError } from '../core/errors/index.js';
 import { HookRegistry } from '../core/hooks/index.js';
 import { systemClock } from '../core/ports/clock.js';
 import type { Llm } from '../core/ports/llm.js';
 import type { SessionStore } from '../core/ports/session-store.js';
-import { resolveRetryPolicy } from '../core/retry/index.js';
 import type { ToolRegistry } from '../core/tools/index.js';
 import { publisherConnection, RedisEventPublisher } from '../events/index.js';
 import { createLlm } from '../llm/create-llm.js';
@@ -22,11 +22,13 @@ import { createPgPool } from '../store/postgres/pool.js';
 import { PostgresSessionStore } from '../store/postgres-session-store.js';
 import { PostgresTimerStore } from '../store/timers/postgres-timer-store.js';
 import { PostgresUpkeepStore } from '../store/upkeep/postgres-upkeep-store.js';
+import { AgentCatalog } from './agent-catalog.js';
 import { CancelRegistry } from './cancel-registry.js';
 import { closeWorker, RunningJobs, type WorkerConnections } from './close-worker.js';
 import { startEventLoopWatchdog } from './event-loop-watchdog.js';
 import { dependencyChecks, startHealthServer } from './health-server.js';
 import { createJobProcessor } from './job-router.js';
+import { loadAgentDefinitions } from './load-agents.js';
 import { loadHooks } from './load-hooks.js';
 import { loadTools } from './load-tools.js';
 import { QueueWorker } from './queue-worker.js';
@@ -41,7 +43,15 @@ export interface StartWorkerOptions {
   llm?: Llm;
   tools?: ToolRegistry;
   hooks?: HookRegistry;
+  /** The `default` agent's profile, without `LOOPFLEET_AGENTS` (with it, each agent's own fields count). */
   profile?: Partial<AgentProfile>;
+  /**
+   * The agents to serve, instead of reading `LOOPFLEET_AGENTS` (each checked as that file's are).
+   * With `llm` given too, every agent runs on that model (tests).
+   */
+  agents?: readonly AgentDefinition[];
+  /** Where agents read the key and base URL variables they name. Default `process.env`. */
+  env?: NodeJS.ProcessEnv;
   settings?: Partial<DrainSettings>;
   /**
    * The store the drain and the loop use, built on the worker's own pool (tests wrap it to observe or
@@ -83,9 +93,9 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
   const timers = new WorkerTimers();
   const tools = options.tools ?? (await loadTools(config.worker.toolsModule, systemClock, config.worker.agentTimers ? timers : undefined).catch(scrubbed));
   const hooks = options.hooks ?? (await loadHooks(config.worker.hooksModule).catch(scrubbed));
-  const llm = options.llm ?? createLlm(config.llm, configuredSecrets(config));
-  // Checked here, with the tools and the model, before any connection is opened (I8).
-  const profile = checkedAgentProfile(options.profile);
+  // Checked here, with the tools and the models, before any connection is opened (I8).
+  const resolved = await resolveAgents(config, options, tools).catch(scrubbed);
+  const agents = AgentCatalog.build(resolved, { loaded: tools, llm: (agent) => options.llm ?? createLlm(agent.llm, agentSecrets(config, resolved)) });
   const workerId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const connections = openConnections(config, logger);
   const stopping = new AbortController();
@@ -93,7 +103,7 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
   // Every running drain listens on them (one listener each, removed when the drain ends: linkedSignal,
   // boundWhileStopping); up to WORKER_CONCURRENCY at once is expected, not a leak.
   setMaxListeners(0, shutdown.signal, stopping.signal);
-  const ctx = workerContext(config, options, { workerId, logger, llm, tools, hooks, profile, connections, stopping: stopping.signal, shutdown: shutdown.signal });
+  const ctx = workerContext(config, options, { workerId, logger, agents, hooks, connections, stopping: stopping.signal, shutdown: shutdown.signal });
   timers.bind({ timers: ctx.timers, queue: ctx.queue, logger });
   const jobs = new RunningJobs();
   let accepting = true;
@@ -136,7 +146,8 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
         })
       : null;
   void worker.run();
-  logger.info({ workerId, queue: config.queueName, concurrency: config.worker.concurrency, provider: llm.provider, model: llm.model }, 'worker started');
+  const served = agents.list().map((agent) => ({ name: agent.ref.name, version: agent.ref.version, provider: agent.provider, model: agent.model }));
+  logger.info({ workerId, queue: config.queueName, concurrency: config.worker.concurrency, agents: served }, 'worker started');
   let closing: Promise<void> | null = null;
   return {
     workerId,
@@ -153,6 +164,29 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
       return closing;
     },
   };
+}
+
+/**
+ * The agents to serve: `options.agents`, else `LOOPFLEET_AGENTS`, else one `default` agent built from
+ * the worker's own configuration and every tool it loaded (docs/agents.md).
+ */
+async function resolveAgents(config: ResolvedConfig, options: StartWorkerOptions, tools: ToolRegistry): Promise<ResolvedAgent[]> {
+  const definitions = options.agents ?? (config.worker.agentsModule === null ? null : await loadAgentDefinitions(config.worker.agentsModule));
+  if (definitions === null) return [defaultAgent(config, checkedAgentProfile(options.profile), tools.names())];
+  const checked = options.agents === undefined ? definitions : checkAgentDefinitions(definitions, 'startWorker({ agents })');
+  return checked.map((definition) => resolveAgent(definition, config, options.env ?? process.env));
+}
+
+/** What a provider's error text must never show: the worker's own secrets and every agent's key and base URL password. */
+function agentSecrets(config: ResolvedConfig, agents: readonly ResolvedAgent[]): string[] {
+  const own = configuredSecrets(config);
+  for (const { llm } of agents) {
+    for (const endpoint of [llm.openai, llm.anthropic]) {
+      if (endpoint.apiKey !== null) own.push(endpoint.apiKey);
+      own.push(...urlSecrets(endpoint.baseUrl));
+    }
+  }
+  return [...new Set(own)];
 }
 
 function openConnections(config: ResolvedConfig, logger: Logger): Connections {
@@ -202,10 +236,8 @@ function openConnections(config: ResolvedConfig, logger: Logger): Connections {
 interface ContextParts {
   workerId: string;
   logger: Logger;
-  llm: Llm;
-  tools: ToolRegistry;
+  agents: AgentCatalog;
   hooks: HookRegistry;
-  profile: AgentProfile;
   connections: Connections;
   stopping: AbortSignal;
   shutdown: AbortSignal;
@@ -229,19 +261,16 @@ function workerContext(config: ResolvedConfig, options: StartWorkerOptions, part
     publisher: connections.publisher,
     loop: {
       store,
-      llm: parts.llm,
-      tools: parts.tools,
       hooks: parts.hooks,
       clock: systemClock,
-      profile: parts.profile,
-      retryPolicy: resolveRetryPolicy(),
       onObserverError: (error) => logger.warn({ err: error }, 'event observer failed'),
     },
+    agents: parts.agents,
     cancels: new CancelRegistry((sessionId) => store.readCancelRequest(sessionId), workerLogger),
     metrics: new WorkerMetrics({
       queueName: config.queueName,
       concurrency: config.worker.concurrency,
-      isTool: (name) => parts.tools.has(name),
+      isTool: (name) => parts.agents.hasTool(name),
       events: () => connections.publisher,
       backlog: () => upkeep.readBacklog(),
       queueJobs: () => connections.queue.getJobCounts(...QUEUE_JOB_STATES),

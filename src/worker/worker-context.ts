@@ -7,6 +7,7 @@ import type { SessionStore } from '../core/ports/session-store.js';
 import type { TimerStore } from '../core/ports/timer-store.js';
 import type { UpkeepStore } from '../core/ports/upkeep-store.js';
 import type { FleetEvent } from '../fleet/fleet-events.js';
+import type { AgentCatalog } from './agent-catalog.js';
 import type { CancelRegistry } from './cancel-registry.js';
 import type { WorkerMetrics } from './worker-metrics.js';
 
@@ -65,8 +66,10 @@ export interface WorkerContext {
   /** The worker's command connection, for reading a session's event stream back. */
   redis: Redis;
   publisher: EventPublisherPort;
-  /** The loop's ports; each run gets its own event sink. */
-  loop: Omit<LoopDeps, 'sink'>;
+  /** The loop's ports shared by every agent; each run adds its agent's model, tools and profile, and its own event sink. */
+  loop: Omit<LoopDeps, 'sink' | 'llm' | 'tools' | 'profile' | 'retryPolicy' | 'agent'>;
+  /** The agents this worker serves; a session runs on the one it names. */
+  agents: AgentCatalog;
   cancels: CancelRegistry;
   /** What this worker counts for `/metrics`. */
   metrics: WorkerMetrics;

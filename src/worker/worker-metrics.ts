@@ -80,25 +80,25 @@ export class WorkerMetrics {
   readonly registry = new Registry();
   readonly #process = processMetrics();
   readonly #isTool: (name: string) => boolean;
-  readonly #inputsStarted: Counter<'resumed'>;
-  readonly #inputsFinished: Counter<'status'>;
+  readonly #inputsStarted: Counter<'agent' | 'resumed'>;
+  readonly #inputsFinished: Counter<'agent' | 'status'>;
   readonly #dispatch: Histogram;
-  readonly #run: Histogram<'status'>;
+  readonly #run: Histogram<'agent' | 'status'>;
   readonly #active: Gauge;
-  readonly #llmCalls: Counter<'provider' | 'outcome'>;
-  readonly #llmSeconds: Histogram<'provider'>;
-  readonly #firstToken: Histogram<'provider'>;
-  readonly #tokens: Counter<'provider' | 'model' | 'kind'>;
-  readonly #rounds: Counter;
+  readonly #llmCalls: Counter<'agent' | 'provider' | 'outcome'>;
+  readonly #llmSeconds: Histogram<'agent' | 'provider'>;
+  readonly #firstToken: Histogram<'agent' | 'provider'>;
+  readonly #tokens: Counter<'agent' | 'provider' | 'model' | 'kind'>;
+  readonly #rounds: Counter<'agent'>;
   readonly #jobs: Counter<'kind' | 'outcome'>;
   readonly #drains: Counter<'outcome'>;
   readonly #repairs: Counter<'kind'>;
   readonly #timerFirings: Counter<'outcome'>;
-  readonly #retries: Counter;
-  readonly #fallbacks: Counter<'from' | 'to' | 'reason'>;
-  readonly #degraded: Counter<'reason'>;
-  readonly #toolCalls: Counter<'tool' | 'outcome'>;
-  readonly #toolSeconds: Histogram<'tool'>;
+  readonly #retries: Counter<'agent'>;
+  readonly #fallbacks: Counter<'agent' | 'from' | 'to' | 'reason'>;
+  readonly #degraded: Counter<'agent' | 'reason'>;
+  readonly #toolCalls: Counter<'agent' | 'tool' | 'outcome'>;
+  readonly #toolSeconds: Histogram<'agent' | 'tool'>;
 
   constructor(sources: WorkerMetricsSources) {
     const registers = [this.registry];
@@ -106,25 +106,25 @@ export class WorkerMetrics {
     this.#isTool = sources.isTool;
     new Gauge({ name: 'loopfleet_worker_concurrency', help: 'Drains this worker runs at once (WORKER_CONCURRENCY).', registers }).set(sources.concurrency);
     this.#active = new Gauge({ name: 'loopfleet_runs_active', help: 'Inputs this worker is running now.', registers });
-    this.#inputsStarted = new Counter({ name: 'loopfleet_inputs_started_total', help: 'Inputs started; resumed="true" continues one a lost worker was running.', labelNames: ['resumed'], registers });
+    this.#inputsStarted = new Counter({ name: 'loopfleet_inputs_started_total', help: 'Inputs started; resumed="true" continues one a lost worker was running.', labelNames: ['agent', 'resumed'], registers });
     this.#inputsFinished = new Counter({
       name: 'loopfleet_inputs_finished_total',
       help: 'Inputs finished, by outcome status; a steered input counts with the run it joined.',
-      labelNames: ['status'],
+      labelNames: ['agent', 'status'],
       registers,
     });
     this.#dispatch = new Histogram({ name: 'loopfleet_input_dispatch_seconds', help: 'From an input accepted (committed) to its run started, by Postgres time.', buckets: SECONDS.dispatch, registers });
-    this.#run = new Histogram({ name: 'loopfleet_input_run_seconds', help: 'One run of an input, started to finished, by outcome status.', labelNames: ['status'], buckets: SECONDS.run, registers });
-    this.#llmCalls = new Counter({ name: 'loopfleet_llm_calls_total', help: 'LLM call attempts, by provider and outcome (ok, error).', labelNames: ['provider', 'outcome'], registers });
-    this.#llmSeconds = new Histogram({ name: 'loopfleet_llm_call_seconds', help: 'One LLM call attempt, request to end of stream.', labelNames: ['provider'], buckets: LLM_SECONDS, registers });
-    this.#firstToken = new Histogram({ name: 'loopfleet_llm_first_token_seconds', help: 'Request to the first streamed token of an LLM call.', labelNames: ['provider'], buckets: LLM_SECONDS, registers });
+    this.#run = new Histogram({ name: 'loopfleet_input_run_seconds', help: 'One run of an input, started to finished, by agent and outcome status.', labelNames: ['agent', 'status'], buckets: SECONDS.run, registers });
+    this.#llmCalls = new Counter({ name: 'loopfleet_llm_calls_total', help: 'LLM call attempts, by provider and outcome (ok, error).', labelNames: ['agent', 'provider', 'outcome'], registers });
+    this.#llmSeconds = new Histogram({ name: 'loopfleet_llm_call_seconds', help: 'One LLM call attempt, request to end of stream.', labelNames: ['agent', 'provider'], buckets: LLM_SECONDS, registers });
+    this.#firstToken = new Histogram({ name: 'loopfleet_llm_first_token_seconds', help: 'Request to the first streamed token of an LLM call.', labelNames: ['agent', 'provider'], buckets: LLM_SECONDS, registers });
     this.#tokens = new Counter({
       name: 'loopfleet_llm_tokens_total',
       help: 'Tokens, by kind: prompt, completion, cached (of prompt), reasoning (of completion); model as the provider named it.',
-      labelNames: ['provider', 'model', 'kind'],
+      labelNames: ['agent', 'provider', 'model', 'kind'],
       registers,
     });
-    this.#rounds = new Counter({ name: 'loopfleet_rounds_total', help: 'Loop rounds completed (one model turn and its tool calls).', registers });
+    this.#rounds = new Counter({ name: 'loopfleet_rounds_total', help: 'Loop rounds completed (one model turn and its tool calls).', labelNames: ['agent'], registers });
     this.#jobs = new Counter({ name: 'loopfleet_jobs_total', help: 'BullMQ jobs processed, by kind (drain, send, resume, timer, sweep, other) and outcome (ok, delayed, retry, rejected, error).', labelNames: ['kind', 'outcome'], registers });
     this.#drains = new Counter({
       name: 'loopfleet_drains_total',
@@ -144,11 +144,11 @@ export class WorkerMetrics {
       labelNames: ['outcome'],
       registers,
     });
-    this.#retries = new Counter({ name: 'loopfleet_llm_retries_total', help: 'LLM call attempts retried after a retryable failure.', registers });
-    this.#fallbacks = new Counter({ name: 'loopfleet_llm_fallbacks_total', help: 'Calls a fallback provider took over.', labelNames: ['from', 'to', 'reason'], registers });
-    this.#degraded = new Counter({ name: 'loopfleet_llm_degraded_total', help: 'Calls given up on: the input ends degraded.', labelNames: ['reason'], registers });
-    this.#toolCalls = new Counter({ name: 'loopfleet_tool_calls_total', help: 'Tool calls, by tool (unknown: a name not registered) and outcome (ok, failed).', labelNames: ['tool', 'outcome'], registers });
-    this.#toolSeconds = new Histogram({ name: 'loopfleet_tool_call_seconds', help: 'One tool call.', labelNames: ['tool'], buckets: TOOL_SECONDS, registers });
+    this.#retries = new Counter({ name: 'loopfleet_llm_retries_total', help: 'LLM call attempts retried after a retryable failure.', labelNames: ['agent'], registers });
+    this.#fallbacks = new Counter({ name: 'loopfleet_llm_fallbacks_total', help: 'Calls a fallback provider took over.', labelNames: ['agent', 'from', 'to', 'reason'], registers });
+    this.#degraded = new Counter({ name: 'loopfleet_llm_degraded_total', help: 'Calls given up on: the input ends degraded.', labelNames: ['agent', 'reason'], registers });
+    this.#toolCalls = new Counter({ name: 'loopfleet_tool_calls_total', help: 'Tool calls, by tool (unknown: a name not registered) and outcome (ok, failed).', labelNames: ['agent', 'tool', 'outcome'], registers });
+    this.#toolSeconds = new Histogram({ name: 'loopfleet_tool_call_seconds', help: 'One tool call.', labelNames: ['agent', 'tool'], buckets: TOOL_SECONDS, registers });
     const events = sources.events;
     const publisher: [name: string, help: string, count: keyof ReturnType<typeof events>][] = [
       ['loopfleet_events_published_total', 'Events written to the sessions\' Redis streams.', 'published'],
@@ -239,21 +239,21 @@ export class WorkerMetrics {
   }
 
   /** A run begins: `input` as the claim left it (`startedAt` set by Postgres). */
-  runStarted(input: InputRecord, resumed: boolean): void {
+  runStarted(input: InputRecord, resumed: boolean, agent: string): void {
     this.#active.inc();
-    this.#inputsStarted.inc({ resumed: String(resumed) });
+    this.#inputsStarted.inc({ agent, resumed: String(resumed) });
     if (!resumed && input.startedAt !== null) this.#dispatch.observe(Math.max(0, input.startedAt.getTime() - input.acceptedAt.getTime()) / 1000);
   }
 
   /** A run ended after `seconds`: `status` null when it was stopped before an outcome (lease lost, shutdown). */
-  runEnded(status: RunOutcome | null, seconds: number): void {
+  runEnded(status: RunOutcome | null, seconds: number, agent: string): void {
     this.#active.dec();
-    if (status !== null) this.#run.observe({ status }, seconds);
+    if (status !== null) this.#run.observe({ agent, status }, seconds);
   }
 
   /** An input's `input_finished` was published (the run's own, or a steered input's). */
-  inputFinished(status: RunOutcome): void {
-    this.#inputsFinished.inc({ status });
+  inputFinished(status: RunOutcome, agent: string): void {
+    this.#inputsFinished.inc({ agent, status });
   }
 
   /** A job's processing ended; `kind` is its name when the worker handles such jobs, else `other`. */
@@ -282,47 +282,47 @@ export class WorkerMetrics {
    * One event of a run, as its sink receives it. Never throws: prom-client refuses a negative or
    * non-finite increment (a custom `Llm` may report such usage), and a metric must not cost a run.
    */
-  observe(event: FleetEvent): void {
+  observe(event: FleetEvent, agent: string): void {
     try {
-      this.#count(event);
+      this.#count(event, agent);
     } catch {
       // The event is still published; only this sample is lost.
     }
   }
 
-  #count(event: FleetEvent): void {
+  #count(event: FleetEvent, agent: string): void {
     switch (event.type) {
       case 'llm_call_completed': {
         const provider = event.provider;
-        this.#llmCalls.inc({ provider, outcome: event.success ? 'ok' : 'error' });
-        this.#llmSeconds.observe({ provider }, event.durationMs / 1000);
-        if (event.timeToFirstTokenMs !== null) this.#firstToken.observe({ provider }, event.timeToFirstTokenMs / 1000);
+        this.#llmCalls.inc({ agent, provider, outcome: event.success ? 'ok' : 'error' });
+        this.#llmSeconds.observe({ agent, provider }, event.durationMs / 1000);
+        if (event.timeToFirstTokenMs !== null) this.#firstToken.observe({ agent, provider }, event.timeToFirstTokenMs / 1000);
         const usage = event.usage;
         if (usage !== null) {
           const model = event.model;
-          this.#tokens.inc({ provider, model, kind: 'prompt' }, usage.promptTokens);
-          this.#tokens.inc({ provider, model, kind: 'completion' }, usage.completionTokens);
-          this.#tokens.inc({ provider, model, kind: 'cached' }, usage.cachedTokens);
-          this.#tokens.inc({ provider, model, kind: 'reasoning' }, usage.reasoningTokens);
+          this.#tokens.inc({ agent, provider, model, kind: 'prompt' }, usage.promptTokens);
+          this.#tokens.inc({ agent, provider, model, kind: 'completion' }, usage.completionTokens);
+          this.#tokens.inc({ agent, provider, model, kind: 'cached' }, usage.cachedTokens);
+          this.#tokens.inc({ agent, provider, model, kind: 'reasoning' }, usage.reasoningTokens);
         }
         return;
       }
       case 'round_completed':
-        this.#rounds.inc();
+        this.#rounds.inc({ agent });
         return;
       case 'llm_retry_attempted':
-        this.#retries.inc();
+        this.#retries.inc({ agent });
         return;
       case 'llm_fallback':
-        this.#fallbacks.inc({ from: event.from, to: event.to, reason: event.reason });
+        this.#fallbacks.inc({ agent, from: event.from, to: event.to, reason: event.reason });
         return;
       case 'llm_degraded':
-        this.#degraded.inc({ reason: event.reason });
+        this.#degraded.inc({ agent, reason: event.reason });
         return;
       case 'tool_call_completed': {
         const tool = this.#isTool(event.name) ? event.name : 'unknown';
-        this.#toolCalls.inc({ tool, outcome: event.failed ? 'failed' : 'ok' });
-        this.#toolSeconds.observe({ tool }, event.durationMs / 1000);
+        this.#toolCalls.inc({ agent, tool, outcome: event.failed ? 'failed' : 'ok' });
+        this.#toolSeconds.observe({ agent, tool }, event.durationMs / 1000);
         return;
       }
       default:

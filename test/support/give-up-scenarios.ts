@@ -112,7 +112,7 @@ export function giveUpScenarios(name: string, ctx: GiveUpScenarioContext): void 
       const heir = await takeOver(ctx.store, sessionId, 'heir');
       expect(heir.input.attempts).toBe(2);
       const published: PublishedFinishes = { events: [] };
-      const result = await giveUpInput(giveUpContext(ctx.store, published), sessionId, heir.token, heir.input);
+      const result = await giveUpInput(giveUpContext(ctx.store, published), sessionId, heir.token, heir.input, 'default');
 
       expect(result).toMatchObject({ status: 'failed', rounds: 2, toolCalls: 0, usage: RECORDED_USAGE });
       expect(await totals(ctx.store, sessionId)).toEqual(GIVEN_UP_TOTALS);
@@ -133,7 +133,7 @@ export function giveUpScenarios(name: string, ctx: GiveUpScenarioContext): void 
         get: (target, key) => (refused.has(key) ? refuse : (target[key as keyof SessionStore] as (...args: unknown[]) => unknown).bind(target)),
       });
       const published: PublishedFinishes = { events: [] };
-      const result = await giveUpInput(giveUpContext(store, published), sessionId, heir.token, heir.input);
+      const result = await giveUpInput(giveUpContext(store, published), sessionId, heir.token, heir.input, 'default');
       expect(result).toMatchObject({ status: 'failed', rounds: 2, usage: RECORDED_USAGE });
       expect(await ctx.store.getInput(sessionId, 1)).toMatchObject({ status: 'failed', errorCode: 'system.infrastructure' });
     });
@@ -143,8 +143,8 @@ export function giveUpScenarios(name: string, ctx: GiveUpScenarioContext): void 
       await spentAndAbandoned(ctx, sessionId);
       const heir = await takeOver(ctx.store, sessionId, 'heir');
       const published: PublishedFinishes = { events: [] };
-      await giveUpInput(giveUpContext(ctx.store, published), sessionId, heir.token, heir.input);
-      await expect(giveUpInput(giveUpContext(ctx.store, published), sessionId, heir.token, heir.input)).rejects.toMatchObject({ code: 'state.conflict' });
+      await giveUpInput(giveUpContext(ctx.store, published), sessionId, heir.token, heir.input, 'default');
+      await expect(giveUpInput(giveUpContext(ctx.store, published), sessionId, heir.token, heir.input, 'default')).rejects.toMatchObject({ code: 'state.conflict' });
       expect(await totals(ctx.store, sessionId)).toEqual(GIVEN_UP_TOTALS);
       expect(published.events).toHaveLength(1);
     });
@@ -158,8 +158,8 @@ export function giveUpScenarios(name: string, ctx: GiveUpScenarioContext): void 
       const second = await takeOver(ctx.store, sessionId, 'second');
       expect(second.input.attempts).toBe(3);
       const published: PublishedFinishes = { events: [] };
-      await giveUpInput(giveUpContext(ctx.store, published), sessionId, second.token, second.input);
-      await expect(giveUpInput(giveUpContext(ctx.store, published), sessionId, stalled.token, stalled.input)).rejects.toMatchObject({ code: 'lease.lost' });
+      await giveUpInput(giveUpContext(ctx.store, published), sessionId, second.token, second.input, 'default');
+      await expect(giveUpInput(giveUpContext(ctx.store, published), sessionId, stalled.token, stalled.input, 'default')).rejects.toMatchObject({ code: 'lease.lost' });
       expect(await totals(ctx.store, sessionId)).toEqual(GIVEN_UP_TOTALS);
       expect(published.events.map((entry) => entry.inputSeq)).toEqual([1]);
     });
@@ -169,7 +169,7 @@ export function giveUpScenarios(name: string, ctx: GiveUpScenarioContext): void 
       await spentAndAbandoned(ctx, sessionId);
       const heir = await takeOver(ctx.store, sessionId, 'heir');
       const published: PublishedFinishes = { events: [] };
-      await giveUpInput(giveUpContext(ctx.store, published), sessionId, heir.token, heir.input);
+      await giveUpInput(giveUpContext(ctx.store, published), sessionId, heir.token, heir.input, 'default');
       await ctx.lapse(sessionId);
       const late = await ctx.store.acquireLease({ sessionId, owner: 'late', ttlMs: 60_000 });
       if (!late.acquired) throw new Error('the late holder did not get the lease');

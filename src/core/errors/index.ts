@@ -13,6 +13,8 @@ export const ERROR_CODES = [
   'session.not_found',
   'session.exists',
   'session.pending',
+  'session.agent_mismatch',
+  'agent.not_found',
   'input.invalid',
   'input.too_large',
   'job.unknown',

@@ -43,3 +43,13 @@ export class JobUnknownError extends InputFault {
 export class SessionPendingError extends InputFault {
   readonly code = 'session.pending';
 }
+
+/** A session or an input names an agent no worker serves (docs/agents.md). */
+export class AgentNotFoundError extends InputFault {
+  readonly code = 'agent.not_found';
+}
+
+/** An add names another agent than the one its session already runs on (docs/agents.md). */
+export class SessionAgentMismatchError extends InputFault {
+  readonly code = 'session.agent_mismatch';
+}

@@ -23,6 +23,7 @@ export async function finishRun(ctx: RunContext, end: EndStep): Promise<InputRes
     toolCalls: ctx.state.toolCalls,
     usage: { ...ctx.state.usage },
     ...(options.output !== undefined ? { output: options.output } : {}),
+    ...(ctx.deps.agent !== undefined ? { agent: ctx.deps.agent } : {}),
   });
   await commitStep(ctx, {
     ...(options.messages !== undefined ? { messages: options.messages } : {}),

@@ -22,6 +22,7 @@ export async function loadRunContext(deps: LoopDeps, params: RunParams): Promise
   const overrides = parsed === null ? {} : overridesOf(parsed);
   const profile = resolveAgentProfile({
     ...deps.profile,
+    ...(overrides.model !== undefined ? { model: overrides.model } : {}),
     ...(overrides.maxRounds !== undefined ? { maxRounds: overrides.maxRounds } : {}),
     ...(overrides.responseFormat !== undefined ? { responseFormat: overrides.responseFormat } : {}),
     ...(overrides.maxTokensPerInput !== undefined ? { maxTokensPerInput: overrides.maxTokensPerInput } : {}),

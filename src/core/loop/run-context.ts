@@ -7,7 +7,7 @@ import type { EventSink } from '../ports/event-sink.js';
 import type { Llm } from '../ports/llm.js';
 import type { LoopStore } from '../ports/loop-store.js';
 import type { RetryPolicy } from '../retry/index.js';
-import type { InputRecord, SessionRecord } from '../session-types.js';
+import type { AgentRef, InputRecord, SessionRecord } from '../session-types.js';
 import type { ToolRegistry } from '../tools/index.js';
 import type { StructuredValidator } from '../structured-output/index.js';
 import type { RunState } from './run-state.js';
@@ -23,6 +23,8 @@ export interface LoopDeps {
   clock: Clock;
   profile: AgentProfile;
   retryPolicy: RetryPolicy;
+  /** The agent this run serves, recorded in the input's result; absent outside a fleet. */
+  agent?: AgentRef;
   /** Called when the sink or a `session.end` hook throws; the run itself carries on. */
   onObserverError?: (error: unknown, event?: LoopEvent) => void;
   /** Randomness for retry jitter; injectable for tests. */

@@ -78,6 +78,19 @@ export class ToolRegistry {
     return new ToolRegistry(new Map(this.#select(allowlist).map((tool) => [tool.name, tool])));
   }
 
+  /**
+   * A new registry with this one's tools followed by `other`'s (both already validated): an agent's
+   * own tools plus those of its MCP servers. A name in both throws `tool.definition_invalid`.
+   */
+  with(other: ToolRegistry): ToolRegistry {
+    const tools = new Map(this.#tools);
+    for (const tool of other.#tools.values()) {
+      if (tools.has(tool.name)) throw new ToolDefinitionError(`duplicate tool name "${tool.name}"`, { details: { tool: tool.name } });
+      tools.set(tool.name, tool);
+    }
+    return new ToolRegistry(tools);
+  }
+
   #select(allowlist: ToolAllowlist): RegisteredTool[] {
     const tools = [...this.#tools.values()];
     if (allowlist === null || allowlist === undefined) return tools;

@@ -35,6 +35,7 @@ export const inputResultObjectSchema = z.object({
   usage: usageSchema,
   output: z.unknown().optional(),
   steeredInto: z.number().int().positive().optional(),
+  agent: z.object({ name: z.string().min(1), version: z.string().min(1) }).strict().optional(),
 });
 
 /** A stored run result. Also used to check a result before it is written. */

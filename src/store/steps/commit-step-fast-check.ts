@@ -42,7 +42,8 @@ const LEDGER_KEYS = keys('toolCallId', 'inputSeq', 'round', 'name', 'args', 'sta
 const USAGE_ROUND_KEYS = keys('inputSeq', 'round', 'provider', 'model', 'llmCalls', 'promptTokens', 'completionTokens', 'cachedTokens', 'reasoningTokens', 'totalTokens');
 const USAGE_ROUND_COUNTS = ['llmCalls', 'promptTokens', 'completionTokens', 'cachedTokens', 'reasoningTokens', 'totalTokens'] as const;
 const TRANSITION_KEYS = keys('seq', 'status', 'result', 'errorCode', 'errorMessage');
-const RESULT_KEYS = keys('status', 'finalText', 'rounds', 'toolCalls', 'usage', 'output', 'steeredInto');
+const RESULT_KEYS = keys('status', 'finalText', 'rounds', 'toolCalls', 'usage', 'output', 'steeredInto', 'agent');
+const AGENT_KEYS = keys('name', 'version');
 const USAGE_KEYS = keys('promptTokens', 'completionTokens', 'cachedTokens', 'reasoningTokens', 'totalTokens', 'llmCalls');
 
 const MESSAGE_KIND_SET: ReadonlySet<unknown> = new Set(MESSAGE_KINDS);
@@ -198,8 +199,13 @@ function isResult(result: unknown): boolean {
     isCount(result['toolCalls']) &&
     fields(usage, USAGE_KEYS) &&
     USAGE_ROUND_COUNTS.every((name) => isCount(usage[name])) &&
-    (result['steeredInto'] === undefined || isSeq(result['steeredInto']))
+    (result['steeredInto'] === undefined || isSeq(result['steeredInto'])) &&
+    (result['agent'] === undefined || isAgentRef(result['agent']))
   );
+}
+
+function isAgentRef(agent: unknown): boolean {
+  return fields(agent, AGENT_KEYS) && isText(agent['name']) && isText(agent['version']);
 }
 
 /** No two rows the same by `same` (a step's lists are short: pairs are compared, nothing allocated). */

@@ -16,7 +16,7 @@ interface Data {
 }
 
 const finished = finishedEvent;
-const resumed: FleetEvent = { type: 'input_resumed', reason: 'worker_lost', attempt: 2 };
+const resumed: FleetEvent = { type: 'input_resumed', reason: 'worker_lost', attempt: 2, agent: { name: 'default', version: 'v1' } };
 const round = (roundIndex: number): FleetEvent => ({ type: 'round_started', roundIndex });
 
 /**

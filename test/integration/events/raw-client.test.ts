@@ -21,7 +21,7 @@ describe('touch point 2: a plain Redis client follows a session stream', () => {
     // A window longer than the test: the two deltas merge however slow the machine is (flush releases them).
     const publisher = new RedisEventPublisher(redis, { queueName: fx.queue, coalesceMs: 600_000 });
     const sessionId = fx.sessionId('raw');
-    await publisher.publish(sessionId, 7, { type: 'input_started', attempt: 1 });
+    await publisher.publish(sessionId, 7, { type: 'input_started', attempt: 1, agent: { name: 'default', version: 'v1' } });
     // The raw client starts from '0' and blocks while the run is still producing.
     const following = rawFollow(fx.url, fx.queue, sessionId, '0', 4);
     const sink = publisher.runSink(sessionId, 7);

@@ -104,7 +104,7 @@ describe('exactly one input_finished per input, across a crash', () => {
     await accept(sessionId, 'one');
     const lease = await fleet.store.acquireLeaseAndClaim({ sessionId, owner: 'dead-worker', ttlMs: 60_000 });
     if (!lease.acquired || lease.claimed?.input.seq !== 1) throw new Error('the dead holder did not take input 1');
-    await publish(sessionId, 1, { type: 'input_started', attempt: 1 });
+    await publish(sessionId, 1, { type: 'input_started', attempt: 1, agent: { name: 'default', version: 'v1' } });
     await during(lease.token);
     await fleet.store.commitStep({ sessionId, leaseToken: lease.token, input: { seq: 1, status: 'done', result: deadResult } });
     await lapse(sessionId);

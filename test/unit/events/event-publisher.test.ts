@@ -139,7 +139,7 @@ describe('RedisEventPublisher (write-behind, against a fake script)', () => {
     const sink = publisher.runSink('s1', 1);
     sink.emit(delta('a'));
     sink.emit(delta('b'));
-    const id = await publisher.publish('s1', 1, { type: 'input_started', attempt: 1 });
+    const id = await publisher.publish('s1', 1, { type: 'input_started', attempt: 1, agent: { name: 'default', version: 'v1' } });
     const stream = redis.streams.get('q:events:s1') ?? [];
     expect(stream.map((e) => e.type)).toEqual(['stream_delta', 'input_started']);
     expect(stream[1]?.id).toBe(id);

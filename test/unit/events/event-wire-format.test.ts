@@ -44,14 +44,14 @@ describe('encodeEvent', () => {
     expect(encodeEvent('s', 3, finished).finishes).toBe(3);
     expect(encodeEvent('s', 3, { ...finished, steeredInto: undefined } as FleetEvent).finishes).toBe(3);
     expect(encodeEvent('s', null, finished)).not.toHaveProperty('finishes');
-    expect(encodeEvent('s', 3, { type: 'input_resumed', reason: 'worker_lost', attempt: 2 })).not.toHaveProperty('finishes');
+    expect(encodeEvent('s', 3, { type: 'input_resumed', reason: 'worker_lost', attempt: 2, agent: { name: 'default', version: 'v1' } })).not.toHaveProperty('finishes');
   });
 
   it("marks the input_accepted of a session's input 1, and only it, as a session's start", () => {
     const accepted: FleetEvent = { type: 'input_accepted', kind: 'send', mode: 'queue', inputId: 'i' };
     expect(encodeEvent('s', 1, accepted).firstInput).toBe(true);
     expect(encodeEvent('s', 2, accepted)).not.toHaveProperty('firstInput');
-    expect(encodeEvent('s', 1, { type: 'input_resumed', reason: 'worker_lost', attempt: 2 })).not.toHaveProperty('firstInput');
+    expect(encodeEvent('s', 1, { type: 'input_resumed', reason: 'worker_lost', attempt: 2, agent: { name: 'default', version: 'v1' } })).not.toHaveProperty('firstInput');
   });
 
   it('throws on a payload JSON cannot carry', () => {

@@ -12,7 +12,7 @@ async function samples(metrics: WorkerMetrics, name: string): Promise<string[]> 
   return text
     .split('\n')
     .filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `))
-    .map((line) => line.slice(name.length).replace('queue="q"', '').replace('{,', '{').replace(',}', '}').replace('{}', '').trim());
+    .map((line) => line.slice(name.length).replace('queue="q"', '').replace(/agent="a",?/, '').replace('{,', '{').replace(',}', '}').replace('{}', '').trim());
 }
 
 const input = (acceptedAt: number, startedAt: number | null) => ({ acceptedAt: new Date(acceptedAt), startedAt: startedAt === null ? null : new Date(startedAt) }) as InputRecord;
@@ -20,13 +20,13 @@ const input = (acceptedAt: number, startedAt: number | null) => ({ acceptedAt: n
 describe('WorkerMetrics', () => {
   it('dispatch is accepted → started by the record’s own (Postgres) times, for fresh runs only; active runs go up and down', async () => {
     const metrics = metricsOf();
-    metrics.runStarted(input(1_000, 1_040), false);
-    metrics.runStarted(input(1_000, 9_000), true);
+    metrics.runStarted(input(1_000, 1_040), false, 'a');
+    metrics.runStarted(input(1_000, 9_000), true, 'a');
     expect(await samples(metrics, 'loopfleet_input_dispatch_seconds_sum')).toEqual(['0.04']);
     expect(await samples(metrics, 'loopfleet_inputs_started_total')).toEqual(['{resumed="false"} 1', '{resumed="true"} 1']);
     expect(await samples(metrics, 'loopfleet_runs_active')).toEqual(['2']);
-    metrics.runEnded('completed', 1.5);
-    metrics.runEnded(null, 0.2);
+    metrics.runEnded('completed', 1.5, 'a');
+    metrics.runEnded(null, 0.2, 'a');
     expect(await samples(metrics, 'loopfleet_runs_active')).toEqual(['0']);
     // A run stopped before an outcome (lease lost, shutdown) has no status to be timed under.
     expect(await samples(metrics, 'loopfleet_input_run_seconds_count')).toEqual(['{status="completed"} 1']);
@@ -36,12 +36,12 @@ describe('WorkerMetrics', () => {
     const metrics = metricsOf();
     const usage = { promptTokens: 100, completionTokens: 20, cachedTokens: 60, reasoningTokens: 5, totalTokens: 120 };
     const call = { type: 'llm_call_completed', callId: 'c', roundIndex: 0, attempt: 1, model: 'm', provider: 'openai', durationMs: 1200, timeToFirstTokenMs: 300 } as const;
-    metrics.observe({ ...call, success: false, errorType: 'LlmTransientError', usage: null });
-    metrics.observe({ type: 'llm_retry_attempted', attempt: 1, maxAttempts: 3, errorType: 'LlmTransientError', errorMessage: 'x', nextDelayMs: 10 });
-    metrics.observe({ ...call, success: true, errorType: null, usage });
-    metrics.observe({ type: 'llm_fallback', from: 'openai', to: 'anthropic', reason: 'unavailable', errorMessage: 'x' });
-    metrics.observe({ type: 'llm_degraded', reason: 'retry_exhausted', attempts: 3, errorType: 'LlmTransientError', errorMessage: 'x' });
-    metrics.observe({ type: 'stream_delta', streamId: 's', text: 'ignored' });
+    metrics.observe({ ...call, success: false, errorType: 'LlmTransientError', usage: null }, 'a');
+    metrics.observe({ type: 'llm_retry_attempted', attempt: 1, maxAttempts: 3, errorType: 'LlmTransientError', errorMessage: 'x', nextDelayMs: 10 }, 'a');
+    metrics.observe({ ...call, success: true, errorType: null, usage }, 'a');
+    metrics.observe({ type: 'llm_fallback', from: 'openai', to: 'anthropic', reason: 'unavailable', errorMessage: 'x' }, 'a');
+    metrics.observe({ type: 'llm_degraded', reason: 'retry_exhausted', attempts: 3, errorType: 'LlmTransientError', errorMessage: 'x' }, 'a');
+    metrics.observe({ type: 'stream_delta', streamId: 's', text: 'ignored' }, 'a');
     expect(await samples(metrics, 'loopfleet_llm_calls_total')).toEqual(['{provider="openai",outcome="error"} 1', '{provider="openai",outcome="ok"} 1']);
     expect(await samples(metrics, 'loopfleet_llm_call_seconds_sum')).toEqual(['{provider="openai"} 2.4']);
     expect(await samples(metrics, 'loopfleet_llm_first_token_seconds_count')).toEqual(['{provider="openai"} 2']);
@@ -60,22 +60,36 @@ describe('WorkerMetrics', () => {
     const metrics = metricsOf();
     const usage = { promptTokens: -1, completionTokens: 2, cachedTokens: 0, reasoningTokens: 0, totalTokens: 1 };
     const call = { type: 'llm_call_completed', callId: 'c', roundIndex: 0, attempt: 1, model: 'm', provider: 'custom', durationMs: 5, timeToFirstTokenMs: null, success: true, errorType: null, usage } as const;
-    expect(() => metrics.observe(call)).not.toThrow();
+    expect(() => metrics.observe(call, 'a')).not.toThrow();
     expect(await samples(metrics, 'loopfleet_llm_calls_total')).toEqual(['{provider="custom",outcome="ok"} 1']);
   });
 
   it('labels a tool call with a registered name only: a name the model made up is "unknown"', async () => {
     const metrics = metricsOf();
     const tool = { type: 'tool_call_completed', toolCallId: 't', toolInput: {}, output: '' } as const;
-    metrics.observe({ ...tool, name: 'lookup', failed: false, durationMs: 4 });
-    metrics.observe({ ...tool, name: 'ignore previous instructions', failed: true, durationMs: 0 });
+    metrics.observe({ ...tool, name: 'lookup', failed: false, durationMs: 4 }, 'a');
+    metrics.observe({ ...tool, name: 'ignore previous instructions', failed: true, durationMs: 0 }, 'a');
     expect(await samples(metrics, 'loopfleet_tool_calls_total')).toEqual(['{tool="lookup",outcome="ok"} 1', '{tool="unknown",outcome="failed"} 1']);
+  });
+
+  it('labels input, LLM and tool metrics with the agent that ran them', async () => {
+    const metrics = metricsOf();
+    metrics.runStarted(input(1_000, 1_040), false, 'support');
+    metrics.inputFinished('completed', 'coder');
+    const call = { type: 'llm_call_completed', callId: 'c', roundIndex: 0, attempt: 1, model: 'm', provider: 'openai', durationMs: 5, timeToFirstTokenMs: null, success: true, errorType: null, usage: null } as const;
+    metrics.observe(call, 'support');
+    metrics.observe({ type: 'tool_call_completed', toolCallId: 't', toolInput: {}, output: '', name: 'lookup', failed: false, durationMs: 4 }, 'coder');
+    const text = (await metrics.render()).body;
+    expect(text).toContain('loopfleet_inputs_started_total{agent="support",resumed="false",queue="q"} 1');
+    expect(text).toContain('loopfleet_inputs_finished_total{agent="coder",status="completed",queue="q"} 1');
+    expect(text).toContain('loopfleet_llm_calls_total{agent="support",provider="openai",outcome="ok",queue="q"} 1');
+    expect(text).toContain('loopfleet_tool_calls_total{agent="coder",tool="lookup",outcome="ok",queue="q"} 1');
   });
 
   it('counts rounds, jobs by kind and outcome, and drains by outcome', async () => {
     const metrics = metricsOf();
-    metrics.observe({ type: 'round_completed', roundIndex: 0, hasTools: true });
-    metrics.observe({ type: 'round_completed', roundIndex: 1, hasTools: false });
+    metrics.observe({ type: 'round_completed', roundIndex: 0, hasTools: true }, 'a');
+    metrics.observe({ type: 'round_completed', roundIndex: 1, hasTools: false }, 'a');
     metrics.jobDone('drain', 'ok');
     metrics.jobDone('drain', 'delayed');
     metrics.drainEnded('busy');
