@@ -1,5 +1,5 @@
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
-import { InputInvalidError, isLoopfleetError, JobUnknownError, type LoopfleetError } from '../core/errors/index.js';
+import { InputInvalidError, isLoopfleetError, JobInvalidIdError, JobUnknownError, type LoopfleetError } from '../core/errors/index.js';
 import { assertSessionId } from '../fleet/session-id.js';
 import { JOB } from '../fleet/fleet-keys.js';
 import { drainSession } from './drain-session.js';
@@ -7,6 +7,7 @@ import { ingestJob } from './ingest-job.js';
 import { UnreadableJobData } from './queue-worker.js';
 import { sweep } from './sweep-job.js';
 import { fireTimerJob } from './timer-job.js';
+import { reidentifyJob } from './unreadable-job-id.js';
 import type { WorkerContext } from './worker-context.js';
 
 /**
@@ -61,7 +62,9 @@ function isRejection(error: unknown): error is LoopfleetError {
 }
 
 async function route(ctx: WorkerContext, job: Job, token: string | undefined, signal: AbortSignal | undefined): Promise<unknown> {
-  // Whatever its name: nothing can be done with data that cannot be read, and nothing is written (S5).
+  // Whatever its name: a job under an id that is not UTF-8, or with data that cannot be read, is
+  // failed once before anything is written (S5).
+  await refuseUnreadableId(ctx, job, token);
   if (job.data instanceof UnreadableJobData) throw new InputInvalidError(`job data is not JSON (${job.data.length} characters)`);
   switch (job.name) {
     case JOB.drain: {
@@ -105,4 +108,17 @@ async function route(ctx: WorkerContext, job: Job, token: string | undefined, si
     default:
       throw new JobUnknownError(`unknown job name "${job.name}" (expected ${HANDLED_JOBS.join(', ')})`);
   }
+}
+
+/**
+ * Throws `job.invalid_id` for a job stored under an id that is not UTF-8 text, once it is under the id
+ * the worker reads, where BullMQ can fail it (`src/worker/unreadable-job-id.ts`). The message gives
+ * the stored id's length only.
+ */
+async function refuseUnreadableId(ctx: WorkerContext, job: Job, token: string | undefined): Promise<void> {
+  const stored = await reidentifyJob(ctx.redis, { id: job.id, queueQualifiedName: job.queueQualifiedName, token });
+  if (stored === null) return;
+  // The id as read is another job's: BullMQ cannot fail this one, its stalled check will; still nothing is written.
+  if (!stored.moved) ctx.logger.warn({ jobId: job.id, jobName: job.name }, 'job id is not UTF-8 and its readable form is taken');
+  throw new JobInvalidIdError(`the job id is not valid UTF-8 text (${stored.bytes} bytes)`);
 }

@@ -18,6 +18,7 @@ export const ERROR_CODES = [
   'input.invalid',
   'input.too_large',
   'job.unknown',
+  'job.invalid_id',
   'lease.lost',
   'state.corrupt',
   'state.conflict',

@@ -37,6 +37,14 @@ export class JobUnknownError extends InputFault {
 }
 
 /**
+ * A raw job whose id, as stored in Redis, is not UTF-8 text (half a UTF-16 surrogate pair packed by
+ * BullMQ's Node client): the id a worker reads back names no key of the job.
+ */
+export class JobInvalidIdError extends InputFault {
+  readonly code = 'job.invalid_id';
+}
+
+/**
  * The session is waiting for a human answer (`request_user_input`) and a new `send` arrived. Recover
  * with `submitInput` or `abortPending`.
  */

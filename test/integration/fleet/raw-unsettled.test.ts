@@ -7,7 +7,9 @@ import { RawProducer } from './fixtures/raw-clients.js';
  * languages write BullMQ's Redis layout themselves, so a job may reach the workers in a shape BullMQ's
  * own client never writes: data that is not JSON, or a custom job id that does not survive the trip
  * through Redis as text. A job whose data is not JSON fails once with `input.invalid: …`, nothing is
- * written to the inbox, and the queue keeps flowing; a job id with U+0000 is ingested once.
+ * written to the inbox, and the queue keeps flowing; a job id with U+0000 is ingested once. A custom
+ * id with half a surrogate pair, which BullMQ's Node client stores in bytes that are not UTF-8, fails
+ * once with `job.invalid_id: …` under the id as the worker reads it, and nothing is written.
  */
 describe('raw jobs that never settled', () => {
   let fleet: FleetFixture;
@@ -58,6 +60,26 @@ describe('raw jobs that never settled', () => {
     return { wait, active, failed };
   }
 
+  /** Waits until job `jobId` failed, checks it failed at its first start without retry, and returns its failed reason. */
+  async function failedOnce(jobId: string): Promise<string> {
+    const failedReason = await fleet.waitFor(`job ${JSON.stringify(jobId)} to fail`, async () => {
+      const reason = await fleet.redis.hget(key(jobId), 'failedReason');
+      return reason ?? undefined;
+    });
+    expect(await fleet.redis.zscore(key('failed'), jobId)).not.toBeNull();
+    expect(await fleet.redis.hget(key(jobId), 'ats')).toBe('1');
+    expect(await fleet.redis.hget(key(jobId), 'stacktrace')).toContain('UnrecoverableError');
+    return failedReason;
+  }
+
+  /** Adds a `send` job with custom id `jobId` and checks its input was ingested once, under a hashed input id. */
+  async function ingestedOnceUnderHash(sessionId: string, jobId: string): Promise<void> {
+    const outcome = await producer.run('send', { sessionId, input: 'x' }, { jobId });
+    expect(outcome.state).toBe('completed');
+    expect(outcome.value).toMatchObject({ seq: 1, duplicate: false, inputId: expect.stringMatching(/^bullmq-sha256:[0-9a-f]{64}$/) });
+    expect((await fleet.store.listInputs(sessionId, { limit: 10 })).map((input) => input.seq)).toEqual([1]);
+  }
+
   async function goodJobCompletes(label: string): Promise<void> {
     const next = await producer.run('send', { sessionId: 'after-unsettled', input: `after ${label}` });
     expect(next.state).toBe('completed');
@@ -67,25 +89,41 @@ describe('raw jobs that never settled', () => {
     const before = await rowCounts();
     const failedBefore = (await jobCounts()).failed;
     const jobId = await addRawJob('{"sessionId": "raw-not-json", "input": "x"');
-    const failedReason = await fleet.waitFor('the malformed job to fail', async () => {
-      const reason = await fleet.redis.hget(key(jobId), 'failedReason');
-      return reason ?? undefined;
-    });
-    expect(failedReason).toBe('input.invalid: job data is not JSON (42 characters)');
-    expect(await fleet.redis.zscore(key('failed'), jobId)).not.toBeNull();
-    expect(await fleet.redis.hget(key(jobId), 'ats')).toBe('1');
-    expect(await fleet.redis.hget(key(jobId), 'stacktrace')).toContain('UnrecoverableError');
+    expect(await failedOnce(jobId)).toBe('input.invalid: job data is not JSON (42 characters)');
     expect(await jobCounts()).toMatchObject({ wait: 0, active: 0, failed: failedBefore + 1 });
     expect(await rowCounts()).toEqual(before);
     await goodJobCompletes('data that is not JSON');
   });
 
   it('a job whose custom id holds U+0000 is ingested once under a hashed input id and completes once; the next job completes', async () => {
-    const jobId = 'nul\u0000id';
-    const outcome = await producer.run('send', { sessionId: 'raw-nul-job-id', input: 'x' }, { jobId });
-    expect(outcome.state).toBe('completed');
-    expect(outcome.value).toMatchObject({ seq: 1, duplicate: false, inputId: expect.stringMatching(/^bullmq-sha256:[0-9a-f]{64}$/) });
-    expect((await fleet.store.listInputs('raw-nul-job-id', { limit: 10 })).map((input) => input.seq)).toEqual([1]);
+    await ingestedOnceUnderHash('raw-nul-job-id', 'nul\u0000id');
     await goodJobCompletes('a job id with U+0000');
+  });
+
+  it('a job whose custom id holds half a surrogate pair fails once with job.invalid_id under its readable id, writes nothing; the next job completes', async () => {
+    const before = await rowCounts();
+    const failedBefore = (await jobCounts()).failed;
+    // BullMQ's Node client packs a short id with msgpackr, which writes the lone surrogate as ED A0 BD:
+    // the stored key is not UTF-8, and the worker reads the id back with U+FFFD in place of each byte.
+    await producer.add('send', { sessionId: 'raw-half-surrogate', input: 'x' }, { jobId: 'half\ud83d' });
+    const storedId = Buffer.concat([Buffer.from('half'), Buffer.from([0xed, 0xa0, 0xbd])]);
+    const readableId = storedId.toString('utf8');
+    expect(readableId).toBe('half\ufffd\ufffd\ufffd');
+    expect(await failedOnce(readableId)).toBe('job.invalid_id: the job id is not valid UTF-8 text (7 bytes)');
+    const storedKey = Buffer.concat([Buffer.from(key('')), storedId]);
+    expect(await fleet.redis.exists(storedKey, Buffer.concat([storedKey, Buffer.from(':lock')]))).toBe(0);
+    expect(await fleet.redis.exists(`${key(readableId)}:lock`)).toBe(0);
+    expect((await jobCounts()).failed).toBe(failedBefore + 1);
+    // Other jobs (the previous test's drain, the sweeper) may be active: this one is in no list but failed.
+    const jobLists = [...(await fleet.redis.lrangeBuffer(key('wait'), 0, -1)), ...(await fleet.redis.lrangeBuffer(key('active'), 0, -1))];
+    expect(jobLists.filter((entry) => entry.equals(storedId) || entry.toString('utf8') === readableId)).toEqual([]);
+    expect(await fleet.redis.sismember(key('stalled'), readableId)).toBe(0);
+    expect(await rowCounts()).toEqual(before);
+    await goodJobCompletes('a job id with half a surrogate pair');
+  });
+
+  it('a job whose custom id holds U+FFFD itself is ingested once and completes; the next job completes', async () => {
+    await ingestedOnceUnderHash('raw-replacement-char-job-id', 'genuine\ufffdid');
+    await goodJobCompletes('a job id with U+FFFD');
   });
 });
