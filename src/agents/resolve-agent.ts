@@ -51,7 +51,7 @@ export function resolveAgent(definition: AgentDefinition, config: ResolvedConfig
       const separator = pair.indexOf(':');
       return { provider: pair.slice(0, separator) as LlmProviderName, model: pair.slice(separator + 1) };
     });
-    const llm: LlmConfig = { ...config.llm, provider, model, fallback };
+    const llm: LlmConfig = Object.assign({}, config.llm, { provider, model, fallback });
     for (const used of new Set([provider, ...fallback.map((pair) => pair.provider)])) {
       if (used === 'scripted') continue;
       llm[used] = endpoint(definition, used, used === provider, config, env);
@@ -66,7 +66,7 @@ export function resolveAgent(definition: AgentDefinition, config: ResolvedConfig
       mcpServers: (definition.tools ?? []).filter((tool): tool is McpServerEntry => typeof tool !== 'string').map((tool) => tool.mcp),
     };
   } catch (error) {
-    if (error instanceof ConfigInvalidError) throw new ConfigInvalidError(`${label}: ${error.message}`, { details: { ...error.details, agent: definition.name } });
+    if (error instanceof ConfigInvalidError) throw new ConfigInvalidError(`${label}: ${error.message}`, { details: Object.assign({}, error.details, { agent: definition.name }) });
     throw error;
   }
 }
@@ -136,7 +136,7 @@ export function defaultAgent(config: ResolvedConfig, profile: AgentProfile, tool
   const { provider, model, fallback } = config.llm;
   const definition: AgentDefinition = { name: DEFAULT_AGENT_NAME, provider, model };
   return {
-    ref: { name: DEFAULT_AGENT_NAME, version: agentVersion({ ...definition, fallback, profile, tools: toolNames }) },
+    ref: { name: DEFAULT_AGENT_NAME, version: agentVersion(Object.assign({}, definition, { fallback, profile, tools: toolNames })) },
     definition,
     llm: config.llm,
     profile,

@@ -5,7 +5,7 @@ import { FallbackLlm } from '../../../src/llm/fallback-llm.js';
 import { ScriptedLlm } from '../../../src/llm/scripted-llm.js';
 
 const request: LlmRequest = {
-  model: 'agent-override',
+  model: null,
   systemPrompt: null,
   messages: [{ role: 'user', content: 'hi' }],
   tools: [],
@@ -30,6 +30,15 @@ describe('FallbackLlm', () => {
     expect(response.text).toBe('from primary');
     expect(primary.requests[0]!.model).toBe('gpt-x');
     expect(llm.labels).toEqual(['scripted:gpt-x', 'scripted:claude-y']);
+  });
+
+  it("sends an input's model override to the primary only: each fallback pair keeps its own model", async () => {
+    const primary = new ScriptedLlm([{ error: httpError(401) }], { model: 'gpt-x' });
+    const fallback = new ScriptedLlm([{ text: 'from fallback' }], { model: 'claude-y' });
+    const llm = new FallbackLlm([primary, fallback]);
+    await llm.complete(Object.assign({}, request, { model: 'gpt-x-large' }), { signal: new AbortController().signal });
+    expect(primary.requests[0]!.model).toBe('gpt-x-large');
+    expect(fallback.requests[0]!.model).toBe('claude-y');
   });
 
   it('moves a call to the next provider at once on a non-retryable error (expired key)', async () => {
