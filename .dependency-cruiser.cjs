@@ -33,6 +33,13 @@ module.exports = {
       to: { path: '^src/', pathNot: [folder('fleet'), folder('core')] },
     },
     {
+      name: 'agents-import-only-definitions',
+      comment: 'src/agents is what an agent is made of (definition, version, defaults): data and checks, built on core, config and the MCP server specs; it opens nothing.',
+      severity: 'error',
+      from: { path: folder('agents') },
+      to: { path: '^src/', pathNot: [folder('agents'), folder('core'), folder('config'), folder('mcp')] },
+    },
+    {
       name: 'worker-not-producer',
       comment: 'The worker and the producer stand side by side on fleet, events and store; neither imports the other.',
       severity: 'error',

@@ -3,6 +3,7 @@
  *
  * - {@link SessionQueue}: hand inputs to sessions, follow their events, read outcomes and history.
  * - Typed errors with stable codes (`ERROR_CODES`), for `catch` blocks that switch on `code`.
+ * - Agent definitions (`defineAgent`) for the module named by `LOOPFLEET_AGENTS`.
  * - Tool definitions (`defineTool`) for the module named by `LOOPFLEET_TOOLS`, and hooks
  *   (`defineHook`) for the one named by `LOOPFLEET_HOOKS`.
  * - The event stream's types and key, and the job names, for code that talks to Redis or BullMQ
@@ -27,6 +28,7 @@ export { cancelChannel, eventStreamKey, JOB, timerJobId, type JobName, type Time
 
 export * from './core/errors/index.js';
 
+export { defineAgent, type AgentDefinition } from './agents/agent-definition.js';
 export { defineTool } from './core/tools/define-tool.js';
 export { defineHook, type HookContext, type HookContexts, type HookDefinition, type HookDirective, type HookPoint } from './core/hooks/hook-points.js';
 export type { AnyToolDefinition, InDoubtPolicy, JsonSchema, ToolContext, ToolDefinition } from './core/tools/tool-types.js';
@@ -55,6 +57,7 @@ export type {
   ToolCall,
 } from './core/messages.js';
 export type {
+  AgentRef,
   InputKind,
   InputMode,
   InputRecord,

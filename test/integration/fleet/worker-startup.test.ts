@@ -49,6 +49,25 @@ describe('loopfleet worker refuses a bad tools module before connecting', () => 
     expect(connections).toHaveLength(0);
   }, 90_000);
 
+  it.concurrent.each([
+    ['has an invalid field', 'invalid-agents.json', /^loopfleet worker: \[config\.invalid\] LOOPFLEET_AGENTS \(.*invalid-agents\.json\): agent "support": maxRounds: /],
+    ['lists a tool the worker does not have', 'unknown-tool-agents.ts', /^loopfleet worker: \[config\.invalid\] agent "coder": tools: unknown tool\(s\) run_tests; known: /],
+    ['does not exist', 'no-such-agents.json', /^loopfleet worker: \[config\.invalid\] LOOPFLEET_AGENTS \(.*no-such-agents\.json\): cannot read the file \(ENOENT\)/],
+  ])('an agents file that %s: exit 1 with a message naming the agent and field, no connection attempted', async (_label, file, message) => {
+    const worker = WorkerProcess.spawn(`startup-${file}`, {
+      DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/never`,
+      REDIS_URL: `redis://127.0.0.1:${port}`,
+      LOOPFLEET_AGENTS: fixture(file),
+      METRICS_PORT: '0',
+      LOG_LEVEL: 'info',
+    });
+    const exit = await worker.waitForExit(60_000);
+    expect(exit, worker.diagnostics()).toEqual({ code: 1, signal: null });
+    expect(worker.stderr).toMatch(message);
+    expect(worker.logs.some((line) => line.msg === 'worker started')).toBe(false);
+    expect(connections).toHaveLength(0);
+  }, 90_000);
+
   it('a tools module whose load error quotes the environment: no key, password or URL of it is printed', async () => {
     const secrets = { key: 'sk-startup-9f3c1d', database: 'db-Pw-4e2a', redis: 'redis/pw:7c1b' };
     const databaseUrl = `postgres://postgres:${secrets.database}@127.0.0.1:${port}/never`;

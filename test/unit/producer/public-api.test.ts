@@ -10,6 +10,7 @@ describe("the package's public exports", () => {
     expect(new loopfleet.SessionInvalidIdError('x').code).toBe('session.invalid_id');
     expect(typeof loopfleet.isLoopfleetError).toBe('function');
     expect(typeof loopfleet.defineTool).toBe('function');
+    expect(typeof loopfleet.defineAgent).toBe('function');
     expect(loopfleet.eventStreamKey('loopfleet', 's1')).toBe('loopfleet:events:s1');
     expect(loopfleet.JOB).toMatchObject({ send: 'send', resume: 'resume', drain: 'drain' });
     expect(loopfleet.SESSION_QUEUE_DEFAULTS.queueName).toBe('loopfleet');

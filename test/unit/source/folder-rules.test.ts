@@ -27,6 +27,7 @@ const BAD_TREE: Record<string, string> = {
   'src/core/a.ts': "import { b } from './b.js';\nexport const a = (): unknown => b;\n",
   'src/core/b.ts': "import { a } from './a.js';\nexport const b = (): unknown => a;\n",
   'src/store/store.ts': 'export const store = 1;\n',
+  'src/agents/agent.ts': "import { store } from '../store/store.js';\nexport const agent = store;\n",
   'src/fleet/keys.ts': "import { store } from '../store/store.js';\nexport const keys = store;\n",
   'src/worker/drain.ts': "import { add } from '../producer/add.js';\nexport const drain = add;\n",
   'src/producer/add.ts': "import { publish } from '../events/publish.js';\nimport { drain } from '../worker/drain.js';\nexport const add = [publish, drain];\n",
