@@ -9,6 +9,9 @@
  * - `openai`: the real `openai` SDK against a loopback fake server run in its own process, like a remote
  *   model (its HTTP and SSE work off the worker's event loop): its CPU is reported separately as
  *   `llmServer`, and included in `machine`;
+ * - `twoAgents`: the scripted provider, with the worker serving two agents (`alpha`, `beta`, each
+ *   with the standard input's tool) and the run's sessions split between them: the cost of choosing
+ *   an agent per input, next to `scripted` (one agent);
  * with the floors measured in the same run, rounds rotated so none always runs first:
  * - raw BullMQ no-op jobs (add + process, same producer and worker concurrency; added by the same
  *   producer process, processed in this one, so the ratio compares like with like);
@@ -24,6 +27,8 @@
  * BENCH_FLOOR_INPUTS per floor run, default 5 × BENCH_INPUTS).
  */
 import { Redis } from 'ioredis';
+import pg from 'pg';
+import type { AgentDefinition } from '../src/agents/index.js';
 import {
   benchConfig,
   cleanupAll,
@@ -55,6 +60,12 @@ const FLOOR_N = Number(process.env.BENCH_FLOOR_INPUTS ?? N * 5);
 const SESSIONS = 200;
 const CONCURRENCY = 128;
 const PRODUCER_CONCURRENCY = 64;
+/** The two agents of the `twoAgents` workload: the same model and tool, told apart by name only. */
+const TWO_AGENTS: AgentDefinition[] = [
+  { name: 'alpha', provider: 'scripted', tools: ['noop'], systemPrompt: 'You are alpha.' },
+  { name: 'beta', provider: 'scripted', tools: ['noop'], systemPrompt: 'You are beta.' },
+];
+type FleetWorkload = 'scripted' | 'twoAgents' | 'openai';
 
 /** What the measured runs of one provider counted, summed. */
 interface CountTotals {
@@ -94,18 +105,22 @@ async function main(): Promise<void> {
   const env = { DATABASE_URL: db.url, LOOPFLEET_QUEUE: queueName, WORKER_CONCURRENCY: String(CONCURRENCY) };
   const scriptedConfig = benchConfig(env);
   const openaiConfig = benchConfig({ ...env, LLM_PROVIDER: 'openai', OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: fake.url, LLM_MODEL: 'gpt-bench' });
-  const times: Record<'scripted' | 'openai' | 'bullmq' | 'postgres' | 'xadd', number[]> = { scripted: [], openai: [], bullmq: [], postgres: [], xadd: [] };
+  const times: Record<FleetWorkload | 'bullmq' | 'postgres' | 'xadd', number[]> = { scripted: [], twoAgents: [], openai: [], bullmq: [], postgres: [], xadd: [] };
   const perInput: Record<string, Record<string, number>> = {};
   const totals: Record<string, CountTotals> = {};
-  const cpuPerInput: Record<string, Record<string, number | null>[]> = { scripted: [], openai: [] };
+  const cpuPerInput: Record<string, Record<string, number | null>[]> = { scripted: [], twoAgents: [], openai: [] };
+  const sessionRows = new pg.Pool({ connectionString: db.url, max: 1 });
   const failures: Record<string, number> = {};
   const openaiRequests: number[] = [];
   try {
-    const fleetRun = async (provider: 'scripted' | 'openai', run: number, measure: boolean) => {
+    const fleetRun = async (provider: FleetWorkload, run: number, measure: boolean) => {
       const counter = new FinishCounter();
-      const worker = await startBenchWorker(provider === 'scripted' ? scriptedConfig : openaiConfig, {
+      // Half of the run's sessions on each agent, created before the clock starts.
+      if (provider === 'twoAgents') await createAgentSessions(sessionRows, `${provider}-${run}`, SESSIONS);
+      const worker = await startBenchWorker(provider === 'openai' ? openaiConfig : scriptedConfig, {
         wrapStore: counter.wrapStore,
-        ...(provider === 'scripted' ? { llm: new StandardScriptedLlm() } : {}),
+        ...(provider === 'openai' ? {} : { llm: new StandardScriptedLlm() }),
+        ...(provider === 'twoAgents' ? { agents: TWO_AGENTS } : {}),
       });
       const statements = countPgStatements();
       const commands = countRedisCommands();
@@ -146,10 +161,10 @@ async function main(): Promise<void> {
     // Round -1 is the warm-up (JIT, connections, caches, the fake server): every workload, not measured.
     for (let run = -1; run < RUNS; run += 1) {
       const measure = run >= 0;
-      const order = ['scripted', 'openai', 'bullmq', 'postgres', 'xadd'] as const;
+      const order = ['scripted', 'twoAgents', 'openai', 'bullmq', 'postgres', 'xadd'] as const;
       const rotated = measure ? [...order.slice(run % order.length), ...order.slice(0, run % order.length)] : order;
       for (const what of rotated) {
-        if (what === 'scripted' || what === 'openai') {
+        if (what === 'scripted' || what === 'twoAgents' || what === 'openai') {
           await fleetRun(what, run, measure);
           continue;
         }
@@ -169,6 +184,7 @@ async function main(): Promise<void> {
     }
     const rate = (ms: number[], items = N) => round(items / (median(ms) / 1000), 0);
     const scripted = rate(times.scripted);
+    const twoAgents = rate(times.twoAgents);
     const openai = rate(times.openai);
     const bullmq = rate(times.bullmq, FLOOR_N);
     const postgres = rate(times.postgres, FLOOR_N);
@@ -193,6 +209,7 @@ async function main(): Promise<void> {
       },
       figures: {
         scriptedInputsPerSec: scripted,
+        twoAgentsInputsPerSec: twoAgents,
         openaiInputsPerSec: openai,
         runsMs: Object.fromEntries(Object.entries(times).map(([k, v]) => [k, v.map((ms) => round(ms, 0))])),
         notCompleted: failures,
@@ -219,6 +236,7 @@ async function main(): Promise<void> {
       },
       ratio: {
         scriptedVsBullmq: round(scripted / bullmq, 3),
+        twoAgentsVsScripted: round(twoAgents / scripted, 3),
         openaiVsBullmq: round(openai / bullmq, 3),
         scriptedVsPostgres: round(scripted / postgres, 3),
         scriptedVsXadd: round(scripted / xadd, 3),
@@ -228,10 +246,12 @@ async function main(): Promise<void> {
         { target: 'scripted standard inputs >= 1000/s, one worker process', value: scripted, met: scripted >= 1000 },
         { target: 'openai-SDK standard inputs >= 600/s, one worker process', value: openai, met: openai >= 600 },
         { target: 'scripted >= 20% of the raw BullMQ floor (same run)', value: round(scripted / bullmq, 3), met: scripted / bullmq >= 0.2 },
+        { target: 'two agents on one worker within noise of one agent (twoAgents / scripted >= 0.95)', value: round(twoAgents / scripted, 3), met: twoAgents / scripted >= 0.95 },
         { target: 'no more than one Postgres commit per loop step: durable commits per input (see RESULTS.md for the breakdown)', value: perInput['scripted']?.['pgWriteCommits'] ?? null, met: null },
       ],
     });
   } finally {
+    await sessionRows.end();
     await producerProcess.close();
     await fake.close();
     await deleteQueueKeys(redis, queueName);
@@ -239,6 +259,13 @@ async function main(): Promise<void> {
     await db.drop();
     await cleanupAll();
   }
+}
+
+/** The sessions `<prefix>-0 … <prefix>-<count-1>`, alternately on agent alpha and beta. */
+async function createAgentSessions(pool: pg.Pool, prefix: string, count: number): Promise<void> {
+  const ids = Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
+  const agents = ids.map((_, i) => TWO_AGENTS[i % TWO_AGENTS.length]!.name);
+  await pool.query('INSERT INTO sessions (id, agent) SELECT * FROM unnest($1::text[], $2::text[])', [ids, agents]);
 }
 
 await main();
