@@ -11,7 +11,7 @@ const BUILT_IN_TOOLS: readonly string[] = ['current_time', REQUEST_USER_INPUT, S
 
 /** A source of tools whose list may change while the worker runs: an MCP server. */
 export interface LiveTools {
-  /** The tools it offers now. */
+  /** The tools it offers now: the same registry object until its list changes. */
   current(): ToolRegistry;
 }
 
@@ -86,7 +86,24 @@ function servedAgent(agent: ResolvedAgent, parts: CatalogParts): ServedAgent {
     llm,
     profile: agent.profile,
     retryPolicy: agent.retry,
-    tools: live.length === 0 ? () => own : () => live.reduce((tools, source) => tools.with(source.current()), own),
+    tools: live.length === 0 ? () => own : mergedTools(own, live),
+  };
+}
+
+/**
+ * The agent's own tools followed by its live sources' current ones, merged again only when a source
+ * hands out a new registry (its list changed): a run start and a metric read cost a few comparisons.
+ */
+function mergedTools(own: ToolRegistry, live: readonly LiveTools[]): () => ToolRegistry {
+  let seen: ToolRegistry[] = [];
+  let merged = own;
+  return () => {
+    const current = live.map((source) => source.current());
+    if (current.length !== seen.length || current.some((registry, index) => registry !== seen[index])) {
+      merged = current.reduce((tools, registry) => tools.with(registry), own);
+      seen = current;
+    }
+    return merged;
   };
 }
 
