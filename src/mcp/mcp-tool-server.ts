@@ -49,6 +49,13 @@ interface Connection {
   transport: Transport;
 }
 
+/**
+ * How much later than the tool's timeout this module's own limits (the SDK's request timeout, the wait
+ * for a restart) fire: they are a backstop, so the loop's timer fires first and the model sees
+ * `tool.timeout`.
+ */
+const BACKSTOP_GRACE_MS = 1_000;
+
 /** Pages of `tools/list` read at most, so a server that keeps answering with a cursor cannot hold start-up. */
 const MAX_LIST_PAGES = 100;
 
@@ -226,7 +233,7 @@ export class McpToolServer {
    * the server is bounded by the tool's timeout and the call's signal.
    */
   async #call(tool: Tool, policy: InDoubtPolicy, args: Record<string, unknown>, ctx: ToolContext): Promise<string> {
-    const deadline = Date.now() + this.#spec.timeoutMs;
+    const deadline = Date.now() + this.#spec.timeoutMs + BACKSTOP_GRACE_MS;
     for (;;) {
       const connection = await this.#live(ctx.signal, deadline);
       try {

@@ -12,6 +12,9 @@ export interface TestToolsOptions {
 /** A 1×1 PNG, base64: an image part of a known size (70 bytes). */
 const PNG_1X1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 
+/** 60 characters: with a server's prefix (`srv__`) past the providers' 64. */
+export const LONG_TOOL_NAME = 'n'.repeat(60);
+
 const text = (value: string): CallToolResult => ({ content: [{ type: 'text', text: value }] });
 
 /**
@@ -43,6 +46,7 @@ export function createTestMcpServer(options: TestToolsOptions): McpServer {
     server.registerTool('added', { description: 'Added at run time.' }, () => text('added here'));
     return text('ok');
   });
+  server.registerTool(LONG_TOOL_NAME, { description: 'Its offered name would be too long.' }, () => text('unreachable'));
   const hangOnce = hangOnceHandler(options.stateDir);
   server.registerTool('hang_once_idem', { description: 'Hangs the first time per key, then answers.', annotations: { idempotentHint: true } }, hangOnce);
   server.registerTool('hang_once', { description: 'Hangs the first time per key, then answers.' }, hangOnce);

@@ -4,17 +4,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../../src/core/ports/clock.js';
 import { runToolBatch, ToolRegistry, type AnyToolDefinition } from '../../../src/core/tools/index.js';
 import { McpToolServer, parseMcpServerSpec, type McpServerStatus } from '../../../src/mcp/index.js';
+import { LONG_TOOL_NAME } from '../../support/mcp/test-tools.js';
 import { pollUntil, RecordingLogger, runTool, STDIO_SERVER, stateDir } from '../../support/mcp/mcp-harness.js';
 
 /** A stdio test server (a real child process) named `srv`. */
-function stdioServer(dir: string, statuses: McpServerStatus[] = []): McpToolServer {
+function stdioServer(dir: string, statuses: McpServerStatus[] = [], logger = new RecordingLogger()): McpToolServer {
   const spec = parseMcpServerSpec({ mcp: { name: 'srv', ...STDIO_SERVER, env: { MCP_TEST_STATE_DIR: dir, TEST_SECRET: 'sesame-42' }, timeoutMs: 30_000 } });
-  return new McpToolServer(spec, { logger: new RecordingLogger(), onStatus: (status) => statuses.push(status), backoff: { initialMs: 20, maxMs: 200 } });
+  return new McpToolServer(spec, { logger, onStatus: (status) => statuses.push(status), backoff: { initialMs: 20, maxMs: 200 } });
 }
 
 describe('McpToolServer over stdio: tools and calls', () => {
   const dir = stateDir();
-  const server = stdioServer(dir.path);
+  const logger = new RecordingLogger();
+  const server = stdioServer(dir.path, [], logger);
   beforeAll(() => server.start(), 60_000);
   afterAll(async () => {
     await server.close();
@@ -29,6 +31,11 @@ describe('McpToolServer over stdio: tools and calls', () => {
     expect(echo.parameters).toMatchObject({ type: 'object', properties: { text: { type: 'string' } }, required: ['text'] });
     expect(echo).toMatchObject({ policy: 'retry', concurrencySafe: true, timeoutMs: 30_000 });
     expect(tools.find((tool) => tool.name === 'srv__hang_once')).toMatchObject({ policy: 'fail', concurrencySafe: false });
+  });
+
+  it('leaves out a tool whose offered name would break the 64-character rule, with a warning', () => {
+    expect(server.tools().some((tool) => tool.name.includes(LONG_TOOL_NAME))).toBe(false);
+    expect(logger.warnings().some((line) => line.includes('MCP tool left out') && line.includes(LONG_TOOL_NAME))).toBe(true);
   });
 
   it('returns the text parts joined with newlines, and other parts as a line of text each', async () => {
