@@ -40,6 +40,13 @@ module.exports = {
       to: { path: '^src/', pathNot: [folder('agents'), folder('core'), folder('config'), folder('mcp')] },
     },
     {
+      name: 'mcp-imports-core-and-observability',
+      comment: 'src/mcp gives the worker tools from MCP servers: it builds on src/core (and the redaction of src/observability), never on worker or producer.',
+      severity: 'error',
+      from: { path: folder('mcp') },
+      to: { path: '^src/', pathNot: [folder('mcp'), folder('core'), '^src/observability/redaction[.]ts$'] },
+    },
+    {
       name: 'worker-not-producer',
       comment: 'The worker and the producer stand side by side on fleet, events and store; neither imports the other.',
       severity: 'error',

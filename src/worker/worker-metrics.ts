@@ -99,6 +99,7 @@ export class WorkerMetrics {
   readonly #degraded: Counter<'agent' | 'reason'>;
   readonly #toolCalls: Counter<'agent' | 'tool' | 'outcome'>;
   readonly #toolSeconds: Histogram<'agent' | 'tool'>;
+  readonly #mcpServerUp: Gauge<'server'>;
 
   constructor(sources: WorkerMetricsSources) {
     const registers = [this.registry];
@@ -149,6 +150,7 @@ export class WorkerMetrics {
     this.#degraded = new Counter({ name: 'loopfleet_llm_degraded_total', help: 'Calls given up on: the input ends degraded.', labelNames: ['agent', 'reason'], registers });
     this.#toolCalls = new Counter({ name: 'loopfleet_tool_calls_total', help: 'Tool calls, by tool (unknown: a name not registered) and outcome (ok, failed).', labelNames: ['agent', 'tool', 'outcome'], registers });
     this.#toolSeconds = new Histogram({ name: 'loopfleet_tool_call_seconds', help: 'One tool call.', labelNames: ['agent', 'tool'], buckets: TOOL_SECONDS, registers });
+    this.#mcpServerUp = new Gauge({ name: 'loopfleet_mcp_server_up', help: '1 while an MCP server is connected; 0 while it starts, restarts, or is absent (an optional server that could not start).', labelNames: ['server'], registers });
     const events = sources.events;
     const publisher: [name: string, help: string, count: keyof ReturnType<typeof events>][] = [
       ['loopfleet_events_published_total', 'Events written to the sessions\' Redis streams.', 'published'],
@@ -254,6 +256,11 @@ export class WorkerMetrics {
   /** An input's `input_finished` was published (the run's own, or a steered input's). */
   inputFinished(status: RunOutcome, agent: string): void {
     this.#inputsFinished.inc({ agent, status });
+  }
+
+  /** An MCP server's state changed (`McpServerStatus` of src/mcp); `server` is a configured name, so the series are bounded. */
+  mcpServerStatus(server: string, up: boolean): void {
+    this.#mcpServerUp.set({ server }, up ? 1 : 0);
   }
 
   /** A job's processing ended; `kind` is its name when the worker handles such jobs, else `other`. */

@@ -31,6 +31,7 @@ const BAD_TREE: Record<string, string> = {
   'src/fleet/keys.ts': "import { store } from '../store/store.js';\nexport const keys = store;\n",
   'src/worker/drain.ts': "import { add } from '../producer/add.js';\nexport const drain = add;\n",
   'src/producer/add.ts': "import { publish } from '../events/publish.js';\nimport { drain } from '../worker/drain.js';\nexport const add = [publish, drain];\n",
+  'src/mcp/tools.ts': "import { drain } from '../worker/drain.js';\nexport const tools = drain;\n",
   'src/events/publish.ts': "import { add } from '../producer/add.js';\nimport { gone } from './gone.js';\nexport const publish = [add, gone];\n",
 };
 

@@ -32,6 +32,14 @@ describe('WorkerMetrics', () => {
     expect(await samples(metrics, 'loopfleet_input_run_seconds_count')).toEqual(['{status="completed"} 1']);
   });
 
+  it('reports each MCP server as up or not', async () => {
+    const metrics = metricsOf();
+    metrics.mcpServerStatus('files', true);
+    metrics.mcpServerStatus('web', true);
+    metrics.mcpServerStatus('web', false);
+    expect(await samples(metrics, 'loopfleet_mcp_server_up')).toEqual(['{server="files"} 1', '{server="web"} 0']);
+  });
+
   it('counts LLM calls, retries, fallbacks, give-ups and tokens from the loop’s events', async () => {
     const metrics = metricsOf();
     const usage = { promptTokens: 100, completionTokens: 20, cachedTokens: 60, reasoningTokens: 5, totalTokens: 120 };
