@@ -83,6 +83,16 @@ const ENV_NAME = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an enviro
 const FALLBACK_PAIR = new RegExp(`^(${LLM_PROVIDERS.join('|')}):.+$`);
 const TOOL_NAME = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be a tool name (1-64 characters of A-Z a-z 0-9 _ -)');
 
+/** No tool listed twice, no two MCP servers of one name (their tools would share the `<server>__` prefix). */
+function uniqueTools(tools: readonly (string | McpServerEntry)[], ctx: z.RefinementCtx): void {
+  const seen = new Set<string>();
+  tools.forEach((tool, index) => {
+    const key = typeof tool === 'string' ? `tool ${tool}` : `MCP server ${tool.mcp.name}`;
+    if (seen.has(key)) ctx.addIssue({ code: 'custom', path: [index], message: `${key} is listed twice` });
+    seen.add(key);
+  });
+}
+
 /** The definition's schema: strict, so a misspelt field is refused instead of ignored. */
 export const agentDefinitionSchema = z
   .object({
@@ -93,7 +103,7 @@ export const agentDefinitionSchema = z
     apiKeyEnv: ENV_NAME.optional(),
     baseUrlEnv: ENV_NAME.optional(),
     systemPrompt: z.string().max(200_000).optional(),
-    tools: z.array(z.union([TOOL_NAME, mcpServerEntrySchema])).max(256).optional(),
+    tools: z.array(z.union([TOOL_NAME, mcpServerEntrySchema])).max(256).superRefine(uniqueTools).optional(),
     maxRounds: z.number().int().min(1).max(1000).optional(),
     maxOutputTokens: z.number().int().positive().max(1_000_000).optional(),
     temperature: z.number().min(0).max(2).optional(),

@@ -1,9 +1,9 @@
-import { z } from 'zod';
+import { McpServerSpecSchema, type McpServerSpec } from '../mcp/index.js';
 
 /**
- * An MCP server in an agent's `tools` (docs/mcp.md): `{ mcp: { name, command, … } }` or
- * `{ mcp: { name, url, … } }`. Checked in full when the worker starts the server.
+ * An MCP server in an agent's `tools` (docs/mcp.md): `{ mcp: { name, command, args?, env? } }` (stdio)
+ * or `{ mcp: { name, url, headers? } }` (Streamable HTTP), each with `optional?` and `timeoutMs?`.
  */
-export const mcpServerEntrySchema = z.object({ mcp: z.record(z.string(), z.unknown()) }).strict();
+export const mcpServerEntrySchema = McpServerSpecSchema;
 
-export type McpServerEntry = z.infer<typeof mcpServerEntrySchema>;
+export type McpServerEntry = McpServerSpec;

@@ -1,5 +1,6 @@
 import { DEFAULT_AGENT_NAME, type ResolvedAgent } from '../agents/index.js';
 import type { AgentProfile } from '../core/agent-profile.js';
+import { MCP_NAME_SEPARATOR } from '../mcp/index.js';
 import { ConfigInvalidError } from '../core/errors/index.js';
 import type { Llm } from '../core/ports/llm.js';
 import type { RetryPolicy } from '../core/retry/index.js';
@@ -33,8 +34,11 @@ export interface CatalogParts {
   loaded: ToolRegistry;
   /** The agent's model. */
   llm: (agent: ResolvedAgent) => Llm;
-  /** The agent's MCP servers' tools; none by default. */
-  mcp?: (agent: ResolvedAgent) => LiveTools[];
+  /**
+   * The agent's MCP servers' tools, asked at each read (the servers may start after the catalog is
+   * built, which checks everything else first); none by default.
+   */
+  mcp?: (agent: ResolvedAgent) => readonly LiveTools[];
 }
 
 /**
@@ -77,8 +81,9 @@ export class AgentCatalog {
 
 function servedAgent(agent: ResolvedAgent, parts: CatalogParts): ServedAgent {
   const own = ownTools(agent, parts.loaded);
-  const live = parts.mcp?.(agent) ?? [];
+  checkMcpPrefixes(agent, own);
   const llm = parts.llm(agent);
+  const live = parts.mcp;
   return {
     ref: agent.ref,
     provider: agent.llm.provider,
@@ -86,7 +91,7 @@ function servedAgent(agent: ResolvedAgent, parts: CatalogParts): ServedAgent {
     llm,
     profile: agent.profile,
     retryPolicy: agent.retry,
-    tools: live.length === 0 ? () => own : mergedTools(own, live),
+    tools: live === undefined || agent.mcpServers.length === 0 ? () => own : mergedTools(own, () => live(agent)),
   };
 }
 
@@ -94,17 +99,32 @@ function servedAgent(agent: ResolvedAgent, parts: CatalogParts): ServedAgent {
  * The agent's own tools followed by its live sources' current ones, merged again only when a source
  * hands out a new registry (its list changed): a run start and a metric read cost a few comparisons.
  */
-function mergedTools(own: ToolRegistry, live: readonly LiveTools[]): () => ToolRegistry {
+function mergedTools(own: ToolRegistry, live: () => readonly LiveTools[]): () => ToolRegistry {
   let seen: ToolRegistry[] = [];
   let merged = own;
   return () => {
-    const current = live.map((source) => source.current());
+    const current = live().map((source) => source.current());
     if (current.length !== seen.length || current.some((registry, index) => registry !== seen[index])) {
       merged = current.reduce((tools, registry) => tools.with(registry), own);
       seen = current;
     }
     return merged;
   };
+}
+
+/**
+ * An MCP server's tools are named `<server>__<tool>`: a tool of the agent's own with such a name could
+ * later clash with one the server lists, so it is refused at start-up.
+ */
+function checkMcpPrefixes(agent: ResolvedAgent, own: ToolRegistry): void {
+  for (const server of agent.mcpServers) {
+    const clash = own.names().find((name) => name.startsWith(`${server.name}${MCP_NAME_SEPARATOR}`));
+    if (clash !== undefined) {
+      throw new ConfigInvalidError(`agent "${agent.ref.name}": tools: "${clash}" looks like a tool of MCP server "${server.name}"; rename one of them`, {
+        details: { agent: agent.ref.name, tools: [clash] },
+      });
+    }
+  }
 }
 
 /** The loaded tools the agent lists; the built-ins when it lists none. */

@@ -57,7 +57,7 @@ export interface CloseParts {
   shutdown: AbortController;
   jobs: RunningJobs;
   logger: Logger;
-  /** The last step (the health server). */
+  /** The last step (the health server, the MCP servers). */
   after: () => Promise<void>;
 }
 
@@ -95,7 +95,7 @@ export async function closeWorker(parts: CloseParts, graceMs: number): Promise<v
     ]),
   );
   await step('postgres', () => connections.pool.end());
-  await step('health server', parts.after);
+  await step('health server and MCP servers', parts.after);
   if (failures.length > 0) throw failures[0];
 }
 

@@ -28,6 +28,7 @@ import { closeWorker, RunningJobs, type WorkerConnections } from './close-worker
 import { startEventLoopWatchdog } from './event-loop-watchdog.js';
 import { dependencyChecks, startHealthServer } from './health-server.js';
 import { createJobProcessor } from './job-router.js';
+import { startAgentMcpServers, type AgentMcpServers } from './agent-mcp-servers.js';
 import { loadAgentDefinitions } from './load-agents.js';
 import { loadHooks } from './load-hooks.js';
 import { loadTools } from './load-tools.js';
@@ -95,7 +96,14 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
   const hooks = options.hooks ?? (await loadHooks(config.worker.hooksModule).catch(scrubbed));
   // Checked here, with the tools and the models, before any connection is opened (I8).
   const resolved = await resolveAgents(config, options, tools).catch(scrubbed);
-  const agents = AgentCatalog.build(resolved, { loaded: tools, llm: (agent) => options.llm ?? createLlm(agent.llm, agentSecrets(config, resolved)) });
+  let mcp: AgentMcpServers | null = null;
+  const agents = AgentCatalog.build(resolved, {
+    loaded: tools,
+    llm: (agent) => options.llm ?? createLlm(agent.llm, agentSecrets(config, resolved)),
+    mcp: (agent) => mcp?.forAgent(agent.ref.name) ?? [],
+  });
+  // Last of the checks: a required server that cannot start stops the worker before it connects.
+  mcp = await startAgentMcpServers(resolved, logger).catch(scrubbed);
   const workerId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const connections = openConnections(config, logger);
   const stopping = new AbortController();
@@ -105,12 +113,14 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
   setMaxListeners(0, shutdown.signal, stopping.signal);
   const ctx = workerContext(config, options, { workerId, logger, agents, hooks, connections, stopping: stopping.signal, shutdown: shutdown.signal });
   timers.bind({ timers: ctx.timers, queue: ctx.queue, logger });
+  mcp.reportTo((status) => ctx.metrics.mcpServerStatus(status.server, status.up));
   const jobs = new RunningJobs();
   let accepting = true;
   let worker: Worker | null = null;
   let stopSweeperWatch = (): void => {};
   let health: Awaited<ReturnType<typeof startHealthServer>> | null = null;
-  const closeParts = () => ({ worker, connections, shutdown, jobs, logger, after: async () => health?.close() });
+  const servers = mcp;
+  const closeParts = () => ({ worker, connections, shutdown, jobs, logger, after: async () => Promise.all([health?.close(), servers.close()]).then(() => undefined) });
   try {
     // A message only wakes a check of the durable request: anyone who may PUBLISH can send one.
     connections.subscriber.on('message', (_channel: string, sessionId: string) => void ctx.cancels.signalled(sessionId));
