@@ -4,6 +4,7 @@ import { SessionQueue } from '../../../src/producer/session-queue.js';
 import { PostgresAgentRegistry } from '../../../src/store/agents/postgres-agent-registry.js';
 import type { RunningWorker } from '../../../src/worker/start-worker.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
+import { runCliInProcess } from '../../support/run-cli-process.js';
 import { RawProducer } from './fixtures/raw-clients.js';
 
 /**
@@ -90,6 +91,37 @@ describe('the agent registry and agent refusals', () => {
     const outcome = await producer.run('send', { sessionId: 'raw-on-support', agent: 'support', input: 'x' });
     expect(outcome.value).toMatchObject({ seq: 1 });
     expect((await queue.sessions.get('raw-on-support'))?.agent).toBe('support');
+  });
+
+  it('loopfleet agents prints the registry as a table and as JSON lines', async () => {
+    const env = { DATABASE_URL: fleet.config.databaseUrl, REDIS_URL: fleet.config.redisUrl, LOOPFLEET_QUEUE: fleet.config.queueName };
+    const table = await runCliInProcess(['agents'], env);
+    expect(table).toMatchObject({ code: 0, err: '' });
+    const lines = table.out.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^AGENT +VERSION +PROVIDER +MODEL +TOOLS +WORKERS \(LAST SEEN\)$/);
+    expect(lines.slice(1).map((line) => line.split(/ +/)[0])).toEqual(['default', 'support']);
+    expect(lines[2]).toMatch(new RegExp(`^support +[0-9a-f]{12} +scripted +\\S+ +\\S+ +${worker.workerId.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(\\d{4}-\\d\\d-\\d\\dT`));
+    const json = await runCliInProcess(['agents', '--json'], env);
+    expect(json.code).toBe(0);
+    const agents = json.out.trimEnd().split('\n').map((line) => JSON.parse(line) as RegisteredAgent);
+    expect(agents.map((agent) => [agent.name, agent.workers.map((entry) => entry.workerId)])).toEqual([
+      ['default', [worker.workerId]],
+      ['support', [worker.workerId]],
+    ]);
+  });
+
+  it('loopfleet stats shows the session\'s agent and the agent that ran each input', async () => {
+    const env = { DATABASE_URL: fleet.config.databaseUrl, REDIS_URL: fleet.config.redisUrl, LOOPFLEET_QUEUE: fleet.config.queueName };
+    const handle = await queue.add('send', { sessionId: 'stats-on-support', agent: 'support', input: 'hi' });
+    await handle.result({ timeoutMs: 20_000 });
+    const version = (await registry.listAgents()).find((agent) => agent.name === 'support')!.version;
+    const text = await runCliInProcess(['stats', 'stats-on-support'], env);
+    expect(text).toMatchObject({ code: 0, err: '' });
+    expect(text.out).toMatch(/^session stats-on-support {2}agent support {2}status idle\ninputs 1 \(pending 0, running 0, done 1, failed 0, cancelled 0\)\n/);
+    expect(text.out).toContain(`\n#1 send done support@${version}\n`);
+    const json = await runCliInProcess(['stats', 'stats-on-support', '--json'], env);
+    expect(JSON.parse(json.out)).toMatchObject({ sessionId: 'stats-on-support', agent: 'support', runs: [{ seq: 1, kind: 'send', status: 'done', agent: { name: 'support', version } }] });
+    expect(await runCliInProcess(['stats', 'no-such-session'], env)).toMatchObject({ code: 1, err: expect.stringContaining('[session.not_found]') });
   });
 
   it('a worker that closes leaves the registry; its agents are then refused', async () => {
