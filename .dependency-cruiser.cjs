@@ -34,10 +34,10 @@ module.exports = {
     },
     {
       name: 'agents-import-only-definitions',
-      comment: 'src/agents is what an agent is made of (definition, version, defaults): data and checks, built on core, config and the MCP server specs; it opens nothing.',
+      comment: 'src/agents is what an agent is made of (definition, version, defaults): data and checks, built on core, config, the fleet\'s name rules and the MCP server specs; it opens nothing.',
       severity: 'error',
       from: { path: folder('agents') },
-      to: { path: '^src/', pathNot: [folder('agents'), folder('core'), folder('config'), folder('mcp')] },
+      to: { path: '^src/', pathNot: [folder('agents'), folder('core'), folder('config'), folder('fleet'), folder('mcp')] },
     },
     {
       name: 'mcp-imports-core-and-observability',

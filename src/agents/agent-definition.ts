@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { LLM_PROVIDERS, type LlmProviderName } from '../config/resolved-config.js';
 import { ConfigInvalidError } from '../core/errors/index.js';
+import { AGENT_NAME_RULE } from '../fleet/agent-name.js';
 import type { ResponseFormatSpec } from '../core/ports/llm.js';
 import { responseFormatSchema } from '../core/response-format-schema.js';
 import { mcpServerEntrySchema, type McpServerEntry } from './mcp-entry.js';
@@ -76,8 +77,6 @@ export interface AgentDefinition {
   metadata?: Record<string, unknown>;
 }
 
-/** Agent names, as sessions and the registry store them. */
-export const AGENT_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
 
 const ENV_NAME = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name');
 const FALLBACK_PAIR = new RegExp(`^(${LLM_PROVIDERS.join('|')}):.+$`);
@@ -96,7 +95,7 @@ function uniqueTools(tools: readonly (string | McpServerEntry)[], ctx: z.Refinem
 /** The definition's schema: strict, so a misspelt field is refused instead of ignored. */
 export const agentDefinitionSchema = z
   .object({
-    name: z.string().regex(AGENT_NAME_PATTERN, 'must be 1-64 characters of A-Z a-z 0-9 _ . -'),
+    name: z.string().regex(AGENT_NAME_RULE, 'must be 1-64 characters of A-Z a-z 0-9 _ . -'),
     provider: z.enum(LLM_PROVIDERS).optional(),
     model: z.string().min(1).max(200).optional(),
     fallback: z.array(z.string().regex(FALLBACK_PAIR, `must be provider:model with provider one of ${LLM_PROVIDERS.join(', ')}`)).max(8).optional(),
@@ -181,7 +180,7 @@ function checkAgentDefinition(entry: unknown, index: number): AgentDefinition {
 /** `agent "support"`, or `agent #2` when it has no usable name. */
 function agentLabel(entry: unknown, index: number): string {
   const name = typeof entry === 'object' && entry !== null ? (entry as { name?: unknown }).name : undefined;
-  return typeof name === 'string' && AGENT_NAME_PATTERN.test(name) ? `agent "${name}"` : `agent #${index}`;
+  return typeof name === 'string' && AGENT_NAME_RULE.test(name) ? `agent "${name}"` : `agent #${index}`;
 }
 
 function withSource<T>(source: string, check: () => T): T {

@@ -4,12 +4,13 @@ import { checkedAgentProfile, type AgentProfile } from '../core/agent-profile.js
 import { ConfigInvalidError } from '../core/errors/index.js';
 import { resolveRetryPolicy, type RetryPolicy } from '../core/retry/index.js';
 import type { AgentRef } from '../core/session-types.js';
+import { DEFAULT_SESSION_AGENT } from '../fleet/agent-name.js';
 import type { AgentDefinition } from './agent-definition.js';
 import { agentVersion } from './agent-version.js';
 import type { McpServerEntry } from './mcp-entry.js';
 
 /** The name a session that names no agent is stored under: the fleet's default agent. */
-export const DEFAULT_AGENT_NAME = 'default';
+export const DEFAULT_AGENT_NAME = DEFAULT_SESSION_AGENT;
 
 /** An agent with every default filled in and its credentials read: what a worker builds it from. */
 export interface ResolvedAgent {

@@ -22,13 +22,17 @@ Fleet:
   migrate [--create-database]   Apply the committed database migrations to DATABASE_URL.
                                 Idempotent; safe when several processes run it at once.
                                 --create-database creates the database first if it is missing.
+  agents [--json]               List the agents the fleet serves now: name, version, provider, model,
+                                tools, and each worker serving it with when it was last seen.
+                                --json: one agent as JSON a line.
 
 Sessions:
-  send <session> <text> [--follow] [--mode queue|steer|interrupt] [--input-id <id>]
+  send <session> <text> [--follow] [--mode queue|steer|interrupt] [--input-id <id>] [--agent <name>]
                                 Accept a user message; prints "accepted <session> seq <n>".
                                 --follow streams the reply to stdout and exits with its status
                                 (exit codes below). --mode: how it joins a running input (default
                                 queue). --input-id: idempotency key; repeating it returns the same seq.
+                                --agent: the agent it is for; a new session runs on it (see agents).
   tail <session> [--after <id>] [--json] [--limit <n>]
                                 Print the session's events as they arrive, one a line, until Ctrl-C
                                 (exit 0).
@@ -41,6 +45,9 @@ Sessions:
                                 --json: one JSON object a line. --all: include messages folded away
                                 by compaction. --after: start after this message seq (default 0, the
                                 beginning). --limit: stop after n messages (${HISTORY_LIMIT.min} to ${HISTORY_LIMIT.max}).
+  stats <session> [--json]      Print the session's agent, status, counters and inputs by status,
+                                then one line per input with the agent that ran it (name@version).
+                                --json: all of it as one JSON object. Exit 1: no such session.
   cancel <session>              Cancel the running input; it ends "cancelled". Exit 1: no such session.
   resume <session>              Queue a resume: finish open tool calls and run another round.
   abort-pending <session> [--reason <text>]

@@ -5,11 +5,13 @@ import { packageRoot } from '../store/postgres/package-paths.js';
 import { EXIT, type CliIo } from './cli-io.js';
 import { CliUsageError } from './command-line.js';
 import { abortPendingCommand } from './commands/abort-pending.js';
+import { agentsCommand } from './commands/agents.js';
 import { cancelCommand } from './commands/cancel.js';
 import { historyCommand } from './commands/history.js';
 import { migrateCommand } from './commands/migrate.js';
 import { resumeCommand } from './commands/resume.js';
 import { sendCommand } from './commands/send.js';
+import { statsCommand } from './commands/stats.js';
 import { submitInputCommand } from './commands/submit-input.js';
 import { tailCommand } from './commands/tail.js';
 import { cancelTimerCommand, timerCommand, timersCommand } from './commands/timers.js';
@@ -21,9 +23,11 @@ type Command = (args: string[], io: CliIo) => Promise<number>;
 const COMMANDS: Record<string, Command> = {
   migrate: migrateCommand,
   worker: workerCommand,
+  agents: agentsCommand,
   send: sendCommand,
   tail: tailCommand,
   history: historyCommand,
+  stats: statsCommand,
   cancel: cancelCommand,
   resume: resumeCommand,
   'abort-pending': abortPendingCommand,

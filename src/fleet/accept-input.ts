@@ -16,6 +16,8 @@ export interface AcceptRequest {
   payload: Record<string, unknown>;
   inputId?: string;
   originJobId?: string;
+  /** The agent the input is for (checked by the store: `agent.not_found`, `session.agent_mismatch`). */
+  agent?: string;
 }
 
 /** What accepting needs: the store (durability), the queue (the kick), and optionally the event publisher. */
@@ -49,6 +51,7 @@ export async function acceptAndKick(deps: AcceptDeps, request: AcceptRequest): P
     ...(request.mode !== undefined ? { mode: request.mode } : {}),
     ...(request.inputId !== undefined ? { inputId: request.inputId } : {}),
     ...(request.originJobId !== undefined ? { originJobId: request.originJobId } : {}),
+    ...(request.agent !== undefined ? { agent: request.agent } : {}),
   });
   const notified = notifyAccepted(deps, request, accepted);
   if (deps.kickTimeoutMs === undefined) {

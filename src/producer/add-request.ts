@@ -2,6 +2,7 @@ import type { InputOverrides } from '../core/agent-profile.js';
 import { InputInvalidError } from '../core/errors/index.js';
 import type { SendPayload } from '../core/input-payload.js';
 import { assertNewSessionId } from '../fleet/session-id.js';
+import { optionalAgentName } from '../fleet/agent-name.js';
 import { INPUT_MODES, type InputMode } from '../core/session-types.js';
 import type { AcceptRequest } from '../fleet/accept-input.js';
 
@@ -26,6 +27,12 @@ export interface AddData {
   submit?: { interactionId: string; value: unknown };
   /** `resume`: close every open tool call with `<aborted: reason>` and stop. */
   abortPending?: { reason: string };
+  /**
+   * The agent the input is for (1–64 of `[A-Za-z0-9_.-]`). A session the add creates runs on it. Refused
+   * with `agent.not_found` when no worker registered it (`default` always passes), and with
+   * `session.agent_mismatch` when the session runs on another agent. Absent: any session takes it.
+   */
+  agent?: string;
 }
 
 /** The third argument of `add`, like BullMQ's job options; may carry `inputId` and `mode` instead of `data`. */
@@ -34,13 +41,13 @@ export interface AddOptions {
   mode?: InputMode;
 }
 
-const DATA_KEYS = new Set(['sessionId', 'input', 'inputId', 'mode', 'options', 'submit', 'abortPending']);
+const DATA_KEYS = new Set(['sessionId', 'input', 'inputId', 'mode', 'options', 'submit', 'abortPending', 'agent']);
 const OPTION_KEYS = new Set(['inputId', 'mode']);
 const PAYLOAD_KEYS = ['input', 'options', 'submit', 'abortPending'] as const;
 
 /**
  * Checks an `add` call and turns it into an accept request, before anything is written (I8). Throws
- * `input.invalid` for a bad kind, shape, mode or conflicting ids and `session.invalid_id` for a bad
+ * `input.invalid` for a bad kind, shape, mode, agent name or conflicting ids and `session.invalid_id` for a bad
  * session id; the payload itself is checked against its kind's schema by `acceptAndKick`.
  */
 export function toAcceptRequest(kind: unknown, data: unknown, options: unknown): AcceptRequest {
@@ -48,6 +55,7 @@ export function toAcceptRequest(kind: unknown, data: unknown, options: unknown):
   const fields = plainObject(data, 'data', DATA_KEYS);
   const opts = options === undefined ? {} : plainObject(options, 'options (third argument)', OPTION_KEYS);
   const sessionId = assertNewSessionId(fields.sessionId);
+  const agent = optionalAgentName(fields.agent);
   const inputId = agreeing('inputId', fields.inputId, opts.inputId);
   const mode = agreeing('mode', fields.mode, opts.mode);
   if (inputId !== undefined && typeof inputId !== 'string') throw new InputInvalidError('inputId must be a string');
@@ -62,6 +70,7 @@ export function toAcceptRequest(kind: unknown, data: unknown, options: unknown):
     payload,
     ...(inputId !== undefined ? { inputId } : {}),
     ...(mode !== undefined ? { mode: mode as InputMode } : {}),
+    ...(agent !== undefined ? { agent } : {}),
   };
 }
 

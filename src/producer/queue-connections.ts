@@ -11,6 +11,8 @@ import { createPgPool } from '../store/postgres/pool.js';
 import { PostgresSessionStore } from '../store/postgres-session-store.js';
 import { PostgresTimerStore } from '../store/timers/postgres-timer-store.js';
 import type { TimerStore } from '../core/ports/timer-store.js';
+import type { AgentRegistry } from '../core/ports/agent-registry.js';
+import { PostgresAgentRegistry } from '../store/agents/postgres-agent-registry.js';
 import { FinishNotices } from './finish-notices.js';
 import type { ResolvedQueueOptions } from './session-queue-options.js';
 import { settleWithin } from '../fleet/settle-within.js';
@@ -22,6 +24,8 @@ export interface QueueConnections {
   store: ClientStore;
   /** The timer rows; failures unwrapped (the timer admin wraps each call). */
   timers: TimerStore;
+  /** The agent registry; failures unwrapped (`SessionQueue.agents` wraps them). */
+  registry: AgentRegistry;
   redis: Redis;
   queue: Queue;
   publisher: RedisEventPublisher;
@@ -86,6 +90,7 @@ export function openQueueConnections(options: ResolvedQueueOptions): QueueConnec
     pool,
     store: guardStore(new PostgresSessionStore(pool, { batch: options.batch })),
     timers: new PostgresTimerStore(pool),
+    registry: new PostgresAgentRegistry(pool),
     redis,
     queue,
     publisher,

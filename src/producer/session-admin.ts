@@ -1,9 +1,9 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { ClientStore } from '../core/ports/client-store.js';
-import type { CreateSessionParams } from '../core/ports/session-store.js';
+import type { CreateSessionParams, ListInputsOptions } from '../core/ports/session-store.js';
 import { assertSessionId } from '../fleet/session-id.js';
-import type { SessionRecord } from '../core/session-types.js';
+import type { InputRecord, SessionRecord } from '../core/session-types.js';
 import { EVENT_PUBLISHER_DEFAULTS } from '../events/event-publisher-options.js';
 import { eventDeletedKey, eventFinishedKey, eventSeqKey, eventStreamKey } from '../fleet/fleet-keys.js';
 import { attemptWithin } from '../fleet/settle-within.js';
@@ -39,6 +39,16 @@ export class SessionAdmin {
   async get(sessionId: string): Promise<SessionRecord | null> {
     const id = assertSessionId(sessionId);
     return this.deps.run(() => this.deps.store.getSession(id));
+  }
+
+  /**
+   * The session's inputs in seq order, with their status and result (`result.agent`: the agent and
+   * version that ran it): a page of them, `afterSeq` / `limit` (default 100, at most 1000), filtered by
+   * `status` if given. Empty for a session that does not exist.
+   */
+  async inputs(sessionId: string, options: ListInputsOptions = {}): Promise<InputRecord[]> {
+    const id = assertSessionId(sessionId);
+    return this.deps.run(() => this.deps.store.listInputs(id, options));
   }
 
   /**

@@ -3,6 +3,8 @@ import { loadClientConfig } from '../config/index.js';
 import { InfrastructureError, InputInvalidError, SessionNotFoundError, StateConflictError } from '../core/errors/index.js';
 import type { StoredMessage } from '../core/messages.js';
 import type { LoadHistoryOptions } from '../core/ports/session-store.js';
+import { guardedStoreCall } from '../core/ports/guard-store.js';
+import type { RegisteredAgent } from '../core/ports/agent-registry.js';
 import { whileLinked } from '../core/linked-signal.js';
 import { assertNewSessionId, assertSessionId } from '../fleet/session-id.js';
 import { followSessionEvents, readNewest } from '../events/event-subscriber.js';
@@ -185,6 +187,15 @@ export class SessionQueue {
     const id = assertSessionId(sessionId);
     const { includeCompacted, afterSeq, limit } = resolveHistoryOptions(options);
     return this.#track(this.#history(id, limit === null ? { includeCompacted, afterSeq } : { includeCompacted, afterSeq, limit }));
+  }
+
+  /**
+   * The agents the fleet serves now, by name then version, each with its workers and when they were
+   * last seen: what an add or a create may name (besides `default`). From the agent registry.
+   */
+  async agents(): Promise<RegisteredAgent[]> {
+    this.#assertOpen();
+    return this.#track(guardedStoreCall('listAgents', this.#conn.registry.listAgents()));
   }
 
   /** Cumulative stats of the session and its inputs counted by status. Throws `session.not_found`. */

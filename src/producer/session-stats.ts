@@ -8,6 +8,8 @@ export type InputCounts = Record<InputStatus, number> & { total: number };
 /** `SessionQueue.stats`: what a session has done so far. */
 export interface SessionStatsReport {
   sessionId: string;
+  /** The agent the session runs on (`default`: the fleet's default agent). */
+  agent: string;
   /** `idle`, `running` or `waiting_for_input`. */
   status: SessionStatus;
   /** Cumulative counters over every finished input: inputs, rounds, LLM calls, tool calls, tokens, first/last. */
@@ -29,7 +31,7 @@ export async function readSessionStats(store: ClientStore, sessionId: string): P
   const session = sessionRead.value;
   const counts = countsRead.value;
   if (session === null) throw new SessionNotFoundError(`session ${sessionId} does not exist`, { details: { sessionId } });
-  return { sessionId, status: session.status, totals: { ...session.stats }, inputs: withTotal(counts) };
+  return { sessionId, agent: session.agent, status: session.status, totals: { ...session.stats }, inputs: withTotal(counts) };
 }
 
 /** The port's counts with their sum; only the statuses of `INPUT_STATUSES` are copied and summed. */

@@ -84,7 +84,7 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   createSession(params: CreateSessionParams): Promise<SessionRecord> {
-    return createSession(this.db, params);
+    return createSession(this.pool, params);
   }
 
   getSession(sessionId: string): Promise<SessionRecord | null> {

@@ -59,6 +59,8 @@ export interface CloseParts {
   logger: Logger;
   /** The last step (the health server, the MCP servers). */
   after: () => Promise<void>;
+  /** Run from the start, alongside the others, and waited for before Postgres closes: leaving the agent registry. */
+  leaveRegistry: () => Promise<void>;
 }
 
 /**
@@ -79,6 +81,8 @@ export async function closeWorker(parts: CloseParts, graceMs: number): Promise<v
       logger.warn({ err: error, step: name }, 'worker close step failed; closing the rest');
     }
   };
+  // A stopping worker takes no new sessions: it leaves the registry at once, while its drains end.
+  const left = step('agent registry', parts.leaveRegistry);
   try {
     if (parts.worker !== null) await step('bullmq worker', () => closeBullmq(parts, parts.worker as Worker));
   } finally {
@@ -94,6 +98,7 @@ export async function closeWorker(parts: CloseParts, graceMs: number): Promise<v
       ),
     ]),
   );
+  await left;
   await step('postgres', () => connections.pool.end());
   await step('health server and MCP servers', parts.after);
   if (failures.length > 0) throw failures[0];

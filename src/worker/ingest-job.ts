@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { InputInvalidError } from '../core/errors/index.js';
 import { assertNewSessionId } from '../fleet/session-id.js';
+import { optionalAgentName } from '../fleet/agent-name.js';
 import { INPUT_MODES } from '../core/session-types.js';
 import { acceptAndKick } from '../fleet/accept-input.js';
 import { MAX_ORIGIN_JOB_ID_LENGTH } from '../fleet/input-id.js';
@@ -18,6 +19,8 @@ const rawJobSchema = z
     options: z.unknown().optional(),
     submit: z.unknown().optional(),
     abortPending: z.unknown().optional(),
+    // Checked by optionalAgentName, like the client's add.
+    agent: z.unknown().optional(),
   })
   .strict();
 
@@ -30,7 +33,9 @@ export interface IngestResult {
 /**
  * Ingests a raw `send`/`resume` job into the inbox exactly once and kicks the drain. The input id
  * defaults to one derived from the job id, so a redelivered job is not ingested twice. Invalid data
- * throws a typed input error: the job router fails the job without retry and nothing is written.
+ * throws a typed input error: the job router fails the job without retry and nothing is written. So
+ * does `data.agent` naming an agent no worker registered (`agent.not_found`) or another agent than its
+ * session's (`session.agent_mismatch`): the store refuses those in the accept itself.
  */
 export async function ingestJob(
   ctx: WorkerContext,
@@ -44,8 +49,9 @@ export async function ingestJob(
     const issue = parsed.error.issues[0];
     throw new InputInvalidError(`invalid ${kind} job data: ${issue?.path.join('.') || 'data'}: ${issue?.message ?? 'invalid'}`);
   }
-  const { sessionId, inputId, mode, ...rest } = parsed.data;
+  const { sessionId, inputId, mode, agent, ...rest } = parsed.data;
   const id = assertNewSessionId(sessionId);
+  const agentName = optionalAgentName(agent, 'data.agent');
   const payload = Object.fromEntries(Object.entries(rest).filter(([, value]) => value !== undefined));
   if (kind === 'send' && payload.input === undefined) throw new InputInvalidError('invalid send job data: input is required');
   const accepted = await acceptAndKick(
@@ -57,6 +63,7 @@ export async function ingestJob(
       inputId: inputId ?? jobInputId(jobId, jobTimestamp),
       ...(mode !== undefined ? { mode } : {}),
       ...(jobId !== undefined ? { originJobId: originJobId(jobId) } : {}),
+      ...(agentName !== undefined ? { agent: agentName } : {}),
     },
   );
   return { seq: accepted.seq, inputId: accepted.inputId, duplicate: accepted.duplicate };

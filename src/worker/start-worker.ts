@@ -22,7 +22,9 @@ import { createPgPool } from '../store/postgres/pool.js';
 import { PostgresSessionStore } from '../store/postgres-session-store.js';
 import { PostgresTimerStore } from '../store/timers/postgres-timer-store.js';
 import { PostgresUpkeepStore } from '../store/upkeep/postgres-upkeep-store.js';
+import { PostgresAgentRegistry } from '../store/agents/postgres-agent-registry.js';
 import { AgentCatalog } from './agent-catalog.js';
+import { agentRegistrations, startAgentRegistration, type HeldRegistration } from './agent-registration.js';
 import { CancelRegistry } from './cancel-registry.js';
 import { closeWorker, RunningJobs, type WorkerConnections } from './close-worker.js';
 import { startEventLoopWatchdog } from './event-loop-watchdog.js';
@@ -120,11 +122,22 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
   let stopSweeperWatch = (): void => {};
   let health: Awaited<ReturnType<typeof startHealthServer>> | null = null;
   const servers = mcp;
-  const closeParts = () => ({ worker, connections, shutdown, jobs, logger, after: async () => Promise.all([health?.close(), servers.close()]).then(() => undefined) });
+  let registration: HeldRegistration | null = null;
+  const closeParts = () => ({
+    worker,
+    connections,
+    shutdown,
+    jobs,
+    logger,
+    after: async () => Promise.all([health?.close(), servers.close()]).then(() => undefined),
+    leaveRegistry: async () => registration?.close(),
+  });
   try {
     // A message only wakes a check of the durable request: anyone who may PUBLISH can send one.
     connections.subscriber.on('message', (_channel: string, sessionId: string) => void ctx.cancels.signalled(sessionId));
     await connections.subscriber.subscribe(cancelChannel(config.queueName));
+    // Before any job is taken: an add naming one of these agents is refused until a worker serves it.
+    registration = await startAgentRegistration({ registry: ctx.registry, workerId, agents: agentRegistrations(agents), logger });
     worker = bullmqWorker(config, createJobProcessor(ctx), connections, jobs, logger);
     await scheduleSweeper(ctx);
     stopSweeperWatch = keepSweeperScheduled(ctx);
@@ -266,6 +279,7 @@ function workerContext(config: ResolvedConfig, options: StartWorkerOptions, part
     store,
     timers: new PostgresTimerStore(connections.pool),
     upkeep,
+    registry: new PostgresAgentRegistry(connections.pool),
     queue: connections.queue,
     redis: connections.redis,
     publisher: connections.publisher,

@@ -2,6 +2,7 @@ import { armTimer } from '../fleet/arm-timer.js';
 import { drainDedupId, JOB, timerJobId } from '../fleet/fleet-keys.js';
 import { kickSession } from '../fleet/kick.js';
 import type { TimerRecord } from '../core/ports/timer-store.js';
+import { STALE_WORKER_MS } from '../core/ports/agent-registry.js';
 import type { WorkerContext } from './worker-context.js';
 
 /**
@@ -32,7 +33,8 @@ export interface SweepReport {
 /**
  * The sweeper (I1; R3, R4, R9 in docs/invariants.md): wakes every session that has open inputs and no live
  * lease — a lost kick, a Redis restart or flush, a failed drain job, a dead worker — and removes
- * deduplication keys that would otherwise swallow every future kick.
+ * deduplication keys that would otherwise swallow every future kick. Last, it deletes the agent
+ * registry rows of workers not seen for `STALE_WORKER_MS`.
  */
 export async function sweep(ctx: WorkerContext, limit = 500): Promise<SweepReport> {
   const sessions = await ctx.upkeep.findStrandedSessions({ graceMs: ctx.settings.sweepGraceMs, limit });
@@ -46,6 +48,10 @@ export async function sweep(ctx: WorkerContext, limit = 500): Promise<SweepRepor
     if (await rearmTimer(ctx, timer)) report.timersRearmed += 1;
   }
   if (report.stranded > 0 || report.timersRearmed > 0) ctx.logger.info({ ...report }, 'sweeper repaired stranded sessions and timers');
+  // Workers killed without leaving the registry: their agents stop counting as served a day after
+  // their last touch; their rows go here.
+  const pruned = await ctx.registry.pruneWorkers(STALE_WORKER_MS);
+  if (pruned > 0) ctx.logger.info({ workers: pruned }, 'sweeper pruned the agent registry rows of workers not seen for a day');
   ctx.metrics.swept(report);
   return report;
 }

@@ -2,6 +2,7 @@ import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { LoopDeps } from '../core/loop/run-context.js';
+import type { AgentRegistry } from '../core/ports/agent-registry.js';
 import type { Clock } from '../core/ports/clock.js';
 import type { SessionStore } from '../core/ports/session-store.js';
 import type { TimerStore } from '../core/ports/timer-store.js';
@@ -61,6 +62,8 @@ export interface WorkerContext {
   timers: TimerStore;
   /** The sweeper's stranded sessions and the backlog for `/metrics`. */
   upkeep: UpkeepStore;
+  /** The agent registry: this worker's rows, and the sweeper's prune of dead workers' rows. */
+  registry: AgentRegistry;
   /** Producer side of the queue, for kicks. */
   queue: Queue;
   /** The worker's command connection, for reading a session's event stream back. */

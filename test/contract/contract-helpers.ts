@@ -6,12 +6,15 @@ import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
 import type { Message } from '../../src/core/messages.js';
 import type { PendingState } from '../../src/core/pending-state.js';
+import type { AgentRegistration, AgentRegistry } from '../../src/core/ports/agent-registry.js';
 import type { AcceptInputParams, SessionStore, ToolCallWrite, UsageRoundWrite } from '../../src/core/ports/session-store.js';
 import type { InputResult } from '../../src/core/session-types.js';
 
 /** What a contract factory hands over: the store under test, its clock if it has one, and a closer. */
 export interface OpenedStore {
   store: SessionStore;
+  /** The agent registry the store checks the agents of creates and accepts against. */
+  registry: AgentRegistry;
   /** The clock the store stamps leases and rows with (ms since the epoch). Default `Date.now`. */
   now?: () => number;
   /** Releases everything the factory opened (pools, databases). */
@@ -23,6 +26,7 @@ export type StoreFactory = () => Promise<OpenedStore>;
 /** What every scenario group gets; `store` is valid inside tests (it is opened in `beforeAll`). */
 export interface ContractContext {
   readonly store: SessionStore;
+  readonly registry: AgentRegistry;
   now(): number;
   /** A session id no other scenario (nor another run against the same database) uses. */
   id(label: string): string;
@@ -33,6 +37,19 @@ export function sessionIds(): (label: string) => string {
   const run = randomBytes(4).toString('hex');
   let counter = 0;
   return (label) => `${label}-${run}-${(counter += 1)}`;
+}
+
+/** A registration with made-up fields. */
+export function registration(name: string, overrides: Partial<AgentRegistration> = {}): AgentRegistration {
+  return { name, version: 'v1', provider: 'openai', model: 'gpt-test', tools: ['current_time'], ...overrides };
+}
+
+/** Agent names a live worker of their own serves (registered now); the worker id is returned too. */
+export async function servedAgents(ctx: ContractContext, ...names: string[]): Promise<{ workerId: string; names: string[] }> {
+  const workerId = `worker-${ctx.id('w')}`;
+  const unique = names.map((name) => ctx.id(name));
+  await ctx.registry.registerAgents(workerId, unique.map((name) => registration(name)));
+  return { workerId, names: unique };
 }
 
 /** Slack for comparing store timestamps with the test's clock (a database clock may differ a little). */

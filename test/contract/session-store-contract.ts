@@ -9,9 +9,12 @@
  *     sessionStoreContract('PostgresSessionStore', async () => ({ store, close }));
  */
 import { afterAll, beforeAll, describe } from 'vitest';
+import type { AgentRegistry } from '../../src/core/ports/agent-registry.js';
 import type { SessionStore } from '../../src/core/ports/session-store.js';
 import { sessionIds, type ContractContext, type OpenedStore, type StoreFactory } from './contract-helpers.js';
 import { acceptInputScenarios } from './scenarios/client/accept-input.js';
+import { agentChoiceScenarios } from './scenarios/client/agent-choice.js';
+import { registryScenarios } from './scenarios/registry/agents.js';
 import { claimScenarios } from './scenarios/fleet/claim.js';
 import { compactionScenarios } from './scenarios/loop/compaction.js';
 import { drainStartScenarios } from './scenarios/fleet/drain-start.js';
@@ -40,6 +43,10 @@ export function sessionStoreContract(name: string, factory: StoreFactory): void 
         if (opened === undefined) throw new Error('the store is opened in beforeAll; use ctx.store inside tests only');
         return opened.store;
       },
+      get registry(): AgentRegistry {
+        if (opened === undefined) throw new Error('the store is opened in beforeAll; use ctx.registry inside tests only');
+        return opened.registry;
+      },
       now: () => (opened?.now ?? Date.now)(),
       id: sessionIds(),
     };
@@ -52,11 +59,12 @@ export function sessionStoreContract(name: string, factory: StoreFactory): void 
       await opened?.close();
     });
 
-    // Grouped by the port each scenario is about (ClientStore, FleetStore, LoopStore); every one runs
+    // Grouped by the port each scenario is about (ClientStore, FleetStore, AgentRegistry, LoopStore); every one runs
     // on the whole store, since setting a scenario up takes the other ports too.
     describe('client port', () => {
       sessionScenarios(ctx);
       acceptInputScenarios(ctx);
+      agentChoiceScenarios(ctx);
       queryScenarios(ctx);
       historyPageScenarios(ctx);
     });
@@ -65,6 +73,9 @@ export function sessionStoreContract(name: string, factory: StoreFactory): void 
       fencingScenarios(ctx);
       claimScenarios(ctx);
       drainStartScenarios(ctx);
+    });
+    describe('agent registry', () => {
+      registryScenarios(ctx);
     });
     describe('loop port', () => {
       messageScenarios(ctx);

@@ -4,10 +4,11 @@ import type { InputHandle } from '../../producer/input-handle.js';
 import type { InputOutcome } from '../../producer/input-outcome.js';
 import { SessionQueue } from '../../producer/session-queue.js';
 import { INPUT_ID_PATTERN } from '../../fleet/input-id.js';
+import { AGENT_NAME_RULE } from '../../fleet/agent-name.js';
 import { EXIT, type CliIo } from '../cli-io.js';
 import { parseCommandLine } from '../command-line.js';
 
-const USAGE = 'loopfleet send <session> <text> [--follow] [--mode queue|steer|interrupt] [--input-id <id>]';
+const USAGE = 'loopfleet send <session> <text> [--follow] [--mode queue|steer|interrupt] [--input-id <id>] [--agent <name>]';
 
 /**
  * Exit code of `send --follow` for each terminal status, so scripts can branch on the outcome
@@ -34,7 +35,7 @@ export async function sendCommand(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommandLine({
     args,
     allowPositionals: true,
-    options: { follow: { type: 'boolean', default: false }, mode: { type: 'string' }, 'input-id': { type: 'string' } },
+    options: { follow: { type: 'boolean', default: false }, mode: { type: 'string' }, 'input-id': { type: 'string' }, agent: { type: 'string' } },
   });
   const [sessionId, text, ...extra] = positionals;
   if (sessionId === undefined || text === undefined || extra.length > 0) return usage(io, 'expected a session and a text');
@@ -44,9 +45,11 @@ export async function sendCommand(args: string[], io: CliIo): Promise<number> {
   if (mode !== undefined && !(INPUT_MODES as readonly string[]).includes(mode)) return usage(io, `--mode must be one of ${INPUT_MODES.join(', ')}`);
   const inputId = values['input-id'];
   if (inputId !== undefined && !INPUT_ID_PATTERN.test(inputId)) return usage(io, '--input-id must be 1 to 200 of A-Z a-z 0-9 _ . : @ / -');
+  const agent = values.agent;
+  if (agent !== undefined && !AGENT_NAME_RULE.test(agent)) return usage(io, '--agent must be 1 to 64 of A-Z a-z 0-9 _ . -');
   const queue = SessionQueue.fromEnv(io.env);
   try {
-    const handle = await queue.add('send', { sessionId, input: text }, { ...(mode !== undefined ? { mode: mode as InputMode } : {}), ...(inputId !== undefined ? { inputId } : {}) });
+    const handle = await queue.add('send', { sessionId, input: text, ...(agent !== undefined ? { agent } : {}) }, { ...(mode !== undefined ? { mode: mode as InputMode } : {}), ...(inputId !== undefined ? { inputId } : {}) });
     io.stdout(`accepted ${handle.sessionId} seq ${handle.seq}${handle.duplicate ? ' (duplicate)' : ''}\n`);
     return values.follow ? await follow(handle, io) : EXIT.ok;
   } finally {

@@ -26,7 +26,11 @@ import type {
 export interface CreateSessionParams {
   /** 1–128 characters of `[A-Za-z0-9_.:-]`; a new session's not ending in `:seq` or `:finished`. */
   id: string;
-  /** Agent profile name, stored for the caller; workers do not select a profile by it yet. Default `default`. */
+  /**
+   * The agent the session runs on, for good: 1–64 characters of `[A-Za-z0-9_.-]`. Default `default`
+   * (the fleet's default agent, always accepted); another name is refused with `agent.not_found`
+   * unless a live worker registered it (docs/client.md).
+   */
   agent?: string;
   /** The system prompt every run of the session starts from. */
   systemPrompt?: string | null;
@@ -52,6 +56,12 @@ export interface AcceptInputParams {
   payload: Record<string, unknown>;
   /** The BullMQ job that delivered the input, for tracing. */
   originJobId?: string;
+  /**
+   * The agent the input is for. A session it creates runs on it. Refused, with nothing written, with
+   * `agent.not_found` when no live worker registered it (`default` always passes) and with
+   * `session.agent_mismatch` when the session runs on another agent. Absent: any session takes it.
+   */
+  agent?: string;
   /** Largest accepted payload, in bytes of its UTF-8 JSON text. */
   maxBytes: number;
 }

@@ -1,4 +1,6 @@
 import type { BatchStatement } from '../batching/row-batcher.js';
+import { DEFAULT_SESSION_AGENT } from '../../fleet/agent-name.js';
+import { agentServedSql } from '../agents/agent-served-sql.js';
 
 /**
  * Accepts inputs in one autocommit statement (I2, R5 in docs/invariants.md): one row per input, each
@@ -21,27 +23,48 @@ import type { BatchStatement } from '../batching/row-batcher.js';
  * up no seq. The batcher then sends each input alone, and the caller of the duplicate reads the
  * original seq with {@link FIND_ACCEPTED_INPUT_SQL}.
  *
- * Params: $1 a JSON array of `{ session_id, input_id, kind, mode, payload, origin_job_id }`.
- * Returns `sessionId` and `seq` per input.
+ * An input may name an agent (`agent`, null when it names none). It is refused, and nothing of it
+ * written, when no live worker serves that agent (`served`: checked before the session is created) or
+ * when its session runs on another one (the `WHERE` of the upsert, under the session's lock: the row
+ * is locked but not advanced, and no input row follows). A session the statement creates takes the
+ * named agent, or `default`.
+ *
+ * Params: $1 a JSON array of `{ session_id, input_id, kind, mode, payload, origin_job_id, agent }`.
+ * Returns per input `sessionId` with its `seq`, or with `refused` (`agent.not_found` or
+ * `session.agent_mismatch`) and the session's agent as the statement saw it (`sessionAgent`).
  */
 export const ACCEPT_INPUTS: BatchStatement = {
   name: 'loopfleet_accept_inputs',
   text: `
 WITH req AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb)
-    AS r(session_id text, input_id text, kind text, mode text, payload jsonb, origin_job_id text)
+    AS r(session_id text, input_id text, kind text, mode text, payload jsonb, origin_job_id text, agent text)
+),
+served AS (
+  SELECT req.* FROM req WHERE req.agent IS NULL OR ${agentServedSql('req.agent')}
 ),
 locked AS (
   -- In session id order, as every batched statement locks sessions (../fencing/lock-sessions-sql.ts).
-  INSERT INTO sessions (id, next_seq) SELECT req.session_id, 1 FROM req ORDER BY req.session_id COLLATE "C"
+  INSERT INTO sessions (id, agent, next_seq)
+  SELECT served.session_id, COALESCE(served.agent, '${DEFAULT_SESSION_AGENT}'), 1 FROM served ORDER BY served.session_id COLLATE "C"
   ON CONFLICT (id) DO UPDATE SET next_seq = sessions.next_seq + 1, updated_at = now()
+  -- Locked, yet neither advanced nor returned: the session runs on another agent than the one named.
+   WHERE NOT EXISTS (SELECT 1 FROM req WHERE req.session_id = EXCLUDED.id AND req.agent IS NOT NULL AND req.agent <> sessions.agent)
   RETURNING id, next_seq
+),
+inserted AS (
+  INSERT INTO session_inputs (session_id, seq, input_id, kind, mode, payload, origin_job_id, accepted_at)
+  SELECT locked.id, locked.next_seq, req.input_id, req.kind, req.mode, req.payload, req.origin_job_id, clock_timestamp()
+    FROM locked
+    JOIN req ON req.session_id = locked.id
+  RETURNING session_id, seq
 )
-INSERT INTO session_inputs (session_id, seq, input_id, kind, mode, payload, origin_job_id, accepted_at)
-SELECT locked.id, locked.next_seq, req.input_id, req.kind, req.mode, req.payload, req.origin_job_id, clock_timestamp()
-  FROM locked
-  JOIN req ON req.session_id = locked.id
-RETURNING session_id AS "sessionId", seq`,
+SELECT session_id AS "sessionId", seq, NULL AS refused, NULL AS "sessionAgent" FROM inserted
+UNION ALL
+SELECT req.session_id, NULL, CASE WHEN served.session_id IS NULL THEN 'agent.not_found' ELSE 'session.agent_mismatch' END,
+       (SELECT s.agent FROM sessions s WHERE s.id = req.session_id)
+  FROM req LEFT JOIN served ON served.session_id = req.session_id
+ WHERE NOT EXISTS (SELECT 1 FROM locked WHERE locked.id = req.session_id)`,
 };
 
 /** The unique index on `session_inputs (session_id, input_id)` that a repeated input id violates. */

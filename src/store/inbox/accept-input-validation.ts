@@ -3,6 +3,7 @@ import { InputInvalidError, InputTooLargeError } from '../../core/errors/index.j
 import type { AcceptInputParams } from '../../core/ports/session-store.js';
 import { INPUT_KINDS, INPUT_MODES, type InputKind, type InputMode } from '../../core/session-types.js';
 import { assertNewSessionId } from '../../fleet/session-id.js';
+import { optionalAgentName } from '../../fleet/agent-name.js';
 import { isPlainObject } from '../postgres/arguments.js';
 import { INPUT_ID_PATTERN, MAX_ORIGIN_JOB_ID_LENGTH } from '../../fleet/input-id.js';
 import { toJsonText } from '../../core/json-text.js';
@@ -16,6 +17,8 @@ export interface ValidatedAccept {
   /** The payload as JSON text, exactly what is stored. */
   payloadText: string;
   originJobId: string | null;
+  /** The agent the input names; null when it names none (any session takes it). */
+  agent: string | null;
 }
 
 /**
@@ -32,7 +35,8 @@ export function validateAcceptInput(params: AcceptInputParams): ValidatedAccept 
   }
   const payloadText = toJsonText(params.payload, 'payload');
   checkSize(payloadText, params.maxBytes, sessionId, inputId);
-  return { sessionId, inputId, kind, mode, payloadText, originJobId: checkOriginJobId(params.originJobId) };
+  const agent = optionalAgentName(params.agent) ?? null;
+  return { sessionId, inputId, kind, mode, payloadText, originJobId: checkOriginJobId(params.originJobId), agent };
 }
 
 function oneOf<T extends string>(value: unknown, allowed: readonly T[], what: string): T {

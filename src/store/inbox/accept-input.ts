@@ -4,10 +4,17 @@ import { StateConflictError } from '../../core/errors/index.js';
 import type { AcceptedInput, AcceptInputParams } from '../../core/ports/session-store.js';
 import { validateAcceptInput, type ValidatedAccept } from './accept-input-validation.js';
 import { parseRow } from '../rows/parse-row.js';
+import { agentMismatch, agentNotFound } from '../agents/agent-refusals.js';
 import type { RowBatcher } from '../batching/row-batcher.js';
 import { ACCEPT_INPUTS, FIND_ACCEPTED_INPUT_SQL, INPUT_ID_UNIQUE_INDEX } from './accept-input-sql.js';
 
 const seqRowSchema = z.object({ seq: z.number().int().positive() });
+
+/** A row of {@link ACCEPT_INPUTS}: the seq the input got, or why it was refused. */
+const acceptRowSchema = z.union([
+  z.object({ seq: z.number().int().positive(), refused: z.null() }),
+  z.object({ seq: z.null(), refused: z.enum(['agent.not_found', 'session.agent_mismatch']), sessionAgent: z.string().nullable() }),
+]);
 
 /** SQLSTATE `unique_violation`. */
 const UNIQUE_VIOLATION = '23505';
@@ -34,9 +41,12 @@ export async function acceptInput(pool: pg.Pool, batcher: RowBatcher, params: Ac
   throw new StateConflictError(`input ${input.inputId} of session ${input.sessionId} could not be inserted`);
 }
 
-/** The seq the input got, or null when its id was already taken in this session. */
+/**
+ * The seq the input got, or null when its id was already taken in this session. Throws
+ * `agent.not_found` or `session.agent_mismatch` when the statement refused the agent it names.
+ */
 async function insertInput(batcher: RowBatcher, input: ValidatedAccept): Promise<number | null> {
-  const record = `{"session_id":${JSON.stringify(input.sessionId)},"input_id":${JSON.stringify(input.inputId)},"kind":${JSON.stringify(input.kind)},"mode":${JSON.stringify(input.mode)},"payload":${input.payloadText},"origin_job_id":${JSON.stringify(input.originJobId)}}`;
+  const record = `{"session_id":${JSON.stringify(input.sessionId)},"input_id":${JSON.stringify(input.inputId)},"kind":${JSON.stringify(input.kind)},"mode":${JSON.stringify(input.mode)},"payload":${input.payloadText},"origin_job_id":${JSON.stringify(input.originJobId)},"agent":${JSON.stringify(input.agent)}}`;
   let row: unknown;
   try {
     row = await batcher.submit({ statement: ACCEPT_INPUTS, sessionId: input.sessionId, record });
@@ -46,7 +56,11 @@ async function insertInput(batcher: RowBatcher, input: ValidatedAccept): Promise
   }
   // Every input of the statement gets its row (the allocator always locks or creates the session).
   if (row === undefined) throw new StateConflictError(`input ${input.inputId} of session ${input.sessionId} was not inserted`);
-  return parseRow(seqRowSchema, row, `input ${input.sessionId}`).seq;
+  const parsed = parseRow(acceptRowSchema, row, `input ${input.sessionId}`);
+  if (parsed.refused === null) return parsed.seq;
+  // An agent is refused only when the input names one.
+  const agent = input.agent ?? '';
+  throw parsed.refused === 'agent.not_found' ? agentNotFound(input.sessionId, agent) : agentMismatch(input.sessionId, agent, parsed.sessionAgent);
 }
 
 /** Only this one violation means "duplicate"; any other error, even another unique one, is real. */

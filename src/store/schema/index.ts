@@ -5,3 +5,4 @@ export * from './tool-calls.js';
 export * from './timers.js';
 export * from './usage-rounds.js';
 export * from './compactions.js';
+export * from './agent-registry.js';

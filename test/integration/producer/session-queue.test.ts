@@ -448,8 +448,8 @@ describe('SessionQueue: add, result, events', () => {
   });
 
   it('creates, reads and deletes sessions; reports history and stats', async () => {
-    const created = await queue.sessions.create({ id: 'crud-1', systemPrompt: 'Be brief.', metadata: { team: 'a' }, agent: 'helper' });
-    expect(created).toMatchObject({ id: 'crud-1', systemPrompt: 'Be brief.', metadata: { team: 'a' }, agent: 'helper', nextSeq: 0 });
+    const created = await queue.sessions.create({ id: 'crud-1', systemPrompt: 'Be brief.', metadata: { team: 'a' }, agent: 'default' });
+    expect(created).toMatchObject({ id: 'crud-1', systemPrompt: 'Be brief.', metadata: { team: 'a' }, agent: 'default', nextSeq: 0 });
     await expect(queue.sessions.create({ id: 'crud-1' })).rejects.toMatchObject({ code: 'session.exists' });
     await (await queue.add('send', { sessionId: 'crud-1', input: 'hi' })).result({ timeoutMs: 20_000 });
     expect((await queue.sessions.get('crud-1'))?.systemPrompt).toBe('Be brief.');

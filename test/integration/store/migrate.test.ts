@@ -20,12 +20,12 @@ describe('runMigrations', () => {
 
   it('creates the schema on an empty database, then does nothing', async () => {
     const first = await runMigrations({ databaseUrl: db.url });
-    expect(first.applied).toEqual(['0000_init', '0001_finishes_owed', '0002_window_epoch', '0003_finishes_owed_sweep']);
+    expect(first.applied).toEqual(['0000_init', '0001_finishes_owed', '0002_window_epoch', '0003_finishes_owed_sweep', '0004_agent_registry']);
     const second = await runMigrations({ databaseUrl: db.url });
     expect(second.applied).toEqual([]);
     expect(second.total).toBe(first.total);
     expect(await tableNames(db.url)).toEqual(
-      ['compactions', 'messages', 'session_inputs', 'sessions', 'timers', 'tool_calls', 'usage_rounds'],
+      ['agent_registry', 'compactions', 'messages', 'session_inputs', 'sessions', 'timers', 'tool_calls', 'usage_rounds'],
     );
   });
 });
@@ -58,7 +58,7 @@ describe('0001_finishes_owed, 0002_window_epoch and 0003_finishes_owed_sweep on 
       ]);
       await client.query(`INSERT INTO sessions (id) VALUES ('before-upgrade'), ('before-upgrade-2')`);
       const upgrade = await runMigrations({ databaseUrl: db.url });
-      expect(upgrade.applied).toEqual(['0001_finishes_owed', '0002_window_epoch', '0003_finishes_owed_sweep']);
+      expect(upgrade.applied).toEqual(['0001_finishes_owed', '0002_window_epoch', '0003_finishes_owed_sweep', '0004_agent_registry']);
       expect((await client.query(`SELECT finishes_owed FROM sessions WHERE id = 'before-upgrade'`)).rows).toEqual([{ finishes_owed: true }]);
       // Every existing session gets its own epoch from the sequence; new ones continue it.
       await client.query(`INSERT INTO sessions (id) VALUES ('after-upgrade')`);

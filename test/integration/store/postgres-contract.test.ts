@@ -1,4 +1,5 @@
 import { createPgPool } from '../../../src/store/postgres/pool.js';
+import { PostgresAgentRegistry } from '../../../src/store/agents/postgres-agent-registry.js';
 import { PostgresSessionStore } from '../../../src/store/postgres-session-store.js';
 import { sessionStoreContract } from '../../contract/session-store-contract.js';
 import { createTestDatabase } from '../../support/test-database.js';
@@ -13,6 +14,7 @@ sessionStoreContract('PostgresSessionStore', async () => {
   const pool = createPgPool(db.url, { applicationName: 'loopfleet-test-store-contract', maxConnections: 25 });
   return {
     store: new PostgresSessionStore(pool),
+    registry: new PostgresAgentRegistry(pool),
     close: async () => {
       await pool.end();
       await db.drop();

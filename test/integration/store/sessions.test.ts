@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PostgresAgentRegistry } from '../../../src/store/agents/postgres-agent-registry.js';
 import { countRows, leasedSession, openStoreFixture, sessionId, user, type StoreFixture } from './store-fixture.js';
 
 describe('sessions', () => {
@@ -6,6 +7,9 @@ describe('sessions', () => {
 
   beforeAll(async () => {
     fx = await openStoreFixture('sessions');
+    // A session may only be created on an agent some worker serves.
+    const agents = ['researcher', 'first', 'second'].map((name) => ({ name, version: 'v1', provider: 'openai', model: 'gpt-test', tools: [] }));
+    await new PostgresAgentRegistry(fx.pool).registerAgents('test-worker', agents);
   });
 
   afterAll(async () => {

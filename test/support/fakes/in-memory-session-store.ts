@@ -4,6 +4,8 @@ import type * as Port from '../../../src/core/ports/session-store.js';
 import { assertSessionId } from '../../../src/fleet/session-id.js';
 import { INPUT_STATUSES, type InputRecord, type SessionRecord, type ToolCallRecord, type UsageRoundRecord } from '../../../src/core/session-types.js';
 import { validateAcceptInput } from '../../../src/store/inbox/accept-input-validation.js';
+import { agentMismatch, agentNotFound } from '../../../src/store/agents/agent-refusals.js';
+import { InMemoryAgentRegistry } from './in-memory-agent-registry.js';
 import { assertFlag, assertLeaseToken, assertSeq, assertText, assertTtlMs } from '../../../src/store/postgres/arguments.js';
 import { validateStep } from '../../../src/store/steps/commit-step-validation.js';
 import { resolveHistoryOptions } from '../../../src/store/history/history-options.js';
@@ -56,11 +58,17 @@ export class InMemorySessionStore implements Port.SessionStore {
   /** Commits applied so far; tests use it to crash after a given step. */
   commits = 0;
 
+  /** The agents accepts and creates are checked against (workers register there). */
+  readonly agents: InMemoryAgentRegistry;
+
   /** @param now Milliseconds since the epoch: the "database clock" of leases and timestamps. */
-  constructor(private readonly now: () => number = () => Date.now()) {}
+  constructor(private readonly now: () => number = () => Date.now()) {
+    this.agents = new InMemoryAgentRegistry(now);
+  }
 
   async createSession(params: Port.CreateSessionParams): Promise<SessionRecord> {
     const profile = validateCreateSession(params);
+    if (!this.agents.served(profile.agent)) throw agentNotFound(profile.id, profile.agent);
     if (this.#sessions.has(profile.id)) throw new SessionExistsError(`session ${profile.id} already exists`);
     const data = this.#newSession(profile.id);
     Object.assign(data.record, profile);
@@ -82,7 +90,11 @@ export class InMemorySessionStore implements Port.SessionStore {
 
   async acceptInput(params: Port.AcceptInputParams): Promise<Port.AcceptedInput> {
     const valid = validateAcceptInput(params);
-    const data = this.#sessions.get(valid.sessionId) ?? this.#newSession(valid.sessionId);
+    // As the statement: an unserved agent is refused first, then another agent than the session's.
+    if (valid.agent !== null && !this.agents.served(valid.agent)) throw agentNotFound(valid.sessionId, valid.agent);
+    const current = this.#sessions.get(valid.sessionId)?.record.agent;
+    if (valid.agent !== null && current !== undefined && current !== valid.agent) throw agentMismatch(valid.sessionId, valid.agent, current);
+    const data = this.#sessions.get(valid.sessionId) ?? this.#newSession(valid.sessionId, valid.agent ?? undefined);
     const existing = data.inputs.find((input) => input.inputId === valid.inputId);
     if (existing !== undefined) return { sessionId: valid.sessionId, seq: existing.seq, inputId: existing.inputId, duplicate: true };
     const at = this.#at();
@@ -302,8 +314,10 @@ export class InMemorySessionStore implements Port.SessionStore {
     return new Date(this.now());
   }
 
-  #newSession(id: string): SessionData {
-    const data: SessionData = { record: emptySessionRecord(id, this.#at()), inputs: [], messages: [], toolCalls: new Map(), usage: new Map(), finishesOwed: true };
+  #newSession(id: string, agent?: string): SessionData {
+    const record = emptySessionRecord(id, this.#at());
+    if (agent !== undefined) record.agent = agent;
+    const data: SessionData = { record, inputs: [], messages: [], toolCalls: new Map(), usage: new Map(), finishesOwed: true };
     this.#sessions.set(id, data);
     return data;
   }

@@ -1,3 +1,4 @@
+import { DEFAULT_SESSION_AGENT, optionalAgentName } from '../../../src/fleet/agent-name.js';
 /**
  * Row-level helpers of {@link InMemorySessionStore}: what the Postgres store does to a value on its
  * way into and out of a row, done in memory. Wherever possible they call the very validation and
@@ -71,7 +72,7 @@ export function emptySessionRecord(id: string, at: Date): SessionRecord {
 export function validateCreateSession(params: Port.CreateSessionParams): Pick<SessionRecord, 'id' | 'agent' | 'systemPrompt' | 'metadata' | 'config'> {
   if (!isPlainObject(params)) throw new InputInvalidError('session parameters must be an object');
   const id = assertNewSessionId(params.id);
-  const agent = params.agent === undefined ? 'default' : assertText(params.agent, 'agent', 128);
+  const agent = optionalAgentName(params.agent) ?? DEFAULT_SESSION_AGENT;
   const systemPrompt = params.systemPrompt ?? null;
   if (systemPrompt !== null && typeof systemPrompt !== 'string') throw new InputInvalidError('systemPrompt must be a string or null');
   if (systemPrompt !== null) toJsonText(systemPrompt, 'systemPrompt');

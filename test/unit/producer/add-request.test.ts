@@ -22,6 +22,25 @@ describe('toAcceptRequest (SessionQueue.add arguments)', () => {
     expect(toAcceptRequest('resume', { sessionId: 's1' }, undefined).payload).toEqual({});
   });
 
+  it('carries the agent the add names, outside the payload', () => {
+    expect(toAcceptRequest('send', { sessionId: 's1', input: 'hi', agent: 'support.v2' }, undefined)).toEqual({
+      sessionId: 's1',
+      kind: 'send',
+      payload: { input: 'hi' },
+      agent: 'support.v2',
+    });
+    expect(toAcceptRequest('resume', { sessionId: 's1', agent: 'default' }, undefined)).toMatchObject({ agent: 'default', payload: {} });
+  });
+
+  it.each([
+    ['send', { sessionId: 's1', input: 'x', agent: '' }, undefined, 'input.invalid', /agent must be 1 to 64 characters/],
+    ['send', { sessionId: 's1', input: 'x', agent: 'a'.repeat(65) }, undefined, 'input.invalid', /agent must be 1 to 64 characters/],
+    ['resume', { sessionId: 's1', agent: 'a/b' }, undefined, 'input.invalid', /agent must be 1 to 64 characters/],
+    ['send', { sessionId: 's1', input: 'x', agent: 7 }, undefined, 'input.invalid', /agent must be 1 to 64 characters/],
+  ])('refuses %s %j with a bad agent name', (kind, data, options, code, message) => {
+    expect(() => toAcceptRequest(kind, data, options)).toThrow(expect.objectContaining({ code, message: expect.stringMatching(message) }));
+  });
+
   it.each([
     ['timer', { sessionId: 's1' }, undefined, 'input.invalid', /schedule it with queue.add\("timer", …\) or queue.timers.schedule/],
     ['drain', { sessionId: 's1' }, undefined, 'input.invalid', /unknown input kind "drain"/],

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SessionStore } from '../../../../src/core/ports/session-store.js';
-import { accept, expectCode, leased, toolCall, usageRound, user, type ContractContext } from '../../contract-helpers.js';
+import { accept, expectCode, leased, servedAgents, toolCall, usageRound, user, type ContractContext } from '../../contract-helpers.js';
 
 /** Every port method with a bad session id (and otherwise valid arguments). */
 function everyMethod(store: SessionStore, id: string): Array<[string, () => Promise<unknown>]> {
@@ -67,16 +67,18 @@ export function sessionScenarios(ctx: ContractContext): void {
 
     it('stores the profile it is given, and a 128-character id', async () => {
       const id = `${ctx.id('profile')}-`.padEnd(128, 'x');
-      const profile = { agent: 'researcher', systemPrompt: 'Be brief.', metadata: { tenant: 't1', tags: ['a', { b: null }] }, config: { maxRounds: 5 } };
+      const { names } = await servedAgents(ctx, 'researcher');
+      const profile = { agent: names[0], systemPrompt: 'Be brief.', metadata: { tenant: 't1', tags: ['a', { b: null }] }, config: { maxRounds: 5 } };
       await ctx.store.createSession({ id, ...profile });
       expect(await ctx.store.getSession(id)).toMatchObject({ id, ...profile });
     });
 
     it('refuses a duplicate id with session.exists and keeps the original', async () => {
       const id = ctx.id('dup');
-      await ctx.store.createSession({ id, agent: 'first' });
-      await expectCode(ctx.store.createSession({ id, agent: 'second' }), 'session.exists');
-      expect((await ctx.store.getSession(id))?.agent).toBe('first');
+      const { names } = await servedAgents(ctx, 'first', 'second');
+      await ctx.store.createSession({ id, agent: names[0] });
+      await expectCode(ctx.store.createSession({ id, agent: names[1] }), 'session.exists');
+      expect((await ctx.store.getSession(id))?.agent).toBe(names[0]);
     });
 
     it('refuses to create over a session that acceptInput created', async () => {

@@ -1,0 +1,71 @@
+import type { InputRecord } from '../../core/session-types.js';
+import type { SessionStatsReport } from '../../producer/session-stats.js';
+import { SessionQueue } from '../../producer/session-queue.js';
+import { EXIT, type CliIo } from '../cli-io.js';
+import { parseCommandLine } from '../command-line.js';
+
+const USAGE = 'loopfleet stats <session> [--json]';
+
+/** Inputs read at a time (the store's largest page). */
+const INPUT_PAGE = 1000;
+
+/** One input as `stats` shows it: which agent, in which version, ran it (null: not run yet, or before agents). */
+interface InputLine {
+  seq: number;
+  kind: string;
+  status: string;
+  agent: { name: string; version: string } | null;
+}
+
+/**
+ * `loopfleet stats <session>`: the session's agent, status, cumulative counters and inputs by status,
+ * then one line per input with the agent (`name@version`) that ran it. `--json`: the whole report as
+ * one JSON object, the inputs under `runs`. Exit 1: no such session.
+ */
+export async function statsCommand(args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseCommandLine({ args, allowPositionals: true, options: { json: { type: 'boolean', default: false } } });
+  const [sessionId, ...extra] = positionals;
+  if (sessionId === undefined || extra.length > 0) {
+    io.stderr(`loopfleet stats: expected one session\nusage: ${USAGE}\n`);
+    return EXIT.usage;
+  }
+  const queue = SessionQueue.fromEnv(io.env);
+  try {
+    const report = await queue.stats(sessionId);
+    const runs = await inputLines(queue, sessionId);
+    io.stdout(values.json ? `${JSON.stringify(Object.assign({}, report, { runs }))}\n` : formatStats(report, runs));
+    return EXIT.ok;
+  } finally {
+    await queue.close();
+  }
+}
+
+/** Every input of the session, page by page. */
+async function inputLines(queue: SessionQueue, sessionId: string): Promise<InputLine[]> {
+  const lines: InputLine[] = [];
+  for (let afterSeq = 0; ; ) {
+    const page = await queue.sessions.inputs(sessionId, { afterSeq, limit: INPUT_PAGE });
+    lines.push(...page.map(inputLine));
+    if (page.length < INPUT_PAGE) return lines;
+    afterSeq = page.at(-1)!.seq;
+  }
+}
+
+function inputLine(input: InputRecord): InputLine {
+  const agent = input.result?.agent;
+  return { seq: input.seq, kind: input.kind, status: input.status, agent: agent === undefined ? null : { name: agent.name, version: agent.version } };
+}
+
+/** The report as a few lines, then `#<seq> <kind> <status> <agent@version | ->` per input. */
+export function formatStats(report: SessionStatsReport, runs: readonly InputLine[]): string {
+  const { totals, inputs } = report;
+  const byStatus = (['pending', 'running', 'done', 'failed', 'cancelled'] as const).map((status) => `${status} ${inputs[status]}`).join(', ');
+  const lines = [
+    `session ${report.sessionId}  agent ${report.agent}  status ${report.status}`,
+    `inputs ${inputs.total} (${byStatus})`,
+    `rounds ${totals.rounds}  llm calls ${totals.llmCalls}  tool calls ${totals.toolCalls}`,
+    `tokens ${totals.totalTokens} (prompt ${totals.promptTokens}, completion ${totals.completionTokens}, cached ${totals.cachedTokens}, reasoning ${totals.reasoningTokens})`,
+    ...runs.map((run) => `#${run.seq} ${run.kind} ${run.status} ${run.agent === null ? '-' : `${run.agent.name}@${run.agent.version}`}`),
+  ];
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,14 @@
+import { AgentNotFoundError, SessionAgentMismatchError } from '../../core/errors/index.js';
+
+/** The refusal of an add or a create naming an agent no live worker registered. */
+export function agentNotFound(sessionId: string, agent: string): AgentNotFoundError {
+  return new AgentNotFoundError(`no worker serves agent "${agent}" (session ${sessionId}); nothing was written`, { details: { sessionId, agent } });
+}
+
+/** The refusal of an add naming another agent than its session's (`current`: null when unknown). */
+export function agentMismatch(sessionId: string, agent: string, current: string | null): SessionAgentMismatchError {
+  const runs = current === null ? 'another agent' : `agent "${current}"`;
+  return new SessionAgentMismatchError(`session ${sessionId} runs on ${runs}, not "${agent}"; nothing was written`, {
+    details: { sessionId, agent, sessionAgent: current },
+  });
+}
