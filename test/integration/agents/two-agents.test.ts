@@ -124,8 +124,9 @@ describe('two agents, two providers, one worker', () => {
 
   it('an input of an agent this worker does not serve fails agent.not_found without a model call', async () => {
     const calls = servers.openai.requests.length + servers.anthropic.requests.length;
-    // Written straight to the store: a producer refuses an agent no worker registered.
-    await fleet.store.createSession({ id: 'ghost-agent', agent: 'ghost' });
+    // Written straight to Postgres: a producer refuses an agent no worker registered (a worker of a
+    // rolling deploy that has not got the agent yet sees such a session).
+    await fleet.pool.query("INSERT INTO sessions (id, agent) VALUES ('ghost-agent', 'ghost')");
     await send('ghost-agent', 'anyone?');
     const [input] = await fleet.waitForSessionFinished('ghost-agent', 1);
     expect(input).toMatchObject({ status: 'failed', errorCode: 'agent.not_found' });
