@@ -54,8 +54,8 @@ export function parseMcpServerSpec(value: unknown, index = 0): ResolvedMcpServer
     throw specError(label, issue === undefined ? 'mcp' : fieldOf(issue), issue?.message ?? 'is invalid');
   }
   const server = parsed.data.mcp;
-  const resolved = { ...server, optional: server.optional ?? false, timeoutMs: server.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS };
-  return 'command' in resolved ? { ...resolved, transport: 'stdio' } : { ...resolved, transport: 'http' };
+  const defaults = { optional: server.optional ?? false, timeoutMs: server.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS };
+  return 'command' in server ? Object.assign({}, server, defaults, { transport: 'stdio' as const }) : Object.assign({}, server, defaults, { transport: 'http' as const });
 }
 
 /** The dotted path of an issue; an unknown key is named as itself. */

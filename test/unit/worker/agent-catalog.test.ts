@@ -40,6 +40,14 @@ describe('AgentCatalog', () => {
     expect(catalog.hasTool('made_up')).toBe(false);
   });
 
+  it("a tool of the agent's own named like an MCP server's tools is refused", () => {
+    const clash = Object.assign({}, lookup, { name: 'docs__lookup' });
+    const withClash = ToolRegistry.from([lookup, clash]);
+    expect(() =>
+      AgentCatalog.build([resolveAgent({ name: 'c', tools: ['docs__lookup', { mcp: { name: 'docs', url: 'http://127.0.0.1:1/mcp' } }] }, config, {})], { loaded: withClash, llm }),
+    ).toThrow('agent "c": tools: "docs__lookup" looks like a tool of MCP server "docs"; rename one of them');
+  });
+
   it('a tool name the worker did not load is refused, naming the agent and the hint for schedule_wakeup', () => {
     expect(() => catalogOf({ name: 'timed', tools: ['schedule_wakeup', 'nope'] })).toThrow(
       /agent "timed": tools: unknown tool\(s\) schedule_wakeup, nope \(schedule_wakeup needs LOOPFLEET_AGENT_TIMERS=true\); known: current_time, request_user_input, lookup/,
@@ -48,7 +56,7 @@ describe('AgentCatalog', () => {
 
   it("live tools (an MCP server's) join the agent's own, read at each call", () => {
     let extra = ToolRegistry.from([]);
-    const catalog = AgentCatalog.build([resolveAgent({ name: 'm', tools: ['lookup'] }, config, {})], { loaded, llm, mcp: () => [{ current: () => extra }] });
+    const catalog = AgentCatalog.build([resolveAgent({ name: 'm', tools: ['lookup', { mcp: { name: 'docs', url: 'http://127.0.0.1:1/mcp' } }] }, config, {})], { loaded, llm, mcp: () => [{ current: () => extra }] });
     expect(catalog.forSession('m')!.tools().names()).toEqual(['lookup']);
     extra = ToolRegistry.from([Object.assign({}, lookup, { name: 'docs__search' })]);
     expect(catalog.forSession('m')!.tools().names()).toEqual(['lookup', 'docs__search']);
