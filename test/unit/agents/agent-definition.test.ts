@@ -1,14 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { thrownBy } from './thrown-by.js';
 import { agentVersion, canonicalJson, checkAgentDefinitions, defineAgent } from '../../../src/agents/index.js';
 
-const codeOf = (fn: () => unknown): { code: string; message: string } => {
-  try {
-    fn();
-  } catch (error) {
-    return error as { code: string; message: string };
-  }
-  throw new Error('expected a throw');
-};
 
 describe('agent definitions', () => {
   it('defineAgent returns the definition, frozen', () => {
@@ -30,16 +23,16 @@ describe('agent definitions', () => {
     [{ name: 'ok', retry: { initialDelayMs: 900, maxDelayMs: 100 } }, 'agent "ok": retry: maxDelayMs must be at least initialDelayMs'],
     [{ name: 'ok', maxRound: 3 }, 'agent "ok": (agent): Unrecognized key: "maxRound"'],
   ])('refuses %j naming the agent and the field', (definition, message) => {
-    const error = codeOf(() => defineAgent(definition as never));
+    const error = thrownBy(() => defineAgent(definition as never));
     expect(error.code).toBe('config.invalid');
     expect(error.message).toContain(message);
   });
 
   it('a file must be a non-empty array with unique names; the message names the source', () => {
-    expect(codeOf(() => checkAgentDefinitions({}, 'LOOPFLEET_AGENTS (a.json)')).message).toBe('LOOPFLEET_AGENTS (a.json): must be a non-empty array of agent definitions');
-    expect(codeOf(() => checkAgentDefinitions([], 'src')).code).toBe('config.invalid');
-    expect(codeOf(() => checkAgentDefinitions([{ name: 'a' }, { name: 'a' }], 'src')).message).toBe('src: agents #0 and #1 are both named "a"');
-    expect(codeOf(() => checkAgentDefinitions([{ name: 'a' }, 'b'], 'src')).message).toBe('src: agent #1: must be an object');
+    expect(thrownBy(() => checkAgentDefinitions({}, 'LOOPFLEET_AGENTS (a.json)')).message).toBe('LOOPFLEET_AGENTS (a.json): must be a non-empty array of agent definitions');
+    expect(thrownBy(() => checkAgentDefinitions([], 'src')).code).toBe('config.invalid');
+    expect(thrownBy(() => checkAgentDefinitions([{ name: 'a' }, { name: 'a' }], 'src')).message).toBe('src: agents #0 and #1 are both named "a"');
+    expect(thrownBy(() => checkAgentDefinitions([{ name: 'a' }, 'b'], 'src')).message).toBe('src: agent #1: must be an object');
     expect(checkAgentDefinitions([{ name: 'a' }, { name: 'b', model: 'm' }], 'src').map((agent) => agent.name)).toEqual(['a', 'b']);
   });
 

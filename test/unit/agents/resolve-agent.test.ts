@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { thrownBy } from './thrown-by.js';
 import { defaultAgent, resolveAgent } from '../../../src/agents/index.js';
 import { loadConfig } from '../../../src/config/index.js';
 import { DEFAULT_AGENT_PROFILE, resolveAgentProfile } from '../../../src/core/agent-profile.js';
@@ -6,14 +7,6 @@ import { DEFAULT_RETRY_POLICY } from '../../../src/core/retry/index.js';
 
 const config = loadConfig({ OPENAI_API_KEY: 'sk-worker', OPENAI_BASE_URL: 'http://proxy.local/v1', LLM_MODEL: 'gpt-worker' });
 
-const failure = (fn: () => unknown): { code: string; message: string } => {
-  try {
-    fn();
-  } catch (error) {
-    return error as { code: string; message: string };
-  }
-  throw new Error('expected a throw');
-};
 
 describe('resolveAgent', () => {
   it('fills what the definition leaves out from the worker: provider, model, key, base URL, profile and retry defaults', () => {
@@ -92,13 +85,13 @@ describe('resolveAgent', () => {
     [{ name: 'k', fallback: ['anthropic:c'] }, {}, 'agent "k": fallback: ANTHROPIC_API_KEY is not set'],
     [{ name: 'k', retry: { initialDelayMs: 20_000 } }, {}, 'agent "k": invalid retry policy: maxDelayMs'],
   ])('refuses %j naming the agent', (definition, env, message) => {
-    const error = failure(() => resolveAgent(definition as never, config, env));
+    const error = thrownBy(() => resolveAgent(definition as never, config, env));
     expect(error.code).toBe('config.invalid');
     expect(error.message).toContain(message);
   });
 
   it('a bad base URL is refused without echoing it (it may hold a password)', () => {
-    const error = failure(() => resolveAgent({ name: 'u', baseUrlEnv: 'MY_URL' }, config, { MY_URL: 'ftp://user:hunter2@x' }));
+    const error = thrownBy(() => resolveAgent({ name: 'u', baseUrlEnv: 'MY_URL' }, config, { MY_URL: 'ftp://user:hunter2@x' }));
     expect(error.message).toContain('agent "u": baseUrlEnv: MY_URL must be a http:// or https:// URL');
     expect(error.message).not.toContain('hunter2');
   });
