@@ -44,7 +44,7 @@ describe.each(['node', 'fetch'] as const)('over the %s HTTP client', (client) =>
         toolCalls: [],
         finishReason: 'stop',
         rawFinishReason: 'end_turn',
-        usage: { promptTokens: 21, completionTokens: 3, cachedTokens: 0, reasoningTokens: 0, totalTokens: 24 },
+        usage: { promptTokens: 21, completionTokens: 3, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 24 },
         model: 'claude-test',
         provider: 'anthropic',
       });
@@ -80,7 +80,7 @@ describe.each(['node', 'fetch'] as const)('over the %s HTTP client', (client) =>
     it('reports usage with cache reads and writes', async () => {
       server.push(textStep('ok', { usage: { inputTokens: 50, cacheReadInputTokens: 2000, cacheCreationInputTokens: 400, outputTokens: 9 } }));
       const response = await llm.complete(llmRequest(), live());
-      expect(response.usage).toEqual({ promptTokens: 2450, completionTokens: 9, cachedTokens: 2000, reasoningTokens: 0, totalTokens: 2459 });
+      expect(response.usage).toEqual({ promptTokens: 2450, completionTokens: 9, cachedTokens: 2000, cacheWriteTokens: 400, reasoningTokens: 0, totalTokens: 2459 });
     });
 
     it('streams thinking deltas apart from text', async () => {

@@ -23,6 +23,7 @@ describe('loopfleet migrate (processes)', () => {
     expect(runs.filter((run) => run.stdout.includes('0001_finishes_owed'))).toHaveLength(1);
     expect(runs.filter((run) => run.stdout.includes('0002_window_epoch'))).toHaveLength(1);
     expect(runs.filter((run) => run.stdout.includes('0003_finishes_owed_sweep'))).toHaveLength(1);
+    expect(runs.filter((run) => run.stdout.includes('0004_cache_write_tokens'))).toHaveLength(1);
     expect(runs.filter((run) => run.stdout.includes('up to date'))).toHaveLength(2);
     const client = new pg.Client({ connectionString: db.url });
     await client.connect();

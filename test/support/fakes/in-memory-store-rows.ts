@@ -57,6 +57,7 @@ export function emptySessionRecord(id: string, at: Date): SessionRecord {
       promptTokens: 0,
       completionTokens: 0,
       cachedTokens: 0,
+      cacheWriteTokens: 0,
       reasoningTokens: 0,
       totalTokens: 0,
       firstInputAt: null,
@@ -214,6 +215,7 @@ export function finishInput(
     stats.promptTokens += result.usage.promptTokens;
     stats.completionTokens += result.usage.completionTokens;
     stats.cachedTokens += result.usage.cachedTokens;
+    stats.cacheWriteTokens += result.usage.cacheWriteTokens;
     stats.reasoningTokens += result.usage.reasoningTokens;
     stats.totalTokens += result.usage.totalTokens;
   }
