@@ -129,6 +129,7 @@ describe.each(['node', 'fetch'] as const)('over the %s HTTP client', (client) =>
         ],
         stream: true,
         stream_options: { include_usage: true },
+        prompt_cache_key: 's1',
       });
     });
 
