@@ -21,7 +21,7 @@ const STEPS_PER_BATCH = 20_000;
 /** A standard input's steps, with strings built at run time (as parsed JSON and streamed text are). */
 function standardSteps(n: number): unknown[] {
   const text = (words: number, tag: string) => Array.from({ length: words }, (_, i) => `${tag}${i % 7}`).join(' ');
-  const usage = () => ({ promptTokens: 120 + n, completionTokens: 30, cachedTokens: 0, reasoningTokens: 0, totalTokens: 150 + n, llmCalls: 1 });
+  const usage = () => ({ promptTokens: 120 + n, completionTokens: 30, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 150 + n, llmCalls: 1 });
   const callId = `call_${n}`;
   return [
     {

@@ -54,8 +54,13 @@ export interface Usage {
   promptTokens: number;
   /** Output tokens, reasoning included. */
   completionTokens: number;
-  /** Prompt tokens served from the provider's cache (a subset of `promptTokens`). */
+  /** Cache read: prompt tokens served from the provider's prompt cache (a subset of `promptTokens`). */
   cachedTokens: number;
+  /**
+   * Cache write: prompt tokens written to the provider's prompt cache (a subset of `promptTokens`;
+   * Anthropic's `cache_creation_input_tokens`, 0 for OpenAI). 0 in results stored before it existed.
+   */
+  cacheWriteTokens: number;
   /** Reasoning tokens (a subset of `completionTokens`). */
   reasoningTokens: number;
   totalTokens: number;
@@ -114,7 +119,10 @@ export interface SessionStats {
   toolCalls: number;
   promptTokens: number;
   completionTokens: number;
+  /** Cache read (see {@link Usage}). */
   cachedTokens: number;
+  /** Cache write (see {@link Usage}). */
+  cacheWriteTokens: number;
   reasoningTokens: number;
   totalTokens: number;
   /** When the first input finished. */

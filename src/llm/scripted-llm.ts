@@ -122,6 +122,7 @@ function usageOf(partial: Partial<LlmUsage> | undefined, request: LlmRequest, te
     promptTokens,
     completionTokens,
     cachedTokens: partial?.cachedTokens ?? 0,
+    cacheWriteTokens: partial?.cacheWriteTokens ?? 0,
     reasoningTokens: partial?.reasoningTokens ?? 0,
     totalTokens: partial?.totalTokens ?? promptTokens + completionTokens,
   };

@@ -121,7 +121,7 @@ export class WorkerMetrics {
     this.#firstToken = new Histogram({ name: 'loopfleet_llm_first_token_seconds', help: 'Request to the first streamed token of an LLM call.', labelNames: ['agent', 'provider'], buckets: LLM_SECONDS, registers });
     this.#tokens = new Counter({
       name: 'loopfleet_llm_tokens_total',
-      help: 'Tokens, by kind: prompt, completion, cached (of prompt), reasoning (of completion); model as the provider named it.',
+      help: 'Tokens, by kind: prompt, completion, cache_read and cache_write (of prompt), reasoning (of completion); model as the provider named it.',
       labelNames: ['agent', 'provider', 'model', 'kind'],
       registers,
     });
@@ -309,7 +309,8 @@ export class WorkerMetrics {
           const model = event.model;
           this.#tokens.inc({ agent, provider, model, kind: 'prompt' }, usage.promptTokens);
           this.#tokens.inc({ agent, provider, model, kind: 'completion' }, usage.completionTokens);
-          this.#tokens.inc({ agent, provider, model, kind: 'cached' }, usage.cachedTokens);
+          this.#tokens.inc({ agent, provider, model, kind: 'cache_read' }, usage.cachedTokens);
+          this.#tokens.inc({ agent, provider, model, kind: 'cache_write' }, usage.cacheWriteTokens);
           this.#tokens.inc({ agent, provider, model, kind: 'reasoning' }, usage.reasoningTokens);
         }
         return;

@@ -108,7 +108,7 @@ export function runResult(overrides: Partial<InputResult> = {}): InputResult {
     finalText: 'done',
     rounds: 2,
     toolCalls: 3,
-    usage: { promptTokens: 100, completionTokens: 20, cachedTokens: 10, reasoningTokens: 5, totalTokens: 120, llmCalls: 2 },
+    usage: { promptTokens: 100, completionTokens: 20, cachedTokens: 10, cacheWriteTokens: 0, reasoningTokens: 5, totalTokens: 120, llmCalls: 2 },
     ...overrides,
   };
 }
@@ -123,6 +123,7 @@ export function usageRound(inputSeq: number, round: number, promptTokens: number
     promptTokens,
     completionTokens: 1,
     cachedTokens: 0,
+    cacheWriteTokens: 0,
     reasoningTokens: 0,
     totalTokens: promptTokens + 1,
   };

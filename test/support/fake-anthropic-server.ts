@@ -5,13 +5,17 @@
  * and statuses — and misbehaving on request (slow first event, dropped connection, malformed data,
  * in-stream error event, hang). Each request consumes the next scripted step and is recorded with
  * its headers and body. `close()` ends every socket, so a test file that closes it leaks nothing.
+ * A streamed reply's input usage comes from the server's prompt cache (`fake-anthropic/prompt-cache.ts`:
+ * the `cache_control` breakpoints it has seen), unless the step scripts it.
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { FakePromptCache, type PromptUsage } from './fake-anthropic/prompt-cache.js';
 import { errorFrame, malformedFrame, serializeFrame, streamFrames } from './fake-anthropic/sse-frames.js';
 import { defaultErrorType, type ErrorStep, type FakeStep, type StreamFault, type StreamStep } from './fake-anthropic/steps.js';
 
 export * from './fake-anthropic/steps.js';
+export { LOOKBACK_BLOCKS, type PromptUsage } from './fake-anthropic/prompt-cache.js';
 
 /** One request the server received. */
 export interface RecordedRequest {
@@ -39,6 +43,8 @@ export interface FakeAnthropicServer {
   readonly requests: readonly RecordedRequest[];
   /** Steps not used yet. */
   readonly pending: number;
+  /** The input usage each streamed reply reported from the prompt cache, in request order. */
+  readonly promptUsage: readonly PromptUsage[];
   /** Appends steps to the script. */
   push(...steps: ScriptEntry[]): void;
   /** Destroys every connection, cancels pending timers and stops listening. Idempotent. */
@@ -51,6 +57,8 @@ export async function startFakeAnthropicServer(script: ScriptEntry[] = []): Prom
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
+  const cache = new FakePromptCache();
+  const promptUsage: PromptUsage[] = [];
   const server = createServer((req, res) => {
     res.on('error', () => undefined);
     void readBody(req).then((raw) => {
@@ -62,7 +70,12 @@ export async function startFakeAnthropicServer(script: ScriptEntry[] = []): Prom
       const entry = steps.shift();
       const step = typeof entry === 'function' ? entry(recorded) : entry;
       if (step === undefined) return sendError(res, { kind: 'error', status: 500, message: 'fake server: script exhausted' }, requests.length);
-      respond(res, step, recorded, requests.length, (ms) => delay(ms, timers));
+      const takePrompt = (): PromptUsage => {
+        const prompt = cache.take(recorded.body);
+        promptUsage.push(prompt);
+        return prompt;
+      };
+      respond(res, step, recorded, requests.length, takePrompt, (ms) => delay(ms, timers));
     });
   });
   server.on('connection', (socket) => {
@@ -75,6 +88,7 @@ export async function startFakeAnthropicServer(script: ScriptEntry[] = []): Prom
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    promptUsage,
     get pending() {
       return steps.length;
     },
@@ -111,7 +125,7 @@ function record(req: IncomingMessage, res: ServerResponse, raw: string): Recorde
   return { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, closed };
 }
 
-function respond(res: ServerResponse, step: FakeStep, request: RecordedRequest, seq: number, wait: (ms: number) => Promise<void>): void {
+function respond(res: ServerResponse, step: FakeStep, request: RecordedRequest, seq: number, takePrompt: () => PromptUsage, wait: (ms: number) => Promise<void>): void {
   switch (step.kind) {
     case 'error':
       return sendError(res, step, seq);
@@ -121,7 +135,7 @@ function respond(res: ServerResponse, step: FakeStep, request: RecordedRequest, 
       res.socket?.destroy();
       return;
     case 'stream':
-      void sendStream(res, step, request, seq, wait);
+      void sendStream(res, step, request, seq, takePrompt(), wait);
   }
 }
 
@@ -140,9 +154,9 @@ function sendError(res: ServerResponse, step: ErrorStep, seq: number): void {
   else res.end(body);
 }
 
-async function sendStream(res: ServerResponse, step: StreamStep, request: RecordedRequest, seq: number, wait: (ms: number) => Promise<void>): Promise<void> {
+async function sendStream(res: ServerResponse, step: StreamStep, request: RecordedRequest, seq: number, prompt: PromptUsage, wait: (ms: number) => Promise<void>): Promise<void> {
   const model = typeof request.body?.model === 'string' ? request.body.model : 'claude-fake';
-  const frames = streamFrames(step, model, seq).map(serializeFrame);
+  const frames = streamFrames(step, model, seq, prompt).map(serializeFrame);
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',

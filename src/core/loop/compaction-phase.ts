@@ -30,9 +30,11 @@ export async function maybeCompact(ctx: RunContext): Promise<void> {
   try {
     const response = await deps.llm.complete(
       {
+        sessionId: ctx.params.sessionId,
         model: profile.compactModel ?? profile.model,
         systemPrompt: summaryRequest.systemPrompt,
         messages: summaryRequest.messages,
+        cacheBreakpoint: null,
         tools: [],
         toolChoice: null,
         maxTokens: profile.maxOutputTokens,

@@ -22,12 +22,13 @@ export function recordedProgress(inputSeq: number, window: readonly StoredMessag
 
 /** The usage of an input's recorded rounds, summed, and how many rounds that is (its usage rows alone). */
 export function recordedUsage(usageRows: readonly UsageRoundRecord[]): Omit<RecordedProgress, 'toolCalls'> {
-  const usage: Usage = { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 0 };
+  const usage: Usage = { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 0 };
   let rounds = 0;
   for (const row of usageRows) {
     usage.promptTokens += row.promptTokens;
     usage.completionTokens += row.completionTokens;
     usage.cachedTokens += row.cachedTokens;
+    usage.cacheWriteTokens += row.cacheWriteTokens;
     usage.reasoningTokens += row.reasoningTokens;
     usage.totalTokens += row.totalTokens;
     usage.llmCalls += row.llmCalls;

@@ -8,6 +8,7 @@ export function addUsage(ctx: RunContext, usage: LlmUsage, attempts: number): vo
   ctx.state.usage.promptTokens += usage.promptTokens;
   ctx.state.usage.completionTokens += usage.completionTokens;
   ctx.state.usage.cachedTokens += usage.cachedTokens;
+  ctx.state.usage.cacheWriteTokens += usage.cacheWriteTokens;
   ctx.state.usage.reasoningTokens += usage.reasoningTokens;
   ctx.state.usage.totalTokens += usage.totalTokens;
   ctx.state.usage.llmCalls += attempts;
@@ -30,6 +31,7 @@ export function usageRow(ctx: RunContext, round: number, response: LlmResponse, 
     promptTokens: response.usage.promptTokens,
     completionTokens: response.usage.completionTokens,
     cachedTokens: response.usage.cachedTokens,
+    cacheWriteTokens: response.usage.cacheWriteTokens,
     reasoningTokens: response.usage.reasoningTokens,
     totalTokens: response.usage.totalTokens,
   };

@@ -13,12 +13,24 @@ export interface ResponseFormatSpec {
 }
 
 export interface LlmRequest {
+  /**
+   * The session the call serves. Adapters may use it to route the call to the provider's prompt
+   * cache (OpenAI's `prompt_cache_key`); it is never sent as content.
+   */
+  sessionId: string;
   /** Overrides the adapter's default model for this call (per-agent model). */
   model: string | null;
   /** System prompt, kept apart from the history (Anthropic sends it separately). */
   systemPrompt: string | null;
   /** The conversation, already sanitized: protocol-valid for every provider (I4). */
   messages: Message[];
+  /**
+   * Index in `messages` of the last message of the earlier inputs (the one running excluded), or
+   * null when there is none. Everything up to it is the prefix the next calls of the session send
+   * again unchanged, so a provider with explicit cache breakpoints (Anthropic's `cache_control`) marks
+   * it there. An adapter ignores an index outside `messages` (an `llm.before` hook may shorten them).
+   */
+  cacheBreakpoint: number | null;
   tools: ToolSpec[];
   /**
    * `auto` only when tools are offered; `null` otherwise (some endpoints reject `auto` without
@@ -33,9 +45,13 @@ export interface LlmRequest {
 
 /** Token usage of one LLM call. Missing provider figures are 0. */
 export interface LlmUsage {
+  /** The whole prompt: uncached, read from the cache and written to it. */
   promptTokens: number;
   completionTokens: number;
+  /** Cache read: prompt tokens served from the provider's prompt cache (part of `promptTokens`). */
   cachedTokens: number;
+  /** Cache write: prompt tokens written to the provider's prompt cache (part of `promptTokens`; 0 for OpenAI). */
+  cacheWriteTokens: number;
   reasoningTokens: number;
   totalTokens: number;
 }
@@ -93,6 +109,7 @@ export const ZERO_USAGE: LlmUsage = Object.freeze({
   promptTokens: 0,
   completionTokens: 0,
   cachedTokens: 0,
+  cacheWriteTokens: 0,
   reasoningTokens: 0,
   totalTokens: 0,
 });

@@ -8,6 +8,7 @@ export {
   isStreamErrorEvent,
   type StreamErrorFields,
 } from './anthropic-stream-error.js';
+export { cachedSystem, EPHEMERAL, markBlock, MAX_CACHE_BREAKPOINTS, withCachedLastTool } from './cache-breakpoints.js';
 export { AnthropicStreamAccumulator, type AnthropicStreamEvent, type StreamAccumulatorOptions } from './from-anthropic-stream.js';
 export { mapCallError } from './map-call-error.js';
 export { mapStopReason, type MappedStopReason } from './map-stop-reason.js';

@@ -5,7 +5,8 @@
  * `cache_creation_input_tokens`; the prompt's full size is their sum. `promptTokens` is that sum,
  * because the loop uses it as "how big was the context" (context checkpoint, budget) and because it
  * then means the same as OpenAI's `prompt_tokens`, whose cached part is a subset of it.
- * `cachedTokens` is the cache read — the part billed at the cached rate.
+ * `cachedTokens` is the cache read — the part billed at the cached rate — and `cacheWriteTokens` the
+ * cache write (`cache_creation_input_tokens`), billed above the base rate.
  *
  * A stream reports usage twice: `message_start` carries the input figures (and an early output
  * count), `message_delta` the final output count and, in newer API versions, cumulative input
@@ -55,6 +56,7 @@ export function toLlmUsage(tally: UsageTally): LlmUsage {
     promptTokens,
     completionTokens: tally.output,
     cachedTokens: tally.cacheRead,
+    cacheWriteTokens: tally.cacheCreation,
     reasoningTokens: tally.thinking,
     totalTokens: promptTokens + tally.output,
   };

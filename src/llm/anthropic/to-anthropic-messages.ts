@@ -10,10 +10,12 @@
  *   steering message the loop appended after the results (never between them) therefore lands
  *   in that same user turn, after the `tool_result` blocks.
  * The input is expected to be sanitized already (`sanitizeHistory`): every call answered, results
- * next to their call. Pure: the input is never mutated.
+ * next to their call. Pure: the input is never mutated. The end of the earlier inputs gets a
+ * `cache_control` breakpoint when asked (`cacheBreakpoint`, see `cache-breakpoints.ts`).
  */
 import type { ImageBlockParam, TextBlockParam, ToolResultBlockParam, ToolUseBlockParam } from '@anthropic-ai/sdk/resources/messages';
 import { contentText, type AssistantMessage, type Message, type ToolMessage } from '../../core/messages.js';
+import { markBlock } from './cache-breakpoints.js';
 import { toAnthropicContent } from './to-anthropic-content.js';
 import { toAnthropicToolUseId } from './tool-use-id.js';
 
@@ -45,6 +47,12 @@ export interface ToAnthropicMessagesOptions {
    * that used tools before).
    */
   toolBlocks?: 'native' | 'text';
+  /**
+   * Index in `messages` of the last message of the earlier inputs (`LlmRequest.cacheBreakpoint`): the
+   * last block the history holds once that message is converted gets a `cache_control` breakpoint.
+   * Null or absent (or out of range): no breakpoint in the messages.
+   */
+  cacheBreakpoint?: number | null;
 }
 
 /**
@@ -60,13 +68,16 @@ export function toAnthropicMessages(messages: readonly Message[], options: ToAnt
   const mode = options.toolBlocks ?? 'native';
   const systemParts = [options.systemPrompt ?? ''];
   const turns: AnthropicMessage[] = [];
-  for (const message of messages) {
+  let cacheEnd: AnthropicBlock | null = null;
+  for (const [index, message] of messages.entries()) {
     if (message.role === 'system') systemParts.push(message.content);
     else appendTurn(turns, toTurn(message, mode));
+    if (index === options.cacheBreakpoint) cacheEnd = turns.at(-1)?.content.at(-1) ?? null;
   }
   if (turns[0]?.role !== 'user') turns.unshift({ role: 'user', content: [{ type: 'text', text: HISTORY_START_MARKER }] });
   for (const turn of turns) if (turn.role === 'user') putToolResultsFirst(turn);
   trimFinalAssistantText(turns);
+  markBlock(turns, cacheEnd);
   const system = systemParts.filter((part) => part.trim() !== '').join('\n\n');
   return { system: system === '' ? null : system, messages: turns };
 }

@@ -4,6 +4,7 @@
 import type { MessageCreateParamsStreaming, Tool } from '@anthropic-ai/sdk/resources/messages';
 import type { LlmRequest } from '../../core/ports/llm.js';
 import type { ToolSpec } from '../../core/tools/tool-types.js';
+import { cachedSystem, withCachedLastTool } from './cache-breakpoints.js';
 import { withStructuredOutput } from './structured-output-instruction.js';
 import { toAnthropicMessages } from './to-anthropic-messages.js';
 
@@ -22,13 +23,16 @@ export const DEFAULT_MAX_TOKENS = 4096;
  *   call of the session with a non-retryable error;
  * - `tools` and `tool_choice` only when tools are offered: `auto` or `none` as asked, nothing when
  *   the request leaves it open (Anthropic's default is `auto`). Without tools, earlier tool calls
- *   in the history are sent as text, since Anthropic refuses tool blocks without tool definitions.
+ *   in the history are sent as text, since Anthropic refuses tool blocks without tool definitions;
+ * - prompt-cache breakpoints (`cache-breakpoints.ts`) on the last tool, the system prompt (sent as one
+ *   text block for that) and the last message of the earlier inputs: three at most.
  */
 export function toAnthropicRequest(request: LlmRequest, defaultModel: string): MessageCreateParamsStreaming {
   const hasTools = request.tools.length > 0;
   const { system, messages } = toAnthropicMessages(request.messages, {
     systemPrompt: withStructuredOutput(request.systemPrompt, request.responseFormat),
     toolBlocks: hasTools ? 'native' : 'text',
+    cacheBreakpoint: request.cacheBreakpoint,
   });
   const params: MessageCreateParamsStreaming = {
     model: request.model ?? defaultModel,
@@ -36,9 +40,9 @@ export function toAnthropicRequest(request: LlmRequest, defaultModel: string): M
     messages,
     stream: true,
   };
-  if (system !== null) params.system = system;
+  if (system !== null) params.system = cachedSystem(system);
   if (hasTools) {
-    params.tools = request.tools.map(toAnthropicTool);
+    params.tools = withCachedLastTool(request.tools.map(toAnthropicTool));
     if (request.toolChoice !== null) params.tool_choice = { type: request.toolChoice };
   }
   return params;

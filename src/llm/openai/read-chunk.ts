@@ -95,6 +95,7 @@ function readToolCallDelta(call: unknown): ToolCallDelta {
 /**
  * Usage from the last chunk. `prompt_tokens_details.cached_tokens` and
  * `completion_tokens_details.reasoning_tokens` are OpenAI's; endpoints without them report 0.
+ * OpenAI caches prompts by itself and reports no cache write: `cacheWriteTokens` is 0.
  */
 export function readUsage(usage: Json): LlmUsage {
   const promptTokens = count(usage.prompt_tokens);
@@ -105,6 +106,7 @@ export function readUsage(usage: Json): LlmUsage {
     promptTokens,
     completionTokens,
     cachedTokens: count(promptDetails.cached_tokens),
+    cacheWriteTokens: 0,
     reasoningTokens: count(completionDetails.reasoning_tokens),
     totalTokens: usage.total_tokens === undefined || usage.total_tokens === null ? promptTokens + completionTokens : count(usage.total_tokens),
   };

@@ -41,6 +41,8 @@ export interface ToOpenAiRequestOptions {
  *   response reports none);
  * - `tools` and `tool_choice` only when there are tools — never `tool_choice: "auto"` alone, which
  *   some compatible endpoints reject; a `null` choice leaves the API default;
+ * - `prompt_cache_key`: the session id, so OpenAI routes a session's calls to the same prompt cache
+ *   (each call of a session repeats the one before it and adds to it);
  * - `temperature`, the token cap and `response_format` only when set, so the endpoint's defaults apply.
  */
 export function toOpenAiRequest(request: LlmRequest, options: ToOpenAiRequestOptions): ChatCompletionCreateParamsStreaming {
@@ -50,6 +52,7 @@ export function toOpenAiRequest(request: LlmRequest, options: ToOpenAiRequestOpt
     messages: toOpenAiMessages(request.systemPrompt, request.messages),
     stream: true,
     stream_options: { include_usage: true },
+    prompt_cache_key: request.sessionId,
   };
   if (request.tools.length > 0) {
     params.tools = request.tools.map(toOpenAiTool);

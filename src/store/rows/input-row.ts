@@ -21,6 +21,8 @@ const usageSchema = z.object({
   promptTokens: count,
   completionTokens: count,
   cachedTokens: count,
+  // Results stored before the cache write was counted have none: 0.
+  cacheWriteTokens: count.default(0),
   reasoningTokens: count,
   totalTokens: count,
   llmCalls: count,

@@ -14,6 +14,7 @@ export const SESSION_COLUMNS = `id, agent, system_prompt AS "systemPrompt", meta
   stat_inputs AS "statInputs", stat_rounds AS "statRounds", stat_llm_calls AS "statLlmCalls",
   stat_tool_calls AS "statToolCalls", stat_prompt_tokens AS "statPromptTokens",
   stat_completion_tokens AS "statCompletionTokens", stat_cached_tokens AS "statCachedTokens",
+  stat_cache_write_tokens AS "statCacheWriteTokens",
   stat_reasoning_tokens AS "statReasoningTokens", stat_total_tokens AS "statTotalTokens",
   first_input_at AS "firstInputAt", last_input_at AS "lastInputAt",
   created_at AS "createdAt", updated_at AS "updatedAt"`;
@@ -41,6 +42,7 @@ const sessionRowSchema = z.object({
   statPromptTokens: count,
   statCompletionTokens: count,
   statCachedTokens: count,
+  statCacheWriteTokens: count,
   statReasoningTokens: count,
   statTotalTokens: count,
   firstInputAt: z.date().nullable(),
@@ -73,6 +75,7 @@ export function decodeSession(row: unknown): SessionRecord {
       promptTokens: r.statPromptTokens,
       completionTokens: r.statCompletionTokens,
       cachedTokens: r.statCachedTokens,
+      cacheWriteTokens: r.statCacheWriteTokens,
       reasoningTokens: r.statReasoningTokens,
       totalTokens: r.statTotalTokens,
       firstInputAt: r.firstInputAt,

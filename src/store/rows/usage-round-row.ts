@@ -15,6 +15,7 @@ const usageRoundRowSchema: z.ZodType<UsageRoundRecord> = z.object({
   promptTokens: count,
   completionTokens: count,
   cachedTokens: count,
+  cacheWriteTokens: count,
   reasoningTokens: count,
   totalTokens: count,
   createdAt: z.date(),

@@ -69,6 +69,7 @@ export const sessions = pgTable(
     statPromptTokens: bigint('stat_prompt_tokens', { mode: 'number' }).notNull().default(0),
     statCompletionTokens: bigint('stat_completion_tokens', { mode: 'number' }).notNull().default(0),
     statCachedTokens: bigint('stat_cached_tokens', { mode: 'number' }).notNull().default(0),
+    statCacheWriteTokens: bigint('stat_cache_write_tokens', { mode: 'number' }).notNull().default(0),
     statReasoningTokens: bigint('stat_reasoning_tokens', { mode: 'number' }).notNull().default(0),
     statTotalTokens: bigint('stat_total_tokens', { mode: 'number' }).notNull().default(0),
     firstInputAt: timestamp('first_input_at', { withTimezone: true }),

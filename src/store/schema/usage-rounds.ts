@@ -18,7 +18,10 @@ export const usageRounds = pgTable(
     llmCalls: integer('llm_calls').notNull().default(1),
     promptTokens: integer('prompt_tokens').notNull().default(0),
     completionTokens: integer('completion_tokens').notNull().default(0),
+    /** Cache read: prompt tokens served from the provider's prompt cache. */
     cachedTokens: integer('cached_tokens').notNull().default(0),
+    /** Cache write: prompt tokens written to the provider's prompt cache (Anthropic's cache creation). */
+    cacheWriteTokens: integer('cache_write_tokens').notNull().default(0),
     reasoningTokens: integer('reasoning_tokens').notNull().default(0),
     totalTokens: integer('total_tokens').notNull().default(0),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),

@@ -39,12 +39,12 @@ const IMAGE_PART_KEYS = keys('type', 'url', 'mediaType');
 const TOOL_CALL_KEYS = keys('id', 'name', 'arguments');
 const PENDING_KEYS = keys('assistantSeq', 'round', 'inputSeq', 'toolCalls', 'unresolvedIds', 'interactions', 'allowedTools');
 const LEDGER_KEYS = keys('toolCallId', 'inputSeq', 'round', 'name', 'args', 'status', 'errorCode', 'durationMs');
-const USAGE_ROUND_KEYS = keys('inputSeq', 'round', 'provider', 'model', 'llmCalls', 'promptTokens', 'completionTokens', 'cachedTokens', 'reasoningTokens', 'totalTokens');
-const USAGE_ROUND_COUNTS = ['llmCalls', 'promptTokens', 'completionTokens', 'cachedTokens', 'reasoningTokens', 'totalTokens'] as const;
+const USAGE_ROUND_KEYS = keys('inputSeq', 'round', 'provider', 'model', 'llmCalls', 'promptTokens', 'completionTokens', 'cachedTokens', 'cacheWriteTokens', 'reasoningTokens', 'totalTokens');
+const USAGE_ROUND_COUNTS = ['llmCalls', 'promptTokens', 'completionTokens', 'cachedTokens', 'cacheWriteTokens', 'reasoningTokens', 'totalTokens'] as const;
 const TRANSITION_KEYS = keys('seq', 'status', 'result', 'errorCode', 'errorMessage');
 const RESULT_KEYS = keys('status', 'finalText', 'rounds', 'toolCalls', 'usage', 'output', 'steeredInto', 'agent');
 const AGENT_KEYS = keys('name', 'version');
-const USAGE_KEYS = keys('promptTokens', 'completionTokens', 'cachedTokens', 'reasoningTokens', 'totalTokens', 'llmCalls');
+const USAGE_KEYS = keys('promptTokens', 'completionTokens', 'cachedTokens', 'cacheWriteTokens', 'reasoningTokens', 'totalTokens', 'llmCalls');
 
 const MESSAGE_KIND_SET: ReadonlySet<unknown> = new Set(MESSAGE_KINDS);
 const TOOL_CALL_STATUS_SET: ReadonlySet<unknown> = new Set(TOOL_CALL_STATUSES);

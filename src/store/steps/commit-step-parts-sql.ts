@@ -27,6 +27,7 @@ const FINISH_STATS = [
   ['prompt_tokens', "#>> '{usage,promptTokens}'"],
   ['completion_tokens', "#>> '{usage,completionTokens}'"],
   ['cached_tokens', "#>> '{usage,cachedTokens}'"],
+  ['cache_write_tokens', "#>> '{usage,cacheWriteTokens}'"],
   ['reasoning_tokens', "#>> '{usage,reasoningTokens}'"],
   ['total_tokens', "#>> '{usage,totalTokens}'"],
 ] as const;
@@ -164,13 +165,13 @@ export const LEDGER_CTE = `ledger AS (
 export const USAGE_CTE = `usage AS (
   INSERT INTO usage_rounds
     (session_id, input_seq, round, provider, model, llm_calls, prompt_tokens, completion_tokens,
-     cached_tokens, reasoning_tokens, total_tokens)
+     cached_tokens, cache_write_tokens, reasoning_tokens, total_tokens)
   SELECT fence.session_id, u."inputSeq", u.round, u.provider, u.model, u."llmCalls", u."promptTokens",
-         u."completionTokens", u."cachedTokens", u."reasoningTokens", u."totalTokens"
+         u."completionTokens", u."cachedTokens", u."cacheWriteTokens", u."reasoningTokens", u."totalTokens"
     FROM fence,
          jsonb_to_recordset(fence.usage_rounds) AS u("inputSeq" bigint, round integer, provider text, model text,
            "llmCalls" integer, "promptTokens" integer, "completionTokens" integer, "cachedTokens" integer,
-           "reasoningTokens" integer, "totalTokens" integer)
+           "cacheWriteTokens" integer, "reasoningTokens" integer, "totalTokens" integer)
   ON CONFLICT (session_id, input_seq, round) DO UPDATE SET
     provider = excluded.provider,
     model = excluded.model,
@@ -178,6 +179,7 @@ export const USAGE_CTE = `usage AS (
     prompt_tokens = excluded.prompt_tokens,
     completion_tokens = excluded.completion_tokens,
     cached_tokens = excluded.cached_tokens,
+    cache_write_tokens = excluded.cache_write_tokens,
     reasoning_tokens = excluded.reasoning_tokens,
     total_tokens = excluded.total_tokens,
     created_at = now()

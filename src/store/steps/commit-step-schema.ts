@@ -35,6 +35,7 @@ const usageRoundWriteSchema = z.object({
   promptTokens: int4,
   completionTokens: int4,
   cachedTokens: int4,
+  cacheWriteTokens: int4,
   reasoningTokens: int4,
   totalTokens: int4,
 });

@@ -5,17 +5,7 @@ import { readBacklog } from '../../../src/store/upkeep/read-backlog.js';
 import type { RunningWorker } from '../../../src/worker/start-worker.js';
 import { QUEUE_JOB_STATES } from '../../../src/worker/worker-metrics.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
-
-/** The value of one sample line of a Prometheus text exposition: `name{labels} value`, labels in any order. */
-function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
-  for (const line of text.split('\n')) {
-    const match = /^([a-z_:]+)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (match === null || match[1] !== name) continue;
-    const found = Object.fromEntries([...(match[2] ?? '').matchAll(/([a-z_]+)="([^"]*)"/g)].map((pair) => [pair[1], pair[2]]));
-    if (Object.entries(labels).every(([key, value]) => found[key] === value)) return Number(match[3]);
-  }
-  return undefined;
-}
+import { metricSample as sample } from './fixtures/fleet-helpers.js';
 
 /**
  * A worker's `/metrics` after real inputs through the fleet: a tool call (a registered tool and one

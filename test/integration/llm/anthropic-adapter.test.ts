@@ -4,6 +4,7 @@
  */
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { classifyLlmError, resolveRetryPolicy, retryAfterMs, runWithRetry } from '../../../src/core/retry/index.js';
+import type { Message } from '../../../src/core/messages.js';
 import type { Clock } from '../../../src/core/ports/clock.js';
 import { createNodeHttpFetch } from '../../../src/llm/node-http-fetch.js';
 import { AnthropicLlm, type AnthropicLlmOptions } from '../../../src/llm/anthropic/index.js';
@@ -44,7 +45,7 @@ describe.each(['node', 'fetch'] as const)('over the %s HTTP client', (client) =>
         toolCalls: [],
         finishReason: 'stop',
         rawFinishReason: 'end_turn',
-        usage: { promptTokens: 21, completionTokens: 3, cachedTokens: 0, reasoningTokens: 0, totalTokens: 24 },
+        usage: { promptTokens: 21, completionTokens: 3, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 24 },
         model: 'claude-test',
         provider: 'anthropic',
       });
@@ -80,7 +81,7 @@ describe.each(['node', 'fetch'] as const)('over the %s HTTP client', (client) =>
     it('reports usage with cache reads and writes', async () => {
       server.push(textStep('ok', { usage: { inputTokens: 50, cacheReadInputTokens: 2000, cacheCreationInputTokens: 400, outputTokens: 9 } }));
       const response = await llm.complete(llmRequest(), live());
-      expect(response.usage).toEqual({ promptTokens: 2450, completionTokens: 9, cachedTokens: 2000, reasoningTokens: 0, totalTokens: 2459 });
+      expect(response.usage).toEqual({ promptTokens: 2450, completionTokens: 9, cachedTokens: 2000, cacheWriteTokens: 400, reasoningTokens: 0, totalTokens: 2459 });
     });
 
     it('streams thinking deltas apart from text', async () => {
@@ -133,8 +134,8 @@ describe.each(['node', 'fetch'] as const)('over the %s HTTP client', (client) =>
         model: 'claude-test',
         max_tokens: 256,
         stream: true,
-        system: 'Be brief.\n\nMemory: none.',
-        tools: [{ name: 'echo', description: ECHO_TOOL.description, input_schema: ECHO_TOOL.parameters }],
+        system: [{ type: 'text', text: 'Be brief.\n\nMemory: none.', cache_control: { type: 'ephemeral' } }],
+        tools: [{ name: 'echo', description: ECHO_TOOL.description, input_schema: ECHO_TOOL.parameters, cache_control: { type: 'ephemeral' } }],
         tool_choice: { type: 'auto' },
         messages: [
           { role: 'user', content: [{ type: 'text', text: 'go' }] },
@@ -156,6 +157,33 @@ describe.each(['node', 'fetch'] as const)('over the %s HTTP client', (client) =>
           },
         ],
       });
+    });
+
+    it('marks the prompt-cache prefix, and reports what the server read and wrote of it', async () => {
+      const first: Message[] = [{ role: 'user', content: 'first question' }];
+      const second = [...first, { role: 'assistant' as const, content: 'first answer' }, { role: 'user' as const, content: 'second question' }];
+      const third = [...second, { role: 'assistant' as const, content: 'second answer' }, { role: 'user' as const, content: 'third question' }];
+      server.push(textStep('first answer'), textStep('second answer'), textStep('third answer'));
+      const ask = (messages: Message[], cacheBreakpoint: number | null) =>
+        llm.complete(llmRequest({ systemPrompt: 'Be brief.', tools: [ECHO_TOOL], toolChoice: 'auto', messages, cacheBreakpoint }), live());
+      const usages = [(await ask(first, null)).usage, (await ask(second, 1)).usage, (await ask(third, 3)).usage];
+      const bodies = server.requests.map((request) => request.body!);
+      expect(bodies[1]!.messages).toEqual([
+        { role: 'user', content: [{ type: 'text', text: 'first question' }] },
+        { role: 'assistant', content: [{ type: 'text', text: 'first answer', cache_control: { type: 'ephemeral' } }] },
+        { role: 'user', content: [{ type: 'text', text: 'second question' }] },
+      ]);
+      for (const body of bodies) expect(JSON.stringify(body).split('cache_control').length - 1).toBe(body === bodies[0] ? 2 : 3);
+      // What the fake server's cache reported is what the adapter counts: read, write, and all three in the prompt.
+      usages.forEach((usage, index) => {
+        const prompt = server.promptUsage[index]!;
+        expect(usage).toMatchObject({ cachedTokens: prompt.cacheReadInputTokens, cacheWriteTokens: prompt.cacheCreationInputTokens });
+        expect(usage.promptTokens).toBe(prompt.inputTokens + prompt.cacheReadInputTokens + prompt.cacheCreationInputTokens);
+      });
+      // The first call writes tools and system; each later one reads what the one before wrote and writes up to its breakpoint.
+      expect(usages.map((usage) => [usage.cachedTokens > 0, usage.cacheWriteTokens > 0])).toEqual([[false, true], [true, true], [true, true]]);
+      expect(usages[1]!.cachedTokens).toBe(usages[0]!.cacheWriteTokens);
+      expect(usages[2]!.cachedTokens).toBe(usages[1]!.cachedTokens + usages[1]!.cacheWriteTokens);
     });
 
     it('a history ending with an assistant turn (a bare resume) ends without trailing whitespace', async () => {

@@ -55,7 +55,7 @@ describe('runInput with AnthropicLlm', () => {
     ]);
 
     const last = server.requests[2]!.body!;
-    expect(last).toMatchObject({ model: 'claude-test', system: 'You echo.', tool_choice: { type: 'auto' } });
+    expect(last).toMatchObject({ model: 'claude-test', system: [{ type: 'text', text: 'You echo.', cache_control: { type: 'ephemeral' } }], tool_choice: { type: 'auto' } });
     expect(last.messages).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'please echo x' }] },
       { role: 'assistant', content: [{ type: 'text', text: 'Echoing.' }, { type: 'tool_use', id: 'toolu_01', name: 'echo', input: { text: 'x' } }] },

@@ -47,7 +47,7 @@ describe.each(['node', 'fetch'] as const)('over the %s HTTP client', (client) =>
         toolCalls: [],
         finishReason: 'stop',
         rawFinishReason: 'stop',
-        usage: { promptTokens: 9, completionTokens: 3, totalTokens: 12, cachedTokens: 0, reasoningTokens: 0 },
+        usage: { promptTokens: 9, completionTokens: 3, totalTokens: 12, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 },
         model: 'gpt-4o-mini',
         provider: 'openai',
       });
@@ -78,7 +78,7 @@ describe.each(['node', 'fetch'] as const)('over the %s HTTP client', (client) =>
     it('usage with cached and reasoning tokens', async () => {
       server.enqueue(textStream(['ok'], { usage: usageBody({ prompt: 2048, completion: 400, cached: 1536, reasoning: 320 }) }));
       const response = await adapter().complete(llmRequest(), { signal: signal() });
-      expect(response.usage).toEqual({ promptTokens: 2048, completionTokens: 400, totalTokens: 2448, cachedTokens: 1536, reasoningTokens: 320 });
+      expect(response.usage).toEqual({ promptTokens: 2048, completionTokens: 400, totalTokens: 2448, cachedTokens: 1536, cacheWriteTokens: 0, reasoningTokens: 320 });
     });
 
     it.each(['reasoning_content', 'reasoning'] as const)('thinking deltas (%s) before the answer', async (field) => {
@@ -129,6 +129,7 @@ describe.each(['node', 'fetch'] as const)('over the %s HTTP client', (client) =>
         ],
         stream: true,
         stream_options: { include_usage: true },
+        prompt_cache_key: 's1',
       });
     });
 

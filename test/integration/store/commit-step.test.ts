@@ -41,7 +41,7 @@ function result(overrides: Partial<InputResult> = {}): InputResult {
     finalText: 'done',
     rounds: 2,
     toolCalls: 3,
-    usage: { promptTokens: 100, completionTokens: 20, cachedTokens: 10, reasoningTokens: 5, totalTokens: 120, llmCalls: 2 },
+    usage: { promptTokens: 100, completionTokens: 20, cachedTokens: 10, cacheWriteTokens: 0, reasoningTokens: 5, totalTokens: 120, llmCalls: 2 },
     ...overrides,
   };
 }
@@ -135,6 +135,7 @@ describe('commitStep', () => {
       promptTokens: 100,
       completionTokens: 20,
       cachedTokens: 10,
+      cacheWriteTokens: 0,
       reasoningTokens: 5,
       totalTokens: 120,
     });
@@ -197,7 +198,7 @@ describe('commitStep', () => {
         messages: [{ inputSeq: 1, round: 0, message: user('x') }],
         pending,
         toolCalls: [{ toolCallId: 'call_1', inputSeq: 1, round: 0, name: 'lookup', args: {}, status: 'started' }],
-        usageRounds: [{ inputSeq: 1, round: 0, provider: 'p', model: 'm', llmCalls: 1, promptTokens: 1, completionTokens: 1, cachedTokens: 0, reasoningTokens: 0, totalTokens: 2 }],
+        usageRounds: [{ inputSeq: 1, round: 0, provider: 'p', model: 'm', llmCalls: 1, promptTokens: 1, completionTokens: 1, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 2 }],
         input: { seq: 1, status: 'done', result: result() },
       }),
     ).rejects.toMatchObject({ code: 'lease.lost' });
@@ -231,7 +232,7 @@ describe('commitStep', () => {
         { inputSeq: 1, round: 2, message: assistant('done') },
       ],
       toolCalls: [{ toolCallId: 'call_1', inputSeq: 1, round: 1, name: 'lookup', args: { q: 'x' }, status: 'completed', durationMs: 5 }],
-      usageRounds: [{ inputSeq: 1, round: 2, provider: 'p', model: 'm', llmCalls: 1, promptTokens: 9, completionTokens: 1, cachedTokens: 0, reasoningTokens: 0, totalTokens: 10 }],
+      usageRounds: [{ inputSeq: 1, round: 2, provider: 'p', model: 'm', llmCalls: 1, promptTokens: 9, completionTokens: 1, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 10 }],
       input: { seq: 1, status: 'done', result: result() },
     };
   }

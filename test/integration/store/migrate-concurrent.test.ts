@@ -23,12 +23,14 @@ describe('loopfleet migrate (processes)', () => {
     expect(runs.filter((run) => run.stdout.includes('0001_finishes_owed'))).toHaveLength(1);
     expect(runs.filter((run) => run.stdout.includes('0002_window_epoch'))).toHaveLength(1);
     expect(runs.filter((run) => run.stdout.includes('0003_finishes_owed_sweep'))).toHaveLength(1);
+    expect(runs.filter((run) => run.stdout.includes('0004_agent_registry'))).toHaveLength(1);
+    expect(runs.filter((run) => run.stdout.includes('0005_cache_write_tokens'))).toHaveLength(1);
     expect(runs.filter((run) => run.stdout.includes('up to date'))).toHaveLength(2);
     const client = new pg.Client({ connectionString: db.url });
     await client.connect();
     try {
       const applied = await client.query('SELECT hash FROM drizzle.__drizzle_migrations');
-      expect(applied.rowCount).toBe(4);
+      expect(applied.rowCount).toBe(5);
       const tables = await client.query("SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'");
       expect(tables.rows[0].n).toBe(7);
     } finally {

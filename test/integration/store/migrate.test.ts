@@ -20,7 +20,7 @@ describe('runMigrations', () => {
 
   it('creates the schema on an empty database, then does nothing', async () => {
     const first = await runMigrations({ databaseUrl: db.url });
-    expect(first.applied).toEqual(['0000_init', '0001_finishes_owed', '0002_window_epoch', '0003_finishes_owed_sweep', '0004_agent_registry']);
+    expect(first.applied).toEqual(['0000_init', '0001_finishes_owed', '0002_window_epoch', '0003_finishes_owed_sweep', '0004_agent_registry', '0005_cache_write_tokens']);
     const second = await runMigrations({ databaseUrl: db.url });
     expect(second.applied).toEqual([]);
     expect(second.total).toBe(first.total);
@@ -30,7 +30,7 @@ describe('runMigrations', () => {
   });
 });
 
-describe('0001_finishes_owed, 0002_window_epoch and 0003_finishes_owed_sweep on a database at 0000_init', () => {
+describe('the migrations after 0000_init on a database at 0000_init', () => {
   let db: TestDatabase;
 
   beforeAll(async () => {
@@ -58,12 +58,14 @@ describe('0001_finishes_owed, 0002_window_epoch and 0003_finishes_owed_sweep on 
       ]);
       await client.query(`INSERT INTO sessions (id) VALUES ('before-upgrade'), ('before-upgrade-2')`);
       const upgrade = await runMigrations({ databaseUrl: db.url });
-      expect(upgrade.applied).toEqual(['0001_finishes_owed', '0002_window_epoch', '0003_finishes_owed_sweep', '0004_agent_registry']);
+      expect(upgrade.applied).toEqual(['0001_finishes_owed', '0002_window_epoch', '0003_finishes_owed_sweep', '0004_agent_registry', '0005_cache_write_tokens']);
       expect((await client.query(`SELECT finishes_owed FROM sessions WHERE id = 'before-upgrade'`)).rows).toEqual([{ finishes_owed: true }]);
       // Every existing session gets its own epoch from the sequence; new ones continue it.
       await client.query(`INSERT INTO sessions (id) VALUES ('after-upgrade')`);
       const epochs = await client.query<{ e: string }>(`SELECT window_epoch AS e FROM sessions ORDER BY window_epoch`);
       expect(new Set(epochs.rows.map((row) => row.e)).size).toBe(3);
+      // Sessions from before the cache write was counted start it at 0.
+      expect((await client.query(`SELECT stat_cache_write_tokens AS w FROM sessions WHERE id = 'before-upgrade'`)).rows).toEqual([{ w: '0' }]);
     } finally {
       await client.end();
     }

@@ -116,6 +116,7 @@ describe('sessions', () => {
           promptTokens: 1,
           completionTokens: 1,
           cachedTokens: 0,
+          cacheWriteTokens: 0,
           reasoningTokens: 0,
           totalTokens: 2,
         },

@@ -84,6 +84,7 @@ describe('commitStep: tool ledger and usage rounds', () => {
       promptTokens: tokens,
       completionTokens: 1,
       cachedTokens: 0,
+      cacheWriteTokens: 0,
       reasoningTokens: 0,
       totalTokens: tokens + 1,
     });

@@ -5,9 +5,11 @@ import type { ToolSpec } from '../../../src/core/tools/tool-types.js';
 /** A minimal request: one user message, no tools; override any field. */
 export function llmRequest(overrides: Partial<LlmRequest> = {}): LlmRequest {
   return {
+    sessionId: 's1',
     model: null,
     systemPrompt: null,
     messages: [{ role: 'user', content: 'hi' }],
+    cacheBreakpoint: null,
     tools: [],
     toolChoice: null,
     maxTokens: null,

@@ -2,6 +2,7 @@
  * The server-sent events of a streamed Messages reply, exactly as Anthropic frames them:
  * `event: <type>\ndata: <json>\n\n`, the JSON's `type` repeating the event name.
  */
+import type { PromptUsage } from './prompt-cache.js';
 import type { FakeBlock, StreamStep } from './steps.js';
 
 /** One event: its name and its data object. */
@@ -25,10 +26,13 @@ export function errorFrame(errorType: string, message: string): string {
   return serializeFrame({ event: 'error', data: { type: 'error', error: { type: errorType, message } } });
 }
 
-/** Every frame of `step`, for a request that asked for `requestedModel`; `seq` makes ids unique. */
-export function streamFrames(step: StreamStep, requestedModel: string, seq: number): SseFrame[] {
+/**
+ * Every frame of `step`, for a request that asked for `requestedModel`; `seq` makes ids unique. The
+ * input figures are `prompt`'s (the server's prompt cache), where the step scripts none.
+ */
+export function streamFrames(step: StreamStep, requestedModel: string, seq: number, prompt: PromptUsage): SseFrame[] {
   const usage = step.usage ?? {};
-  const frames: SseFrame[] = [messageStart(step, requestedModel, seq)];
+  const frames: SseFrame[] = [messageStart(step, requestedModel, seq, prompt)];
   step.blocks.forEach((block, index) => {
     frames.push(frame('content_block_start', { index, content_block: blockStart(block, seq, index) }));
     if (index === 0) frames.push(frame('ping', {}));
@@ -50,7 +54,7 @@ function frame(event: string, fields: Record<string, unknown>): SseFrame {
   return { event, data: { type: event, ...fields } };
 }
 
-function messageStart(step: StreamStep, requestedModel: string, seq: number): SseFrame {
+function messageStart(step: StreamStep, requestedModel: string, seq: number, prompt: PromptUsage): SseFrame {
   const usage = step.usage ?? {};
   return frame('message_start', {
     message: {
@@ -62,9 +66,9 @@ function messageStart(step: StreamStep, requestedModel: string, seq: number): Ss
       stop_reason: null,
       stop_sequence: null,
       usage: {
-        input_tokens: usage.inputTokens ?? 10,
-        cache_creation_input_tokens: usage.cacheCreationInputTokens ?? 0,
-        cache_read_input_tokens: usage.cacheReadInputTokens ?? 0,
+        input_tokens: usage.inputTokens ?? prompt.inputTokens,
+        cache_creation_input_tokens: usage.cacheCreationInputTokens ?? prompt.cacheCreationInputTokens,
+        cache_read_input_tokens: usage.cacheReadInputTokens ?? prompt.cacheReadInputTokens,
         output_tokens: 1,
         service_tier: 'standard',
       },

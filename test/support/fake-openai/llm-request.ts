@@ -3,9 +3,11 @@ import type { LlmRequest } from '../../../src/core/ports/llm.js';
 /** An `LlmRequest` with neutral defaults: one user message, no tools, nothing optional set. */
 export function llmRequest(overrides: Partial<LlmRequest> = {}): LlmRequest {
   return {
+    sessionId: 's1',
     model: null,
     systemPrompt: 'You are a test.',
     messages: [{ role: 'user', content: 'hi' }],
+    cacheBreakpoint: null,
     tools: [],
     toolChoice: null,
     maxTokens: null,

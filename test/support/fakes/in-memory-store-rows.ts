@@ -58,6 +58,7 @@ export function emptySessionRecord(id: string, at: Date): SessionRecord {
       promptTokens: 0,
       completionTokens: 0,
       cachedTokens: 0,
+      cacheWriteTokens: 0,
       reasoningTokens: 0,
       totalTokens: 0,
       firstInputAt: null,
@@ -215,6 +216,7 @@ export function finishInput(
     stats.promptTokens += result.usage.promptTokens;
     stats.completionTokens += result.usage.completionTokens;
     stats.cachedTokens += result.usage.cachedTokens;
+    stats.cacheWriteTokens += result.usage.cacheWriteTokens;
     stats.reasoningTokens += result.usage.reasoningTokens;
     stats.totalTokens += result.usage.totalTokens;
   }

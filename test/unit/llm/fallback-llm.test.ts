@@ -5,9 +5,11 @@ import { FallbackLlm } from '../../../src/llm/fallback-llm.js';
 import { ScriptedLlm } from '../../../src/llm/scripted-llm.js';
 
 const request: LlmRequest = {
+  sessionId: 's1',
   model: null,
   systemPrompt: null,
   messages: [{ role: 'user', content: 'hi' }],
+  cacheBreakpoint: null,
   tools: [],
   toolChoice: null,
   maxTokens: null,

@@ -81,6 +81,7 @@ const usageRound = (inputSeq: number, round: number) =>
     promptTokens: int4,
     completionTokens: int4,
     cachedTokens: int4,
+    cacheWriteTokens: int4,
     reasoningTokens: int4,
     totalTokens: int4,
   });
@@ -91,7 +92,7 @@ const result = fc.record(
     finalText: fc.string(),
     rounds: count,
     toolCalls: count,
-    usage: fc.record({ promptTokens: count, completionTokens: count, cachedTokens: count, reasoningTokens: count, totalTokens: count, llmCalls: count }),
+    usage: fc.record({ promptTokens: count, completionTokens: count, cachedTokens: count, cacheWriteTokens: count, reasoningTokens: count, totalTokens: count, llmCalls: count }),
     output: fc.jsonValue(),
     steeredInto: seq,
   },

@@ -42,7 +42,7 @@ describe('WorkerMetrics', () => {
 
   it('counts LLM calls, retries, fallbacks, give-ups and tokens from the loop’s events', async () => {
     const metrics = metricsOf();
-    const usage = { promptTokens: 100, completionTokens: 20, cachedTokens: 60, reasoningTokens: 5, totalTokens: 120 };
+    const usage = { promptTokens: 100, completionTokens: 20, cachedTokens: 60, cacheWriteTokens: 30, reasoningTokens: 5, totalTokens: 120 };
     const call = { type: 'llm_call_completed', callId: 'c', roundIndex: 0, attempt: 1, model: 'm', provider: 'openai', durationMs: 1200, timeToFirstTokenMs: 300 } as const;
     metrics.observe({ ...call, success: false, errorType: 'LlmTransientError', usage: null }, 'a');
     metrics.observe({ type: 'llm_retry_attempted', attempt: 1, maxAttempts: 3, errorType: 'LlmTransientError', errorMessage: 'x', nextDelayMs: 10 }, 'a');
@@ -56,7 +56,8 @@ describe('WorkerMetrics', () => {
     expect(await samples(metrics, 'loopfleet_llm_tokens_total')).toEqual([
       '{provider="openai",model="m",kind="prompt"} 100',
       '{provider="openai",model="m",kind="completion"} 20',
-      '{provider="openai",model="m",kind="cached"} 60',
+      '{provider="openai",model="m",kind="cache_read"} 60',
+      '{provider="openai",model="m",kind="cache_write"} 30',
       '{provider="openai",model="m",kind="reasoning"} 5',
     ]);
     expect(await samples(metrics, 'loopfleet_llm_retries_total')).toEqual(['1']);
@@ -66,7 +67,7 @@ describe('WorkerMetrics', () => {
 
   it('never throws at an event prom-client refuses (a negative token count from a custom Llm): that sample is lost, nothing else', async () => {
     const metrics = metricsOf();
-    const usage = { promptTokens: -1, completionTokens: 2, cachedTokens: 0, reasoningTokens: 0, totalTokens: 1 };
+    const usage = { promptTokens: -1, completionTokens: 2, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 1 };
     const call = { type: 'llm_call_completed', callId: 'c', roundIndex: 0, attempt: 1, model: 'm', provider: 'custom', durationMs: 5, timeToFirstTokenMs: null, success: true, errorType: null, usage } as const;
     expect(() => metrics.observe(call, 'a')).not.toThrow();
     expect(await samples(metrics, 'loopfleet_llm_calls_total')).toEqual(['{provider="custom",outcome="ok"} 1']);

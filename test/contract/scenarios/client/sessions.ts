@@ -55,6 +55,7 @@ export function sessionScenarios(ctx: ContractContext): void {
         promptTokens: 0,
         completionTokens: 0,
         cachedTokens: 0,
+        cacheWriteTokens: 0,
         reasoningTokens: 0,
         totalTokens: 0,
         firstInputAt: null,

@@ -28,6 +28,7 @@ export function finishScenarios(ctx: ContractContext): void {
         promptTokens: 100,
         completionTokens: 20,
         cachedTokens: 10,
+        cacheWriteTokens: 0,
         reasoningTokens: 5,
         totalTokens: 120,
         firstInputAt: input?.finishedAt,

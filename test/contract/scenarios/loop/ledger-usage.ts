@@ -101,6 +101,7 @@ export function ledgerUsageScenarios(ctx: ContractContext): void {
         promptTokens: 15,
         completionTokens: 1,
         cachedTokens: 0,
+        cacheWriteTokens: 0,
         reasoningTokens: 0,
         totalTokens: 16,
         createdAt: expect.any(Date),

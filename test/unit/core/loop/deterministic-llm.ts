@@ -40,7 +40,7 @@ function reply(text: string, toolCalls: LlmResponse['toolCalls']): LlmResponse {
     toolCalls,
     finishReason: toolCalls.length > 0 ? 'tool_calls' : 'stop',
     rawFinishReason: null,
-    usage: { promptTokens: 10, completionTokens: 5, cachedTokens: 0, reasoningTokens: 0, totalTokens: 15 },
+    usage: { promptTokens: 10, completionTokens: 5, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 15 },
     model: 'det-1',
     provider: 'deterministic',
   };

@@ -36,7 +36,7 @@ function reply(text: string): LlmResponse {
     toolCalls: [],
     finishReason: 'stop',
     rawFinishReason: 'stop',
-    usage: { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0, totalTokens: 0 },
+    usage: { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 0 },
     model: 'hook',
     provider: 'hook',
   };

@@ -13,18 +13,18 @@ const noop = {
 describe('usage per input and per session', () => {
   it('sums this input\'s calls, writes one usage row per round (tool rounds too), and bumps the session once', async () => {
     const llm = new ScriptedLlm([
-      { toolCalls: [{ name: 'noop' }], usage: { promptTokens: 100, completionTokens: 10, cachedTokens: 40, totalTokens: 110 } },
+      { toolCalls: [{ name: 'noop' }], usage: { promptTokens: 100, completionTokens: 10, cachedTokens: 40, cacheWriteTokens: 25, totalTokens: 110 } },
       { text: 'done', usage: { promptTokens: 150, completionTokens: 5, reasoningTokens: 2, totalTokens: 155 } },
       { text: 'second', usage: { promptTokens: 7, completionTokens: 3, totalTokens: 10 } },
     ]);
     const harness = new LoopHarness({ llm, tools: [noop] });
     await harness.send('first');
     const first = await runChecked(harness);
-    expect(first!.usage).toEqual({ promptTokens: 250, completionTokens: 15, cachedTokens: 40, reasoningTokens: 2, totalTokens: 265, llmCalls: 2 });
+    expect(first!.usage).toEqual({ promptTokens: 250, completionTokens: 15, cachedTokens: 40, cacheWriteTokens: 25, reasoningTokens: 2, totalTokens: 265, llmCalls: 2 });
     const rows = await harness.store.getUsageRounds(harness.sessionId, 1);
-    expect(rows.map((row) => [row.round, row.promptTokens, row.completionTokens, row.llmCalls, row.model, row.provider])).toEqual([
-      [0, 100, 10, 1, 'scripted', 'scripted'],
-      [1, 150, 5, 1, 'scripted', 'scripted'],
+    expect(rows.map((row) => [row.round, row.promptTokens, row.completionTokens, row.cachedTokens, row.cacheWriteTokens, row.llmCalls, row.model, row.provider])).toEqual([
+      [0, 100, 10, 40, 25, 1, 'scripted', 'scripted'],
+      [1, 150, 5, 0, 0, 1, 'scripted', 'scripted'],
     ]);
     expect(harness.sink.ofType('usage_updated').map((event) => [event.roundIndex, event.usage.promptTokens])).toEqual([
       [0, 100],
@@ -34,7 +34,7 @@ describe('usage per input and per session', () => {
     await harness.send('second');
     const second = await runChecked(harness);
     // Per input, not cumulative.
-    expect(second!.usage).toEqual({ promptTokens: 7, completionTokens: 3, cachedTokens: 0, reasoningTokens: 0, totalTokens: 10, llmCalls: 1 });
+    expect(second!.usage).toEqual({ promptTokens: 7, completionTokens: 3, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 10, llmCalls: 1 });
     expect(await harness.store.getUsageRounds(harness.sessionId, 2)).toHaveLength(1);
     const stats = (await harness.store.getSession(harness.sessionId))!.stats;
     expect(stats).toMatchObject({
@@ -45,6 +45,7 @@ describe('usage per input and per session', () => {
       promptTokens: 257,
       completionTokens: 18,
       cachedTokens: 40,
+      cacheWriteTokens: 25,
       reasoningTokens: 2,
       totalTokens: 275,
     });

@@ -28,7 +28,7 @@ describe('AnthropicLlm options', () => {
     const controller = new AbortController();
     const reason = new CancelledError('stop');
     controller.abort(reason);
-    const request = { model: null, systemPrompt: null, messages: [], tools: [], toolChoice: null, maxTokens: null, temperature: null, responseFormat: null };
+    const request = { sessionId: 's1', model: null, systemPrompt: null, messages: [], cacheBreakpoint: null, tools: [], toolChoice: null, maxTokens: null, temperature: null, responseFormat: null };
     await expect(llm.complete(request, { signal: controller.signal })).rejects.toBe(reason);
   });
 });

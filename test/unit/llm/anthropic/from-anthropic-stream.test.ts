@@ -52,7 +52,7 @@ describe('AnthropicStreamAccumulator', () => {
       toolCalls: [],
       finishReason: 'stop',
       rawFinishReason: 'end_turn',
-      usage: { promptTokens: 12, completionTokens: 25, cachedTokens: 0, reasoningTokens: 0, totalTokens: 37 },
+      usage: { promptTokens: 12, completionTokens: 25, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 37 },
       model: 'claude-answered',
       provider: 'anthropic',
     });
@@ -126,7 +126,7 @@ describe('AnthropicStreamAccumulator', () => {
 
   it('reads cache usage from message_start and cumulative figures from message_delta', () => {
     const { response } = run([start({ input_tokens: 5, cache_read_input_tokens: 900, cache_creation_input_tokens: 100, output_tokens: 1 }), messageDelta('end_turn', { output_tokens: 7 }), end]);
-    expect(response.usage).toEqual({ promptTokens: 1005, completionTokens: 7, cachedTokens: 900, reasoningTokens: 0, totalTokens: 1012 });
+    expect(response.usage).toEqual({ promptTokens: 1005, completionTokens: 7, cachedTokens: 900, cacheWriteTokens: 100, reasoningTokens: 0, totalTokens: 1012 });
     expect(response.text).toBe('');
   });
 

@@ -38,7 +38,7 @@ describe('StreamAccumulator: text, thinking, finish', () => {
   it('keeps the first finish reason; the usage chunk after it still counts', () => {
     const { response } = run([chunk({ content: 'x' }, 'length'), usageChunk({ prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 })]);
     expect(response.rawFinishReason).toBe('length');
-    expect(response.usage).toEqual({ promptTokens: 3, completionTokens: 4, totalTokens: 7, cachedTokens: 0, reasoningTokens: 0 });
+    expect(response.usage).toEqual({ promptTokens: 3, completionTokens: 4, totalTokens: 7, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 });
   });
 
   it('reads cached and reasoning tokens from the usage details', () => {
@@ -52,7 +52,7 @@ describe('StreamAccumulator: text, thinking, finish', () => {
         completion_tokens_details: { reasoning_tokens: 256, audio_tokens: 0 },
       }),
     ]);
-    expect(response.usage).toEqual({ promptTokens: 1200, completionTokens: 300, totalTokens: 1500, cachedTokens: 1024, reasoningTokens: 256 });
+    expect(response.usage).toEqual({ promptTokens: 1200, completionTokens: 300, totalTokens: 1500, cachedTokens: 1024, cacheWriteTokens: 0, reasoningTokens: 256 });
   });
 
   it('usage without details or total, or no usage at all', () => {
@@ -61,9 +61,10 @@ describe('StreamAccumulator: text, thinking, finish', () => {
       completionTokens: 2,
       totalTokens: 7,
       cachedTokens: 0,
+      cacheWriteTokens: 0,
       reasoningTokens: 0,
     });
-    expect(run([chunk({ content: 'x' }, 'stop')]).response.usage).toEqual({ promptTokens: 0, completionTokens: 0, totalTokens: 0, cachedTokens: 0, reasoningTokens: 0 });
+    expect(run([chunk({ content: 'x' }, 'stop')]).response.usage).toEqual({ promptTokens: 0, completionTokens: 0, totalTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 });
   });
 
   it('usage on the finishing chunk itself (some compatible endpoints)', () => {

@@ -6,9 +6,11 @@ const tool = { name: 'read_file', description: 'Read a file', parameters: { type
 
 function request(overrides: Partial<LlmRequest> = {}): LlmRequest {
   return {
+    sessionId: 's1',
     model: null,
     systemPrompt: 'sys',
     messages: [{ role: 'user', content: 'hi' }],
+    cacheBreakpoint: null,
     tools: [],
     toolChoice: null,
     maxTokens: null,
@@ -19,7 +21,7 @@ function request(overrides: Partial<LlmRequest> = {}): LlmRequest {
 }
 
 describe('toOpenAiRequest', () => {
-  it('a minimal request: default model, messages, streaming with usage, nothing else', () => {
+  it('a minimal request: default model, messages, streaming with usage, the session as cache key, nothing else', () => {
     expect(toOpenAiRequest(request(), { defaultModel: 'gpt-4o-mini' })).toEqual({
       model: 'gpt-4o-mini',
       messages: [
@@ -28,7 +30,12 @@ describe('toOpenAiRequest', () => {
       ],
       stream: true,
       stream_options: { include_usage: true },
+      prompt_cache_key: 's1',
     });
+  });
+
+  it('routes every call of a session to its prompt cache: prompt_cache_key is the session id', () => {
+    expect(toOpenAiRequest(request({ sessionId: 'chat:42' }), { defaultModel: 'm' }).prompt_cache_key).toBe('chat:42');
   });
 
   it('the request model overrides the default', () => {
