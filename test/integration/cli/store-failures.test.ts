@@ -37,25 +37,36 @@ describe('store failures seen by a client', () => {
     expect(run.err).not.toMatch(/select|update|insert|private|Failed query/i);
   });
 
-  it('logged, a failed statement shows its SQL and what Postgres said, but not the values it carried unless LOG_CONTENT is on', async () => {
+  /** The line a pino logger writes for `failure`, with content redacted or not (LOG_CONTENT). */
+  const logged = (failure: unknown, redactContent: boolean): string => {
+    const lines: string[] = [];
+    createLogger({ level: 'info', format: 'json', redactContent, destination: { write: (line: string) => void lines.push(line) } }).warn({ err: failure }, 'store call failed');
+    return lines.join('');
+  };
+
+  it('logged, a failed statement shows what Postgres said; a drizzle-built one shows its SQL, and its values only with LOG_CONTENT on', async () => {
     const queue = new SessionQueue({ databaseUrl: database.url, redisUrl: inject('redisUrl'), queueName: uniqueName('q') });
     const prompt = 'a private system prompt';
     try {
-      const failure = await queue.sessions.create({ id: 's1', systemPrompt: prompt }).then(
+      // Raw SQL (one statement with the agent check): Postgres's message, never the values it carried.
+      const created = await queue.sessions.create({ id: 's1', systemPrompt: prompt }).then(
         () => null,
         (error: unknown) => error,
       );
-      expect(failure).toMatchObject({ code: 'system.infrastructure', details: { operation: 'createSession', sqlState: '42P01' } });
-      const logged = (redactContent: boolean): string => {
-        const lines: string[] = [];
-        createLogger({ level: 'info', format: 'json', redactContent, destination: { write: (line: string) => void lines.push(line) } }).warn({ err: failure }, 'store call failed');
-        return lines.join('');
-      };
-      const redacted = logged(true);
-      expect(redacted).toContain('relation \\"sessions\\" does not exist');
-      expect(redacted).toContain('Failed query: insert into \\"sessions\\"');
-      expect(redacted).not.toContain(prompt);
-      expect(logged(false)).toContain(prompt);
+      expect(created).toMatchObject({ code: 'system.infrastructure', details: { operation: 'createSession', sqlState: '42P01' } });
+      for (const redact of [true, false]) {
+        expect(logged(created, redact)).toMatch(/relation \\"\w+\\" does not exist/);
+        expect(logged(created, redact)).not.toContain(prompt);
+      }
+      // Built by drizzle: its "Failed query" text names the SQL, and its parameters are content.
+      const cancelled = await queue.cancel('secret-session-7').then(
+        () => null,
+        (error: unknown) => error,
+      );
+      expect(cancelled).toMatchObject({ code: 'system.infrastructure', details: { operation: 'requestCancel', sqlState: '42P01' } });
+      expect(logged(cancelled, true)).toContain('Failed query: update \\"sessions\\"');
+      expect(logged(cancelled, true)).not.toContain('secret-session-7');
+      expect(logged(cancelled, false)).toContain('secret-session-7');
     } finally {
       await queue.close();
     }

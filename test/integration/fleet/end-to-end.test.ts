@@ -94,7 +94,9 @@ describe('fleet end to end: many drains at once in one worker', () => {
 
 describe('fleet end to end: the LOOPFLEET_EVENTS_* settings shape what the worker writes', () => {
   let fleet: FleetFixture;
-  const settings = { LOOPFLEET_EVENTS_TTL_SECONDS: '120', LOOPFLEET_EVENTS_MAXLEN: '10', LOOPFLEET_EVENTS_COALESCE_MS: '0' };
+  // MAXLEN 20: trimming keeps at least that many entries, so the last input's 18 survive whatever the
+  // stream nodes' sizes (Redis cuts whole nodes, which hold fewer entries as events grow).
+  const settings = { LOOPFLEET_EVENTS_TTL_SECONDS: '120', LOOPFLEET_EVENTS_MAXLEN: '20', LOOPFLEET_EVENTS_COALESCE_MS: '0' };
 
   beforeAll(async () => {
     fleet = await FleetFixture.create('e2e_events', settings);

@@ -30,9 +30,9 @@ describe('loopfleet migrate (processes)', () => {
     await client.connect();
     try {
       const applied = await client.query('SELECT hash FROM drizzle.__drizzle_migrations');
-      expect(applied.rowCount).toBe(5);
+      expect(applied.rowCount).toBe(6);
       const tables = await client.query("SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'");
-      expect(tables.rows[0].n).toBe(7);
+      expect(tables.rows[0].n).toBe(8);
     } finally {
       await client.end();
     }
