@@ -31,6 +31,7 @@ const independentSchema = z.object({
   OPENAI_BASE_URL: httpUrl,
   ANTHROPIC_BASE_URL: httpUrl,
   LLM_HTTP_CLIENT: envVariable<LlmHttpClient>('node', oneOf(LLM_HTTP_CLIENTS)),
+  OPENAI_PROMPT_CACHE_KEY: envVariable(true, flag),
   LLM_REQUEST_TIMEOUT_MS: envVariable(
     120_000,
     integer({ min: 1, max: MAX_TIMER_MS, expected: 'a positive integer (milliseconds)' }),

@@ -83,6 +83,7 @@ function toResolvedConfig(env: ParsedEnv): ResolvedConfig {
       openai: { apiKey: env.OPENAI_API_KEY, baseUrl: env.OPENAI_BASE_URL },
       anthropic: { apiKey: env.ANTHROPIC_API_KEY, baseUrl: env.ANTHROPIC_BASE_URL },
       httpClient: env.LLM_HTTP_CLIENT,
+      openaiPromptCacheKey: env.OPENAI_PROMPT_CACHE_KEY,
       requestTimeoutMs: env.LLM_REQUEST_TIMEOUT_MS,
       fallback: env.LLM_FALLBACK,
     },

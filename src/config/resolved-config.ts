@@ -39,6 +39,12 @@ export interface LlmConfig {
    * proxy set with undici's `setGlobalDispatcher`, which `node` does not use.
    */
   httpClient: LlmHttpClient;
+  /**
+   * `OPENAI_PROMPT_CACHE_KEY`: send the session id as `prompt_cache_key` on OpenAI calls, so one
+   * session's calls share a prompt cache (docs/llm-providers.md, "Prompt caching"). Turn it off for an
+   * OpenAI-compatible endpoint that refuses fields it does not know. Default true.
+   */
+  openaiPromptCacheKey: boolean;
   /** Anthropic settings; used when `provider` is `anthropic`. */
   anthropic: ProviderEndpointConfig;
   /**

@@ -29,6 +29,7 @@ function providerLlm(config: LlmConfig, provider: LlmProviderName, model: string
         baseUrl: config.openai.baseUrl,
         model,
         timeoutMs: config.requestTimeoutMs,
+        promptCacheKey: config.openaiPromptCacheKey,
         secrets,
         ...httpClient(config),
       });

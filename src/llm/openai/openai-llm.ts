@@ -47,6 +47,8 @@ export interface OpenAiLlmOptions {
    * refuse `max_tokens`, and `max_tokens` for every other name (see {@link MaxTokensParam}).
    */
   maxTokensParam?: MaxTokensParam;
+  /** Send the session id as `prompt_cache_key`. Default true. */
+  promptCacheKey?: boolean;
   /**
    * Secrets to take out of every error besides the API key and the base URL's password, which always
    * are (`configuredSecrets`: the other key, the Postgres and Redis passwords).
@@ -61,6 +63,7 @@ export class OpenAiLlm implements Llm {
   readonly #client: OpenAI;
   readonly #timeoutMs: number;
   readonly #maxTokensParam: MaxTokensParam | undefined;
+  readonly #promptCacheKey: boolean;
   readonly #secrets: SecretScrubber;
 
   constructor(options: OpenAiLlmOptions) {
@@ -69,6 +72,7 @@ export class OpenAiLlm implements Llm {
     this.#secrets = new SecretScrubber([options.apiKey, ...urlSecrets(options.baseUrl), ...(options.secrets ?? [])]);
     this.#timeoutMs = options.timeoutMs;
     this.#maxTokensParam = options.maxTokensParam;
+    this.#promptCacheKey = options.promptCacheKey ?? true;
     this.#client = new OpenAI({
       apiKey: options.apiKey,
       // Everything explicit: the SDK would otherwise read OPENAI_BASE_URL, OPENAI_ORG_ID,
@@ -94,7 +98,7 @@ export class OpenAiLlm implements Llm {
   async complete(request: LlmRequest, options: LlmCallOptions): Promise<LlmResponse> {
     const { signal } = options;
     if (signal.aborted) throw abortReason(signal);
-    const params = toOpenAiRequest(request, { defaultModel: this.model, maxTokensParam: this.#maxTokensParam });
+    const params = toOpenAiRequest(request, { defaultModel: this.model, maxTokensParam: this.#maxTokensParam, promptCacheKey: this.#promptCacheKey });
     const guard = new StreamGuard(signal, this.#timeoutMs);
     let completed = false;
     try {

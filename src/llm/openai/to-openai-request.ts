@@ -33,6 +33,8 @@ export interface ToOpenAiRequestOptions {
   defaultModel: string;
   /** Which field carries the token cap; default by the model sent ({@link maxTokensParamFor}). */
   maxTokensParam?: MaxTokensParam;
+  /** Send `prompt_cache_key` (the session id). Default true. */
+  promptCacheKey?: boolean;
 }
 
 /**
@@ -42,7 +44,8 @@ export interface ToOpenAiRequestOptions {
  * - `tools` and `tool_choice` only when there are tools — never `tool_choice: "auto"` alone, which
  *   some compatible endpoints reject; a `null` choice leaves the API default;
  * - `prompt_cache_key`: the session id, so OpenAI routes a session's calls to the same prompt cache
- *   (each call of a session repeats the one before it and adds to it);
+ *   (each call of a session repeats the one before it and adds to it), unless turned off
+ *   (`OPENAI_PROMPT_CACHE_KEY=false`, for an endpoint that refuses fields it does not know);
  * - `temperature`, the token cap and `response_format` only when set, so the endpoint's defaults apply.
  */
 export function toOpenAiRequest(request: LlmRequest, options: ToOpenAiRequestOptions): ChatCompletionCreateParamsStreaming {
@@ -52,8 +55,8 @@ export function toOpenAiRequest(request: LlmRequest, options: ToOpenAiRequestOpt
     messages: toOpenAiMessages(request.systemPrompt, request.messages),
     stream: true,
     stream_options: { include_usage: true },
-    prompt_cache_key: request.sessionId,
   };
+  if (options.promptCacheKey !== false && request.sessionId !== undefined) params.prompt_cache_key = request.sessionId;
   if (request.tools.length > 0) {
     params.tools = request.tools.map(toOpenAiTool);
     if (request.toolChoice !== null) params.tool_choice = request.toolChoice;

@@ -29,6 +29,7 @@ describe('loadConfig defaults', () => {
         openai: { apiKey: null, baseUrl: null },
         anthropic: { apiKey: null, baseUrl: null },
         httpClient: 'node',
+        openaiPromptCacheKey: true,
         requestTimeoutMs: 120_000,
         fallback: [],
       },
@@ -110,6 +111,7 @@ describe('loadConfig with values set', () => {
       MAX_INPUT_ATTEMPTS: '2',
       WORKER_BLOCKED_EXIT_MS: '0',
       LLM_HTTP_CLIENT: 'fetch',
+      OPENAI_PROMPT_CACHE_KEY: 'false',
       WINDOW_CACHE_MB: '0',
       WINDOW_CACHE_MIN_MESSAGES: '5',
       LOOPFLEET_AGENT_TIMERS: 'true',
@@ -123,6 +125,7 @@ describe('loadConfig with values set', () => {
       openai: { apiKey: null, baseUrl: 'http://localhost:8080/v1' },
       anthropic: { apiKey: ANTHROPIC_KEY, baseUrl: 'https://proxy.example/anthropic' },
       httpClient: 'fetch',
+      openaiPromptCacheKey: false,
       requestTimeoutMs: 5000,
       fallback: [],
     });

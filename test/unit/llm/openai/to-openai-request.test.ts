@@ -38,6 +38,10 @@ describe('toOpenAiRequest', () => {
     expect(toOpenAiRequest(request({ sessionId: 'chat:42' }), { defaultModel: 'm' }).prompt_cache_key).toBe('chat:42');
   });
 
+  it('leaves prompt_cache_key out when turned off (OPENAI_PROMPT_CACHE_KEY=false), for endpoints that refuse unknown fields', () => {
+    expect(toOpenAiRequest(request({ sessionId: 'chat:42' }), { defaultModel: 'm', promptCacheKey: false })).not.toHaveProperty('prompt_cache_key');
+  });
+
   it('the request model overrides the default', () => {
     expect(toOpenAiRequest(request({ model: 'gpt-4.1' }), { defaultModel: 'gpt-4o-mini' }).model).toBe('gpt-4.1');
   });
