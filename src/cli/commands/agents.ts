@@ -6,7 +6,7 @@ import { parseCommandLine } from '../command-line.js';
 const USAGE = 'loopfleet agents [--json]';
 
 /** The table's columns, in order. */
-const HEADER = ['AGENT', 'VERSION', 'PROVIDER', 'MODEL', 'TOOLS', 'WORKERS (LAST SEEN)'];
+const HEADER = ['AGENT', 'VERSION', 'PROVIDER', 'MODEL', 'TOOLS', 'WORKERS (LAST SEEN, OR STOPPED)'];
 
 /**
  * `loopfleet agents`: the agent registry — each agent the fleet serves now, by name then version, with
@@ -39,6 +39,6 @@ export function formatAgents(agents: readonly RegisteredAgent[]): string {
 
 function agentCells(agent: RegisteredAgent): string[] {
   const tools = agent.tools.length === 0 ? '-' : agent.tools.join(',');
-  const workers = agent.workers.map((worker) => `${worker.workerId} (${worker.seenAt.toISOString()})`).join(', ');
+  const workers = agent.workers.map((worker) => `${worker.workerId} (${worker.stoppedAt === null ? worker.seenAt.toISOString() : `stopped ${worker.stoppedAt.toISOString()}`})`).join(', ');
   return [agent.name, agent.version, agent.provider, agent.model, tools, workers];
 }

@@ -5,8 +5,8 @@
  */
 
 /**
- * A worker not seen for this long (killed without unregistering) counts as gone: its agents no longer
- * let an add through, are not listed, and the sweeper deletes its rows (24 hours).
+ * A worker not seen for this long (stopped, or killed) counts as gone: its agents no longer let an
+ * add through, are not listed, and the sweeper deletes its rows (24 hours).
  */
 export const STALE_WORKER_MS = 24 * 60 * 60 * 1000;
 
@@ -27,9 +27,11 @@ export interface AgentWorker {
   workerId: string;
   registeredAt: Date;
   seenAt: Date;
+  /** When it stopped cleanly; null while it runs (or when it was killed: then `seenAt` grows old). */
+  stoppedAt: Date | null;
 }
 
-/** One (name, version) of the registry, with every live worker serving it. */
+/** One (name, version) of the registry, with every worker seen within {@link STALE_WORKER_MS} serving it. */
 export interface RegisteredAgent {
   name: string;
   version: string;
@@ -49,7 +51,10 @@ export interface AgentRegistry {
   registerAgents(workerId: string, agents: readonly AgentRegistration[]): Promise<void>;
   /** Marks the worker seen now. False when it has no rows (pruned, or never registered): register again. */
   touchWorker(workerId: string): Promise<boolean>;
-  /** Removes the worker's rows; a no-op when it has none. */
+  /**
+   * The worker stops: its rows are marked stopped and kept until pruned, so producers still accept its
+   * agents while the fleet restarts (an input waits for a worker). A no-op when it has none.
+   */
   unregisterWorker(workerId: string): Promise<void>;
   /** Every agent some worker seen within {@link STALE_WORKER_MS} serves, by name then version. */
   listAgents(): Promise<RegisteredAgent[]>;

@@ -13,11 +13,12 @@ const agentRowSchema = z.object({
   workerId: z.string(),
   registeredAt: z.date(),
   seenAt: z.date(),
+  stoppedAt: z.date().nullable(),
 });
 
 type AgentRow = z.infer<typeof agentRowSchema>;
 
-/** The registry by (name, version), each with its live workers. */
+/** The registry by (name, version), each with its workers seen within a day (running or stopped). */
 export async function listAgents(db: Queryable): Promise<RegisteredAgent[]> {
   const result = await db.query(LIST_AGENTS_SQL);
   const rows = result.rows.map((row: unknown) => parseRow(agentRowSchema, row, 'an agent registry row'));
@@ -32,7 +33,7 @@ export function groupAgentRows(rows: readonly AgentRow[]): RegisteredAgent[] {
   const agents: RegisteredAgent[] = [];
   for (const row of rows) {
     const last = agents.at(-1);
-    const worker = { workerId: row.workerId, registeredAt: row.registeredAt, seenAt: row.seenAt };
+    const worker = { workerId: row.workerId, registeredAt: row.registeredAt, seenAt: row.seenAt, stoppedAt: row.stoppedAt };
     if (last !== undefined && last.name === row.name && last.version === row.version) {
       last.workers.push(worker);
     } else {

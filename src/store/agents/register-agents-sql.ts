@@ -16,4 +16,4 @@ INSERT INTO agent_registry (worker_id, name, version, provider, model, tools, re
 SELECT $1, agents.name, agents.version, agents.provider, agents.model, agents.tools, now(), now() FROM agents
 ON CONFLICT (worker_id, name) DO UPDATE
   SET version = EXCLUDED.version, provider = EXCLUDED.provider, model = EXCLUDED.model, tools = EXCLUDED.tools,
-      registered_at = EXCLUDED.registered_at, seen_at = EXCLUDED.seen_at`;
+      registered_at = EXCLUDED.registered_at, seen_at = EXCLUDED.seen_at, stopped_at = NULL`;

@@ -12,7 +12,7 @@ export async function touchWorker(db: Queryable, workerId: string): Promise<bool
   return (result.rowCount ?? 0) > 0;
 }
 
-/** Deletes the worker's rows. */
+/** Marks the worker's rows stopped (kept until pruned). */
 export async function unregisterWorker(db: Queryable, workerId: string): Promise<void> {
   await db.query(UNREGISTER_WORKER_SQL, [checkWorkerId(workerId)]);
 }

@@ -2,8 +2,9 @@ import { index, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/
 
 /**
  * The agent registry (docs/store.md): one row per agent a worker serves. A worker replaces its rows
- * when it starts, touches `seen_at` every minute and deletes them when it stops; the sweeper deletes
- * the rows of workers not seen for a day (killed without stopping).
+ * when it starts, touches `seen_at` every minute and marks them `stopped_at` when it stops (kept, so
+ * a restart does not make its agents unknown for a moment); the sweeper deletes the rows of workers
+ * not seen for a day.
  */
 export const agentRegistry = pgTable(
   'agent_registry',
@@ -18,6 +19,8 @@ export const agentRegistry = pgTable(
     tools: jsonb('tools').$type<string[]>().notNull().default([]),
     registeredAt: timestamp('registered_at', { withTimezone: true }).notNull().defaultNow(),
     seenAt: timestamp('seen_at', { withTimezone: true }).notNull().defaultNow(),
+    /** When the worker stopped (closed cleanly); null while it runs, or when it was killed. */
+    stoppedAt: timestamp('stopped_at', { withTimezone: true }),
   },
   (t) => [
     primaryKey({ columns: [t.workerId, t.name] }),

@@ -98,7 +98,7 @@ describe('the agent registry and agent refusals', () => {
     const table = await runCliInProcess(['agents'], env);
     expect(table).toMatchObject({ code: 0, err: '' });
     const lines = table.out.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^AGENT +VERSION +PROVIDER +MODEL +TOOLS +WORKERS \(LAST SEEN\)$/);
+    expect(lines[0]).toMatch(/^AGENT +VERSION +PROVIDER +MODEL +TOOLS +WORKERS \(LAST SEEN, OR STOPPED\)$/);
     expect(lines.slice(1).map((line) => line.split(/ +/)[0])).toEqual(['default', 'support']);
     expect(lines[2]).toMatch(new RegExp(`^support +[0-9a-f]{12} +scripted +\\S+ +\\S+ +${worker.workerId.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(\\d{4}-\\d\\d-\\d\\dT`));
     const json = await runCliInProcess(['agents', '--json'], env);
@@ -124,11 +124,15 @@ describe('the agent registry and agent refusals', () => {
     expect(await runCliInProcess(['stats', 'no-such-session'], env)).toMatchObject({ code: 1, err: expect.stringContaining('[session.not_found]') });
   });
 
-  it('a worker that closes leaves the registry; its agents are then refused', async () => {
+  it('a worker that closes is marked stopped: its agents are still accepted (a restart refuses nothing) until its rows are pruned', async () => {
     const second = await fleet.startWorker({ agents: [{ name: 'billing' }] });
     expect(workersOf(await registry.listAgents(), 'billing')).toEqual([second.workerId]);
     await second.close();
-    expect(workersOf(await registry.listAgents(), 'billing')).toEqual([]);
-    await expect(queue.sessions.create({ id: 'after-billing-left', agent: 'billing' })).rejects.toMatchObject({ code: 'agent.not_found' });
+    const [billing] = (await registry.listAgents()).filter((agent) => agent.name === 'billing');
+    expect(billing!.workers).toMatchObject([{ workerId: second.workerId, stoppedAt: expect.any(Date) }]);
+    // Accepted while no worker runs it: the input waits in the inbox for one.
+    await queue.sessions.create({ id: 'while-billing-restarts', agent: 'billing' });
+    expect(await registry.pruneWorkers(0)).toBeGreaterThanOrEqual(1);
+    await expect(queue.sessions.create({ id: 'after-billing-pruned', agent: 'billing' })).rejects.toMatchObject({ code: 'agent.not_found' });
   });
 });

@@ -8,6 +8,7 @@ interface WorkerRow extends AgentRegistration {
   workerId: string;
   registeredAt: Date;
   seenAt: Date;
+  stoppedAt: Date | null;
 }
 
 /**
@@ -25,7 +26,7 @@ export class InMemoryAgentRegistry implements AgentRegistry {
   async registerAgents(workerId: string, agents: readonly AgentRegistration[]): Promise<void> {
     const id = checkWorkerId(workerId);
     const at = new Date(this.now());
-    const rows = checkRegistrations(agents).map((agent) => ({ ...agent, workerId: id, registeredAt: at, seenAt: at }));
+    const rows = checkRegistrations(agents).map((agent) => ({ ...agent, workerId: id, registeredAt: at, seenAt: at, stoppedAt: null }));
     if (rows.length === 0) this.#workers.delete(id);
     else this.#workers.set(id, rows);
   }
@@ -38,12 +39,13 @@ export class InMemoryAgentRegistry implements AgentRegistry {
   }
 
   async unregisterWorker(workerId: string): Promise<void> {
-    this.#workers.delete(checkWorkerId(workerId));
+    const at = new Date(this.now());
+    for (const row of this.#workers.get(checkWorkerId(workerId)) ?? []) row.stoppedAt ??= at;
   }
 
   async listAgents(): Promise<RegisteredAgent[]> {
     const rows = this.#liveRows().sort((a, b) => compareText(a.name, b.name) || compareText(a.version, b.version) || compareText(a.workerId, b.workerId));
-    return groupAgentRows(rows.map((row) => ({ ...row, tools: [...row.tools], registeredAt: new Date(row.registeredAt), seenAt: new Date(row.seenAt) })));
+    return groupAgentRows(rows.map((row) => ({ ...row, tools: [...row.tools], registeredAt: new Date(row.registeredAt), seenAt: new Date(row.seenAt), stoppedAt: row.stoppedAt === null ? null : new Date(row.stoppedAt) })));
   }
 
   async pruneWorkers(staleAfterMs: number): Promise<number> {

@@ -53,14 +53,21 @@ export function registryScenarios(ctx: ContractContext): void {
       expect(second.registeredAt).toEqual(first.registeredAt);
     });
 
-    it('unregisters a worker and leaves the others', async () => {
+    it('marks a worker that leaves stopped, keeps it listed and leaves the others; registering again clears it', async () => {
       const name = ctx.id('shared');
-      const [leaving, staying] = [ctx.id('worker'), ctx.id('worker')];
-      await ctx.registry.registerAgents(leaving, [registration(name)]);
-      await ctx.registry.registerAgents(staying, [registration(name)]);
-      await ctx.registry.unregisterWorker(leaving);
-      await ctx.registry.unregisterWorker(leaving);
-      expect((await listed(ctx, name))[0]?.workers.map((worker) => worker.workerId)).toEqual([staying]);
+      const [leaving, staying] = [ctx.id('worker'), ctx.id('worker')].sort();
+      await ctx.registry.registerAgents(leaving!, [registration(name)]);
+      await ctx.registry.registerAgents(staying!, [registration(name)]);
+      await ctx.registry.unregisterWorker(leaving!);
+      const stopped = (await listed(ctx, name))[0]!.workers;
+      await ctx.registry.unregisterWorker(leaving!);
+      expect((await listed(ctx, name))[0]!.workers).toEqual(stopped);
+      expect(stopped.map((worker) => [worker.workerId, worker.stoppedAt instanceof Date])).toEqual([
+        [leaving, true],
+        [staying, false],
+      ]);
+      await ctx.registry.registerAgents(leaving!, [registration(name)]);
+      expect((await listed(ctx, name))[0]!.workers.map((worker) => worker.stoppedAt)).toEqual([null, null]);
     });
 
     it('prunes the workers not seen within the bound', async () => {

@@ -1,0 +1,1 @@
+ALTER TABLE "agent_registry" ADD COLUMN "stopped_at" timestamp with time zone;
