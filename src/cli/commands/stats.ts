@@ -64,7 +64,7 @@ export function formatStats(report: SessionStatsReport, runs: readonly InputLine
     `session ${report.sessionId}  agent ${report.agent}  status ${report.status}`,
     `inputs ${inputs.total} (${byStatus})`,
     `rounds ${totals.rounds}  llm calls ${totals.llmCalls}  tool calls ${totals.toolCalls}`,
-    `tokens ${totals.totalTokens} (prompt ${totals.promptTokens}, completion ${totals.completionTokens}, cached ${totals.cachedTokens}, reasoning ${totals.reasoningTokens})`,
+    `tokens ${totals.totalTokens} (prompt ${totals.promptTokens}, completion ${totals.completionTokens}, cache read ${totals.cachedTokens}, cache write ${totals.cacheWriteTokens}, reasoning ${totals.reasoningTokens})`,
     ...runs.map((run) => `#${run.seq} ${run.kind} ${run.status} ${run.agent === null ? '-' : `${run.agent.name}@${run.agent.version}`}`),
   ];
   return `${lines.join('\n')}\n`;

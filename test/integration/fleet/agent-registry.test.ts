@@ -119,6 +119,7 @@ describe('the agent registry and agent refusals', () => {
     expect(text).toMatchObject({ code: 0, err: '' });
     expect(text.out).toMatch(/^session stats-on-support {2}agent support {2}status idle\ninputs 1 \(pending 0, running 0, done 1, failed 0, cancelled 0\)\n/);
     expect(text.out).toContain(`\n#1 send done support@${version}\n`);
+    expect(text.out).toMatch(/\ntokens \d+ \(prompt \d+, completion \d+, cache read \d+, cache write \d+, reasoning \d+\)\n/);
     const json = await runCliInProcess(['stats', 'stats-on-support', '--json'], env);
     expect(JSON.parse(json.out)).toMatchObject({ sessionId: 'stats-on-support', agent: 'support', runs: [{ seq: 1, kind: 'send', status: 'done', agent: { name: 'support', version } }] });
     expect(await runCliInProcess(['stats', 'no-such-session'], env)).toMatchObject({ code: 1, err: expect.stringContaining('[session.not_found]') });
