@@ -31,6 +31,7 @@ export * from './core/errors/index.js';
 
 export { defineAgent, type AgentDefinition } from './agents/agent-definition.js';
 export { defineTool } from './core/tools/define-tool.js';
+export { ToolResultWithImages } from './core/tools/tool-result-images.js';
 export { defineHook, type HookContext, type HookContexts, type HookDefinition, type HookDirective, type HookPoint } from './core/hooks/hook-points.js';
 export type { AnyToolDefinition, InDoubtPolicy, JsonSchema, ToolContext, ToolDefinition } from './core/tools/tool-types.js';
 

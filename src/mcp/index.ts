@@ -21,5 +21,5 @@ export {
 } from './mcp-tool-server.js';
 export { startMcpServers, type McpServers } from './start-mcp-servers.js';
 export { MCP_NAME_SEPARATOR, mcpToolName } from './mcp-tool-name.js';
-export { mcpResultText, type McpCallResult } from './mcp-tool-result.js';
+export { MAX_IMAGE_BYTES, MAX_IMAGES, mcpResultImages, mcpResultText, type McpCallResult } from './mcp-tool-result.js';
 export { DEFAULT_RESTART_BACKOFF, type RestartBackoffOptions } from './restart-backoff.js';

@@ -1,8 +1,9 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { AnyToolDefinition, InDoubtPolicy, ToolContext, ToolDefinition } from '../core/tools/index.js';
+import type { ToolResultWithImages } from '../core/tools/tool-result-images.js';
 
 /** Runs one call of a server's tool: what {@link mcpToolDefinition} delegates `execute` to. */
-export type McpToolCaller = (tool: Tool, policy: InDoubtPolicy, args: Record<string, unknown>, ctx: ToolContext) => Promise<string>;
+export type McpToolCaller = (tool: Tool, policy: InDoubtPolicy, args: Record<string, unknown>, ctx: ToolContext) => Promise<string | ToolResultWithImages>;
 
 /**
  * The loop's definition of one MCP tool, offered as `name`: its description and input schema as the

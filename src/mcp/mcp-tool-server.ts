@@ -8,7 +8,8 @@ import { connectionLoss } from './connection-loss.js';
 import type { ResolvedMcpServer } from './mcp-server-spec.js';
 import { mcpToolDefinition } from './mcp-tool-definition.js';
 import { mcpToolName } from './mcp-tool-name.js';
-import { mcpResultText, type McpCallResult } from './mcp-tool-result.js';
+import { ToolResultWithImages } from '../core/tools/tool-result-images.js';
+import { mcpResultImages, mcpResultText, type McpCallResult } from './mcp-tool-result.js';
 import { createMcpTransport, mcpSecrets, transportPid } from './mcp-transport.js';
 import { DEFAULT_RESTART_BACKOFF, RestartBackoff, type RestartBackoffOptions } from './restart-backoff.js';
 import { waitUntil } from './wait-until.js';
@@ -232,7 +233,7 @@ export class McpToolServer {
    * the connection's loss cut short is sent again under `retry`, and fails under `fail`; the wait for
    * the server is bounded by the tool's timeout and the call's signal.
    */
-  async #call(tool: Tool, policy: InDoubtPolicy, args: Record<string, unknown>, ctx: ToolContext): Promise<string> {
+  async #call(tool: Tool, policy: InDoubtPolicy, args: Record<string, unknown>, ctx: ToolContext): Promise<string | ToolResultWithImages> {
     const deadline = Date.now() + this.#spec.timeoutMs + BACKSTOP_GRACE_MS;
     for (;;) {
       const connection = await this.#live(ctx.signal, deadline);
@@ -256,10 +257,11 @@ export class McpToolServer {
     }
   }
 
-  #output(tool: Tool, result: McpCallResult): string {
+  #output(tool: Tool, result: McpCallResult): string | ToolResultWithImages {
     const text = mcpResultText(result);
     if (result.isError === true) throw new Error(text === '' ? `MCP tool "${tool.name}" reported an error` : text);
-    return text;
+    const images = mcpResultImages(result);
+    return images.length === 0 ? text : new ToolResultWithImages(text, images);
   }
 
   /** The live connection, or the next one: rejects at `deadline`, on abort, or once the server is closed. */

@@ -1,4 +1,4 @@
-import type { ToolCall } from '../messages.js';
+import type { ImagePart, ToolCall } from '../messages.js';
 import { commitStep } from './commit-step.js';
 import { narrowPending, toolResultMessage, type ledgerWrite } from './pending-results.js';
 import type { RunContext } from './run-context.js';
@@ -14,9 +14,10 @@ export async function commitResult(
   content: string,
   failed: boolean,
   ledger: ReturnType<typeof ledgerWrite>,
+  images: readonly ImagePart[] = [],
 ): Promise<void> {
   await commitStep(ctx, {
-    messages: [{ round, message: toolResultMessage(call, content, failed) }],
+    messages: [{ round, message: toolResultMessage(call, content, failed, images) }],
     toolCalls: [ledger],
     pending: narrowPending(ctx.stored.pending, [call.id]),
   });

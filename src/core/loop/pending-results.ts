@@ -1,4 +1,4 @@
-import type { ToolCall, ToolMessage } from '../messages.js';
+import type { ImagePart, MessageContent, ToolCall, ToolMessage } from '../messages.js';
 import type { PendingState } from '../pending-state.js';
 import type { ToolCallStatus } from '../session-types.js';
 import type { ToolCallWrite } from '../ports/session-store.js';
@@ -17,9 +17,13 @@ export function narrowPending(pending: PendingState | null, ids: Iterable<string
   });
 }
 
-/** A tool call's result message; `isError` marks a failed call. */
-export function toolResultMessage(call: ToolCall, content: string, isError: boolean): ToolMessage {
-  return isError ? { role: 'tool', toolCallId: call.id, name: call.name, content, isError: true } : { role: 'tool', toolCallId: call.id, name: call.name, content };
+/**
+ * A tool call's result message; `isError` marks a failed call. With `images` (a tool that returned
+ * some), the content is its text followed by the images, as parts.
+ */
+export function toolResultMessage(call: ToolCall, content: string, isError: boolean, images: readonly ImagePart[] = []): ToolMessage {
+  const body: MessageContent = images.length === 0 ? content : [...(content === '' ? [] : [{ type: 'text' as const, text: content }]), ...images];
+  return isError ? { role: 'tool', toolCallId: call.id, name: call.name, content: body, isError: true } : { role: 'tool', toolCallId: call.id, name: call.name, content: body };
 }
 
 /** The ledger row of `call` in `round`, with its status and what is known of its run. */

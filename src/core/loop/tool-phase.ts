@@ -237,11 +237,9 @@ class ResultFlusher {
     const after = Object.assign(hookScope(ctx), { roundIndex: round, toolCall: call, output: outcome.content, failed: outcome.failed });
     const directive = ctx.deps.hooks.handles('tool.after') ? await ctx.deps.hooks.run('tool.after', after) : 'continue';
     const status = after.failed ? 'failed' : 'completed';
-    await commitResult(ctx, call, round, after.output, after.failed, ledgerWrite(ctx, call, round, status, {
-      args: outcome.args ?? undefined,
-      errorCode: outcome.errorCode,
-      durationMs: outcome.durationMs,
-    }));
+    const ledger = ledgerWrite(ctx, call, round, status, { args: outcome.args ?? undefined, errorCode: outcome.errorCode, durationMs: outcome.durationMs });
+    // The images go with the result the tool returned, not with a failure a tool.after hook made of it.
+    await commitResult(ctx, call, round, after.output, after.failed, ledger, after.failed ? [] : (outcome.images ?? []));
     // Rejected calls (unknown tool, invalid arguments) are not dispatches: no tool ran.
     if (outcome.errorCode !== 'tool.not_found' && outcome.errorCode !== 'tool.invalid_args') ctx.state.toolCalls += 1;
     if (after.failed) emit(ctx, { type: 'tool_call_failed', name: call.name, toolCallId: call.id, toolInput: outcome.args, output: after.output, errorCode: outcome.errorCode });

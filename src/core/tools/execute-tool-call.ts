@@ -1,6 +1,6 @@
 import { thrownText, ToolFailedError, ToolInvalidArgsError, ToolNotFoundError, type LoopfleetError } from '../errors/index.js';
 import { abortReason, type Clock } from '../ports/clock.js';
-import type { ToolCall } from '../messages.js';
+import type { ImagePart, ToolCall } from '../messages.js';
 import { invokeToolHandler } from './invoke-tool-handler.js';
 import { parseToolArguments } from './parse-tool-arguments.js';
 import { serialiseToolResult } from './serialise-tool-result.js';
@@ -22,6 +22,7 @@ export interface ExecuteToolCallOptions {
 interface CallResult {
   args: Record<string, unknown> | null;
   content: string;
+  images?: readonly ImagePart[];
   error: (LoopfleetError & { code: ToolOutcomeErrorCode }) | null;
 }
 
@@ -47,6 +48,7 @@ export async function executeToolCall(registry: ToolRegistry, call: ToolCall, op
     errorCode: result.error?.code ?? null,
     durationMs: options.clock.now() - startedAt,
     args: result.args,
+    ...(result.images === undefined ? {} : { images: result.images }),
   };
 }
 
@@ -71,7 +73,7 @@ async function runCall(registry: ToolRegistry, call: ToolCall, options: ExecuteT
   if (!serialised.ok) {
     return failure(args, new ToolFailedError(`tool "${tool.name}" returned a result that cannot be serialised to JSON: ${serialised.reason}`));
   }
-  return { args, content: serialised.content, error: null };
+  return serialised.images === undefined ? { args, content: serialised.content, error: null } : { args, content: serialised.content, images: serialised.images, error: null };
 }
 
 function failure(args: Record<string, unknown> | null, error: LoopfleetError & { code: ToolOutcomeErrorCode }): CallResult {

@@ -12,6 +12,7 @@ export type {
   ToolSpec,
 } from './tool-types.js';
 export { defineTool } from './define-tool.js';
+export { ToolResultWithImages } from './tool-result-images.js';
 export {
   DEFAULT_TOOL_TIMEOUT_MS,
   MAX_TOOL_TIMEOUT_MS,

@@ -3,6 +3,9 @@
  * array of these plain objects) and as the loop runs them.
  */
 
+import type { ImagePart } from '../messages.js';
+import type { ToolResultWithImages } from './tool-result-images.js';
+
 /** What a handler receives besides its arguments. */
 export interface ToolContext {
   sessionId: string;
@@ -29,7 +32,10 @@ export interface ToolDefinition<Args = Record<string, unknown>> {
   description: string;
   /** JSON Schema of the arguments object; validated before `execute` is called. */
   parameters: JsonSchema;
-  /** Returns a string, or any JSON-serialisable value (serialised for the model). May throw: a throw is data. */
+  /**
+   * Returns a string, a {@link ToolResultWithImages}, or any JSON-serialisable value (serialised for
+   * the model). May throw: a throw is data.
+   */
   execute(args: Args, ctx: ToolContext): unknown;
   /** Default `retry`. */
   policy?: InDoubtPolicy;
@@ -88,4 +94,6 @@ export interface ToolOutcome {
   durationMs: number;
   /** The parsed arguments, or null when there were none to parse (unknown tool, invalid JSON). */
   args: Record<string, unknown> | null;
+  /** Images the tool returned beside `content` ({@link ToolResultWithImages}); absent when none, or when it failed. */
+  images?: readonly ImagePart[];
 }

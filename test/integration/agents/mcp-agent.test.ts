@@ -2,7 +2,8 @@
  * An agent whose tools come from MCP servers (docs/mcp.md), through a real worker: one stdio server
  * (a child process) and one Streamable HTTP server, both written with the MCP SDK. The model calls a
  * tool of each in one round; the results reach the model verbatim, the ledger records the calls, and
- * the idempotency key `<sessionId>:<toolCallId>` travels in the call's `_meta`. A schema violation
+ * the idempotency key `<sessionId>:<toolCallId>` travels in the call's `_meta`; an image a tool
+ * returns reaches the model as an image part. A schema violation
  * goes back to the model as a tool error without reaching the server. An agent whose required server
  * cannot start stops the worker before it takes work; an optional one leaves its tools out.
  */
@@ -80,6 +81,19 @@ describe('an agent with MCP tool servers', () => {
       { tool_call_id: 'call-c', name: 'local__echo', status: 'failed', error_code: 'tool.invalid_args' },
     ]);
     expect(http.apiKeys.every((key) => key === 'mcp-key-1')).toBe(true);
+  });
+
+  it("an image a tool returns reaches the model as an image part of the tool result, beside the parts' text, and is stored so", async () => {
+    llm.push({ toolCalls: [{ id: 'call-img', name: 'remote__parts', arguments: {} }] }, { text: 'seen' });
+    await acceptAndKick(fleet.acceptDeps, { sessionId: 'mcp-image', kind: 'send', payload: { input: 'show me' } });
+    await fleet.waitForSessionFinished('mcp-image', 1);
+    const toolMessage = llm.requests.at(-1)!.messages.find((message) => message.role === 'tool')!;
+    expect(toolMessage.content).toEqual([
+      { type: 'text', text: expect.stringContaining('first line\nsecond line\n[image: image/png, 70 bytes]') },
+      { type: 'image', url: expect.stringMatching(/^data:image\/png;base64,iVBOR/), mediaType: 'image/png' },
+    ]);
+    const stored = (await fleet.store.loadHistory('mcp-image')).find((row) => row.message.role === 'tool');
+    expect(stored?.message.content).toEqual(toolMessage.content);
   });
 
   it('a stdio server gets its spec’s env on top of the SDK’s default environment', async () => {

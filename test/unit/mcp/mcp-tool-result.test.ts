@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mcpResultText, mcpToolName } from '../../../src/mcp/index.js';
+import { MAX_IMAGE_BYTES, MAX_IMAGES, mcpResultImages, mcpResultText, mcpToolName } from '../../../src/mcp/index.js';
 import { RestartBackoff } from '../../../src/mcp/restart-backoff.js';
 
 describe('mcpResultText', () => {
@@ -17,6 +17,30 @@ describe('mcpResultText', () => {
   it('gives structured content as JSON when there is no content', () => {
     expect(mcpResultText({ content: [], structuredContent: { n: 1 } })).toBe('{"n":1}');
     expect(mcpResultText({})).toBe('');
+  });
+});
+
+describe('mcpResultImages', () => {
+  it('passes PNG, JPEG, GIF and WebP images on as data: URLs; other types and oversized ones stay text lines', () => {
+    const big = 'A'.repeat(Math.ceil((MAX_IMAGE_BYTES + 3) / 3) * 4);
+    const images = mcpResultImages({
+      content: [
+        { type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' },
+        { type: 'text', text: 'between' },
+        { type: 'image', data: 'PHN2Zz4=', mimeType: 'image/svg+xml' },
+        { type: 'image', data: big, mimeType: 'image/jpeg' },
+        { type: 'image', data: '/9j/4AAQ', mimeType: 'image/jpeg' },
+      ],
+    });
+    expect(images).toEqual([
+      { type: 'image', url: 'data:image/png;base64,iVBORw0KGgo=', mediaType: 'image/png' },
+      { type: 'image', url: 'data:image/jpeg;base64,/9j/4AAQ', mediaType: 'image/jpeg' },
+    ]);
+  });
+
+  it(`passes on ${MAX_IMAGES} images at most`, () => {
+    const content = Array.from({ length: MAX_IMAGES + 2 }, () => ({ type: 'image' as const, data: 'R0lGOD==', mimeType: 'image/gif' }));
+    expect(mcpResultImages({ content })).toHaveLength(MAX_IMAGES);
   });
 });
 

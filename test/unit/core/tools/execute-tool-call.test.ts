@@ -3,6 +3,7 @@ import { CancelledError, ToolTimeoutError } from '../../../../src/core/errors/in
 import { systemClock, type Clock } from '../../../../src/core/ports/clock.js';
 import {
   ToolRegistry,
+  ToolResultWithImages,
   executeToolCall,
   type AnyToolDefinition,
   type ExecuteToolCallOptions,
@@ -35,6 +36,18 @@ describe('executeToolCall: results', () => {
       durationMs: 7,
       args: { text: 'hi' },
     });
+  });
+
+  it('a result with images keeps them beside its (truncated) text', async () => {
+    const image = { type: 'image' as const, url: 'data:image/png;base64,iVBORw0KGgo=', mediaType: 'image/png' };
+    const chart = simpleTool('chart', () => new ToolResultWithImages('x'.repeat(200), [image]));
+    const outcome = await runOne(chart, {}, Object.assign(options(), { maxResultChars: 150 }));
+    expect(outcome).toMatchObject({ failed: false, images: [image] });
+    expect(outcome.content.startsWith('x'.repeat(100))).toBe(true);
+    expect(outcome.content).toContain('truncated');
+    const plain = await runOne(simpleTool('plain', () => new ToolResultWithImages('just text', [])));
+    expect(plain).toMatchObject({ content: 'just text' });
+    expect(plain).not.toHaveProperty('images');
   });
 
   it('gives the handler its own copy of the arguments: what it changes is not what the ledger records', async () => {
