@@ -9,7 +9,7 @@ import { RawProducer } from './fixtures/raw-clients.js';
 
 /**
  * The agent registry end to end (docs/client.md, "Choosing an agent"): a worker registers the agents
- * it serves and leaves on close; an add or a create naming an agent no worker registered, or another
+ * it serves and is marked stopped on close; an add or a create naming an agent no worker registered, or another
  * agent than its session's, is refused with nothing written — through `SessionQueue` and the raw path.
  */
 describe('the agent registry and agent refusals', () => {

@@ -14,15 +14,18 @@ describe('startAgentRegistration', () => {
   });
 
   const workers = async (registry: InMemoryAgentRegistry) => (await registry.listAgents()).flatMap((agent) => agent.workers.map((worker) => worker.workerId));
+  /** The workers listed, each with whether it is marked stopped. */
+  const stopped = async (registry: InMemoryAgentRegistry) =>
+    (await registry.listAgents()).flatMap((agent) => agent.workers.map((worker) => [worker.workerId, worker.stoppedAt !== null]));
 
-  it('registers before it returns, and leaves on close (once, however often called)', async () => {
+  it('registers before it returns, and marks itself stopped on close (once, however often called)', async () => {
     const registry = new InMemoryAgentRegistry();
     const unregister = vi.spyOn(registry, 'unregisterWorker');
     const held = await startAgentRegistration({ registry, workerId: 'w1', agents: AGENTS, logger });
     expect(await registry.listAgents()).toMatchObject([{ name: 'default', version: 'abc123def456', tools: ['current_time'], workers: [{ workerId: 'w1' }] }]);
     await Promise.all([held.close(), held.close()]);
     await held.close();
-    expect(await registry.listAgents()).toEqual([]);
+    expect(await stopped(registry)).toEqual([['w1', true]]);
     expect(unregister).toHaveBeenCalledTimes(1);
   });
 
@@ -41,7 +44,8 @@ describe('startAgentRegistration', () => {
     expect(touch).toHaveBeenCalledTimes(2);
     const seen = (await registry.listAgents())[0]?.workers[0]?.seenAt.getTime();
     expect(seen).toBe(Date.now());
-    await registry.unregisterWorker('w1');
+    // Its rows gone (pruned while the process was paused): the next touch registers again.
+    await registry.registerAgents('w1', []);
     await vi.advanceTimersByTimeAsync(1_000);
     expect(await workers(registry)).toEqual(['w1']);
     touch.mockRejectedValueOnce(new Error('blip'));
@@ -50,14 +54,14 @@ describe('startAgentRegistration', () => {
     await held.close();
     await vi.advanceTimersByTimeAsync(5_000);
     expect(touch).toHaveBeenCalledTimes(5);
-    expect(await workers(registry)).toEqual([]);
+    expect(await stopped(registry)).toEqual([['w1', true]]);
   });
 
-  it('a close during a touch that registers again still leaves the registry empty', async () => {
+  it('a close during a touch that found its rows gone does not register the closing worker again', async () => {
     vi.useFakeTimers();
     const registry = new InMemoryAgentRegistry();
     const held = await startAgentRegistration({ registry, workerId: 'w1', agents: AGENTS, logger, everyMs: 1_000 });
-    await registry.unregisterWorker('w1');
+    await registry.registerAgents('w1', []);
     let release = (): void => {};
     vi.spyOn(registry, 'touchWorker').mockImplementationOnce(() => new Promise((resolve) => (release = () => resolve(false))));
     await vi.advanceTimersByTimeAsync(1_000);

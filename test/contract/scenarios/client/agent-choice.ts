@@ -77,14 +77,17 @@ export function agentChoiceScenarios(ctx: ContractContext): void {
       expect(await ctx.store.getSession(unknown)).toBeNull();
     });
 
-    it('refuses once its worker unregistered', async () => {
+    it('still accepts an agent whose worker stopped (a restart refuses nothing); refuses it once no row names it', async () => {
       const id = ctx.id('agent-gone');
       const { workerId, names } = await servedAgents(ctx, 'leaving');
       await accept(ctx.store, id, { agent: names[0] });
       await ctx.registry.unregisterWorker(workerId);
+      expect((await accept(ctx.store, id, { agent: names[0] })).seq).toBe(2);
+      // Its rows gone (an empty registration removes them, as the prune does a day later).
+      await ctx.registry.registerAgents(workerId, []);
       await expectCode(accept(ctx.store, id, { agent: names[0] }), 'agent.not_found');
       // A session already on it still takes adds that name no agent: they wait for a worker.
-      expect((await accept(ctx.store, id)).seq).toBe(2);
+      expect((await accept(ctx.store, id)).seq).toBe(3);
     });
 
     it.each([
