@@ -14,6 +14,8 @@ export interface AgentMcpServers {
   forAgent(agent: string): LiveTools[];
   /** Sends every server's last status to `sink`, and each later one as it comes (the `up` gauge). */
   reportTo(sink: McpStatusSink): void;
+  /** Calls `listener` after any server's tool list changed (`list_changed`, a restart). */
+  onToolsChange(listener: () => void): void;
   /** Stops every server. Safe to call twice. */
   close(): Promise<void>;
 }
@@ -46,7 +48,11 @@ export async function startAgentMcpServers(agents: readonly ResolvedAgent[], log
     throw error;
   }
   const live = new Map([...started].map(([name, servers]) => [name, liveTools(servers, logger)]));
+  const changed: (() => void)[] = [];
+  // After liveTools' own listener: the registry is rebuilt first, so a listener reads the new list.
+  for (const servers of started.values()) servers.onChange(() => changed.forEach((listener) => listener()));
   return {
+    onToolsChange: (listener) => void changed.push(listener),
     forAgent: (agent) => live.get(agent) ?? [],
     reportTo(next) {
       sink = next;

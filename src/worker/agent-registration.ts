@@ -16,6 +16,11 @@ export interface AgentRegistrationOptions {
 
 /** A worker's place in the registry, held until `close()`. */
 export interface HeldRegistration {
+  /**
+   * Registers these agents instead (an MCP server's tool list changed), after any registration in
+   * flight; ignored once closing. A failure is logged: the next touch keeps the rows alive.
+   */
+  update(agents: readonly AgentRegistration[]): Promise<void>;
   /** Stops touching and removes the worker's rows (a failure is logged, not thrown). Idempotent. */
   close(): Promise<void>;
 }
@@ -27,7 +32,8 @@ export interface HeldRegistration {
  * A failed touch is logged and the next one tried.
  */
 export async function startAgentRegistration(options: AgentRegistrationOptions): Promise<HeldRegistration> {
-  const { registry, workerId, agents, logger } = options;
+  const { registry, workerId, logger } = options;
+  let agents = options.agents;
   await registry.registerAgents(workerId, agents);
   let closed = false;
   let touching: Promise<void> | null = null;
@@ -45,12 +51,22 @@ export async function startAgentRegistration(options: AgentRegistrationOptions):
   }, options.everyMs ?? DEFAULT_REGISTRY_TOUCH_MS);
   timer.unref();
   let closing: Promise<void> | null = null;
+  let updating: Promise<void> = Promise.resolve();
   return {
+    update: (next) => {
+      agents = next;
+      updating = updating
+        .then(async () => {
+          if (!closed) await registry.registerAgents(workerId, agents);
+        })
+        .catch((error: unknown) => logger.warn({ err: error, workerId }, 'agent registry update failed; the listed tools may be out of date until the next one'));
+      return updating;
+    },
     close: () => {
       closed = true;
       clearInterval(timer);
       // After a touch in flight: its registration again must not outlive the unregister.
-      closing ??= Promise.resolve(touching)
+      closing ??= Promise.all([touching, updating])
         .then(() => registry.unregisterWorker(workerId))
         .catch((error: unknown) => logger.warn({ err: error, workerId }, 'leaving the agent registry failed; the sweeper prunes the rows in a day'));
       return closing;

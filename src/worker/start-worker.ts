@@ -137,7 +137,10 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
     connections.subscriber.on('message', (_channel: string, sessionId: string) => void ctx.cancels.signalled(sessionId));
     await connections.subscriber.subscribe(cancelChannel(config.queueName));
     // Before any job is taken: an add naming one of these agents is refused until a worker serves it.
-    registration = await startAgentRegistration({ registry: ctx.registry, workerId, agents: agentRegistrations(agents), logger });
+    const held = await startAgentRegistration({ registry: ctx.registry, workerId, agents: agentRegistrations(agents), logger });
+    registration = held;
+    // What `loopfleet agents` lists follows an MCP server's tool list as it changes.
+    mcp.onToolsChange(() => void held.update(agentRegistrations(agents)));
     worker = bullmqWorker(config, createJobProcessor(ctx), connections, jobs, logger);
     await scheduleSweeper(ctx);
     stopSweeperWatch = keepSweeperScheduled(ctx);

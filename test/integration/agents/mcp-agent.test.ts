@@ -96,6 +96,20 @@ describe('an agent with MCP tool servers', () => {
     expect(stored?.message.content).toEqual(toolMessage.content);
   });
 
+  it('a tool list that changes (list_changed) is offered from the next run on, and listed in the registry', async () => {
+    llm.push({ toolCalls: [{ id: 'call-add', name: 'local__add_tool', arguments: {} }] }, { text: 'added' }, { text: 'next' });
+    await acceptAndKick(fleet.acceptDeps, { sessionId: 'mcp-change', kind: 'send', payload: { input: 'grow' } });
+    await fleet.waitForSessionFinished('mcp-change', 1);
+    const listed = await fleet.waitFor('the registry to list local__added', async () => {
+      const rows = await fleet.pool.query<{ tools: string[] }>("SELECT tools FROM agent_registry WHERE name = 'researcher'");
+      return rows.rows[0]?.tools.includes('local__added') === true ? rows.rows[0].tools : undefined;
+    });
+    expect(listed).toEqual(expect.arrayContaining(['local__echo', 'remote__echo', 'local__added']));
+    await acceptAndKick(fleet.acceptDeps, { sessionId: 'mcp-change', kind: 'send', payload: { input: 'again' } });
+    await fleet.waitForSessionFinished('mcp-change', 2);
+    expect(llm.requests.at(-1)!.tools.map((tool) => tool.name)).toContain('local__added');
+  });
+
   it('a stdio server gets its spec’s env on top of the SDK’s default environment', async () => {
     llm.push({ toolCalls: [{ id: 'call-env', name: 'local__env', arguments: { name: 'MCP_TEST_MARK' } }] }, { text: 'ok' });
     await acceptAndKick(fleet.acceptDeps, { sessionId: 'mcp-env', kind: 'send', payload: { input: 'env?' } });

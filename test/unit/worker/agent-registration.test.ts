@@ -29,6 +29,17 @@ describe('startAgentRegistration', () => {
     expect(unregister).toHaveBeenCalledTimes(1);
   });
 
+  it('update registers the new list (a changed MCP tool list); once closing, it is ignored', async () => {
+    const registry = new InMemoryAgentRegistry();
+    const held = await startAgentRegistration({ registry, workerId: 'w1', agents: AGENTS, logger });
+    await held.update([Object.assign({}, AGENTS[0]!, { tools: ['current_time', 'files__read'] })]);
+    expect((await registry.listAgents())[0]?.tools).toEqual(['current_time', 'files__read']);
+    const closed = held.close();
+    await held.update(AGENTS);
+    await closed;
+    expect(await registry.listAgents()).toMatchObject([{ tools: ['current_time', 'files__read'], workers: [{ workerId: 'w1', stoppedAt: expect.any(Date) }] }]);
+  });
+
   it('fails when the registration fails', async () => {
     const registry = new InMemoryAgentRegistry();
     vi.spyOn(registry, 'registerAgents').mockRejectedValue(new Error('database down'));
