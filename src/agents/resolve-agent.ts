@@ -9,9 +9,6 @@ import type { AgentDefinition } from './agent-definition.js';
 import { agentVersion } from './agent-version.js';
 import type { McpServerEntry } from './mcp-entry.js';
 
-/** The name a session that names no agent is stored under: the fleet's default agent. */
-export const DEFAULT_AGENT_NAME = DEFAULT_SESSION_AGENT;
-
 /** An agent with every default filled in and its credentials read: what a worker builds it from. */
 export interface ResolvedAgent {
   /** Its name and version (docs/agents.md, "Versions"). */
@@ -135,9 +132,9 @@ function profileFields(definition: AgentDefinition): Partial<AgentProfile> {
  */
 export function defaultAgent(config: ResolvedConfig, profile: AgentProfile, toolNames: readonly string[]): ResolvedAgent {
   const { provider, model, fallback } = config.llm;
-  const definition: AgentDefinition = { name: DEFAULT_AGENT_NAME, provider, model };
+  const definition: AgentDefinition = { name: DEFAULT_SESSION_AGENT, provider, model };
   return {
-    ref: { name: DEFAULT_AGENT_NAME, version: agentVersion(Object.assign({}, definition, { fallback, profile, tools: toolNames })) },
+    ref: { name: DEFAULT_SESSION_AGENT, version: agentVersion(Object.assign({}, definition, { fallback, profile, tools: toolNames })) },
     definition,
     llm: config.llm,
     profile,

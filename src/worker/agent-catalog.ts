@@ -1,5 +1,6 @@
-import { DEFAULT_AGENT_NAME, type ResolvedAgent } from '../agents/index.js';
+import type { ResolvedAgent } from '../agents/index.js';
 import type { AgentProfile } from '../core/agent-profile.js';
+import { DEFAULT_SESSION_AGENT } from '../fleet/agent-name.js';
 import { MCP_NAME_SEPARATOR } from '../mcp/index.js';
 import { ConfigInvalidError } from '../core/errors/index.js';
 import type { Llm } from '../core/ports/llm.js';
@@ -51,7 +52,7 @@ export class AgentCatalog {
 
   private constructor(agents: ServedAgent[]) {
     this.#agents = new Map(agents.map((agent) => [agent.ref.name, agent]));
-    this.#fallback = this.#agents.get(DEFAULT_AGENT_NAME) ?? agents[0]!;
+    this.#fallback = this.#agents.get(DEFAULT_SESSION_AGENT) ?? agents[0]!;
   }
 
   /**
@@ -65,7 +66,7 @@ export class AgentCatalog {
 
   /** The agent a session stored under `name` runs on; undefined when this worker does not serve it. */
   forSession(name: string): ServedAgent | undefined {
-    return name === DEFAULT_AGENT_NAME ? this.#fallback : this.#agents.get(name);
+    return name === DEFAULT_SESSION_AGENT ? this.#fallback : this.#agents.get(name);
   }
 
   /** Every agent, in definition order. */

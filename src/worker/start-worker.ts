@@ -99,9 +99,10 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
   // Checked here, with the tools and the models, before any connection is opened (I8).
   const resolved = await resolveAgents(config, options, tools).catch(scrubbed);
   let mcp: AgentMcpServers | null = null;
+  const providerSecrets = agentSecrets(config, resolved);
   const agents = AgentCatalog.build(resolved, {
     loaded: tools,
-    llm: (agent) => options.llm ?? createLlm(agent.llm, agentSecrets(config, resolved)),
+    llm: (agent) => options.llm ?? createLlm(agent.llm, providerSecrets),
     mcp: (agent) => mcp?.forAgent(agent.ref.name) ?? [],
   });
   // Last of the checks: a required server that cannot start stops the worker before it connects.
