@@ -5,26 +5,33 @@
 import type { PendingState } from './pending-state.js';
 
 /** What the session is doing, kept on the session row for cheap listing. */
-export type SessionStatus = 'idle' | 'running' | 'waiting_for_input';
+export type SessionStatus = 'idle' | 'running' | 'waiting_for_input' | 'waiting_for_children';
 
-/** `send`: a user turn. `resume`: continue after a crash or a pending tool. `timer`: a timer fired. */
-export type InputKind = 'send' | 'resume' | 'timer';
+/**
+ * `send`: a user turn. `resume`: continue after a crash or a pending tool. `timer`: a timer fired.
+ * `child`: a child session's outcome delivered to its parent (docs/child-sessions.md).
+ */
+export type InputKind = 'send' | 'resume' | 'timer' | 'child';
 
 /** How an input that arrives mid-run is applied (docs/fleet.md). */
 export type InputMode = 'queue' | 'steer' | 'interrupt';
 
-/** Lifecycle of an inbox row: `pending → running → done | failed | cancelled`. */
-export type InputStatus = 'pending' | 'running' | 'done' | 'failed' | 'cancelled';
+/**
+ * Lifecycle of an inbox row: `pending → running → done | failed | cancelled`. A run that waits for
+ * child sessions parks its input `waiting` (not terminal) until their results are in, then it is
+ * `running` again.
+ */
+export type InputStatus = 'pending' | 'running' | 'waiting' | 'done' | 'failed' | 'cancelled';
 
 /** The statuses an input can end in. */
 export type TerminalInputStatus = 'done' | 'failed' | 'cancelled';
 
 /** Every {@link InputKind}, for validation. */
-export const INPUT_KINDS = ['send', 'resume', 'timer'] as const satisfies readonly InputKind[];
+export const INPUT_KINDS = ['send', 'resume', 'timer', 'child'] as const satisfies readonly InputKind[];
 /** Every {@link InputMode}, for validation. */
 export const INPUT_MODES = ['queue', 'steer', 'interrupt'] as const satisfies readonly InputMode[];
 /** Every {@link InputStatus}, for validation. */
-export const INPUT_STATUSES = ['pending', 'running', 'done', 'failed', 'cancelled'] as const satisfies readonly InputStatus[];
+export const INPUT_STATUSES = ['pending', 'running', 'waiting', 'done', 'failed', 'cancelled'] as const satisfies readonly InputStatus[];
 /** Every {@link TerminalInputStatus}, for validation. */
 export const TERMINAL_INPUT_STATUSES = ['done', 'failed', 'cancelled'] as const satisfies readonly TerminalInputStatus[];
 
@@ -32,6 +39,7 @@ export const TERMINAL_INPUT_STATUSES = ['done', 'failed', 'cancelled'] as const 
 export type RunOutcome =
   | 'completed'
   | 'waiting_for_input'
+  | 'waiting_for_children'
   | 'cancelled'
   | 'hit_round_limit'
   | 'budget_exceeded'
@@ -42,6 +50,7 @@ export type RunOutcome =
 export const RUN_OUTCOMES = [
   'completed',
   'waiting_for_input',
+  'waiting_for_children',
   'cancelled',
   'hit_round_limit',
   'budget_exceeded',
@@ -66,6 +75,11 @@ export interface Usage {
   totalTokens: number;
   /** LLM requests made, retries included. */
   llmCalls: number;
+  /**
+   * On an input's result only: what the child sessions it spawned spent, summed over the results
+   * delivered to it (each child's own `children` included). The fields above are this input's own.
+   */
+  children?: Usage;
 }
 
 /** What an input's run produced, stored on the inbox row when it finishes. */
@@ -148,9 +162,30 @@ export interface SessionRecord {
   pending: PendingState | null;
   /** Set by a cancel request, cleared by the lease holder once acted on. */
   cancelRequestedAt: Date | null;
+  /**
+   * Set on a child session when its parent's tree was cancelled: every input accepted up to then
+   * ends `cancelled` as soon as it runs (docs/child-sessions.md). Null otherwise.
+   */
+  cascadeCancelledAt: Date | null;
+  /** The session that spawned this one, or null for a session a producer created. */
+  parentSessionId: string | null;
+  /** The top of its tree: its own id for a session that is not a child. */
+  rootSessionId: string;
+  /** 0 for a root session, its parent's depth + 1 for a child. */
+  depth: number;
+  /** For a child: which call of which parent input spawned it, and whether that call waits. */
+  spawn: ChildSpawn | null;
   stats: SessionStats;
   createdAt: Date;
   updatedAt: Date;
+}
+
+/** How a child session came to be: the parent input and tool call that spawned it. */
+export interface ChildSpawn {
+  inputSeq: number;
+  toolCallId: string;
+  /** True when the call waits for the child's result; false when the result arrives later as a steered input. */
+  wait: boolean;
 }
 
 /** One inbox row. */
@@ -174,6 +209,8 @@ export interface InputRecord {
    */
   steeredInto: number | null;
   result: InputResult | null;
+  /** A `waiting` input: the ids of the `spawn_agent` calls whose child results it waits for. Null otherwise. */
+  awaiting: string[] | null;
   errorCode: string | null;
   errorMessage: string | null;
   /** The BullMQ job that delivered it, when it came through the raw path. */

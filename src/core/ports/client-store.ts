@@ -1,7 +1,7 @@
 import type { StoredMessage } from '../messages.js';
 import type { InputRecord, SessionRecord, ToolCallRecord, UsageRoundRecord } from '../session-types.js';
 import type { LoopStore } from './loop-store.js';
-import type { AcceptedInput, AcceptInputParams, CreateSessionParams, DeletedSession, InputStatusCounts, LoadHistoryOptions } from './store-records.js';
+import type { AcceptedInput, AcceptInputParams, CancelledTree, ChildSessionRecord, CreateSessionParams, DeletedSession, InputStatusCounts, LoadHistoryOptions } from './store-records.js';
 
 /**
  * The store as the client library and the CLI use it: sessions created, read and deleted, inputs
@@ -43,4 +43,13 @@ export interface ClientStore extends Pick<LoopStore, 'getSession' | 'listInputs'
 
   /** Sets the durable cancel flag (keeping an earlier request's time); returns that time. `session.not_found` if none. */
   requestCancel(sessionId: string): Promise<Date>;
+
+  /**
+   * {@link requestCancel} for the session, and for every session below it (its children, theirs …):
+   * their `cascadeCancelledAt` and cancel flag are set, so what runs stops and what was accepted
+   * ends `cancelled` when it runs. `session.not_found` if none.
+   */
+  requestCancelTree(sessionId: string): Promise<CancelledTree>;
+  /** The session's children, in spawn order. Empty for a session with none (or no such session). */
+  listChildren(sessionId: string): Promise<ChildSessionRecord[]>;
 }

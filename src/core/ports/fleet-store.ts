@@ -1,4 +1,16 @@
-import type { AcquireLeaseParams, ClaimedInput, FencedParams, LeaseAcquisition, LeaseAndClaim, ReleaseLeaseParams, RenewLeaseParams } from './store-records.js';
+import type { ChildResultPayload } from './children.js';
+import type {
+  AcquireLeaseParams,
+  ChildDelivery,
+  ClaimedInput,
+  FencedParams,
+  LeaseAcquisition,
+  LeaseAndClaim,
+  ReleaseLeaseParams,
+  RenewLeaseParams,
+  SpawnChildParams,
+  SpawnChildResult,
+} from './store-records.js';
 
 /**
  * The store as a worker's drain holds a session: the lease with its fencing token, the claim of the
@@ -36,4 +48,20 @@ export interface FleetStore {
    * for: the message proves nothing, the request in the store does.
    */
   readCancelRequest(sessionId: string): Promise<Date | null>;
+
+  /**
+   * Fenced by the parent's lease. Creates the child session (parent, root, depth, the spawning call)
+   * and its first input, a `send` of `task`, in one statement — or finds them: the child id is
+   * derived from the call, so a repeated call creates nothing. Refuses when the parent input already
+   * has `maxChildrenPerInput` children.
+   */
+  spawnChild(params: SpawnChildParams): Promise<SpawnChildResult>;
+  /**
+   * A child's input ended: its outcome joins the parent's inbox, once (input id
+   * `child:<toolCallId>`). For a waiting call it is `done` at once, steered into the parent input it
+   * answers, and only while that input is open (`running` or `waiting`); for a `wait: false` call it
+   * is a pending `steer` input. Null when nothing was written: not a child, already delivered, or no
+   * longer wanted.
+   */
+  deliverChildResult(childSessionId: string, payload: ChildResultPayload): Promise<ChildDelivery | null>;
 }

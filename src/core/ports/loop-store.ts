@@ -1,5 +1,5 @@
 import type { SessionRecord, InputRecord } from '../session-types.js';
-import type { ListInputsOptions, RunState, StepCommit, StepCommitResult } from './store-records.js';
+import type { ListInputsOptions, ParkInputParams, RunState, StepCommit, StepCommitResult } from './store-records.js';
 
 /**
  * The store as the agent loop uses it: rebuild a run, check for steering inputs, commit each step.
@@ -13,4 +13,10 @@ export interface LoopStore {
   listInputs(sessionId: string, options?: ListInputsOptions): Promise<InputRecord[]>;
   /** Fenced. Applies one step's writes atomically. */
   commitStep(step: StepCommit): Promise<StepCommitResult>;
+  /**
+   * Fenced. The running input waits for child sessions: `waiting` with the calls it waits for, the
+   * session `waiting_for_children`. Not terminal: no result, no stats. A claim makes it `running`
+   * again once a child result has been delivered for every call in `awaiting`, or a cancel was asked for.
+   */
+  parkInput(params: ParkInputParams): Promise<void>;
 }

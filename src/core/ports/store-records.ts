@@ -127,6 +127,8 @@ export interface ClaimedInput {
   input: InputRecord;
   /** True when it was already `running`: a previous holder died mid-run and this continues it. */
   resumed: boolean;
+  /** True when it was `waiting` for child sessions and is `running` again: their results are in, or a cancel was asked for. */
+  woken: boolean;
   /** The session as the claim left it (`running`), so the run needs no second read of it. */
   session: SessionRecord;
   /** Whether other inputs were `pending` as of the claim (see {@link StepCommitResult.pendingInputs}). */
@@ -325,4 +327,49 @@ export type InputStatusCounts = Record<InputStatus, number>;
 export interface DeletedSession {
   /** The session's last lease token; every holder it ever had wrote under this token or an older one. */
   leaseToken: number;
+  /** Its descendants (child sessions, theirs …), deleted with it, each with its last lease token. */
+  descendants: { sessionId: string; leaseToken: number }[];
+}
+
+/** `parkInput`: the running input waits for the child results of `awaiting` (tool call ids). */
+export interface ParkInputParams extends FencedParams {
+  inputSeq: number;
+  awaiting: string[];
+}
+
+/** `spawnChild`: the store side of `ChildrenPort.spawn`. */
+export type { SpawnRequest as SpawnChildParams, SpawnOutcome as SpawnChildResult } from './children.js';
+
+/**
+ * `deliverChildResult`: a child input ended; its outcome goes to the parent's inbox once (input id
+ * `child:<toolCallId>`). Null when the session is not a child, or its result was already delivered
+ * or is no longer wanted (the parent input it answers has ended).
+ */
+export interface ChildDelivery {
+  parentSessionId: string;
+  /** The parent's new inbox seq. */
+  seq: number;
+}
+
+/** One child of a session, as `sessions.children(id)` lists them (spawn order). */
+export interface ChildSessionRecord {
+  sessionId: string;
+  agent: string;
+  /** The parent input and call that spawned it. */
+  inputSeq: number;
+  toolCallId: string;
+  wait: boolean;
+  depth: number;
+  /**
+   * The child's state: its first input's terminal status once it has one (`completed`, `failed` …,
+   * from the input's result), else `waiting_for_input`, `running` or `pending`.
+   */
+  status: string;
+  createdAt: Date;
+}
+
+/** `requestCancel` with its tree: the sessions below it whose inputs were cancelled with it. */
+export interface CancelledTree {
+  requestedAt: Date;
+  descendants: string[];
 }
