@@ -11,7 +11,7 @@ import { parseRow } from './parse-row.js';
 
 /** The `session_inputs` columns, named as {@link InputRecord} fields. */
 export const INPUT_COLUMNS = `session_id AS "sessionId", seq, input_id AS "inputId", kind, mode, payload,
-  status, attempts, steered_into AS "steeredInto", result, error_code AS "errorCode", error_message AS "errorMessage",
+  status, attempts, steered_into AS "steeredInto", result, awaiting, error_code AS "errorCode", error_message AS "errorMessage",
   origin_job_id AS "originJobId", accepted_at AS "acceptedAt", started_at AS "startedAt",
   finished_at AS "finishedAt"`;
 
@@ -54,6 +54,7 @@ const inputRowSchema: z.ZodType<InputRecord> = z.object({
   attempts: count,
   steeredInto: z.number().int().positive().nullable(),
   result: inputResultSchema.nullable(),
+  awaiting: z.array(z.string().min(1)).nullable(),
   errorCode: z.string().nullable(),
   errorMessage: z.string().nullable(),
   originJobId: z.string().nullable(),

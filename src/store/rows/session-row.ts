@@ -10,7 +10,9 @@ import { parseRow } from './parse-row.js';
 export const SESSION_COLUMNS = `id, agent, system_prompt AS "systemPrompt", metadata, config, status,
   next_seq AS "nextSeq", next_message_seq AS "nextMessageSeq",
   lease_owner AS "leaseOwner", lease_token AS "leaseToken", lease_expires_at AS "leaseExpiresAt",
-  pending, cancel_requested_at AS "cancelRequestedAt",
+  pending, cancel_requested_at AS "cancelRequestedAt", cascade_cancelled_at AS "cascadeCancelledAt",
+  parent_session_id AS "parentSessionId", root_session_id AS "rootSessionId", depth,
+  spawn_input_seq AS "spawnInputSeq", spawn_tool_call_id AS "spawnToolCallId", spawn_wait AS "spawnWait",
   stat_inputs AS "statInputs", stat_rounds AS "statRounds", stat_llm_calls AS "statLlmCalls",
   stat_tool_calls AS "statToolCalls", stat_prompt_tokens AS "statPromptTokens",
   stat_completion_tokens AS "statCompletionTokens", stat_cached_tokens AS "statCachedTokens",
@@ -27,7 +29,7 @@ const sessionRowSchema = z.object({
   systemPrompt: z.string().nullable(),
   metadata: z.record(z.string(), z.unknown()),
   config: z.record(z.string(), z.unknown()),
-  status: z.enum(['idle', 'running', 'waiting_for_input']),
+  status: z.enum(['idle', 'running', 'waiting_for_input', 'waiting_for_children']),
   nextSeq: count,
   nextMessageSeq: count,
   leaseOwner: z.string().nullable(),
@@ -35,6 +37,13 @@ const sessionRowSchema = z.object({
   leaseExpiresAt: z.date().nullable(),
   pending: pendingStateSchema.nullable(),
   cancelRequestedAt: z.date().nullable(),
+  cascadeCancelledAt: z.date().nullable(),
+  parentSessionId: z.string().min(1).nullable(),
+  rootSessionId: z.string().min(1).nullable(),
+  depth: count,
+  spawnInputSeq: z.number().int().positive().nullable(),
+  spawnToolCallId: z.string().min(1).nullable(),
+  spawnWait: z.boolean().nullable(),
   statInputs: count,
   statRounds: count,
   statLlmCalls: count,
@@ -67,6 +76,12 @@ export function decodeSession(row: unknown): SessionRecord {
     lease: { owner: r.leaseOwner, token: r.leaseToken, expiresAt: r.leaseExpiresAt },
     pending: r.pending,
     cancelRequestedAt: r.cancelRequestedAt,
+    cascadeCancelledAt: r.cascadeCancelledAt,
+    parentSessionId: r.parentSessionId,
+    // A root stores no root: it is its own.
+    rootSessionId: r.rootSessionId ?? r.id,
+    depth: r.depth,
+    spawn: spawnOf(r),
     stats: {
       inputs: r.statInputs,
       rounds: r.statRounds,
@@ -84,4 +99,10 @@ export function decodeSession(row: unknown): SessionRecord {
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
   };
+}
+
+/** A child's spawning call from its three columns; null for a root (or a row missing any of them). */
+function spawnOf(r: { spawnInputSeq: number | null; spawnToolCallId: string | null; spawnWait: boolean | null }): SessionRecord['spawn'] {
+  if (r.spawnInputSeq === null || r.spawnToolCallId === null || r.spawnWait === null) return null;
+  return { inputSeq: r.spawnInputSeq, toolCallId: r.spawnToolCallId, wait: r.spawnWait };
 }

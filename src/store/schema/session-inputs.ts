@@ -15,12 +15,12 @@ export const sessionInputs = pgTable(
     seq: bigint('seq', { mode: 'number' }).notNull(),
     /** Caller-supplied (or derived) idempotency key, unique per session. */
     inputId: text('input_id').notNull(),
-    /** `send | resume | timer`. */
+    /** `send | resume | timer | child`. */
     kind: text('kind').notNull(),
     /** `queue | steer | interrupt`: how an input that arrives mid-run joins. */
     mode: text('mode').notNull().default('queue'),
     payload: jsonb('payload').$type<Record<string, unknown>>().notNull(),
-    /** `pending | running | done | failed | cancelled`. */
+    /** `pending | running | waiting | done | failed | cancelled`. */
     status: text('status').notNull().default('pending'),
     attempts: integer('attempts').notNull().default(0),
     /**
@@ -28,6 +28,8 @@ export const sessionInputs = pgTable(
      * `done` from delivery on, and gets the host's result and error when the host finishes (I6).
      */
     steeredInto: bigint('steered_into', { mode: 'number' }),
+    /** A `waiting` input: the ids of the `spawn_agent` calls whose child results it waits for (a JSON array). Null otherwise. */
+    awaiting: jsonb('awaiting').$type<string[]>(),
     result: jsonb('result').$type<Record<string, unknown>>(),
     errorCode: text('error_code'),
     errorMessage: text('error_message'),
@@ -39,10 +41,13 @@ export const sessionInputs = pgTable(
   (t) => [
     primaryKey({ columns: [t.sessionId, t.seq] }),
     uniqueIndex('session_inputs_input_id_uq').on(t.sessionId, t.inputId),
-    /** Claiming the next input touches only open rows, however long the inbox history. */
+    /**
+     * Claiming the next input touches only open rows, however long the inbox history. A `waiting`
+     * input is open: it holds its place in seq order until its child results are in.
+     */
     index('session_inputs_open_idx')
       .on(t.sessionId, t.seq)
-      .where(sql`${t.status} in ('pending', 'running')`),
+      .where(sql`${t.status} in ('pending', 'running', 'waiting')`),
     /** Finishing a host input finds the inputs steered into it here, not by scanning the inbox. */
     index('session_inputs_steered_into_idx')
       .on(t.sessionId, t.steeredInto)
@@ -51,9 +56,9 @@ export const sessionInputs = pgTable(
     index('session_inputs_pending_age_idx')
       .on(t.acceptedAt)
       .where(sql`${t.status} = 'pending'`),
-    check('session_inputs_kind_valid', sql`${t.kind} in ('send', 'resume', 'timer')`),
+    check('session_inputs_kind_valid', sql`${t.kind} in ('send', 'resume', 'timer', 'child')`),
     check('session_inputs_mode_valid', sql`${t.mode} in ('queue', 'steer', 'interrupt')`),
-    check('session_inputs_status_valid', sql`${t.status} in ('pending', 'running', 'done', 'failed', 'cancelled')`),
+    check('session_inputs_status_valid', sql`${t.status} in ('pending', 'running', 'waiting', 'done', 'failed', 'cancelled')`),
     check('session_inputs_seq_positive', sql`${t.seq} > 0`),
     /** Only a delivered (hence `done`) steering input has a host. */
     check('session_inputs_steered_done', sql`${t.steeredInto} is null or ${t.status} = 'done'`),

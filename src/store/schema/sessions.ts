@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, check, index, jsonb, pgSequence, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, boolean, check, index, integer, jsonb, pgSequence, pgTable, text, timestamp, type AnyPgColumn } from 'drizzle-orm/pg-core';
 
 /**
  * The source of every fencing token (I3): each lease acquisition takes `nextval` of this one
@@ -28,7 +28,7 @@ export const sessions = pgTable(
     systemPrompt: text('system_prompt'),
     metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
     config: jsonb('config').$type<Record<string, unknown>>().notNull().default({}),
-    /** `idle | running | waiting_for_input` — derived from the inbox, kept for cheap listing. */
+    /** `idle | running | waiting_for_input | waiting_for_children` — derived from the inbox, kept for cheap listing. */
     status: text('status').notNull().default('idle'),
     /** Last input seq handed out; the next accepted input gets `next_seq + 1`. */
     nextSeq: bigint('next_seq', { mode: 'number' }).notNull().default(0),
@@ -45,6 +45,21 @@ export const sessions = pgTable(
     pending: jsonb('pending').$type<Record<string, unknown>>(),
     /** Durable copy of a cancel request; the drain checks it (docs/fleet.md). */
     cancelRequestedAt: timestamp('cancel_requested_at', { withTimezone: true }),
+    /** Set on a child session when its parent's tree was cancelled (`requestCancelTree`); never cleared. */
+    cascadeCancelledAt: timestamp('cascade_cancelled_at', { withTimezone: true }),
+    /**
+     * The session that spawned this one (`spawnChild`), null for a session a producer created.
+     * Deleting a parent deletes its whole tree (the foreign key cascades).
+     */
+    parentSessionId: text('parent_session_id').references((): AnyPgColumn => sessions.id, { onDelete: 'cascade' }),
+    /** The top of a child's tree; null for a root (its own id is its root). */
+    rootSessionId: text('root_session_id'),
+    /** 0 for a root, its parent's depth + 1 for a child. */
+    depth: integer('depth').notNull().default(0),
+    /** A child's spawning call: the parent input's seq, the tool call id, and whether the call waits. Null for a root. */
+    spawnInputSeq: bigint('spawn_input_seq', { mode: 'number' }),
+    spawnToolCallId: text('spawn_tool_call_id'),
+    spawnWait: boolean('spawn_wait'),
     /**
      * An input of the session may have ended without its `input_finished` event (I6): set by every
      * commit that ends an input, cleared only by a release whose holder published the event of every
@@ -79,10 +94,15 @@ export const sessions = pgTable(
   },
   (t) => [
     check('sessions_id_format', sql`${t.id} ~ '^[A-Za-z0-9_.:-]{1,128}$'`),
-    check('sessions_status_valid', sql`${t.status} in ('idle', 'running', 'waiting_for_input')`),
+    check('sessions_status_valid', sql`${t.status} in ('idle', 'running', 'waiting_for_input', 'waiting_for_children')`),
+    check('sessions_depth_valid', sql`${t.depth} >= 0`),
     index('sessions_lease_expires_idx').on(t.leaseExpiresAt),
     // The sweeper's third part: released sessions whose last finish may still be unpublished (a
     // handful at most, so the index stays tiny).
+    // A session's children in spawn order (`listChildren`), and the count of an input's children (`spawnChild`).
+    index('sessions_parent_idx')
+      .on(t.parentSessionId, t.createdAt)
+      .where(sql`${t.parentSessionId} IS NOT NULL`),
     index('sessions_finishes_owed_idx').on(t.updatedAt).where(sql`${t.finishesOwed} AND ${t.leaseExpiresAt} IS NULL`),
   ],
 );

@@ -33,6 +33,7 @@ export function acceptInputScenarios(ctx: ContractContext): void {
         attempts: 0,
         steeredInto: null,
         result: null,
+        awaiting: null,
         errorCode: null,
         errorMessage: null,
         originJobId: 'job-7',

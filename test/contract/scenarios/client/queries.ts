@@ -63,18 +63,18 @@ export function queryScenarios(ctx: ContractContext): void {
 
     it('counts inputs by status in one call, every status present, steered ones as done', async () => {
       const id = await inbox('count');
-      expect(await ctx.store.countInputs(id)).toEqual({ pending: 3, running: 1, done: 1, failed: 1, cancelled: 0 });
+      expect(await ctx.store.countInputs(id)).toEqual({ pending: 3, running: 1, waiting: 0, done: 1, failed: 1, cancelled: 0 });
       const token = (await ctx.store.getSession(id))!.lease.token!;
       await ctx.store.commitStep({ sessionId: id, leaseToken: token, steer: { seqs: [4], intoInputSeq: 3 } });
       await ctx.store.commitStep({ sessionId: id, leaseToken: token, input: { seq: 3, status: 'cancelled' } });
-      expect(await ctx.store.countInputs(id)).toEqual({ pending: 2, running: 0, done: 2, failed: 1, cancelled: 1 });
-      expect(await ctx.store.countInputs(ctx.id('nobody'))).toEqual({ pending: 0, running: 0, done: 0, failed: 0, cancelled: 0 });
+      expect(await ctx.store.countInputs(id)).toEqual({ pending: 2, running: 0, waiting: 0, done: 2, failed: 1, cancelled: 1 });
+      expect(await ctx.store.countInputs(ctx.id('nobody'))).toEqual({ pending: 0, running: 0, waiting: 0, done: 0, failed: 0, cancelled: 0 });
     });
 
     it('counts past a page of listInputs (1000 inputs)', async () => {
       const id = ctx.id('count-many');
       await Promise.all(Array.from({ length: 1005 }, (_, i) => accept(ctx.store, id, { inputId: `in-${i}` })));
-      expect(await ctx.store.countInputs(id)).toEqual({ pending: 1005, running: 0, done: 0, failed: 0, cancelled: 0 });
+      expect(await ctx.store.countInputs(id)).toEqual({ pending: 1005, running: 0, waiting: 0, done: 0, failed: 0, cancelled: 0 });
     });
 
     it('gets one input by seq or by input id, and null when there is none', async () => {
@@ -97,7 +97,7 @@ export function queryScenarios(ctx: ContractContext): void {
       expect(await ctx.store.loadWindow(id)).toEqual([]);
       expect(await ctx.store.loadHistory(id, { includeCompacted: true })).toEqual([]);
       expect(await ctx.store.listInputs(id)).toEqual([]);
-      expect(await ctx.store.countInputs(id)).toEqual({ pending: 0, running: 0, done: 0, failed: 0, cancelled: 0 });
+      expect(await ctx.store.countInputs(id)).toEqual({ pending: 0, running: 0, waiting: 0, done: 0, failed: 0, cancelled: 0 });
       expect(await ctx.store.loadOpenToolCalls(id)).toEqual([]);
       expect(await ctx.store.getUsageRounds(id)).toEqual([]);
     });
