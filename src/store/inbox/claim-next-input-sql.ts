@@ -3,25 +3,31 @@ import type { BatchStatement } from '../batching/row-batcher.js';
 import { qualifiedColumns } from '../rows/prefixed-row.js';
 import { SESSION_COLUMNS } from '../rows/session-row.js';
 import { lockedSession, lockSessionsCte } from '../fencing/lock-sessions-sql.js';
+import { waitingReadySql } from './waiting-ready-sql.js';
 
 /** Prefix of the session's columns in a claim's row (the input's are unprefixed). */
 export const SESSION_PREFIX = 'session.';
 
 /**
- * Each requested session's lowest open input, as `next (session_id, seq, status)`. Its predicate is
- * exactly that of the partial index `session_inputs_open_idx`, so finished inputs are never read
- * however long the inbox grows.
+ * Each requested session's lowest open input, as `next (session_id, seq, status)`, when it can be
+ * claimed. Its predicate is exactly that of the partial index `session_inputs_open_idx`, so finished
+ * inputs are never read however long the inbox grows. A `waiting` input (parked for child sessions)
+ * keeps its place in seq order, so the inputs behind it wait too; it is claimable only once ready
+ * (`waitingReadySql`). A session whose lowest open input is a waiting one not ready has no row here:
+ * to a claim it looks exactly like an empty inbox, and the drain releases the lease. A delivery or a
+ * cancel committed after the statement's snapshot is not seen; its kick brings the next drain.
  */
 const NEXT_OPEN_INPUTS = `next AS (
   SELECT req.session_id, n.seq, n.status
     FROM req
    CROSS JOIN LATERAL (
-     SELECT seq, status
+     SELECT seq, status, awaiting
        FROM session_inputs
-      WHERE session_id = req.session_id AND status IN ('pending', 'running')
+      WHERE session_id = req.session_id AND status IN ('pending', 'running', 'waiting')
       ORDER BY seq
       LIMIT 1
    ) AS n
+   WHERE n.status <> 'waiting' OR ${waitingReadySql('n', 'req.session_id')}
 )`;
 
 /**
@@ -31,12 +37,15 @@ const NEXT_OPEN_INPUTS = `next AS (
  * session row (its end committed first), and an ended input must never be started again (I3, I6).
  * `started_at` is the statement's clock time, not the transaction start (`now()`), which could
  * precede the `accepted_at` of an input accepted while the statement waited for the session row
- * (I2).
+ * (I2). A `waiting` input woken up starts its attempts again at 1: the park was progress, not a
+ * failed attempt (a run that waits for children many times is no poison input). Its `awaiting` is
+ * cleared.
  */
 const claimedCte = (guard: string, condition?: string) => `claimed AS (
   UPDATE session_inputs AS i
      SET status = 'running',
-         attempts = i.attempts + 1,
+         attempts = CASE WHEN next.status = 'waiting' THEN 1 ELSE i.attempts + 1 END,
+         awaiting = NULL,
          started_at = coalesce(i.started_at, clock_timestamp())
     FROM next
     JOIN ${guard} AS g ON g.id = next.session_id${condition === undefined ? '' : ` AND ${condition}`}
@@ -53,7 +62,7 @@ const claimedCte = (guard: string, condition?: string) => `claimed AS (
 const owesFinishes = (alias: string) => `(${alias}.finishes_owed AND ${alias}.stat_inputs > 0)`;
 
 /**
- * A claim's row: the input's columns, `resumed`, whether other inputs wait (and whether one of them
+ * A claim's row: the input's columns, `resumed` (it was `running`), `woken` (it was `waiting`), whether other inputs wait (and whether one of them
  * would change the run: `steer`, `interrupt`, a timer), and the session's columns, prefixed. The
  * claimed input is the lowest open one, so the others waiting are the open inputs after it — a
  * predicate of `session_inputs_open_idx` again (a `status = 'pending'` test would let the planner
@@ -61,6 +70,7 @@ const owesFinishes = (alias: string) => `(${alias}.finishes_owed AND ${alias}.st
  */
 const claimedColumns = (session: string, sessionId: string) => `${qualifiedColumns(INPUT_COLUMNS, 'c')},
        c.previous_status = 'running' AS resumed,
+       c.previous_status = 'waiting' AS woken,
        EXISTS (SELECT 1 FROM session_inputs AS p
                 WHERE p.session_id = ${sessionId} AND p.status IN ('pending', 'running') AND p.seq > c.seq) AS "pendingInputs",
        EXISTS (SELECT 1 FROM session_inputs AS p

@@ -11,12 +11,13 @@ import { CLAIM_FOR, CLAIM_NEXT_INPUTS, SESSION_PREFIX } from './claim-next-input
 interface ClaimRow extends Record<string, unknown> {
   seq: unknown;
   resumed: unknown;
+  woken: unknown;
   pendingInputs: unknown;
   pendingSteers: unknown;
 }
 
 /**
- * Fenced. Starts (or resumes) the session's lowest open input, in one statement shared with other
+ * Fenced. Starts (resumes, or wakes) the session's lowest open input, in one statement shared with other
  * sessions' next claims (see {@link CLAIM_NEXT_INPUTS}); null when none is open, `lease.lost` when
  * the token is not current.
  */
@@ -36,10 +37,10 @@ export async function claimNextInput(batcher: RowBatcher, params: FencedParams):
 }
 
 /** Columns of a claim's row that are neither the input's nor (prefixed) the session's. */
-const CLAIM_EXTRAS: ReadonlySet<string> = new Set(['resumed', 'pendingInputs', 'pendingSteers', CLAIM_FOR, 'open', 'token', 'finishesOwed', 'sawOpen']);
+const CLAIM_EXTRAS: ReadonlySet<string> = new Set(['resumed', 'woken', 'pendingInputs', 'pendingSteers', CLAIM_FOR, 'open', 'token', 'finishesOwed', 'sawOpen']);
 
 /**
- * A claim's row (input columns, prefixed session columns, `resumed`, `pendingInputs`,
+ * A claim's row (input columns, prefixed session columns, `resumed`, `woken`, `pendingInputs`,
  * `pendingSteers`, and any of the statements' own extras) as a {@link ClaimedInput}: one pass splits
  * the columns (a claim is decoded per input on the hot path).
  */
@@ -53,6 +54,7 @@ export function decodeClaim(row: ClaimRow): ClaimedInput {
   return {
     input: decodeInput(input),
     resumed: row.resumed === true,
+    woken: row.woken === true,
     session: decodeSession(session),
     pendingInputs: row.pendingInputs === true,
     pendingSteers: row.pendingSteers === true,

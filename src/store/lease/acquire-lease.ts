@@ -41,7 +41,7 @@ export async function acquireLeaseAndClaim(pool: pg.Pool, batcher: RowBatcher, p
   const { sessionId, owner, ttlMs } = leaseRequest(params);
   const record = `{"session_id":${JSON.stringify(sessionId)},"owner":${JSON.stringify(owner)},"ttl_ms":${ttlMs}}`;
   const row = (await batcher.submit({ statement: ACQUIRE_LEASES_AND_CLAIM, sessionId, record })) as
-    | (Record<string, unknown> & { seq: unknown; resumed: unknown; pendingInputs: unknown; pendingSteers: unknown; finishesOwed: unknown; sawOpen: unknown })
+    | (Record<string, unknown> & { seq: unknown; resumed: unknown; woken: unknown; pendingInputs: unknown; pendingSteers: unknown; finishesOwed: unknown; sawOpen: unknown })
     | undefined;
   if (row === undefined) return leaseHeld(pool, sessionId);
   const lease = parseRow(

@@ -1,7 +1,13 @@
+import { waitingReadySql } from '../inbox/waiting-ready-sql.js';
+
 /**
  * Sessions the sweeper must wake:
  * - open (pending or running) inputs older than the grace period and no live lease — a lost kick, a
- *   failed drain job, or (a `running` input with a lapsed lease) a worker that died mid-run;
+ *   failed drain job, or (a `running` input with a lapsed lease) a worker that died mid-run — unless
+ *   a `waiting` input before it is not ready (it holds the session; no drain could start the input);
+ * - a `waiting` input that is ready (every child result in, or a cancel asked for: `waitingReadySql`)
+ *   with no live lease, parked or last touched longer than the grace period ago: the kick the last
+ *   delivery (or the cancel) brought was lost;
  * - a lease that lapsed more than the grace period ago without being released, whatever the inbox
  *   holds: its holder died (a drain always releases on its way out), possibly between an input's
  *   terminal commit and its `input_finished` event — the last input of a session included, which no
@@ -10,7 +16,8 @@
  * - a released lease with a finish still owed, untouched for the grace period: a drain whose
  *   `input_finished` Redis refused released the lease with the flag set, and failed every attempt of
  *   its job — with no input left open, nothing else would bring the drain that publishes it (I6).
- * All parts read through indexes: the open inputs' partial index, `sessions_lease_expires_idx`
+ * All parts read through indexes: the open inputs' partial index (waiting inputs are open; their
+ * readiness is one lookup per awaited call in `session_inputs_input_id_uq`), `sessions_lease_expires_idx`
  * (released leases are NULL there and never read), and `sessions_finishes_owed_idx` (only released
  * sessions with the flag set). The limit takes a random sample of them: taking the same ones every
  * time (sessions whose drain fails on each attempt, or is already waiting) would starve the rest
@@ -25,6 +32,17 @@ SELECT i.session_id AS "sessionId"
  WHERE i.status IN ('pending', 'running')
    AND i.accepted_at < now() - ($1::bigint * interval '1 millisecond')
    AND (s.lease_expires_at IS NULL OR s.lease_expires_at <= now())
+   AND NOT EXISTS (SELECT 1 FROM session_inputs w
+                    WHERE w.session_id = i.session_id AND w.status IN ('pending', 'running', 'waiting') AND w.seq < i.seq
+                      AND w.status = 'waiting' AND NOT ${waitingReadySql('w', 'w.session_id')})
+UNION
+SELECT w.session_id AS "sessionId"
+  FROM session_inputs w
+  JOIN sessions s ON s.id = w.session_id
+ WHERE w.status IN ('pending', 'running', 'waiting') AND w.status = 'waiting'
+   AND greatest(w.started_at, s.updated_at) < now() - ($1::bigint * interval '1 millisecond')
+   AND (s.lease_expires_at IS NULL OR s.lease_expires_at <= now())
+   AND ${waitingReadySql('w', 'w.session_id')}
 UNION
 SELECT s.id AS "sessionId"
   FROM sessions s
