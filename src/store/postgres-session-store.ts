@@ -6,6 +6,9 @@ import type {
   AcceptInputParams,
   DeletedSession,
   AcquireLeaseParams,
+  CancelledTree,
+  ChildDelivery,
+  ChildSessionRecord,
   ClaimedInput,
   CreateSessionParams,
   FencedParams,
@@ -14,13 +17,17 @@ import type {
   LeaseAndClaim,
   ListInputsOptions,
   LoadHistoryOptions,
+  ParkInputParams,
   ReleaseLeaseParams,
   RenewLeaseParams,
   RunState,
   SessionStore,
+  SpawnChildParams,
+  SpawnChildResult,
   StepCommit,
   StepCommitResult,
 } from '../core/ports/session-store.js';
+import type { ChildResultPayload } from '../core/ports/children.js';
 import type { InputRecord, SessionRecord, ToolCallRecord, UsageRoundRecord } from '../core/session-types.js';
 import { acceptInput } from './inbox/accept-input.js';
 import { acquireLease, acquireLeaseAndClaim } from './lease/acquire-lease.js';
@@ -47,6 +54,11 @@ import { ReadBatcher } from './batching/read-batcher.js';
 import type { BatchOptions } from './batching/batch-queue.js';
 import { RowBatcher } from './batching/row-batcher.js';
 import { WindowCache, type WindowCacheOptions } from './steps/window-cache.js';
+import { parkInput } from './inbox/park-input.js';
+import { requestCancelTree } from './inbox/request-cancel-tree.js';
+import { deliverChildResult } from './children/deliver-child-result.js';
+import { listChildren } from './children/list-children.js';
+import { KeyedSerial, spawnChild } from './children/spawn-child.js';
 
 /** Options of {@link PostgresSessionStore}. */
 export interface PostgresSessionStoreOptions {
@@ -71,6 +83,8 @@ export class PostgresSessionStore implements SessionStore {
   private readonly writes: RowBatcher;
   private readonly reads: ReadBatcher;
   private readonly windows: WindowCache;
+  /** Spawns of one parent, one after another (see `spawnChild`). */
+  private readonly spawns = new KeyedSerial();
 
   constructor(
     private readonly pool: pg.Pool,
@@ -92,7 +106,7 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   deleteSession(sessionId: string): Promise<DeletedSession | null> {
-    return deleteSession(this.db, sessionId);
+    return deleteSession(this.pool, sessionId);
   }
 
   acceptInput(params: AcceptInputParams): Promise<AcceptedInput> {
@@ -169,5 +183,25 @@ export class PostgresSessionStore implements SessionStore {
 
   readCancelRequest(sessionId: string): Promise<Date | null> {
     return readCancelRequest(this.pool, sessionId);
+  }
+
+  parkInput(params: ParkInputParams): Promise<void> {
+    return parkInput(this.pool, params);
+  }
+
+  spawnChild(params: SpawnChildParams): Promise<SpawnChildResult> {
+    return spawnChild(this.pool, this.spawns, params);
+  }
+
+  deliverChildResult(childSessionId: string, payload: ChildResultPayload): Promise<ChildDelivery | null> {
+    return deliverChildResult(this.pool, childSessionId, payload);
+  }
+
+  requestCancelTree(sessionId: string): Promise<CancelledTree> {
+    return requestCancelTree(this.pool, sessionId);
+  }
+
+  listChildren(sessionId: string): Promise<ChildSessionRecord[]> {
+    return listChildren(this.pool, sessionId);
   }
 }

@@ -218,7 +218,7 @@ describe('lease and fence', () => {
   it('draws tokens from lease_token_seq: a deleted and re-created session never gets an old token back', async () => {
     const id = sessionId('reborn');
     const first = await leasedSession(fx.store, id);
-    expect(await fx.store.deleteSession(id)).toEqual({ leaseToken: expect.any(Number) });
+    expect(await fx.store.deleteSession(id)).toEqual({ leaseToken: expect.any(Number), descendants: [] });
     await fx.store.acceptInput({ sessionId: id, kind: 'send', payload: { text: 'again' }, maxBytes: 1000 });
     expect((await sessionCounters(fx.pool, id))?.leaseToken).toBe(0);
     const second = await fx.store.acquireLease({ sessionId: id, owner: 'worker-b', ttlMs: 60_000 });

@@ -124,7 +124,7 @@ describe('sessions', () => {
     });
     expect(await countRows(fx.pool, 'messages', id)).toBe(1);
 
-    expect(await fx.store.deleteSession(id)).toEqual({ leaseToken: expect.any(Number) });
+    expect(await fx.store.deleteSession(id)).toEqual({ leaseToken: expect.any(Number), descendants: [] });
     expect(await fx.store.getSession(id)).toBeNull();
     for (const table of ['session_inputs', 'messages', 'usage_rounds']) {
       expect(await countRows(fx.pool, table, id)).toBe(0);

@@ -135,7 +135,7 @@ export function sessionScenarios(ctx: ContractContext): void {
         usageRounds: [usageRound(1, 0, 10)],
       });
 
-      expect(await ctx.store.deleteSession(id)).toEqual({ leaseToken: token });
+      expect(await ctx.store.deleteSession(id)).toEqual({ leaseToken: token, descendants: [] });
       expect(await ctx.store.getSession(id)).toBeNull();
       expect(await ctx.store.loadHistory(id, { includeCompacted: true })).toEqual([]);
       expect(await ctx.store.listInputs(id)).toEqual([]);
@@ -155,7 +155,7 @@ export function sessionScenarios(ctx: ContractContext): void {
     it('answers 0 as the lease token of a session that was never leased', async () => {
       const id = ctx.id('never-leased');
       await ctx.store.createSession({ id });
-      expect(await ctx.store.deleteSession(id)).toEqual({ leaseToken: 0 });
+      expect(await ctx.store.deleteSession(id)).toEqual({ leaseToken: 0, descendants: [] });
     });
   });
 }

@@ -93,7 +93,7 @@ export function fencingScenarios(ctx: ContractContext): void {
     // the whole store (Postgres: the `lease_token_seq` sequence), not from the session row.
     it('never reuses a token: a zombie of a deleted session is fenced out of the re-created one', async () => {
       const { id, token } = await running(ctx, 'reborn');
-      expect(await ctx.store.deleteSession(id)).toEqual({ leaseToken: expect.any(Number) });
+      expect(await ctx.store.deleteSession(id)).toEqual({ leaseToken: expect.any(Number), descendants: [] });
       await accept(ctx.store, id, { payload: { input: 'a new life' } });
       expect((await ctx.store.getSession(id))?.lease).toEqual({ owner: null, token: 0, expiresAt: null });
       const next = await ctx.store.acquireLease({ sessionId: id, owner: 'worker-b', ttlMs: 60_000 });
@@ -120,7 +120,7 @@ export function fencingScenarios(ctx: ContractContext): void {
 
     it('fences out the holder of a session deleted under it: lease.lost, nothing recreated', async () => {
       const { id, token } = await running(ctx, 'deleted');
-      expect(await ctx.store.deleteSession(id)).toEqual({ leaseToken: expect.any(Number) });
+      expect(await ctx.store.deleteSession(id)).toEqual({ leaseToken: expect.any(Number), descendants: [] });
       const fenced = { sessionId: id, leaseToken: token };
       await expectCode(ctx.store.commitStep({ ...fenced, messages: [{ inputSeq: 1, round: 0, message: user('x') }] }), 'lease.lost');
       await expectCode(ctx.store.claimNextInput(fenced), 'lease.lost');
