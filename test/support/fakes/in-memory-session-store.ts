@@ -1,4 +1,5 @@
 import { LeaseLostError, SessionExistsError, SessionNotFoundError, StateConflictError } from '../../../src/core/errors/index.js';
+import type { ChildResultPayload } from '../../../src/core/ports/children.js';
 import type { StoredMessage } from '../../../src/core/messages.js';
 import type * as Port from '../../../src/core/ports/session-store.js';
 import { assertSessionId } from '../../../src/fleet/session-id.js';
@@ -8,9 +9,12 @@ import { agentMismatch, agentNotFound } from '../../../src/store/agents/agent-re
 import { InMemoryAgentRegistry } from './in-memory-agent-registry.js';
 import { assertFlag, assertLeaseToken, assertSeq, assertText, assertTtlMs } from '../../../src/store/postgres/arguments.js';
 import { validateStep } from '../../../src/store/steps/commit-step-validation.js';
+import { assertAwaiting, CHILD_INPUT_ID_PREFIX, SPAWN_INPUT_ID, validateChildPayload, validateSpawn } from '../../../src/store/children/child-validation.js';
 import { resolveHistoryOptions } from '../../../src/store/history/history-options.js';
 import {
   assertInputId,
+  childStatus,
+  claimableInput,
   compareText,
   deliverSteered,
   emptySessionRecord,
@@ -84,8 +88,11 @@ export class InMemorySessionStore implements Port.SessionStore {
     const id = assertSessionId(sessionId);
     const data = this.#sessions.get(id);
     if (data === undefined) return null;
+    // The foreign keys cascade: the whole tree goes with it.
+    const descendants = this.#descendants(id).map((child) => ({ sessionId: child.record.id, leaseToken: child.record.lease.token }));
     this.#sessions.delete(id);
-    return { leaseToken: data.record.lease.token };
+    for (const child of descendants) this.#sessions.delete(child.sessionId);
+    return { leaseToken: data.record.lease.token, descendants };
   }
 
   async acceptInput(params: Port.AcceptInputParams): Promise<Port.AcceptedInput> {
@@ -112,6 +119,7 @@ export class InMemorySessionStore implements Port.SessionStore {
       attempts: 0,
       steeredInto: null,
       result: null,
+      awaiting: null,
       errorCode: null,
       errorMessage: null,
       originJobId: valid.originJobId,
@@ -170,16 +178,20 @@ export class InMemorySessionStore implements Port.SessionStore {
 
   async claimNextInput(params: Port.FencedParams): Promise<Port.ClaimedInput | null> {
     const data = this.#fenced(params, 'claimNextInput');
-    const input = data.inputs.find((entry) => entry.status === 'pending' || entry.status === 'running');
+    // A waiting input not ready holds its place: nothing is claimed, as from an empty inbox.
+    const input = claimableInput(data.record, data.inputs);
     if (input === undefined) return null;
     const at = this.#at();
     const resumed = input.status === 'running';
+    const woken = input.status === 'waiting';
     input.status = 'running';
-    input.attempts += 1;
+    // Waking a parked input starts its attempts again: the park was progress.
+    input.attempts = woken ? 1 : input.attempts + 1;
+    input.awaiting = null;
     input.startedAt ??= at;
     data.record.status = 'running';
     data.record.updatedAt = at;
-    return { input: clone(input), resumed, session: clone(data.record), ...pendingFlags(data.inputs) };
+    return { input: clone(input), resumed, woken, session: clone(data.record), ...pendingFlags(data.inputs) };
   }
 
   async acquireLeaseAndClaim(params: Port.AcquireLeaseParams): Promise<Port.LeaseAndClaim> {
@@ -190,7 +202,7 @@ export class InMemorySessionStore implements Port.SessionStore {
     // nothing is claimed (the drain claims after its repair), an open input left to the caller.
     const finishesOwed = data.finishesOwed && data.record.stats.inputs > 0;
     if (finishesOwed) {
-      const open = data.inputs.some((input) => input.status === 'pending' || input.status === 'running');
+      const open = claimableInput(data.record, data.inputs) !== undefined;
       return { ...lease, claimed: open ? undefined : null, finishesOwed };
     }
     const claimed = await this.claimNextInput({ sessionId: params.sessionId, leaseToken: lease.token });
@@ -310,6 +322,117 @@ export class InMemorySessionStore implements Port.SessionStore {
     return requested === null ? null : new Date(requested);
   }
 
+  async parkInput(params: Port.ParkInputParams): Promise<void> {
+    const fence = { sessionId: assertSessionId(params.sessionId), leaseToken: assertLeaseToken(params.leaseToken) };
+    const inputSeq = assertSeq(params.inputSeq, 'inputSeq');
+    const awaiting = assertAwaiting(params.awaiting);
+    const data = this.#fenced(fence, 'parkInput');
+    const input = data.inputs[inputSeq - 1];
+    if (input?.status !== 'running') {
+      throw new StateConflictError(`input ${inputSeq} of session ${fence.sessionId} is ${input?.status ?? 'missing'}, not running: it cannot wait for children`);
+    }
+    input.status = 'waiting';
+    input.awaiting = awaiting;
+    data.record.status = 'waiting_for_children';
+    data.record.updatedAt = this.#at();
+  }
+
+  async spawnChild(params: Port.SpawnChildParams): Promise<Port.SpawnChildResult> {
+    const spawn = validateSpawn(params);
+    this.#fenced({ sessionId: spawn.parentSessionId, leaseToken: spawn.leaseToken }, 'spawnChild');
+    if (this.#sessions.has(spawn.childSessionId)) return { kind: 'existing', childSessionId: spawn.childSessionId };
+    const siblings = [...this.#sessions.values()].filter(
+      (other) => other.record.parentSessionId === spawn.parentSessionId && other.record.spawn?.inputSeq === spawn.inputSeq,
+    ).length;
+    if (siblings >= spawn.maxChildrenPerInput) return { kind: 'refused', reason: 'too_many_children', limit: spawn.maxChildrenPerInput };
+    const child = this.#newSession(spawn.childSessionId, spawn.agent);
+    const at = child.record.createdAt;
+    Object.assign(child.record, {
+      parentSessionId: spawn.parentSessionId,
+      rootSessionId: spawn.rootSessionId,
+      depth: spawn.depth,
+      spawn: { inputSeq: spawn.inputSeq, toolCallId: spawn.toolCallId, wait: spawn.wait },
+      nextSeq: 1,
+    });
+    child.inputs.push(
+      newInput(spawn.childSessionId, 1, SPAWN_INPUT_ID, JSON.parse(spawn.payloadText) as Record<string, unknown>, at, { kind: 'send', mode: 'queue' }),
+    );
+    return { kind: 'created', childSessionId: spawn.childSessionId };
+  }
+
+  async deliverChildResult(childSessionId: string, payload: ChildResultPayload): Promise<Port.ChildDelivery | null> {
+    const id = assertSessionId(childSessionId);
+    const { wait, payloadText } = validateChildPayload(payload);
+    const child = this.#sessions.get(id)?.record;
+    if (child?.parentSessionId == null || child.spawn === null) return null;
+    const parent = this.#sessions.get(child.parentSessionId);
+    if (parent === undefined) return null;
+    const inputId = `${CHILD_INPUT_ID_PREFIX}${child.spawn.toolCallId}`;
+    if (parent.inputs.some((input) => input.inputId === inputId)) return null;
+    const host = parent.inputs[child.spawn.inputSeq - 1];
+    if (wait && host?.status !== 'running' && host?.status !== 'waiting') return null;
+    const at = this.#at();
+    const seq = parent.record.nextSeq + 1;
+    const row = newInput(parent.record.id, seq, inputId, JSON.parse(payloadText) as Record<string, unknown>, at, { kind: 'child', mode: wait ? 'queue' : 'steer' });
+    if (wait) Object.assign(row, { status: 'done', steeredInto: child.spawn.inputSeq, startedAt: at, finishedAt: at });
+    parent.inputs.push(row);
+    parent.record.nextSeq = seq;
+    parent.record.updatedAt = at;
+    return { parentSessionId: parent.record.id, seq };
+  }
+
+  async requestCancelTree(sessionId: string): Promise<Port.CancelledTree> {
+    const requestedAt = await this.requestCancel(sessionId);
+    const at = this.#at();
+    const descendants = this.#descendants(assertSessionId(sessionId));
+    for (const { record } of descendants) {
+      record.cancelRequestedAt ??= at;
+      record.cascadeCancelledAt ??= at;
+      record.updatedAt = at;
+    }
+    return { requestedAt, descendants: descendants.map((child) => child.record.id) };
+  }
+
+  async listChildren(sessionId: string): Promise<Port.ChildSessionRecord[]> {
+    const id = assertSessionId(sessionId);
+    const parent = this.#sessions.get(id);
+    // Spawn order: creation time, then the order they were created in (the database's clock never ties in practice).
+    const children = [...this.#sessions.values()].filter((data) => data.record.parentSessionId === id && data.record.spawn !== null);
+    children.sort((a, b) => a.record.createdAt.getTime() - b.record.createdAt.getTime());
+    return children.map(({ record, inputs }) => {
+      const spawn = record.spawn!;
+      const delivered = parent?.inputs.find((input) => input.inputId === `${CHILD_INPUT_ID_PREFIX}${spawn.toolCallId}`);
+      return {
+        sessionId: record.id,
+        agent: record.agent,
+        inputSeq: spawn.inputSeq,
+        toolCallId: spawn.toolCallId,
+        wait: spawn.wait,
+        depth: record.depth,
+        status: childStatus(record, inputs, delivered),
+        createdAt: new Date(record.createdAt),
+      };
+    });
+  }
+
+  /** The sessions below `sessionId` (children, theirs …), by id as the database orders them. */
+  #descendants(sessionId: string): SessionData[] {
+    const found = new Map<string, SessionData>();
+    let frontier = [sessionId];
+    while (frontier.length > 0) {
+      const parents = new Set(frontier);
+      frontier = [];
+      for (const data of this.#sessions.values()) {
+        const parent = data.record.parentSessionId;
+        if (parent !== null && parents.has(parent) && data.record.id !== sessionId && !found.has(data.record.id)) {
+          found.set(data.record.id, data);
+          frontier.push(data.record.id);
+        }
+      }
+    }
+    return [...found.values()].sort((a, b) => compareText(a.record.id, b.record.id));
+  }
+
   #at(): Date {
     return new Date(this.now());
   }
@@ -357,6 +480,36 @@ export class InMemorySessionStore implements Port.SessionStore {
       throw new StateConflictError(`input ${step.input.seq} is not running`);
     }
   }
+}
+
+/** A new `pending` inbox row, as an accept (or a spawn's first input, or a child result) inserts it. */
+function newInput(
+  sessionId: string,
+  seq: number,
+  inputId: string,
+  payload: Record<string, unknown>,
+  at: Date,
+  how: Pick<InputRecord, 'kind' | 'mode'>,
+): InputRecord {
+  return {
+    sessionId,
+    seq,
+    inputId,
+    kind: how.kind,
+    mode: how.mode,
+    payload,
+    status: 'pending',
+    attempts: 0,
+    steeredInto: null,
+    result: null,
+    awaiting: null,
+    errorCode: null,
+    errorMessage: null,
+    originJobId: null,
+    acceptedAt: at,
+    startedAt: null,
+    finishedAt: null,
+  };
 }
 
 /** `pendingInputs` and `pendingSteers` of the port: any input pending, and one that would change a run. */

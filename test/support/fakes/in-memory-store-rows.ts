@@ -50,6 +50,11 @@ export function emptySessionRecord(id: string, at: Date): SessionRecord {
     lease: { owner: null, token: 0, expiresAt: null },
     pending: null,
     cancelRequestedAt: null,
+    cascadeCancelledAt: null,
+    parentSessionId: null,
+    rootSessionId: id,
+    depth: 0,
+    spawn: null,
     stats: {
       inputs: 0,
       rounds: 0,
@@ -222,4 +227,37 @@ export function finishInput(
   }
   stats.firstInputAt ??= at;
   stats.lastInputAt = at;
+}
+
+/**
+ * Whether a `waiting` input may run again, as `waitingReadySql` decides: a cancel was asked for on its
+ * session, or every call it waits for has its `child:<toolCallId>` row in the inbox.
+ */
+export function waitingReady(record: SessionRecord, inputs: readonly InputRecord[], waiting: InputRecord): boolean {
+  if (record.cancelRequestedAt !== null) return true;
+  return (waiting.awaiting ?? []).every((id) => inputs.some((input) => input.inputId === `child:${id}`));
+}
+
+/**
+ * The input a claim would take, as the claim statements find it: the lowest open one (`pending`,
+ * `running` or `waiting`), unless it is a `waiting` one not ready — then none, as if the inbox were empty.
+ */
+export function claimableInput(record: SessionRecord, inputs: readonly InputRecord[]): InputRecord | undefined {
+  const open = inputs.find((input) => input.status === 'pending' || input.status === 'running' || input.status === 'waiting');
+  if (open === undefined || (open.status === 'waiting' && !waitingReady(record, inputs, open))) return undefined;
+  return open;
+}
+
+/**
+ * A session's child as `listChildren` reports it: the delivered result's status; else its first
+ * input's outcome once ended; else the child session's status (`idle` read as `pending`).
+ */
+export function childStatus(child: SessionRecord, childInputs: readonly InputRecord[], delivered: InputRecord | undefined): string {
+  const deliveredStatus = delivered?.payload['status'];
+  if (typeof deliveredStatus === 'string') return deliveredStatus;
+  const task = childInputs[0];
+  if (task !== undefined && (task.status === 'done' || task.status === 'failed' || task.status === 'cancelled')) {
+    return task.result?.status ?? (task.status === 'done' ? 'completed' : task.status);
+  }
+  return child.status === 'idle' ? 'pending' : child.status;
 }
