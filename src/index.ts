@@ -23,7 +23,7 @@ export { ResultTimeoutError } from './producer/result-timeout-error.js';
 export type { SessionAdmin } from './producer/session-admin.js';
 export type { ScheduledTimer, TimerAddData, TimerAdmin, TimerOptions } from './producer/timer-admin.js';
 export type { TimerRecord, TimerStatus } from './core/ports/timer-store.js';
-export type { InputCounts, SessionStatsReport } from './producer/session-stats.js';
+export type { ChildSummary, InputCounts, SessionStatsReport, SessionTree } from './producer/session-stats.js';
 export type { AgentWorker, RegisteredAgent } from './core/ports/agent-registry.js';
 export { cancelChannel, eventStreamKey, JOB, timerJobId, type JobName, type TimerJobData } from './fleet/fleet-keys.js';
 

@@ -73,6 +73,15 @@ export interface AgentDefinition {
   emptyResponseRetries?: number;
   /** Consecutive truncated replies answered with a notice before one is accepted. Default 2. */
   truncationNotices?: number;
+  /**
+   * The agents this one may start as child sessions with the `spawn_agent` tool (docs/child-sessions.md),
+   * by name; each must be defined in the same file. Default: none (no `spawn_agent`).
+   */
+  subagents?: string[];
+  /** How deep a tree of child sessions may grow below a session of this agent: 1–16, default 3. */
+  maxSpawnDepth?: number;
+  /** Child sessions one input may start: 1–64, default 8. */
+  maxChildrenPerInput?: number;
   /** Yours: kept with the definition, listed by `loopfleet agents`, part of the version. */
   metadata?: Record<string, unknown>;
 }
@@ -134,6 +143,9 @@ export const agentDefinitionSchema = z
     maxToolResultChars: z.number().int().min(100).optional(),
     emptyResponseRetries: z.number().int().nonnegative().max(100).optional(),
     truncationNotices: z.number().int().nonnegative().max(100).optional(),
+    subagents: z.array(z.string().regex(AGENT_NAME_RULE, 'must be an agent name')).max(64).refine((names) => new Set(names).size === names.length, 'names an agent twice').optional(),
+    maxSpawnDepth: z.number().int().min(1).max(16).optional(),
+    maxChildrenPerInput: z.number().int().min(1).max(64).optional(),
     metadata: z.record(z.string(), z.unknown()).optional(),
   })
   .strict();
@@ -157,13 +169,28 @@ export function checkAgentDefinitions(value: unknown, source: string): AgentDefi
     throw new ConfigInvalidError(`${source}: must be a non-empty array of agent definitions`, { details: { problems: ['not a non-empty array'] } });
   }
   const seen = new Map<string, number>();
-  return value.map((entry: unknown, index) => {
+  const definitions = value.map((entry: unknown, index) => {
     const definition = withSource(source, () => checkAgentDefinition(entry, index));
     const earlier = seen.get(definition.name);
     if (earlier !== undefined) throw new ConfigInvalidError(`${source}: agents #${earlier} and #${index} are both named "${definition.name}"`);
     seen.set(definition.name, index);
     return definition;
   });
+  checkSubagents(definitions, source);
+  return definitions;
+}
+
+/** Every `subagents` name is an agent of the same file: a child on an agent no worker serves would only fail. */
+function checkSubagents(definitions: readonly AgentDefinition[], source: string): void {
+  const names = new Set(definitions.map((definition) => definition.name));
+  for (const definition of definitions) {
+    const unknown = (definition.subagents ?? []).filter((name) => !names.has(name));
+    if (unknown.length > 0) {
+      throw new ConfigInvalidError(`${source}: agent "${definition.name}": subagents: ${unknown.map((name) => `"${name}"`).join(', ')} not defined in this file`, {
+        details: { agent: `agent "${definition.name}"`, problems: [`subagents: unknown agent(s) ${unknown.join(', ')}`] },
+      });
+    }
+  }
 }
 
 function checkAgentDefinition(entry: unknown, index: number): AgentDefinition {

@@ -121,6 +121,9 @@ function profileFields(definition: AgentDefinition): Partial<AgentProfile> {
     responseFormat: definition.responseFormat,
     toolConcurrency: definition.toolConcurrency,
     maxToolResultChars: definition.maxToolResultChars,
+    subagents: definition.subagents,
+    maxSpawnDepth: definition.maxSpawnDepth,
+    maxChildrenPerInput: definition.maxChildrenPerInput,
   };
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<AgentProfile>;
 }

@@ -37,6 +37,12 @@ export interface AgentProfile {
   toolConcurrency: number;
   /** Tool results longer than this are truncated with a notice. Default 50000. */
   maxToolResultChars: number;
+  /** The agents `spawn_agent` may start (docs/child-sessions.md); empty: the tool is not offered. */
+  subagents: readonly string[];
+  /** The deepest child a session of this agent may start: a root is depth 0. Default 3. */
+  maxSpawnDepth: number;
+  /** Child sessions one input may start. Default 8. */
+  maxChildrenPerInput: number;
 }
 
 export const DEFAULT_AGENT_PROFILE: AgentProfile = Object.freeze({
@@ -55,6 +61,9 @@ export const DEFAULT_AGENT_PROFILE: AgentProfile = Object.freeze({
   responseFormat: null,
   toolConcurrency: 4,
   maxToolResultChars: 50_000,
+  subagents: Object.freeze([]),
+  maxSpawnDepth: 3,
+  maxChildrenPerInput: 8,
 });
 
 /** Per-input overrides carried in the input's payload (`options`). */
@@ -91,6 +100,9 @@ const agentProfileSchema = z
     toolConcurrency: z.number().int().min(1).max(1024),
     // Room for some of the result besides the truncation notice (50 characters).
     maxToolResultChars: z.number().int().min(100),
+    subagents: z.array(z.string().min(1).max(64)).max(64),
+    maxSpawnDepth: z.number().int().min(1).max(16),
+    maxChildrenPerInput: z.number().int().min(1).max(64),
   })
   .strict();
 

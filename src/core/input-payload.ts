@@ -3,6 +3,7 @@ import { InputInvalidError } from './errors/index.js';
 import { messageContentSchema, type MessageContent } from './messages.js';
 import type { InputOverrides } from './agent-profile.js';
 import { responseFormatSchema } from './response-format-schema.js';
+import { RUN_OUTCOMES } from './session-types.js';
 
 /**
  * The payloads of the three input kinds, as stored in `session_inputs.payload`. Validated when an
@@ -62,19 +63,58 @@ export const timerPayloadSchema = z
   })
   .strict();
 
+const count = z.number().int().nonnegative();
+
+/** Token usage as a child's result carries it (its own `children` included, one level of nesting kept). */
+const usageSchema = z.object({
+  promptTokens: count,
+  completionTokens: count,
+  cachedTokens: count,
+  cacheWriteTokens: count,
+  reasoningTokens: count,
+  totalTokens: count,
+  llmCalls: count,
+  children: z
+    .object({ promptTokens: count, completionTokens: count, cachedTokens: count, cacheWriteTokens: count, reasoningTokens: count, totalTokens: count, llmCalls: count })
+    .optional(),
+});
+
+/**
+ * `child`: a child session's outcome, delivered by the fleet to its parent (never by a producer:
+ * `add` refuses the kind). See `ChildResultPayload` in `ports/children.ts`.
+ */
+export const childPayloadSchema = z
+  .object({
+    toolCallId: z.string().min(1).max(500),
+    childSessionId: z.string().min(1).max(128),
+    agent: z.string().min(1).max(64),
+    status: z.enum(RUN_OUTCOMES),
+    text: z.string(),
+    errorCode: z.string().nullable(),
+    usage: usageSchema,
+    wait: z.boolean(),
+  })
+  .strict();
+
 export type SendPayload = z.infer<typeof sendPayloadSchema>;
+export type ChildPayload = z.infer<typeof childPayloadSchema>;
 export type ResumePayload = z.infer<typeof resumePayloadSchema>;
 export type TimerPayload = z.infer<typeof timerPayloadSchema>;
 
 export type ParsedInput =
   | { kind: 'send'; payload: SendPayload }
   | { kind: 'resume'; payload: ResumePayload }
-  | { kind: 'timer'; payload: TimerPayload };
+  | { kind: 'timer'; payload: TimerPayload }
+  | { kind: 'child'; payload: ChildPayload };
+
+const PAYLOAD_SCHEMAS: Readonly<Record<string, z.ZodType | undefined>> = Object.freeze(
+  Object.assign(Object.create(null) as Record<string, z.ZodType>, { send: sendPayloadSchema, resume: resumePayloadSchema, timer: timerPayloadSchema, child: childPayloadSchema }),
+);
 
 /** Validates a payload for its kind; throws `input.invalid` naming the first problem. */
 export function parseInputPayload(kind: string, payload: unknown): ParsedInput {
-  const schema = kind === 'send' ? sendPayloadSchema : kind === 'resume' ? resumePayloadSchema : kind === 'timer' ? timerPayloadSchema : null;
-  if (schema === null) throw new InputInvalidError(`unknown input kind "${kind}" (expected send, resume or timer)`);
+  const schema = PAYLOAD_SCHEMAS[kind];
+  if (schema === undefined) throw new InputInvalidError(`unknown input kind "${kind}" (expected send, resume or timer)`);
   const parsed = schema.safeParse(payload);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -86,6 +126,16 @@ export function parseInputPayload(kind: string, payload: unknown): ParsedInput {
   return { kind, payload: parsed.data } as ParsedInput;
 }
 
+/**
+ * The user message a timer firing or a child's result becomes: wrapped, so the model can tell what
+ * it is and that no person wrote it.
+ */
+export function notificationText(parsed: Extract<ParsedInput, { kind: 'timer' | 'child' }>): string {
+  if (parsed.kind === 'timer') return `<timer id="${parsed.payload.timerId}" firing="${parsed.payload.fireCount}">\n${parsed.payload.note}\n</timer>`;
+  const { childSessionId, agent, status, text } = parsed.payload;
+  return `<subagent_result child="${childSessionId}" agent="${agent}" status="${status}">\n${text}\n</subagent_result>`;
+}
+
 /** The user-message content of a send payload. */
 export function sendContent(payload: SendPayload): { content: MessageContent; name?: string } {
   const input = payload.input;
@@ -94,5 +144,5 @@ export function sendContent(payload: SendPayload): { content: MessageContent; na
 }
 
 export function overridesOf(parsed: ParsedInput): InputOverrides {
-  return parsed.kind === 'timer' ? {} : (parsed.payload.options ?? {});
+  return parsed.kind === 'timer' || parsed.kind === 'child' ? {} : (parsed.payload.options ?? {});
 }

@@ -9,8 +9,12 @@ export type LifecycleEvent =
   | { type: 'input_accepted'; kind: InputKind; mode: InputMode; inputId: string }
   /** `agent`: the agent that runs it and its version (docs/agents.md). */
   | { type: 'input_started'; attempt: number; agent: AgentRef }
-  /** A takeover continues an input a lost worker was running: drop the lost attempt's partial deltas. */
-  | { type: 'input_resumed'; reason: 'worker_lost'; attempt: number; agent: AgentRef }
+  /**
+   * The input goes on: a takeover continues what a lost worker was running (`worker_lost`: drop the
+   * lost attempt's partial deltas), or the child sessions it waited for have answered, or it was
+   * cancelled while it waited (`children_answered`).
+   */
+  | { type: 'input_resumed'; reason: 'worker_lost' | 'children_answered'; attempt: number; agent: AgentRef }
   | ({ type: 'input_finished'; error: { code: string; message: string } | null; steeredInto?: number } & InputResult)
   /**
    * A durable timer fired: `delivered` as the input `inputSeq` (kind `timer`);

@@ -7,6 +7,7 @@ import type { InputRecord, SessionRecord } from '../core/session-types.js';
 import { EVENT_PUBLISHER_DEFAULTS } from '../events/event-publisher-options.js';
 import { eventDeletedKey, eventFinishedKey, eventSeqKey, eventStreamKey } from '../fleet/fleet-keys.js';
 import { attemptWithin } from '../fleet/settle-within.js';
+import { childSummaries, type ChildSummary } from './session-stats.js';
 
 /**
  * `queue.sessions`: explicit session management. Sessions are also created on the fly by the first
@@ -52,6 +53,16 @@ export class SessionAdmin {
   }
 
   /**
+   * The session's child sessions, started by its `spawn_agent` calls, in spawn order:
+   * `[{ sessionId, agent, toolCallId, status }]` (docs/child-sessions.md). Empty for a session with
+   * none, or none at all.
+   */
+  async children(sessionId: string): Promise<ChildSummary[]> {
+    const id = assertSessionId(sessionId);
+    return childSummaries(await this.deps.run(() => this.deps.store.listChildren(id)));
+  }
+
+  /**
    * Deletes the session with everything it owns in Postgres (inputs, messages, tool ledger, usage),
    * then its event stream (with its seq counter and its set of finished inputs, so a session created
    * again under the same id starts afresh). Returns false when there was no such session. A worker
@@ -68,9 +79,15 @@ export class SessionAdmin {
 
   async #delete(id: string): Promise<boolean> {
     const deleted = await this.deps.store.deleteSession(id);
+    // Its child sessions went with it (docs/child-sessions.md): their streams go too.
+    const sessions = [{ sessionId: id, leaseToken: deleted?.leaseToken ?? 0 }, ...(deleted?.descendants ?? [])];
     const { queueName } = this.deps;
-    const keys = [eventStreamKey(queueName, id), eventSeqKey(queueName, id), eventFinishedKey(queueName, id), eventDeletedKey(queueName, id)];
-    const removed = this.deps.redis.eval(REMOVE_STREAM_LUA, keys.length, ...keys, deleted?.leaseToken ?? 0, DELETION_FENCE_SECONDS);
+    const removed = Promise.all(
+      sessions.map(({ sessionId, leaseToken }) => {
+        const keys = [eventStreamKey(queueName, sessionId), eventSeqKey(queueName, sessionId), eventFinishedKey(queueName, sessionId), eventDeletedKey(queueName, sessionId)];
+        return this.deps.redis.eval(REMOVE_STREAM_LUA, keys.length, ...keys, leaseToken, DELETION_FENCE_SECONDS);
+      }),
+    );
     const attempt = await attemptWithin(removed, this.deps.redisTimeoutMs);
     if (!attempt.ok) this.deps.logger?.warn({ err: attempt.error, sessionId: id }, 'session deleted; its event stream was not, nor fenced (it will expire)');
     return deleted !== null;

@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { loadClientConfig } from '../config/index.js';
 import { InfrastructureError, InputInvalidError, SessionNotFoundError, StateConflictError } from '../core/errors/index.js';
 import type { StoredMessage } from '../core/messages.js';
-import type { LoadHistoryOptions } from '../core/ports/session-store.js';
+import type { CancelledTree, LoadHistoryOptions } from '../core/ports/session-store.js';
 import { guardedStoreCall } from '../core/ports/guard-store.js';
 import type { RegisteredAgent } from '../core/ports/agent-registry.js';
 import { whileLinked } from '../core/linked-signal.js';
@@ -12,6 +12,7 @@ import type { EventSubscription } from '../fleet/fleet-events.js';
 import { assertCursor, ONLY_NEW } from '../events/stream-id.js';
 import { resolveHistoryOptions } from '../store/history/history-options.js';
 import { acceptAndKick } from '../fleet/accept-input.js';
+import { kickSession } from '../fleet/kick.js';
 import { toAcceptRequest, type AddData, type AddKind, type AddOptions } from './add-request.js';
 import { cancelChannel } from '../fleet/fleet-keys.js';
 import { createInputHandle, type HandleBackend, type InputHandle } from './input-handle.js';
@@ -279,16 +280,27 @@ export class SessionQueue {
   }
 
   async #cancel(sessionId: string): Promise<boolean> {
+    let tree: CancelledTree;
     try {
-      await this.#conn.store.requestCancel(sessionId);
+      tree = await this.#conn.store.requestCancelTree(sessionId);
     } catch (error) {
       if (error instanceof SessionNotFoundError) return false;
       throw error;
     }
-    const sent = await attemptWithin(this.#conn.redis.publish(cancelChannel(this.queueName), sessionId), this.#options.redisTimeoutMs);
+    // The session and every child below it (docs/child-sessions.md): a running one stops at once.
+    const ids = [sessionId, ...tree.descendants];
+    const pipeline = this.#conn.redis.pipeline();
+    for (const id of ids) pipeline.publish(cancelChannel(this.queueName), id);
+    const sent = await attemptWithin(pipeline.exec(), this.#options.redisTimeoutMs);
     if (!sent.ok) {
       const message = `cancel of session ${sessionId} is recorded in Postgres, but the live signal could not be sent over Redis`;
       throw new InfrastructureError(sent.timedOut ? `${message} (timed out)` : message, { cause: sent.error, details: { sessionId } });
+    }
+    // A parent waiting for its children holds no worker: it is woken to end `cancelled`, and its
+    // children's pending inputs to end so too. A lost kick is the sweeper's (the flag is durable).
+    if (tree.descendants.length > 0) {
+      const kicked = await attemptWithin(Promise.all(ids.map((id) => kickSession(this.#conn.queue, id))), this.#options.redisTimeoutMs);
+      if (!kicked.ok) this.#options.logger?.warn({ err: kicked.error, sessionId }, 'cancel recorded; its sessions were not all kicked (the sweeper will)');
     }
     return true;
   }

@@ -6,7 +6,7 @@ import { ConfigInvalidError } from '../core/errors/index.js';
 import type { Llm } from '../core/ports/llm.js';
 import type { RetryPolicy } from '../core/retry/index.js';
 import type { AgentRef } from '../core/session-types.js';
-import { REQUEST_USER_INPUT, SCHEDULE_WAKEUP, ToolRegistry } from '../core/tools/index.js';
+import { REQUEST_USER_INPUT, SCHEDULE_WAKEUP, spawnAgentTool, ToolRegistry, type AnyToolDefinition } from '../core/tools/index.js';
 
 /** The tools every agent that lists none gets (`schedule_wakeup` only where the worker loaded it). */
 const BUILT_IN_TOOLS: readonly string[] = ['current_time', REQUEST_USER_INPUT, SCHEDULE_WAKEUP];
@@ -81,7 +81,9 @@ export class AgentCatalog {
 }
 
 function servedAgent(agent: ResolvedAgent, parts: CatalogParts): ServedAgent {
-  const own = ownTools(agent, parts.loaded);
+  const listed = ownTools(agent, parts.loaded);
+  // An agent with subagents is offered `spawn_agent`, naming exactly those (docs/child-sessions.md).
+  const own = agent.profile.subagents.length === 0 ? listed : listed.with(ToolRegistry.from([spawnAgentTool(agent.profile.subagents) as AnyToolDefinition]));
   checkMcpPrefixes(agent, own);
   const llm = parts.llm(agent);
   const live = parts.mcp;

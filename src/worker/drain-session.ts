@@ -5,6 +5,7 @@ import { failUnservedAgent, giveUpInput, UNSERVED_AGENT } from './give-up-input.
 import { keepLease } from './lease-keeper.js';
 import { linkedSignal } from '../core/linked-signal.js';
 import { republishLostFinishes } from './lost-finish-events.js';
+import { redeliverToParent } from './child-sessions.js';
 import { runClaimedInput } from './run-claimed-input.js';
 import { boundWhileStopping, StoppingWaitCutShortError } from './stopping-wait.js';
 import type { WorkerContext } from './worker-context.js';
@@ -116,8 +117,8 @@ async function drainWithLease(
       // and ends the drain, so no later input ends while this one's finish may be unpublished.
       finishes.owed = true;
       const agent = ctx.agents.forSession(claimed.session.agent);
-      if (claimed.input.attempts > ctx.settings.maxInputAttempts) await giveUpInput(ctx, sessionId, token, claimed.input, agent?.ref.name ?? UNSERVED_AGENT);
-      else if (agent === undefined) await failUnservedAgent(ctx, sessionId, token, claimed.input, claimed.session.agent);
+      if (claimed.input.attempts > ctx.settings.maxInputAttempts) await giveUpInput(ctx, sessionId, token, claimed.input, agent?.ref.name ?? UNSERVED_AGENT, claimed.session);
+      else if (agent === undefined) await failUnservedAgent(ctx, sessionId, token, claimed.input, claimed.session.agent, claimed.session);
       else if (!(await runClaimedInput(ctx, sessionId, token, claimed, agent, stop)).pendingInputs) next = null;
       finishes.owed = false;
     } catch (error) {
@@ -160,6 +161,7 @@ async function repairFinishEvents(ctx: WorkerContext, sessionId: string, leaseTo
   try {
     const nextSeq = claimed === undefined ? await lowestOpenSeq(ctx, sessionId) : (claimed?.input.seq ?? null);
     await republishLostFinishes(ctx, sessionId, leaseToken, nextSeq);
+    await redeliverToParent(ctx, sessionId, claimed?.session, nextSeq);
   } catch (error) {
     ctx.logger.warn({ err: error, sessionId }, 'checking for lost input_finished events failed; the drain retries before running anything');
     throw error;

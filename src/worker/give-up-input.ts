@@ -1,6 +1,7 @@
 import { AgentNotFoundError, InfrastructureError, type LoopfleetError } from '../core/errors/index.js';
 import { recordedUsage } from '../core/loop/recorded-progress.js';
-import type { InputRecord, InputResult } from '../core/session-types.js';
+import type { InputRecord, InputResult, SessionRecord } from '../core/session-types.js';
+import { deliverToParent } from './child-sessions.js';
 import { publishFinish, steeredBefore } from './run-claimed-input.js';
 import type { WorkerContext } from './worker-context.js';
 
@@ -15,12 +16,12 @@ import type { WorkerContext } from './worker-context.js';
  * it consumed, as they count a finished run. Fenced like every write;
  * `lease.lost` propagates to the drain.
  */
-export async function giveUpInput(ctx: WorkerContext, sessionId: string, leaseToken: number, input: InputRecord, agent: string): Promise<InputResult> {
+export async function giveUpInput(ctx: WorkerContext, sessionId: string, leaseToken: number, input: InputRecord, agent: string, session?: SessionRecord): Promise<InputResult> {
   const error = new InfrastructureError(
     `gave up on input ${input.seq}: started ${input.attempts - 1} time(s) without finishing (maxInputAttempts ${ctx.settings.maxInputAttempts}); a resume input runs its open tool calls again, abortPending closes them`,
   );
   ctx.logger.error({ sessionId, inputSeq: input.seq, attempts: input.attempts, code: error.code }, 'gave up on an input that never finished');
-  return failUnrun(ctx, sessionId, leaseToken, input, error, agent);
+  return failUnrun(ctx, sessionId, leaseToken, input, error, agent, session);
 }
 
 /**
@@ -28,17 +29,20 @@ export async function giveUpInput(ctx: WorkerContext, sessionId: string, leaseTo
  * deploys"): it fails `agent.not_found` at once, the way {@link giveUpInput} ends one, instead of
  * running on another agent's model and tools.
  */
-export async function failUnservedAgent(ctx: WorkerContext, sessionId: string, leaseToken: number, input: InputRecord, agent: string): Promise<InputResult> {
+export async function failUnservedAgent(ctx: WorkerContext, sessionId: string, leaseToken: number, input: InputRecord, agent: string, session?: SessionRecord): Promise<InputResult> {
   const error = new AgentNotFoundError(`this worker (${ctx.workerId}) does not serve agent "${agent}"; serve every agent on every worker of the fleet`, { details: { agent } });
   ctx.logger.error({ sessionId, inputSeq: input.seq, agent, code: error.code }, 'input of an agent this worker does not serve failed');
-  return failUnrun(ctx, sessionId, leaseToken, input, error, UNSERVED_AGENT);
+  return failUnrun(ctx, sessionId, leaseToken, input, error, UNSERVED_AGENT, session);
 }
 
 /** The metrics' `agent` label of an input whose agent this worker does not serve (any name would be unbounded). */
 export const UNSERVED_AGENT = 'unserved';
 
-/** Ends a claimed input `failed` with `error` without running it; see {@link giveUpInput}. */
-async function failUnrun(ctx: WorkerContext, sessionId: string, leaseToken: number, input: InputRecord, error: LoopfleetError, agent: string): Promise<InputResult> {
+/**
+ * Ends a claimed input `failed` with `error` without running it; see {@link giveUpInput}. With the
+ * `session` (as claimed), a child session's parent gets that outcome (docs/child-sessions.md).
+ */
+async function failUnrun(ctx: WorkerContext, sessionId: string, leaseToken: number, input: InputRecord, error: LoopfleetError, agent: string, session?: SessionRecord): Promise<InputResult> {
   // What its attempts consumed is its result, so the finish adds it to the session's stats and its
   // input_finished reports it. The rows change only under the fence (ours now), so this read is what
   // the commit below ends; that commit applies only while the input is running under our token, so a
@@ -50,6 +54,7 @@ async function failUnrun(ctx: WorkerContext, sessionId: string, leaseToken: numb
   const result: InputResult = { status: 'failed', finalText: '', rounds, toolCalls: 0, usage };
   await ctx.store.commitStep({ sessionId, leaseToken, input: { seq: input.seq, status: 'failed', result, errorCode: error.code, errorMessage: error.message } });
   ctx.metrics.inputFinished('failed', agent);
+  if (session !== undefined) await deliverToParent(ctx, session, result, { code: error.code, message: error.message });
   const finished = { type: 'input_finished' as const, ...result, error: { code: error.code, message: error.message } };
   await publishFinish(ctx, sessionId, leaseToken, input.seq, finished);
   // The inputs steered into it finished with it in that commit: each gets its event too (I6).

@@ -57,6 +57,15 @@ export async function republishLostFinishes(ctx: WorkerContext, sessionId: strin
 }
 
 /**
+ * The input that ended last before `nextSeq` (see {@link republishLostFinishes}), or null: what a
+ * child session's repair delivers to its parent again (`child-sessions.ts`).
+ */
+export async function lastEndedInput(ctx: WorkerContext, sessionId: string, nextSeq: number | null): Promise<InputRecord | null> {
+  const bound = nextSeq === null ? ((await ctx.store.getSession(sessionId))?.nextSeq ?? 0) : nextSeq - 1;
+  return (await lastEnded(ctx, sessionId, bound))?.host ?? null;
+}
+
+/**
  * The input with the highest seq up to `bound` that finished on its own (not steered), with every
  * input steered into it in seq order — also those past `bound`: a `steer` input joins the running
  * one ahead of queued inputs accepted before it. Reads the finished inputs after a point a few seqs

@@ -6,6 +6,7 @@ import { finishingCancel } from '../core/loop/run-outcomes.js';
 import { linkedSignal } from '../core/linked-signal.js';
 import { requestedDuringRun } from './cancel-registry.js';
 import { boundWhileStopping } from './stopping-wait.js';
+import { childrenPort, deliverToParent } from './child-sessions.js';
 import type { ServedAgent } from './agent-catalog.js';
 import type { WorkerContext } from './worker-context.js';
 
@@ -23,7 +24,7 @@ export async function runClaimedInput(
   agent: ServedAgent,
   stop: AbortSignal,
 ): Promise<RunOutcome> {
-  const { input, resumed, session } = claimed;
+  const { input, resumed, woken, session } = claimed;
   const cancel = new AbortController();
   let stopWatch = (): void => {};
   // Registered first: a pub/sub cancel reaches this run from here on (the message makes the registry
@@ -43,11 +44,14 @@ export async function runClaimedInput(
   try {
     // Queued, not awaited: the run's own events follow it in the same session queue (so in stream
     // order), and share its write. `input_finished` below is written after all of them.
-    const start: FleetEvent = resumed
-      ? { type: 'input_resumed', reason: 'worker_lost', attempt: input.attempts, agent: agent.ref }
-      : { type: 'input_started', attempt: input.attempts, agent: agent.ref };
+    const start: FleetEvent =
+      resumed || woken
+        ? { type: 'input_resumed', reason: woken ? 'children_answered' : 'worker_lost', attempt: input.attempts, agent: agent.ref }
+        : { type: 'input_started', attempt: input.attempts, agent: agent.ref };
     sink.emit(start);
     await applyDurableCancel(ctx, sessionId, leaseToken, session.cancelRequestedAt, input.startedAt, cancel);
+    // A child whose tree was cancelled: what was accepted before that ends `cancelled` as it starts.
+    if (session.cascadeCancelledAt !== null && input.acceptedAt <= session.cascadeCancelledAt) cancel.abort(finishingCancel('the parent session was cancelled'));
     stopWatch = watchDurableCancel(ctx, sessionId, input.startedAt, cancel);
     const outcome = await runInputOutcome(
       Object.assign({}, ctx.loop, {
@@ -56,6 +60,7 @@ export async function runClaimedInput(
         profile: agent.profile,
         retryPolicy: agent.retryPolicy,
         agent: agent.ref,
+        children: childrenPort(ctx),
         sink: {
           emit: (event: FleetEvent) => {
             if (event.type === 'steer_applied') steered.push(...event.inputSeqs);
@@ -64,17 +69,21 @@ export async function runClaimedInput(
           },
         },
       }),
-      { sessionId, leaseToken, input, resumed, session, pendingInputs: claimed.pendingInputs, pendingSteers: claimed.pendingSteers, signal: runSignal.signal },
+      { sessionId, leaseToken, input, resumed, woken, session, pendingInputs: claimed.pendingInputs, pendingSteers: claimed.pendingSteers, signal: runSignal.signal },
     );
     const { result, error } = outcome;
     ended = { status: result.status, at: performance.now() };
+    // Parked: the input waits for its children, unfinished; it is finished (and published) when it runs on.
+    if (outcome.parked) return outcome;
     ctx.metrics.inputFinished(result.status, agentName);
+    await deliverToParent(ctx, session, result, error);
     // Not after a flush: the session's queue writes the finish after every event queued before it,
     // so it shares the run's last write instead of costing a round trip (and a wake-up of each
     // subscriber) of its own.
     await publishFinish(ctx, sessionId, leaseToken, input.seq, { type: 'input_finished', ...result, error });
-    // A resumed run did not see the steering its dead predecessor applied: those inputs are in Postgres.
-    if (resumed) steered.unshift(...(await steeredBefore(ctx, sessionId, input.seq, steered)));
+    // A resumed run did not see the steering its dead predecessor applied, nor a woken one the child
+    // results delivered into it while it waited: those inputs are in Postgres.
+    if (resumed || woken) steered.unshift(...(await steeredBefore(ctx, sessionId, input.seq, steered)));
     for (const seq of steered) {
       ctx.metrics.inputFinished(result.status, agentName);
       await publishFinish(ctx, sessionId, leaseToken, seq, { type: 'input_finished', ...result, error, steeredInto: input.seq });

@@ -1,4 +1,5 @@
 import { contentText, type StoredMessage } from '../../core/messages.js';
+import { printChildHeader } from './child-header.js';
 import { SessionQueue } from '../../producer/session-queue.js';
 import { EXIT, type CliIo } from '../cli-io.js';
 import { parseCommandLine, parseIntegerOption } from '../command-line.js';
@@ -35,6 +36,7 @@ export async function historyCommand(args: string[], io: CliIo): Promise<number>
   const limit = values.limit === undefined ? Number.POSITIVE_INFINITY : parseIntegerOption('limit', values.limit, HISTORY_LIMIT);
   const queue = SessionQueue.fromEnv(io.env);
   try {
+    await printChildHeader(queue, sessionId, io);
     const print = (row: StoredMessage): void => io.stdout(`${values.json ? JSON.stringify(row) : formatMessage(row)}\n`);
     await forEachPage(queue, { sessionId, includeCompacted: values.all, afterSeq, limit }, (page) => page.forEach(print));
     return EXIT.ok;

@@ -22,6 +22,8 @@ export const FOLLOW_EXIT: Readonly<Record<RunOutcome, number>> = Object.freeze({
   budget_exceeded: 12,
   degraded: 13,
   cancelled: 14,
+  // Never an input's end (a parked input finishes later), so never an exit code; here for the type.
+  waiting_for_children: 15,
 });
 
 /** Exit code when Ctrl-C stops following (128 + SIGINT); the input itself keeps running. */

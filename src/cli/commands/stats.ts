@@ -59,12 +59,15 @@ function inputLine(input: InputRecord): InputLine {
 /** The report as a few lines, then `#<seq> <kind> <status> <agent@version | ->` per input. */
 export function formatStats(report: SessionStatsReport, runs: readonly InputLine[]): string {
   const { totals, inputs } = report;
-  const byStatus = (['pending', 'running', 'done', 'failed', 'cancelled'] as const).map((status) => `${status} ${inputs[status]}`).join(', ');
+  const byStatus = (['pending', 'running', 'waiting', 'done', 'failed', 'cancelled'] as const).map((status) => `${status} ${inputs[status]}`).join(', ');
+  const { tree } = report;
   const lines = [
     `session ${report.sessionId}  agent ${report.agent}  status ${report.status}`,
     `inputs ${inputs.total} (${byStatus})`,
     `rounds ${totals.rounds}  llm calls ${totals.llmCalls}  tool calls ${totals.toolCalls}`,
     `tokens ${totals.totalTokens} (prompt ${totals.promptTokens}, completion ${totals.completionTokens}, cache read ${totals.cachedTokens}, cache write ${totals.cacheWriteTokens}, reasoning ${totals.reasoningTokens})`,
+    ...(tree.parentSessionId === null ? [] : [`child of ${tree.parentSessionId}  depth ${tree.depth}  root ${tree.rootSessionId}`]),
+    ...(tree.children.length === 0 ? [] : [`children ${tree.children.length}`, ...tree.children.map((child) => `  ${child.sessionId} ${child.agent} ${child.status} (call ${child.toolCallId})`)]),
     ...runs.map((run) => `#${run.seq} ${run.kind} ${run.status} ${run.agent === null ? '-' : `${run.agent.name}@${run.agent.version}`}`),
   ];
   return `${lines.join('\n')}\n`;

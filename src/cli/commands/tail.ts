@@ -1,4 +1,5 @@
 import type { StreamItem } from '../../fleet/fleet-events.js';
+import { printChildHeader } from './child-header.js';
 import { isStreamId, ONLY_NEW } from '../../events/stream-id.js';
 import { SessionQueue } from '../../producer/session-queue.js';
 import { EXIT, type CliIo } from '../cli-io.js';
@@ -32,6 +33,7 @@ export async function tailCommand(args: string[], io: CliIo): Promise<number> {
   const onSignal = (): void => stop.abort();
   process.once('SIGINT', onSignal);
   try {
+    await printChildHeader(queue, sessionId, io);
     let lines = 0;
     for await (const item of queue.subscribe(sessionId, { after: values.after, signal: stop.signal })) {
       io.stdout(`${values.json ? JSON.stringify(item) : formatItem(item)}\n`);

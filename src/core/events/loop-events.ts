@@ -1,5 +1,5 @@
 import type { LlmUsage } from '../ports/llm.js';
-import type { RunOutcome } from '../session-types.js';
+import type { RunOutcome, Usage } from '../session-types.js';
 
 /**
  * The typed events of one run (power-loop's, in snake_case). Payload fields are camelCase. The
@@ -53,6 +53,10 @@ export type LoopEvent =
   | { type: 'tool_call_in_doubt'; name: string; toolCallId: string; policy: 'retry' | 'fail' }
   | { type: 'user_input_requested'; interactionId: string; toolCallId: string; prompt: string; options: string[] | null }
   | { type: 'steer_applied'; inputSeqs: number[]; roundIndex: number }
+  /** `spawn_agent` started a child session (docs/child-sessions.md); not repeated when a recovered call finds it. */
+  | { type: 'subagent_started'; childSessionId: string; agent: string; toolCallId: string; wait: boolean }
+  /** A child's result reached this input's call (`wait: true`) or this session (`wait: false`). */
+  | { type: 'subagent_finished'; childSessionId: string; toolCallId: string; status: RunOutcome; usage: Usage }
   | { type: 'status_changed'; kind: 'hit_round_limit'; maxRounds: number }
   | { type: 'status_changed'; kind: 'budget_exceeded'; budgetTokens: number; spentTokens: number; rounds: number }
   | { type: 'status_changed'; kind: 'auto_compact'; phase: 'started' | 'completed' | 'failed'; beforeTokens: number; afterTokens: number | null; error?: string }

@@ -57,6 +57,7 @@ export async function loadRunContext(deps: LoopDeps, params: RunParams): Promise
       truncationStreak: 0,
       structuredRetries: 0,
       startedCalls: new Set(),
+      spawned: false,
       inDoubt: new Map(openCalls.filter((call) => call.status === 'started').map((call): [string, ToolCallRecord] => [call.toolCallId, call])),
     },
     ...checked,

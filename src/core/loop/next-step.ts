@@ -43,7 +43,7 @@ export interface FinishOptions {
 /** The run is over: its input ends with `status`, and `text` is the result's final text. */
 export interface FinishStep extends FinishOptions {
   kind: 'finish';
-  status: Exclude<RunOutcome, 'waiting_for_input'>;
+  status: Exclude<RunOutcome, 'waiting_for_input' | 'waiting_for_children'>;
   text: string;
 }
 
@@ -51,13 +51,27 @@ export interface FinishStep extends FinishOptions {
  * The run stops until something outside it answers: a question to the user waits for its `submit`.
  * The input ends `waiting_for_input`; the session's pending state keeps what it waits for.
  */
-export interface WaitStep {
+export type WaitStep = InputWait | ChildrenWait;
+
+interface InputWait {
   kind: 'wait';
   reason: 'waiting_for_input';
   /** The reply that asked, as the result's final text. */
   text: string;
   /** Rounds to report; defaults to the rounds run. */
   rounds?: number;
+}
+
+/**
+ * The run parks until child sessions answer (docs/child-sessions.md): the input is not finished but
+ * `waiting`, with the `spawn_agent` calls it waits for; it runs on once their results are delivered.
+ */
+export interface ChildrenWait {
+  kind: 'wait';
+  reason: 'waiting_for_children';
+  /** The tool call ids whose child results the input waits for. */
+  awaiting: string[];
+  text: string;
 }
 
 /** A {@link WaitStep} for a question to the user. */

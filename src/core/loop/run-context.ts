@@ -2,6 +2,7 @@ import type { AgentProfile } from '../agent-profile.js';
 import type { LoopEvent } from '../events/loop-events.js';
 import type { HookRegistry, RunScope } from '../hooks/index.js';
 import type { ParsedInput } from '../input-payload.js';
+import type { ChildrenPort } from '../ports/children.js';
 import type { Clock } from '../ports/clock.js';
 import type { EventSink } from '../ports/event-sink.js';
 import type { Llm } from '../ports/llm.js';
@@ -25,6 +26,8 @@ export interface LoopDeps {
   retryPolicy: RetryPolicy;
   /** The agent this run serves, recorded in the input's result; absent outside a fleet. */
   agent?: AgentRef;
+  /** Starts child sessions for `spawn_agent` (docs/child-sessions.md); without it the tool is not run. */
+  children?: ChildrenPort;
   /** Called when the sink or a `session.end` hook throws; the run itself carries on. */
   onObserverError?: (error: unknown, event?: LoopEvent) => void;
   /** Randomness for retry jitter; injectable for tests. */
@@ -38,6 +41,8 @@ export interface RunParams {
   input: InputRecord;
   /** True when a previous holder died while running this input. */
   resumed: boolean;
+  /** The input waited for child sessions and was claimed again: their results are in (or a cancel came). */
+  woken?: boolean;
   /** The session as the claim left it; read from the store when absent. */
   session?: SessionRecord;
   /**

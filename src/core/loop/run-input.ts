@@ -37,13 +37,17 @@ export interface RunOutcome {
   error: { code: string; message: string } | null;
   /** Whether the session had pending inputs as the input finished: the drain claims again only then. */
   pendingInputs: boolean;
+  /** The input did not finish: it waits for child sessions (`waiting_for_children`), with nothing published. */
+  parked: boolean;
 }
 
 /** {@link runInput}, returning the {@link RunOutcome}. */
 export async function runInputOutcome(deps: LoopDeps, params: RunParams): Promise<RunOutcome> {
   const ctx = await loadRunContext(Object.assign({}, deps, { store: guardStore(deps.store) }), params);
   const result = await runLoaded(ctx, params);
-  return { result, error: ctx.stored.finishedError ?? null, pendingInputs: ctx.stored.pendingInputs };
+  // A parked input may be ready already (its children answered while it ran): the drain claims again.
+  if (result.status === 'waiting_for_children') return { result, error: null, pendingInputs: true, parked: true };
+  return { result, error: ctx.stored.finishedError ?? null, pendingInputs: ctx.stored.pendingInputs, parked: false };
 }
 
 /**

@@ -11,7 +11,7 @@ import { replyTurn, resetEmptyStreak } from './reply-turn.js';
 import { TRUNCATION_NOTICE } from './notices.js';
 import type { RunContext } from './run-context.js';
 import { ledgerWrite } from './pending-results.js';
-import { afterToolPhase, runToolPhase, startsWithAssistantStep } from './tool-phase.js';
+import { afterToolPhase, runToolPhase, startedWithAssistantStep } from './tool-phase.js';
 import { addUsage, usageRow } from './usage.js';
 
 /** Re-exported where it was first defined: the provider adapters' tests name it from here. */
@@ -36,7 +36,7 @@ export async function runRound(ctx: RunContext): Promise<NextStep> {
 async function toolTurn(ctx: RunContext, response: LlmResponse, calls: ToolCall[], attempts: number): Promise<NextStep> {
   const round = ctx.state.round;
   // The calls' `started` rows go with the message when nothing can come between (see the function).
-  const recordedStarted = startsWithAssistantStep(ctx, calls) ? calls : [];
+  const recordedStarted = startedWithAssistantStep(ctx, calls);
   await commitStep(ctx, {
     ...(recordedStarted.length > 0 ? { toolCalls: recordedStarted.map((call) => ledgerWrite(ctx, call, round, 'started')) } : {}),
     messages: [{ round, message: { role: 'assistant', content: response.text, toolCalls: calls } }],

@@ -29,6 +29,8 @@ export interface RunState {
    * run) may have taken effect, and its synthetic result says so instead of "skipped".
    */
   startedCalls: Set<string>;
+  /** This run started a child session or took a child's result: the finish sums the children's usage. */
+  spawned: boolean;
   /** Ledger rows a previous holder left `started`: calls whose outcome is in doubt (I5), until resolved. */
   inDoubt: Map<string, ToolCallRecord>;
 }

@@ -1,5 +1,5 @@
 import { InputInvalidError, SessionPendingError } from '../errors/index.js';
-import { sendContent } from '../input-payload.js';
+import { notificationText, sendContent } from '../input-payload.js';
 import type { UserMessage } from '../messages.js';
 import type { PendingState } from '../pending-state.js';
 import { closeOpenCalls } from './close-open-calls.js';
@@ -8,6 +8,7 @@ import { CONTINUE, waitForInput, type NextStep } from './next-step.js';
 import { narrowPending, toolResultMessage, unresolvedCalls } from './pending-results.js';
 import { rejectedEnd } from './run-outcomes.js';
 import type { RunContext } from './run-context.js';
+import { announceChildResult } from './spawn-children.js';
 
 /**
  * Checks the input and, for a `resume`, applies it: it answers a question (`submit`) or closes every
@@ -51,11 +52,9 @@ export async function appendInputMessage(ctx: RunContext): Promise<void> {
   if (parsed.kind === 'resume') return;
   const seq = ctx.params.input.seq;
   if (ctx.stored.window.some((row) => row.inputSeq === seq && row.round === null)) return;
-  const message: UserMessage =
-    parsed.kind === 'send'
-      ? { role: 'user', ...sendContent(parsed.payload) }
-      : { role: 'user', content: `<timer id="${parsed.payload.timerId}" firing="${parsed.payload.fireCount}">\n${parsed.payload.note}\n</timer>` };
+  const message: UserMessage = parsed.kind === 'send' ? { role: 'user', ...sendContent(parsed.payload) } : { role: 'user', content: notificationText(parsed) };
   await deferMessages(ctx, [{ round: null, message }]);
+  announceChildResult(ctx, parsed);
 }
 
 async function startResume(ctx: RunContext, started: boolean): Promise<NextStep> {

@@ -1,15 +1,16 @@
 import { InternalError } from '../errors/index.js';
 import { contentText, type ImagePart, type Message } from '../messages.js';
-import { parseInputPayload, sendContent } from '../input-payload.js';
+import { notificationText, parseInputPayload, sendContent } from '../input-payload.js';
 import type { InputRecord } from '../session-types.js';
 import { commitStep } from './commit-step.js';
 import type { StepMessageInput } from './step-input.js';
 import { emit } from './emit.js';
+import { announceChildResult } from './spawn-children.js';
 import type { RunContext } from './run-context.js';
 
 /** What waits to change the running input. */
 export interface SteeringCheck {
-  /** Inputs that arrived in `steer` mode (or timer firings) and wait to join this run. */
+  /** Inputs that arrived in `steer` mode (or timer firings, or a `wait: false` child's result) and wait to join this run. */
   steerable: InputRecord[];
   /** An `interrupt` input is waiting: the run stops at this safe point. */
   interrupt: boolean;
@@ -29,7 +30,7 @@ export async function checkSteering(ctx: RunContext, options: { fresh?: boolean 
   return {
     // A `resume` (an answer, abortPending) is never folded into a run as text: in `steer` mode it
     // runs as its own input after this one, as a queued one would.
-    steerable: later.filter((input) => (input.mode === 'steer' && input.kind === 'send') || input.kind === 'timer'),
+    steerable: later.filter((input) => (input.mode === 'steer' && input.kind === 'send') || input.kind === 'timer' || input.kind === 'child'),
     interrupt: later.some((input) => input.mode === 'interrupt'),
   };
 }
@@ -43,6 +44,7 @@ export async function applySteering(ctx: RunContext, steerable: InputRecord[], r
   const messages: StepMessageInput[] = steerable.map((input) => ({ round, message: steerMessage(input) }));
   await commitStep(ctx, { messages, steer: { seqs: steerable.map((input) => input.seq) } });
   emit(ctx, { type: 'steer_applied', inputSeqs: steerable.map((input) => input.seq), roundIndex: round });
+  for (const input of steerable) if (input.kind === 'child') announceChildResult(ctx, parseInputPayload(input.kind, input.payload));
   return steerable.length;
 }
 
@@ -52,9 +54,7 @@ export async function applySteering(ctx: RunContext, steerable: InputRecord[], r
  */
 function steerMessage(input: InputRecord): Message {
   const parsed = parseInputPayload(input.kind, input.payload);
-  if (parsed.kind === 'timer') {
-    return { role: 'user', content: `<timer id="${parsed.payload.timerId}" firing="${parsed.payload.fireCount}">\n${parsed.payload.note}\n</timer>` };
-  }
+  if (parsed.kind === 'timer' || parsed.kind === 'child') return { role: 'user', content: notificationText(parsed) };
   if (parsed.kind !== 'send') throw new InternalError(`input ${input.seq} (${input.kind}) cannot steer a run`);
   const { content, name } = sendContent(parsed.payload);
   const text = `<follow_up>\n${contentText(content)}\n</follow_up>`;

@@ -10,9 +10,13 @@ import { hookScope, type RunContext } from './run-context.js';
 import { askUser } from './ask-user.js';
 import { cancelledSkipContent, isFinishingCancel } from './run-outcomes.js';
 import { waitForInput, type EndStep } from './next-step.js';
+import { collectChildResults, spawnCalls, startChildren } from './spawn-children.js';
 
-/** How a tool phase ended: every call answered, a question waiting for the user, or a hook's break. */
-export type ToolPhaseResult = { kind: 'done' } | { kind: 'waiting' } | { kind: 'break'; reason: string };
+/**
+ * How a tool phase ended: every call answered, a question waiting for the user, calls waiting for
+ * child sessions, or a hook's break.
+ */
+export type ToolPhaseResult = { kind: 'done' } | { kind: 'waiting' } | { kind: 'children'; awaiting: string[] } | { kind: 'break'; reason: string };
 
 const IN_DOUBT_FAIL =
   'Error: this tool call was interrupted by a worker failure and its outcome is unknown. It may or may not have taken effect; check before repeating it.';
@@ -46,17 +50,24 @@ export async function runToolPhase(
     const batch = Object.assign(hookScope(ctx), { roundIndex: round, toolCalls: calls, output: '[skipped by batch hook]' });
     if ((await hooks.run('tools.batch.before', batch)) === 'skip') return closeAll(ctx, calls, batch.output, round, { kind: 'done' });
   }
-  const result = await executeCalls(ctx, calls, round, recordedStarted);
+  // Children start first, so they run while the other calls do; their results are read after.
+  const spawns = spawnCalls(ctx, calls);
+  const started = await startChildren(ctx, spawns, round);
+  const result = await executeCalls(ctx, spawns.length === 0 ? calls : calls.filter((call) => !spawns.includes(call)), round, recordedStarted);
   if (hooks.handles('tools.batch.after')) await hooks.run('tools.batch.after', Object.assign(hookScope(ctx), { roundIndex: round, toolCalls: calls }));
+  const waiting = await collectChildResults(ctx, started, round);
+  if (waiting.length > 0) return { kind: 'children', awaiting: waiting.map((call) => call.id) };
   return result;
 }
 
 /**
  * How the run ends after a tool phase that did not answer every call: a waiting question ends it
- * `waiting_for_input`, a hook's break `completed`; `text` is the reply that asked for the calls.
+ * `waiting_for_input`, calls waiting for children park it, a hook's break ends it `completed`;
+ * `text` is the reply that asked for the calls.
  */
 export function afterToolPhase(phase: Exclude<ToolPhaseResult, { kind: 'done' }>, text: string, rounds?: number): EndStep {
   if (phase.kind === 'waiting') return waitForInput(text, rounds);
+  if (phase.kind === 'children') return { kind: 'wait', reason: 'waiting_for_children', awaiting: phase.awaiting, text };
   return rounds === undefined ? { kind: 'finish', status: 'completed', text, reason: phase.reason } : { kind: 'finish', status: 'completed', text, reason: phase.reason, rounds };
 }
 
@@ -79,6 +90,17 @@ export function startsWithAssistantStep(ctx: RunContext, calls: readonly ToolCal
   const { hooks } = ctx.deps;
   if (hooks.handles('round.decide') || hooks.handles('tools.batch.before') || hooks.handles('tool.before')) return false;
   return calls.every((call) => call.name !== REQUEST_USER_INPUT && ctx.tools.get(call.name)?.policy === 'retry');
+}
+
+/**
+ * The calls whose `started` rows go with the assistant message (see {@link startsWithAssistantStep}):
+ * all but `spawn_agent` calls, which the loop runs itself and which get their ledger row with their
+ * result — their child is found again by its id, so they are never in doubt.
+ */
+export function startedWithAssistantStep(ctx: RunContext, calls: readonly ToolCall[]): ToolCall[] {
+  const spawns = spawnCalls(ctx, calls);
+  const others = spawns.length === 0 ? calls : calls.filter((call) => !spawns.includes(call));
+  return startsWithAssistantStep(ctx, others) ? [...others] : [];
 }
 
 /**

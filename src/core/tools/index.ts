@@ -32,3 +32,4 @@ export { planToolBatch, type ToolBatchSegment } from './plan-tool-batch.js';
 export { DEFAULT_TOOL_CONCURRENCY, runToolBatch, type RunToolBatchOptions } from './run-tool-batch.js';
 export { SCHEDULE_WAKEUP, scheduleWakeupTool, type ScheduleWakeupArgs } from './schedule-wakeup-tool.js';
 export { REQUEST_USER_INPUT, currentTimeTool, requestUserInputTool, type CurrentTime, type RequestUserInputArgs } from './builtin-tools.js';
+export { SPAWN_AGENT, MAX_TASK_CHARS, spawnAgentTool, type SpawnAgentArgs } from './spawn-agent-tool.js';

@@ -17,7 +17,7 @@ export const INPUT_COLUMNS = `session_id AS "sessionId", seq, input_id AS "input
 
 const count = z.number().int().nonnegative();
 
-const usageSchema = z.object({
+const ownUsageSchema = z.object({
   promptTokens: count,
   completionTokens: count,
   cachedTokens: count,
@@ -27,6 +27,9 @@ const usageSchema = z.object({
   totalTokens: count,
   llmCalls: count,
 });
+
+/** An input's usage, with what its child sessions spent under `children` (docs/child-sessions.md). */
+const usageSchema = ownUsageSchema.extend({ children: ownUsageSchema.optional() });
 
 /** The shape of a run result; the producer extends it to check `input_finished` events. */
 export const inputResultObjectSchema = z.object({

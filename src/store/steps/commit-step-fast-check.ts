@@ -44,7 +44,9 @@ const USAGE_ROUND_COUNTS = ['llmCalls', 'promptTokens', 'completionTokens', 'cac
 const TRANSITION_KEYS = keys('seq', 'status', 'result', 'errorCode', 'errorMessage');
 const RESULT_KEYS = keys('status', 'finalText', 'rounds', 'toolCalls', 'usage', 'output', 'steeredInto', 'agent');
 const AGENT_KEYS = keys('name', 'version');
-const USAGE_KEYS = keys('promptTokens', 'completionTokens', 'cachedTokens', 'cacheWriteTokens', 'reasoningTokens', 'totalTokens', 'llmCalls');
+const CHILD_USAGE_KEYS = keys('promptTokens', 'completionTokens', 'cachedTokens', 'cacheWriteTokens', 'reasoningTokens', 'totalTokens', 'llmCalls');
+/** A result's usage: its own counts, and its children's under `children`. */
+const USAGE_KEYS = keys('promptTokens', 'completionTokens', 'cachedTokens', 'cacheWriteTokens', 'reasoningTokens', 'totalTokens', 'llmCalls', 'children');
 
 const MESSAGE_KIND_SET: ReadonlySet<unknown> = new Set(MESSAGE_KINDS);
 const TOOL_CALL_STATUS_SET: ReadonlySet<unknown> = new Set(TOOL_CALL_STATUSES);
@@ -197,11 +199,15 @@ function isResult(result: unknown): boolean {
     typeof result['finalText'] === 'string' &&
     isCount(result['rounds']) &&
     isCount(result['toolCalls']) &&
-    fields(usage, USAGE_KEYS) &&
-    USAGE_ROUND_COUNTS.every((name) => isCount(usage[name])) &&
+    isUsage(usage, USAGE_KEYS) &&
+    (usage.children === undefined || isUsage(usage.children, CHILD_USAGE_KEYS)) &&
     (result['steeredInto'] === undefined || isSeq(result['steeredInto'])) &&
     (result['agent'] === undefined || isAgentRef(result['agent']))
   );
+}
+
+function isUsage(usage: unknown, allowed: ReadonlySet<string>): usage is Fields {
+  return fields(usage, allowed) && USAGE_ROUND_COUNTS.every((name) => isCount(usage[name]));
 }
 
 function isAgentRef(agent: unknown): boolean {

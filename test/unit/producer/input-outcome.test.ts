@@ -18,6 +18,7 @@ function record(fields: Partial<InputRecord>): InputRecord {
     attempts: 0,
     steeredInto: null,
     result: null,
+    awaiting: null,
     errorCode: null,
     errorMessage: null,
     originJobId: null,

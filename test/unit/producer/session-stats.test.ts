@@ -30,9 +30,9 @@ describe('readSessionStats', () => {
 
     const { store, calls } = counting(inner);
     const report = await readSessionStats(store, 's1');
-    expect(report.inputs).toEqual({ pending: 2_343, running: 1, done: 0, failed: 1, cancelled: 0, total: 2_345 });
+    expect(report.inputs).toEqual({ pending: 2_343, running: 1, waiting: 0, done: 0, failed: 1, cancelled: 0, total: 2_345 });
     expect(report).toMatchObject({ sessionId: 's1', status: 'running', totals: { inputs: 1 } });
-    expect(Object.fromEntries(calls)).toEqual({ getSession: 1, countInputs: 1 });
+    expect(Object.fromEntries(calls)).toEqual({ getSession: 1, countInputs: 1, listChildren: 1 });
   });
 
   it('refuses a session that does not exist with session.not_found', async () => {

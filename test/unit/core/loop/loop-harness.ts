@@ -1,4 +1,5 @@
 import { InfrastructureError } from '../../../../src/core/errors/index.js';
+import type { ChildrenPort } from '../../../../src/core/ports/children.js';
 import { expect } from 'vitest';
 import { resolveAgentProfile, type AgentProfile } from '../../../../src/core/agent-profile.js';
 import { protocolViolations } from '../../../../src/core/history/index.js';
@@ -38,6 +39,8 @@ export interface HarnessOptions {
   store?: SessionStore;
   sessionId?: string;
   clock?: Clock;
+  /** Starts child sessions for `spawn_agent`; without it the tool is not run by the loop. */
+  children?: ChildrenPort;
 }
 
 /** Everything a loop test needs: ports wired to fakes, and helpers to add and run inputs. */
@@ -64,6 +67,7 @@ export class LoopHarness {
       onObserverError: (error) => this.observerErrors.push(error),
       random: () => 0.5,
     };
+    if (options.children !== undefined) this.deps.children = options.children;
   }
 
   async add(kind: InputKind, payload: Record<string, unknown>, mode: InputMode = 'queue', inputId?: string): Promise<number> {
@@ -82,8 +86,8 @@ export class LoopHarness {
     try {
       const claimed = await this.store.claimNextInput({ sessionId: this.sessionId, leaseToken: lease.token });
       if (claimed === null) return null;
-      const { input, resumed, pendingInputs, pendingSteers } = claimed;
-      return await runInput(this.deps, { sessionId: this.sessionId, leaseToken: lease.token, input, resumed, pendingInputs, pendingSteers, signal });
+      const { input, resumed, woken, pendingInputs, pendingSteers } = claimed;
+      return await runInput(this.deps, { sessionId: this.sessionId, leaseToken: lease.token, input, resumed, woken, pendingInputs, pendingSteers, signal });
     } finally {
       await this.store.releaseLease({ sessionId: this.sessionId, token: lease.token });
     }
