@@ -7,7 +7,8 @@ import { expect } from 'vitest';
 import type { Message } from '../../src/core/messages.js';
 import type { PendingState } from '../../src/core/pending-state.js';
 import type { AgentRegistration, AgentRegistry } from '../../src/core/ports/agent-registry.js';
-import type { AcceptInputParams, SessionStore, ToolCallWrite, UsageRoundWrite } from '../../src/core/ports/session-store.js';
+import type { ChildResultPayload } from '../../src/core/ports/children.js';
+import type { AcceptInputParams, SessionStore, SpawnChildParams, ToolCallWrite, UsageRoundWrite } from '../../src/core/ports/session-store.js';
 import type { InputResult } from '../../src/core/session-types.js';
 
 /** What a contract factory hands over: the store under test, its clock if it has one, and a closer. */
@@ -155,4 +156,37 @@ export async function pollUntil<T>(attempt: () => Promise<T | undefined>, timeou
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/** A spawn of a child of `parent`'s input `inputSeq` for the call `toolCallId`, the child id derived from both. */
+export function spawnRequest(parent: { id: string; token: number }, toolCallId: string, overrides: Partial<SpawnChildParams> = {}): SpawnChildParams {
+  return {
+    parentSessionId: parent.id,
+    leaseToken: parent.token,
+    inputSeq: 1,
+    toolCallId,
+    childSessionId: `${parent.id}:sub:${toolCallId}`,
+    agent: 'default',
+    task: `do ${toolCallId}`,
+    wait: true,
+    rootSessionId: parent.id,
+    depth: 1,
+    maxChildrenPerInput: 10,
+    ...overrides,
+  };
+}
+
+/** A child's outcome as the worker delivers it. */
+export function childPayload(childSessionId: string, toolCallId: string, overrides: Partial<ChildResultPayload> = {}): ChildResultPayload {
+  return {
+    toolCallId,
+    childSessionId,
+    agent: 'default',
+    status: 'completed',
+    text: `result of ${toolCallId}`,
+    errorCode: null,
+    usage: runResult().usage,
+    wait: true,
+    ...overrides,
+  };
 }

@@ -14,6 +14,9 @@ import type { SessionStore } from '../../src/core/ports/session-store.js';
 import { sessionIds, type ContractContext, type OpenedStore, type StoreFactory } from './contract-helpers.js';
 import { acceptInputScenarios } from './scenarios/client/accept-input.js';
 import { agentChoiceScenarios } from './scenarios/client/agent-choice.js';
+import { childSessionScenarios } from './scenarios/client/children.js';
+import { childScenarios } from './scenarios/fleet/children.js';
+import { parkScenarios } from './scenarios/loop/park.js';
 import { registryScenarios } from './scenarios/registry/agents.js';
 import { claimScenarios } from './scenarios/fleet/claim.js';
 import { compactionScenarios } from './scenarios/loop/compaction.js';
@@ -67,12 +70,14 @@ export function sessionStoreContract(name: string, factory: StoreFactory): void 
       agentChoiceScenarios(ctx);
       queryScenarios(ctx);
       historyPageScenarios(ctx);
+      childSessionScenarios(ctx);
     });
     describe('fleet port', () => {
       leaseScenarios(ctx);
       fencingScenarios(ctx);
       claimScenarios(ctx);
       drainStartScenarios(ctx);
+      childScenarios(ctx);
     });
     describe('agent registry', () => {
       registryScenarios(ctx);
@@ -84,6 +89,7 @@ export function sessionStoreContract(name: string, factory: StoreFactory): void 
       steerScenarios(ctx);
       finishScenarios(ctx);
       pendingInputScenarios(ctx);
+      parkScenarios(ctx);
     });
   });
 }

@@ -9,8 +9,9 @@
  * `session_inputs_input_id_uq`, one lookup per awaited call; the session through its primary key.
  */
 export function waitingReadySql(input: string, sessionId: string): string {
-  return `(EXISTS (SELECT 1 FROM sessions AS ready_s
-                  WHERE ready_s.id = ${sessionId} AND ready_s.cancel_requested_at IS NOT NULL)
+  // A scalar subquery, not EXISTS: the planner turns an EXISTS into a hashed scan of every session
+  // with a cancel flag; this is one primary-key lookup.
+  return `((SELECT ready_s.cancel_requested_at FROM sessions AS ready_s WHERE ready_s.id = ${sessionId}) IS NOT NULL
         OR NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(coalesce(${input}.awaiting, '[]'::jsonb)) AS awaited(id)
                         WHERE NOT EXISTS (SELECT 1 FROM session_inputs AS delivered
                                            WHERE delivered.session_id = ${sessionId}

@@ -132,6 +132,54 @@ describe('sessions', () => {
     expect(await fx.store.deleteSession(id)).toBeNull();
   });
 
+  it('deletes a tree: every descendant with everything it owns (inputs, messages, timers), and nothing else', async () => {
+    const root = sessionId('tree');
+    const rootToken = await leasedSession(fx.store, root);
+    await fx.store.acceptInput({ sessionId: root, kind: 'send', payload: { text: 'hi' }, maxBytes: 1000 });
+    await fx.store.claimNextInput({ sessionId: root, leaseToken: rootToken });
+    const spawn = (parent: string, token: number, call: string, depth: number) =>
+      fx.store.spawnChild({
+        parentSessionId: parent,
+        leaseToken: token,
+        inputSeq: 1,
+        toolCallId: call,
+        childSessionId: `${parent}:sub:${call}`,
+        agent: 'default',
+        task: 'work',
+        wait: true,
+        rootSessionId: root,
+        depth,
+        maxChildrenPerInput: 5,
+      });
+    await spawn(root, rootToken, 'call_a', 1);
+    const child = `${root}:sub:call_a`;
+    const childLease = await fx.store.acquireLease({ sessionId: child, owner: 'worker-b', ttlMs: 60_000 });
+    if (!childLease.acquired) throw new Error('expected the child lease');
+    const childToken = childLease.token;
+    await fx.store.claimNextInput({ sessionId: child, leaseToken: childToken });
+    await fx.store.commitStep({ sessionId: child, leaseToken: childToken, messages: [{ inputSeq: 1, round: 0, message: user('work') }] });
+    await spawn(child, childToken, 'call_g', 2);
+    const grandchild = `${child}:sub:call_g`;
+    for (const id of [child, grandchild]) {
+      await fx.pool.query(`INSERT INTO timers (session_id, timer_id, due_at) VALUES ($1, 't1', now() + interval '1 hour')`, [id]);
+    }
+    const bystander = sessionId('tree-bystander');
+    await fx.store.createSession({ id: bystander });
+
+    const deleted = await fx.store.deleteSession(root);
+    expect(deleted).toEqual({
+      leaseToken: rootToken,
+      descendants: [
+        { sessionId: child, leaseToken: childToken },
+        { sessionId: grandchild, leaseToken: 0 },
+      ],
+    });
+    for (const id of [root, child, grandchild]) {
+      for (const table of ['sessions', 'session_inputs', 'messages', 'timers']) expect(await countRows(fx.pool, table, id)).toBe(0);
+    }
+    expect(await countRows(fx.pool, 'sessions', bystander)).toBe(1);
+  });
+
   it('records a cancel request once and lets only the lease holder clear it', async () => {
     const id = sessionId('cancel');
     const token = await leasedSession(fx.store, id);
