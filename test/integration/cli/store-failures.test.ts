@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runCliInProcess } from '../../support/run-cli-process.js';
+import pg from 'pg';
 import { InfrastructureError } from '../../../src/core/errors/index.js';
+import { guardedStoreCall } from '../../../src/core/ports/guard-store.js';
+import { PostgresSessionStore } from '../../../src/store/postgres-session-store.js';
 import { createLogger } from '../../../src/observability/logger.js';
 import { SessionQueue } from '../../../src/producer/session-queue.js';
 import { createTestDatabase, uniqueName, type TestDatabase } from '../../support/test-database.js';
@@ -27,8 +30,9 @@ describe('store failures seen by a client', () => {
   });
 
   it.each([
-    [['cancel', 's1'], 'requestCancel'],
-    [['history', 's1'], 'loadHistory'],
+    [['cancel', 's1'], 'requestCancelTree'],
+    // `history` reads the session first (to say whose child it is, for a child session).
+    [['history', 's1'], 'getSession'],
     [['send', 's1', 'a private message'], 'acceptInput'],
   ])('%j exits 1 with [system.infrastructure] and the cause, never the SQL or the input', async (argv, operation) => {
     const run = await cli(...argv);
@@ -58,15 +62,18 @@ describe('store failures seen by a client', () => {
         expect(logged(created, redact)).toMatch(/relation \\"\w+\\" does not exist/);
         expect(logged(created, redact)).not.toContain(prompt);
       }
-      // Built by drizzle: its "Failed query" text names the SQL, and its parameters are content.
-      const cancelled = await queue.cancel('secret-session-7').then(
+      // Built by drizzle (a store call the client no longer makes, taken as the store's own caller
+      // would): its "Failed query" text names the SQL, and its parameters are content.
+      const pool = new pg.Pool({ connectionString: database.url, max: 1 });
+      const read = await guardedStoreCall('requestCancel', new PostgresSessionStore(pool).requestCancel('secret-session-7')).then(
         () => null,
         (error: unknown) => error,
       );
-      expect(cancelled).toMatchObject({ code: 'system.infrastructure', details: { operation: 'requestCancel', sqlState: '42P01' } });
-      expect(logged(cancelled, true)).toContain('Failed query: update \\"sessions\\"');
-      expect(logged(cancelled, true)).not.toContain('secret-session-7');
-      expect(logged(cancelled, false)).toContain('secret-session-7');
+      await pool.end();
+      expect(read).toMatchObject({ code: 'system.infrastructure', details: { operation: 'requestCancel', sqlState: '42P01' } });
+      expect(logged(read, true)).toContain('Failed query: update \\"sessions\\"');
+      expect(logged(read, true)).not.toContain('secret-session-7');
+      expect(logged(read, false)).toContain('secret-session-7');
     } finally {
       await queue.close();
     }
@@ -80,8 +87,8 @@ describe('store failures seen by a client', () => {
         (error: unknown) => error,
       );
       expect(failure).toBeInstanceOf(InfrastructureError);
-      expect(failure).toMatchObject({ code: 'system.infrastructure', retryable: true, details: { operation: 'requestCancel' } });
-      expect((failure as Error).message).toMatch(/^store requestCancel failed: .*ECONNREFUSED/);
+      expect(failure).toMatchObject({ code: 'system.infrastructure', retryable: true, details: { operation: 'requestCancelTree' } });
+      expect((failure as Error).message).toMatch(/^store requestCancelTree failed: .*ECONNREFUSED/);
       expect((failure as Error).cause).toBeInstanceOf(Error);
     } finally {
       await queue.close();
