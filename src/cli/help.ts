@@ -35,7 +35,7 @@ Sessions:
                                 --agent: the agent it is for; a new session runs on it (see agents).
   tail <session> [--after <id>] [--json] [--limit <n>]
                                 Print the session's events as they arrive, one a line, until Ctrl-C
-                                (exit 0).
+                                (exit 0). For a child session, "# child of <parent> (…)" first, on stderr.
                                 --after: resume after a stream id, 0 = from the oldest retained event
                                 (default: only new ones). Lost events show as a "--- GAP" line.
                                 --json: each event or gap as JSON. --limit: exit after n lines
@@ -45,10 +45,13 @@ Sessions:
                                 --json: one JSON object a line. --all: include messages folded away
                                 by compaction. --after: start after this message seq (default 0, the
                                 beginning). --limit: stop after n messages (${HISTORY_LIMIT.min} to ${HISTORY_LIMIT.max}).
+                                For a child session, "# child of <parent> (…)" first, on stderr.
   stats <session> [--json]      Print the session's agent, status, counters and inputs by status,
+                                its place in a tree of child sessions (parent, depth, children),
                                 then one line per input with the agent that ran it (name@version).
                                 --json: all of it as one JSON object. Exit 1: no such session.
-  cancel <session>              Cancel the running input; it ends "cancelled". Exit 1: no such session.
+  cancel <session>              Cancel the running input; it ends "cancelled", and so do those of the
+                                session's child sessions. Exit 1: no such session.
   resume <session>              Queue a resume: finish open tool calls and run another round.
   abort-pending <session> [--reason <text>]
                                 Close every open tool call and question with "<aborted: reason>"
