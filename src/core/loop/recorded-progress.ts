@@ -22,19 +22,29 @@ export function recordedProgress(inputSeq: number, window: readonly StoredMessag
 
 /** The usage of an input's recorded rounds, summed, and how many rounds that is (its usage rows alone). */
 export function recordedUsage(usageRows: readonly UsageRoundRecord[]): Omit<RecordedProgress, 'toolCalls'> {
-  const usage: Usage = { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 0 };
+  const usage = zeroUsage();
   let rounds = 0;
   for (const row of usageRows) {
-    usage.promptTokens += row.promptTokens;
-    usage.completionTokens += row.completionTokens;
-    usage.cachedTokens += row.cachedTokens;
-    usage.cacheWriteTokens += row.cacheWriteTokens;
-    usage.reasoningTokens += row.reasoningTokens;
-    usage.totalTokens += row.totalTokens;
-    usage.llmCalls += row.llmCalls;
+    addCounts(usage, row);
     rounds = Math.max(rounds, row.round + 1);
   }
   return { usage, rounds };
+}
+
+/** A usage of nothing, to add to. */
+export function zeroUsage(): Usage {
+  return { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 0 };
+}
+
+/** Adds the counts of `part` (a usage, or a usage row) to `total`. */
+export function addCounts(total: Usage, part: Omit<Usage, 'children'>): void {
+  total.promptTokens += part.promptTokens;
+  total.completionTokens += part.completionTokens;
+  total.cachedTokens += part.cachedTokens;
+  total.cacheWriteTokens += part.cacheWriteTokens;
+  total.reasoningTokens += part.reasoningTokens;
+  total.totalTokens += part.totalTokens;
+  total.llmCalls += part.llmCalls;
 }
 
 /** Tool results this input already has (a resumed run keeps counting from there). */

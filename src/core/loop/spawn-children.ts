@@ -7,6 +7,7 @@ import { parseToolArguments, SPAWN_AGENT, type SpawnAgentArgs } from '../tools/i
 import { commitResult } from './commit-result.js';
 import { emit } from './emit.js';
 import { ledgerWrite } from './pending-results.js';
+import { addCounts, zeroUsage } from './recorded-progress.js';
 import type { RunContext } from './run-context.js';
 
 /**
@@ -121,18 +122,10 @@ export async function childrenUsage(ctx: RunContext): Promise<Usage | null> {
   if (!ctx.state.spawned && !ctx.params.resumed && ctx.params.woken !== true) return null;
   const delivered = await deliveredResults(ctx);
   if (delivered.size === 0) return null;
-  const total: Usage = { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 0 };
+  const total = zeroUsage();
   for (const { usage } of delivered.values()) {
-    for (const part of [usage, usage.children]) {
-      if (part === undefined) continue;
-      total.promptTokens += part.promptTokens;
-      total.completionTokens += part.completionTokens;
-      total.cachedTokens += part.cachedTokens;
-      total.cacheWriteTokens += part.cacheWriteTokens;
-      total.reasoningTokens += part.reasoningTokens;
-      total.totalTokens += part.totalTokens;
-      total.llmCalls += part.llmCalls;
-    }
+    addCounts(total, usage);
+    if (usage.children !== undefined) addCounts(total, usage.children);
   }
   return total;
 }
