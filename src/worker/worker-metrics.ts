@@ -98,6 +98,7 @@ export class WorkerMetrics {
   readonly #fallbacks: Counter<'agent' | 'from' | 'to' | 'reason'>;
   readonly #degraded: Counter<'agent' | 'reason'>;
   readonly #toolCalls: Counter<'agent' | 'tool' | 'outcome'>;
+  readonly #subagents: Counter<'agent' | 'event' | 'status'>;
   readonly #toolSeconds: Histogram<'agent' | 'tool'>;
   readonly #mcpServerUp: Gauge<'server'>;
 
@@ -148,6 +149,12 @@ export class WorkerMetrics {
     this.#retries = new Counter({ name: 'loopfleet_llm_retries_total', help: 'LLM call attempts retried after a retryable failure.', labelNames: ['agent'], registers });
     this.#fallbacks = new Counter({ name: 'loopfleet_llm_fallbacks_total', help: 'Calls a fallback provider took over.', labelNames: ['agent', 'from', 'to', 'reason'], registers });
     this.#degraded = new Counter({ name: 'loopfleet_llm_degraded_total', help: 'Calls given up on: the input ends degraded.', labelNames: ['agent', 'reason'], registers });
+    this.#subagents = new Counter({
+      name: 'loopfleet_subagents_total',
+      help: 'Child sessions this agent started (event started) and child results it took (event finished, by the status the child ended with).',
+      labelNames: ['agent', 'event', 'status'],
+      registers,
+    });
     this.#toolCalls = new Counter({ name: 'loopfleet_tool_calls_total', help: 'Tool calls, by tool (unknown: a name not registered) and outcome (ok, failed).', labelNames: ['agent', 'tool', 'outcome'], registers });
     this.#toolSeconds = new Histogram({ name: 'loopfleet_tool_call_seconds', help: 'One tool call.', labelNames: ['agent', 'tool'], buckets: TOOL_SECONDS, registers });
     this.#mcpServerUp = new Gauge({ name: 'loopfleet_mcp_server_up', help: '1 while an MCP server is connected; 0 while it starts, restarts, or is absent (an optional server that could not start).', labelNames: ['server'], registers });
@@ -326,6 +333,12 @@ export class WorkerMetrics {
         return;
       case 'llm_degraded':
         this.#degraded.inc({ agent, reason: event.reason });
+        return;
+      case 'subagent_started':
+        this.#subagents.inc({ agent, event: 'started', status: '' });
+        return;
+      case 'subagent_finished':
+        this.#subagents.inc({ agent, event: 'finished', status: event.status });
         return;
       case 'tool_call_completed': {
         const tool = this.#isTool(event.name) ? event.name : 'unknown';

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acceptAndKick } from '../../../src/fleet/accept-input.js';
+import type { RunningWorker } from '../../../src/worker/start-worker.js';
 import { ProcessFleet } from '../fleet/fixtures/process-fleet.js';
 import { sessionEvents } from '../fleet/fixtures/fleet-helpers.js';
 
@@ -15,13 +16,14 @@ const spawnTag = (task: string, extra = '') => `[tool:spawn_agent {"agent":"read
 
 describe('child sessions on one worker', () => {
   let pf: ProcessFleet;
+  let worker: RunningWorker;
 
   beforeAll(async () => {
     const dir = await mkdtemp(join(tmpdir(), 'loopfleet-children-'));
     const file = join(dir, 'agents.json');
     await writeFile(file, JSON.stringify([{ name: 'lead', subagents: ['reader'] }, { name: 'reader' }]));
     pf = await ProcessFleet.create('children_smoke', { LOOPFLEET_AGENTS: file });
-    await pf.fleet.startWorker();
+    worker = await pf.fleet.startWorker({ healthServer: true });
   }, 60_000);
 
   afterAll(async () => {
@@ -44,5 +46,9 @@ describe('child sessions on one worker', () => {
       ['lead-1:sub:call_1_0', 'reader', 'completed'],
       ['lead-1:sub:call_1_1', 'reader', 'completed'],
     ]);
+    // The lead's worker counts the spawns and the results it took, by the child's status.
+    const metrics = await (await fetch(`http://127.0.0.1:${String(worker.healthPort)}/metrics`)).text();
+    expect(metrics).toMatch(/loopfleet_subagents_total\{[^}]*agent="lead"[^}]*event="started"[^}]*\} 2\b/);
+    expect(metrics).toMatch(/loopfleet_subagents_total\{[^}]*agent="lead"[^}]*event="finished"[^}]*status="completed"[^}]*\} 2\b/);
   }, 60_000);
 });
