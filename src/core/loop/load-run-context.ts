@@ -58,6 +58,7 @@ export async function loadRunContext(deps: LoopDeps, params: RunParams): Promise
       structuredRetries: 0,
       startedCalls: new Set(),
       spawned: false,
+      childResults: null,
       inDoubt: new Map(openCalls.filter((call) => call.status === 'started').map((call): [string, ToolCallRecord] => [call.toolCallId, call])),
     },
     ...checked,

@@ -1,3 +1,4 @@
+import type { ChildPayload } from '../input-payload.js';
 import type { ToolCallRecord, Usage } from '../session-types.js';
 
 /**
@@ -31,6 +32,11 @@ export interface RunState {
   startedCalls: Set<string>;
   /** This run started a child session or took a child's result: the finish sums the children's usage. */
   spawned: boolean;
+  /**
+   * The child results delivered to this input, as last read (`spawn-children.ts`): every result is
+   * taken through a read, so the last one holds all of them and the finish needs no other.
+   */
+  childResults: ReadonlyMap<string, ChildPayload> | null;
   /** Ledger rows a previous holder left `started`: calls whose outcome is in doubt (I5), until resolved. */
   inDoubt: Map<string, ToolCallRecord>;
 }

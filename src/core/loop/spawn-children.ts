@@ -120,7 +120,7 @@ export async function collectChildResults(ctx: RunContext, started: StartedChild
  */
 export async function childrenUsage(ctx: RunContext): Promise<Usage | null> {
   if (!ctx.state.spawned && !ctx.params.resumed && ctx.params.woken !== true) return null;
-  const delivered = await deliveredResults(ctx);
+  const delivered = ctx.state.childResults ?? (await deliveredResults(ctx));
   if (delivered.size === 0) return null;
   const total = zeroUsage();
   for (const { usage } of delivered.values()) {
@@ -147,6 +147,7 @@ async function deliveredResults(ctx: RunContext): Promise<Map<string, ChildPaylo
     const parsed = parseInputPayload('child', input.payload);
     if (parsed.kind === 'child') results.set(parsed.payload.toolCallId, parsed.payload);
   }
+  ctx.state.childResults = results;
   return results;
 }
 
