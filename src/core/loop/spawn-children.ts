@@ -99,7 +99,11 @@ export async function collectChildResults(ctx: RunContext, started: StartedChild
   const waiting: ToolCall[] = [];
   for (const call of awaiting) {
     const result = delivered.get(call.id);
-    if (result === undefined) {
+    // Answered in model order only: once a call's result is missing, the later calls wait too, even
+    // when theirs is in. Answering a later call first wrote its result before the earlier one's (out
+    // of call order, a protocol violation) whenever a later child finished first — a resumed run after
+    // a crash, or a fast child (found by test/unit/core/loop/children-crash.test.ts).
+    if (result === undefined || waiting.length > 0) {
       waiting.push(call);
       continue;
     }

@@ -80,6 +80,30 @@ describe('spawn_agent: child sessions from the loop', () => {
     expect(protocolViolations(await harness.history())).toEqual([]);
   });
 
+  it('a later child that answers first waits for the earlier one: results are written in call order', async () => {
+    const llm = new ScriptedLlm([{ toolCalls: [spawn('c1', 'slow'), spawn('c2', 'fast')] }, { text: 'both' }]);
+    const store = new InMemorySessionStore();
+    const base = storeChildren(store);
+    // c2's child answers before the parent reads the results (a fast child, or a run resumed after a crash).
+    const children = {
+      spawn: async (request: Parameters<ChildrenPort['spawn']>[0]) => {
+        const outcome = await base.spawn(request);
+        if (request.toolCallId === 'c2') await store.deliverChildResult('s1:sub:c2', answer('c2', 'B first'));
+        return outcome;
+      },
+    };
+    const harness = new LoopHarness({ llm, store, children, tools: [spawnAgentTool(['reader'])], profile: { subagents: ['reader'] } });
+    await harness.send('go');
+    expect(await harness.runNext()).toMatchObject({ status: 'waiting_for_children' });
+    // Nothing answered yet: c2's result waits behind c1's.
+    expect((await harness.history()).filter((message) => message.role === 'tool')).toEqual([]);
+    expect(await store.getInput('s1', 1)).toMatchObject({ status: 'waiting', awaiting: ['c1', 'c2'] });
+    await store.deliverChildResult('s1:sub:c1', answer('c1', 'A later'));
+    expect(await harness.runNext()).toMatchObject({ status: 'completed', finalText: 'both' });
+    expect((await harness.history()).filter((message) => message.role === 'tool').map((message) => message.toolCallId)).toEqual(['c1', 'c2']);
+    expect(protocolViolations(await harness.history())).toEqual([]);
+  });
+
   it('a child that failed gives an error result naming it; the parent goes on', async () => {
     const llm = new ScriptedLlm([{ toolCalls: [spawn('c1', 'read A')] }, { text: 'It failed.' }]);
     const { harness, store } = parent(llm);
