@@ -25,97 +25,100 @@ export function spawnCalls(ctx: RunContext, calls: readonly ToolCall[]): ToolCal
 }
 
 /**
- * Starts (or finds) the child of each call, in model order. A call refused (bad arguments, an agent
- * this one may not start, too deep, too many children) gets an error result the model sees; a
- * `wait: false` call gets the child's id at once. Returns the calls that wait for their child.
+ * What a `spawn_agent` call gets once it is its turn (results are committed in call order):
+ * `answer`, known now — a refusal (bad arguments, an agent this one may not start, too deep, too
+ * many children) or a `wait: false` call's child id; or `wait` for the child's delivered result.
  */
-export async function startChildren(ctx: RunContext, calls: readonly ToolCall[], round: number): Promise<StartedChildren> {
-  // A fresh call has no child yet; a recovered or woken run reads what was delivered first, and
-  // spawns again (finding the child) only for the calls still without a result.
-  const delivered = ctx.params.resumed || ctx.params.woken === true ? await deliveredResults(ctx) : new Map<string, ChildPayload>();
-  const awaiting: ToolCall[] = [];
-  for (const call of calls) {
-    if (delivered.has(call.id)) {
-      awaiting.push(call);
-      continue;
-    }
-    const args = checkedArguments(ctx, call);
-    if (typeof args === 'string') {
-      await commitResult(ctx, call, round, `Error: ${args}`, true, ledgerWrite(ctx, call, round, 'failed', { errorCode: 'tool.invalid_args' }));
-      continue;
-    }
-    const refusal = spawnRefusal(ctx, args);
-    if (refusal !== null) {
-      await commitResult(ctx, call, round, `Error: ${refusal}`, true, ledgerWrite(ctx, call, round, 'failed', { errorCode: 'spawn.refused' }));
-      continue;
-    }
-    const wait = args.wait ?? true;
-    const outcome = await ctx.deps.children!.spawn({
-      parentSessionId: ctx.params.sessionId,
-      leaseToken: ctx.params.leaseToken,
-      inputSeq: ctx.params.input.seq,
-      toolCallId: call.id,
-      agent: args.agent,
-      task: args.task,
-      wait,
-      rootSessionId: ctx.session.rootSessionId,
-      depth: ctx.session.depth + 1,
-      maxChildrenPerInput: ctx.profile.maxChildrenPerInput,
-    });
-    ctx.state.spawned = true;
-    if (outcome.kind === 'refused') {
-      const text = `Error: this input already started ${outcome.limit} sub-agents, the most one input may; answer with what you have`;
-      await commitResult(ctx, call, round, text, true, ledgerWrite(ctx, call, round, 'failed', { errorCode: 'spawn.refused' }));
-      continue;
-    }
-    if (outcome.kind === 'created') emit(ctx, { type: 'subagent_started', childSessionId: outcome.childSessionId, agent: args.agent, toolCallId: call.id, wait });
-    if (wait) {
-      awaiting.push(call);
-      continue;
-    }
-    const started = JSON.stringify({ childSessionId: outcome.childSessionId, status: 'started', note: 'the result will arrive as a <subagent_result> message' });
-    await commitResult(ctx, call, round, started, false, ledgerWrite(ctx, call, round, 'completed'));
-    ctx.state.toolCalls += 1;
-  }
-  return { awaiting, delivered };
+export type SpawnAnswer = { kind: 'answer'; content: string; failed: boolean; errorCode: string | null; dispatched: boolean } | { kind: 'wait' };
+
+/**
+ * Starts (or finds) the child of each call, in model order, and commits nothing: every child runs
+ * from now on, while the calls before it are answered. A fresh call has no child yet; a recovered or
+ * woken run reads what was delivered first, and spawns again (finding the child) only for the calls
+ * still without a result.
+ */
+export async function startChildren(ctx: RunContext, calls: readonly ToolCall[]): Promise<StartedChildren> {
+  const delivered = ctx.params.resumed || ctx.params.woken === true ? await deliveredResults(ctx) : null;
+  const answers = new Map<string, SpawnAnswer>();
+  for (const call of calls) answers.set(call.id, delivered?.has(call.id) === true ? WAIT : await startChild(ctx, call));
+  return { answers, delivered };
 }
 
-/** {@link startChildren}'s result: the calls that wait, and the results it already read. */
+/** {@link startChildren}'s result: each call's answer, and the delivered results it read (null: none read). */
 export interface StartedChildren {
-  awaiting: ToolCall[];
-  delivered: ReadonlyMap<string, ChildPayload>;
+  answers: ReadonlyMap<string, SpawnAnswer>;
+  delivered: ReadonlyMap<string, ChildPayload> | null;
+}
+
+const WAIT: SpawnAnswer = Object.freeze({ kind: 'wait' });
+
+async function startChild(ctx: RunContext, call: ToolCall): Promise<SpawnAnswer> {
+  const args = checkedArguments(ctx, call);
+  if (typeof args === 'string') return refused(args, 'tool.invalid_args');
+  const refusal = spawnRefusal(ctx, args);
+  if (refusal !== null) return refused(refusal, 'spawn.refused');
+  const wait = args.wait ?? true;
+  const outcome = await ctx.deps.children!.spawn({
+    parentSessionId: ctx.params.sessionId,
+    leaseToken: ctx.params.leaseToken,
+    inputSeq: ctx.params.input.seq,
+    toolCallId: call.id,
+    agent: args.agent,
+    task: args.task,
+    wait,
+    rootSessionId: ctx.session.rootSessionId,
+    depth: ctx.session.depth + 1,
+    maxChildrenPerInput: ctx.profile.maxChildrenPerInput,
+  });
+  ctx.state.spawned = true;
+  if (outcome.kind === 'refused') return refused(`this input already started ${outcome.limit} sub-agents, the most one input may; answer with what you have`, 'spawn.refused');
+  if (outcome.kind === 'created') emit(ctx, { type: 'subagent_started', childSessionId: outcome.childSessionId, agent: args.agent, toolCallId: call.id, wait });
+  if (wait) return WAIT;
+  const content = JSON.stringify({ childSessionId: outcome.childSessionId, status: 'started', note: 'the result will arrive as a <subagent_result> message' });
+  return { kind: 'answer', content, failed: false, errorCode: null, dispatched: true };
+}
+
+function refused(reason: string, errorCode: string): SpawnAnswer {
+  return { kind: 'answer', content: `Error: ${reason}`, failed: true, errorCode, dispatched: false };
 }
 
 /**
- * Answers each waiting call whose child's result has been delivered, in model order (read again
- * unless `started` already holds every one). Returns the
- * calls still waiting. A run whose cancel finishes it does not wait: it throws, and the cancel
- * closes the open calls.
+ * Answers one `spawn_agent` call, in its turn: commits what {@link startChildren} knew, or its
+ * child's delivered result (`delivered` reads the results, once per phase). Returns false when the
+ * child has not answered yet: the call, and every call after it, wait — results are committed in
+ * call order only (a later result first would break the history's pairing, I4). A run whose cancel
+ * finishes it does not wait: it throws, and the cancel closes the open calls.
  */
-export async function collectChildResults(ctx: RunContext, started: StartedChildren, round: number): Promise<ToolCall[]> {
-  const { awaiting } = started;
-  if (awaiting.length === 0) return [];
-  const delivered = awaiting.every((call) => started.delivered.has(call.id)) ? started.delivered : await deliveredResults(ctx);
-  const waiting: ToolCall[] = [];
-  for (const call of awaiting) {
-    const result = delivered.get(call.id);
-    // Answered in model order only: once a call's result is missing, the later calls wait too, even
-    // when theirs is in. Answering a later call first wrote its result before the earlier one's (out
-    // of call order, a protocol violation) whenever a later child finished first — a resumed run after
-    // a crash, or a fast child (found by test/unit/core/loop/children-crash.test.ts).
-    if (result === undefined || waiting.length > 0) {
-      waiting.push(call);
-      continue;
-    }
-    const failed = result.status === 'failed' || result.status === 'degraded' || result.status === 'cancelled';
-    const ledger = ledgerWrite(ctx, call, round, failed ? 'failed' : 'completed', { errorCode: result.errorCode });
-    await commitResult(ctx, call, round, result.text, failed, ledger);
-    ctx.state.toolCalls += 1;
-    ctx.state.spawned = true;
-    emit(ctx, { type: 'subagent_finished', childSessionId: result.childSessionId, toolCallId: call.id, status: result.status, usage: result.usage });
+export async function answerSpawn(ctx: RunContext, call: ToolCall, answer: SpawnAnswer, round: number, delivered: () => Promise<ReadonlyMap<string, ChildPayload>>): Promise<boolean> {
+  if (answer.kind === 'answer') {
+    const ledger = ledgerWrite(ctx, call, round, answer.failed ? 'failed' : 'completed', { errorCode: answer.errorCode });
+    await commitResult(ctx, call, round, answer.content, answer.failed, ledger);
+    if (answer.dispatched) ctx.state.toolCalls += 1;
+    return true;
   }
-  if (waiting.length > 0 && ctx.params.signal.aborted) throw abortReason(ctx.params.signal);
-  return waiting;
+  const result = (await delivered()).get(call.id);
+  if (result === undefined) {
+    if (ctx.params.signal.aborted) throw abortReason(ctx.params.signal);
+    return false;
+  }
+  const failed = result.status === 'failed' || result.status === 'degraded' || result.status === 'cancelled';
+  const ledger = ledgerWrite(ctx, call, round, failed ? 'failed' : 'completed', { errorCode: result.errorCode });
+  await commitResult(ctx, call, round, result.text, failed, ledger);
+  ctx.state.toolCalls += 1;
+  ctx.state.spawned = true;
+  emit(ctx, { type: 'subagent_finished', childSessionId: result.childSessionId, toolCallId: call.id, status: result.status, usage: result.usage });
+  return true;
+}
+
+/**
+ * The results delivered to this input, read once, on first use, for one pass over a round's calls:
+ * `known` when it holds every call that waits (read just before), else read now.
+ */
+export function deliveredOnce(ctx: RunContext, started: StartedChildren): () => Promise<ReadonlyMap<string, ChildPayload>> {
+  const { answers, delivered: known } = started;
+  const waiting = [...answers].filter(([, answer]) => answer.kind === 'wait').map(([id]) => id);
+  let read: Promise<ReadonlyMap<string, ChildPayload>> | null = known !== null && waiting.every((id) => known.has(id)) ? Promise.resolve(known) : null;
+  return () => (read ??= deliveredResults(ctx));
 }
 
 /**

@@ -10,7 +10,7 @@ import { hookScope, type RunContext } from './run-context.js';
 import { askUser } from './ask-user.js';
 import { cancelledSkipContent, isFinishingCancel } from './run-outcomes.js';
 import { waitForInput, type EndStep } from './next-step.js';
-import { collectChildResults, spawnCalls, startChildren } from './spawn-children.js';
+import { answerSpawn, deliveredOnce, spawnCalls, startChildren } from './spawn-children.js';
 
 /**
  * How a tool phase ended: every call answered, a question waiting for the user, calls waiting for
@@ -50,14 +50,45 @@ export async function runToolPhase(
     const batch = Object.assign(hookScope(ctx), { roundIndex: round, toolCalls: calls, output: '[skipped by batch hook]' });
     if ((await hooks.run('tools.batch.before', batch)) === 'skip') return closeAll(ctx, calls, batch.output, round, { kind: 'done' });
   }
-  // Children start first, so they run while the other calls do; their results are read after.
   const spawns = spawnCalls(ctx, calls);
-  const started = await startChildren(ctx, spawns, round);
-  const result = await executeCalls(ctx, spawns.length === 0 ? calls : calls.filter((call) => !spawns.includes(call)), round, recordedStarted);
+  const result = spawns.length === 0 ? await executeCalls(ctx, calls, round, recordedStarted) : await callsWithChildren(ctx, calls, spawns, round, recordedStarted);
   if (hooks.handles('tools.batch.after')) await hooks.run('tools.batch.after', Object.assign(hookScope(ctx), { roundIndex: round, toolCalls: calls }));
-  const waiting = await collectChildResults(ctx, started, round);
-  if (waiting.length > 0) return { kind: 'children', awaiting: waiting.map((call) => call.id) };
-  return result;
+  return result.kind === 'stopped' ? DONE : result;
+}
+
+const DONE: ToolPhaseResult = Object.freeze({ kind: 'done' });
+
+/**
+ * A round with `spawn_agent` calls (docs/child-sessions.md): every child starts first, so all run
+ * while the other calls do; then the calls are answered in model order, the other tools in batches
+ * between the spawn calls. A spawn call whose child has not answered stops the pass: it and every
+ * call after it wait (results stay in call order, I4), and the run parks on the spawn calls that
+ * wait. Woken, the run answers them and runs the calls after them.
+ */
+async function callsWithChildren(ctx: RunContext, calls: ToolCall[], spawns: ToolCall[], round: number, recordedStarted: ReadonlySet<string>): Promise<ToolPhaseResult | { kind: 'stopped' }> {
+  const started = await startChildren(ctx, spawns);
+  const delivered = deliveredOnce(ctx, started);
+  const isSpawn = new Set(spawns);
+  for (let index = 0; index < calls.length; ) {
+    const call = calls[index]!;
+    if (!isSpawn.has(call)) {
+      let end = index;
+      while (end < calls.length && !isSpawn.has(calls[end]!)) end += 1;
+      const batch = await executeCalls(ctx, calls.slice(index, end), round, recordedStarted);
+      if (batch.kind === 'stopped') {
+        await closeOpenCalls(ctx, calls.slice(end).filter((later) => ctx.stored.pending?.unresolvedIds.includes(later.id) === true), BATCH_STOPPED, round);
+        return batch;
+      }
+      index = end;
+      continue;
+    }
+    if (!(await answerSpawn(ctx, call, started.answers.get(call.id)!, round, delivered))) {
+      const awaiting = calls.slice(index).filter((later) => isSpawn.has(later) && started.answers.get(later.id)!.kind === 'wait');
+      return { kind: 'children', awaiting: awaiting.map((waiting) => waiting.id) };
+    }
+    index += 1;
+  }
+  return { kind: 'done' };
 }
 
 /**
@@ -94,13 +125,11 @@ export function startsWithAssistantStep(ctx: RunContext, calls: readonly ToolCal
 
 /**
  * The calls whose `started` rows go with the assistant message (see {@link startsWithAssistantStep}):
- * all but `spawn_agent` calls, which the loop runs itself and which get their ledger row with their
- * result — their child is found again by its id, so they are never in doubt.
+ * none in a round with `spawn_agent` calls. Those the loop runs itself, and the calls after one may
+ * wait, unrun, for its child: recorded started, they would read as in doubt when the run wakes.
  */
 export function startedWithAssistantStep(ctx: RunContext, calls: readonly ToolCall[]): ToolCall[] {
-  const spawns = spawnCalls(ctx, calls);
-  const others = spawns.length === 0 ? calls : calls.filter((call) => !spawns.includes(call));
-  return startsWithAssistantStep(ctx, others) ? [...others] : [];
+  return spawnCalls(ctx, calls).length === 0 && startsWithAssistantStep(ctx, calls) ? [...calls] : [];
 }
 
 /**
@@ -108,7 +137,7 @@ export function startedWithAssistantStep(ctx: RunContext, calls: readonly ToolCa
  * `recordedStarted` had their `started` row committed with the assistant message: their start only
  * announces them.
  */
-async function executeCalls(ctx: RunContext, calls: ToolCall[], round: number, recordedStarted: ReadonlySet<string>): Promise<ToolPhaseResult> {
+async function executeCalls(ctx: RunContext, calls: ToolCall[], round: number, recordedStarted: ReadonlySet<string>): Promise<{ kind: 'done' } | { kind: 'stopped' }> {
   const runnable: ToolCall[] = [];
   for (const call of calls) {
     const prepared = await beforeCall(ctx, call, round);
@@ -132,6 +161,7 @@ async function executeCalls(ctx: RunContext, calls: ToolCall[], round: number, r
     if (!(error instanceof BatchStopped)) throw error;
     const open = runnable.filter((call) => ctx.stored.pending?.unresolvedIds.includes(call.id) === true);
     await closeOpenCalls(ctx, open, BATCH_STOPPED, round);
+    return { kind: 'stopped' };
   }
   return { kind: 'done' };
 }

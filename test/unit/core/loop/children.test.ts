@@ -123,14 +123,42 @@ describe('spawn_agent: child sessions from the loop', () => {
     await harness.send('go');
     expect(await harness.runNext()).toMatchObject({ status: 'waiting_for_children' });
     expect(children.spawned).toEqual(['s1:sub:c2']);
-    const results = (await harness.history()).filter((message) => message.role === 'tool');
-    expect(results.map((message) => [message.toolCallId, message.isError === true, String(message.content).slice(0, 40)])).toEqual([
-      // The schema names the agents it may start (an enum): a refusal before anything is written.
+    // Results stay in call order: c1's refusal now; c3 and c4 wait behind c2's child.
+    const results = async () => (await harness.history()).filter((message) => message.role === 'tool').map((message) => [message.toolCallId, message.isError === true, String(message.content).slice(0, 40)]);
+    // The schema names the agents it may start (an enum): a refusal before anything is written.
+    expect(await results()).toEqual([['c1', true, 'Error: invalid arguments for tool "spawn']]);
+    expect(await store.getInput('s1', 1)).toMatchObject({ awaiting: ['c2'] });
+    await store.deliverChildResult('s1:sub:c2', answer('c2', 'read it'));
+    expect(await harness.runNext()).toMatchObject({ status: 'completed', finalText: 'done', toolCalls: 1 });
+    expect(await results()).toEqual([
       ['c1', true, 'Error: invalid arguments for tool "spawn'],
+      ['c2', false, 'read it'],
       ['c3', true, 'Error: this input already started 1 sub-'],
       ['c4', true, expect.stringContaining('Error:')],
     ]);
-    expect(await store.getInput('s1', 1)).toMatchObject({ awaiting: ['c2'] });
+    expect(children.spawned).toEqual(['s1:sub:c2']);
+    expect(protocolViolations(await harness.history())).toEqual([]);
+  });
+
+  it('a reply mixing spawn_agent with other tools keeps every result in call order: the calls after a waiting child run once it answered', async () => {
+    const llm = new ScriptedLlm([
+      { toolCalls: [{ id: 'e1', name: 'echo', arguments: { text: 'before' } }, spawn('c1', 'read'), { id: 'e2', name: 'echo', arguments: { text: 'after' } }] },
+      { text: 'all three' },
+    ]);
+    const { harness, store } = parent(llm);
+    await harness.send('go');
+    expect(await harness.runNext()).toMatchObject({ status: 'waiting_for_children' });
+    expect((await harness.history()).filter((message) => message.role === 'tool').map((message) => message.toolCallId)).toEqual(['e1']);
+    await store.deliverChildResult('s1:sub:c1', answer('c1', 'child says'));
+    expect(await harness.runNext()).toMatchObject({ status: 'completed', finalText: 'all three', toolCalls: 3 });
+    expect((await harness.history()).filter((message) => message.role === 'tool').map((message) => [message.toolCallId, message.content])).toEqual([
+      ['e1', 'echo: before'],
+      ['c1', 'child says'],
+      ['e2', 'echo: after'],
+    ]);
+    // e2 ran after the wake, without being taken for a call in doubt.
+    expect(harness.sink.ofType('tool_call_in_doubt')).toEqual([]);
+    expect(protocolViolations(await harness.history())).toEqual([]);
   });
 
   it('depth: a session at the agent\'s maxSpawnDepth may not start another level', async () => {
