@@ -104,7 +104,10 @@ export async function answerSpawn(ctx: RunContext, call: ToolCall, answer: Spawn
   const failed = result.status === 'failed' || result.status === 'degraded' || result.status === 'cancelled';
   const ledger = ledgerWrite(ctx, call, round, failed ? 'failed' : 'completed', { errorCode: result.errorCode });
   await commitResult(ctx, call, round, result.text, failed, ledger);
-  ctx.state.toolCalls += 1;
+  // Only a child that did not fail counts: a run woken after parking recounts the input's calls
+  // from its history, where an error result does not count (recorded-progress.ts), so counting a
+  // failed child here made `toolCalls` depend on whether its result came before or after the park.
+  if (!failed) ctx.state.toolCalls += 1;
   ctx.state.spawned = true;
   emit(ctx, { type: 'subagent_finished', childSessionId: result.childSessionId, toolCallId: call.id, status: result.status, usage: result.usage });
   return true;

@@ -23,6 +23,10 @@ WITH child AS (
   SELECT c.parent_session_id AS parent_id, c.spawn_input_seq, c.spawn_tool_call_id
     FROM sessions AS c
    WHERE c.id = $1 AND c.parent_session_id IS NOT NULL AND c.spawn_input_seq IS NOT NULL AND c.spawn_tool_call_id IS NOT NULL
+     -- A child whose tree was cancelled from above delivers nothing: the cancel ends its parent's
+     -- input with the open calls skipped, and a result written while that woken run is ending would
+     -- sit in the inbox as done though the run never used it (test/integration/children/cancel-delete.test.ts).
+     AND c.cascade_cancelled_at IS NULL
 ),
 parent AS MATERIALIZED (
   SELECT p.id, p.next_seq, child.spawn_input_seq, child.spawn_tool_call_id

@@ -365,6 +365,8 @@ export class InMemorySessionStore implements Port.SessionStore {
     const { wait, payloadText } = validateChildPayload(payload);
     const child = this.#sessions.get(id)?.record;
     if (child?.parentSessionId == null || child.spawn === null) return null;
+    // As DELIVER_CHILD_RESULT_SQL: a child whose tree was cancelled from above delivers nothing.
+    if (child.cascadeCancelledAt !== null) return null;
     const parent = this.#sessions.get(child.parentSessionId);
     if (parent === undefined) return null;
     const inputId = `${CHILD_INPUT_ID_PREFIX}${child.spawn.toolCallId}`;
