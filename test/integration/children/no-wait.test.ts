@@ -68,7 +68,8 @@ describe('child sessions: wait false', () => {
       const inputs = await cf.fleet.store.listInputs(parent, { limit: 10 });
       return inputs.find((input) => input.inputId === 'child:call_1_0');
     });
-    expect((await cf.fleet.store.getInput(parent, 1))?.status).toBe('waiting');
+    // A fast child may answer before the parent has parked on the slow one: wait for the park.
+    await cf.fleet.waitFor('the parent input parked', async () => ((await cf.fleet.store.getInput(parent, 1))?.status === 'waiting' ? true : undefined));
     expect((await cf.fleet.store.getInput(quick, 1))?.status).toBe('done');
 
     cf.model.gates.open('nw-2');

@@ -117,7 +117,7 @@ describe('the agent registry and agent refusals', () => {
     const version = (await registry.listAgents()).find((agent) => agent.name === 'support')!.version;
     const text = await runCliInProcess(['stats', 'stats-on-support'], env);
     expect(text).toMatchObject({ code: 0, err: '' });
-    expect(text.out).toMatch(/^session stats-on-support {2}agent support {2}status idle\ninputs 1 \(pending 0, running 0, done 1, failed 0, cancelled 0\)\n/);
+    expect(text.out).toMatch(/^session stats-on-support {2}agent support {2}status idle\ninputs 1 \(pending 0, running 0, waiting 0, done 1, failed 0, cancelled 0\)\n/);
     expect(text.out).toContain(`\n#1 send done support@${version}\n`);
     expect(text.out).toMatch(/\ntokens \d+ \(prompt \d+, completion \d+, cache read \d+, cache write \d+, reasoning \d+\)\n/);
     const json = await runCliInProcess(['stats', 'stats-on-support', '--json'], env);
