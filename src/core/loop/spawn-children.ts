@@ -29,7 +29,7 @@ export function spawnCalls(ctx: RunContext, calls: readonly ToolCall[]): ToolCal
  * `answer`, known now — a refusal (bad arguments, an agent this one may not start, too deep, too
  * many children) or a `wait: false` call's child id; or `wait` for the child's delivered result.
  */
-export type SpawnAnswer = { kind: 'answer'; content: string; failed: boolean; errorCode: string | null; dispatched: boolean } | { kind: 'wait' };
+export type SpawnAnswer = { kind: 'answer'; content: string; failed: boolean; errorCode: string | null } | { kind: 'wait' };
 
 /**
  * Starts (or finds) the child of each call, in model order, and commits nothing: every child runs
@@ -55,7 +55,8 @@ const WAIT: SpawnAnswer = Object.freeze({ kind: 'wait' });
 async function startChild(ctx: RunContext, call: ToolCall): Promise<SpawnAnswer> {
   const args = checkedArguments(ctx, call);
   if (typeof args === 'string') return refused(args, 'tool.invalid_args');
-  const refusal = spawnRefusal(ctx, args);
+  // An agent outside `subagents` is refused by the arguments' check: the tool's schema lists them.
+  const refusal = spawnRefusal(ctx);
   if (refusal !== null) return refused(refusal, 'spawn.refused');
   const wait = args.wait ?? true;
   const outcome = await ctx.deps.children!.spawn({
@@ -75,11 +76,11 @@ async function startChild(ctx: RunContext, call: ToolCall): Promise<SpawnAnswer>
   if (outcome.kind === 'created') emit(ctx, { type: 'subagent_started', childSessionId: outcome.childSessionId, agent: args.agent, toolCallId: call.id, wait });
   if (wait) return WAIT;
   const content = JSON.stringify({ childSessionId: outcome.childSessionId, status: 'started', note: 'the result will arrive as a <subagent_result> message' });
-  return { kind: 'answer', content, failed: false, errorCode: null, dispatched: true };
+  return { kind: 'answer', content, failed: false, errorCode: null };
 }
 
 function refused(reason: string, errorCode: string): SpawnAnswer {
-  return { kind: 'answer', content: `Error: ${reason}`, failed: true, errorCode, dispatched: false };
+  return { kind: 'answer', content: `Error: ${reason}`, failed: true, errorCode };
 }
 
 /**
@@ -93,7 +94,8 @@ export async function answerSpawn(ctx: RunContext, call: ToolCall, answer: Spawn
   if (answer.kind === 'answer') {
     const ledger = ledgerWrite(ctx, call, round, answer.failed ? 'failed' : 'completed', { errorCode: answer.errorCode });
     await commitResult(ctx, call, round, answer.content, answer.failed, ledger);
-    if (answer.dispatched) ctx.state.toolCalls += 1;
+    // A refusal started nothing: only a `wait: false` child's id counts as a call made.
+    if (!answer.failed) ctx.state.toolCalls += 1;
     return true;
   }
   const result = (await delivered()).get(call.id);
@@ -170,9 +172,8 @@ function checkedArguments(ctx: RunContext, call: ToolCall): SpawnAgentArgs | str
 }
 
 /** Why this session may not start that child, or null. */
-function spawnRefusal(ctx: RunContext, args: SpawnAgentArgs): string | null {
-  const { subagents, maxSpawnDepth } = ctx.profile;
-  if (!subagents.includes(args.agent)) return `"${args.agent}" is not an agent you may start; you may start: ${subagents.join(', ')}`;
+function spawnRefusal(ctx: RunContext): string | null {
+  const { maxSpawnDepth } = ctx.profile;
   const depth = ctx.session.depth + 1;
   if (depth > maxSpawnDepth) return `a sub-agent here would be at depth ${depth}, deeper than the ${maxSpawnDepth} allowed; do the task yourself`;
   return null;

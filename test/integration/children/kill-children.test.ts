@@ -20,7 +20,7 @@ import { acceptAndKick } from '../../../src/fleet/accept-input.js';
 import type { WorkerProcess } from '../../support/worker-process.js';
 import { sessionEvents } from '../fleet/fixtures/fleet-helpers.js';
 import { ProcessFleet } from '../fleet/fixtures/process-fleet.js';
-import { prng } from '../../unit/core/loop/child-crash-scenario.js';
+import { seededRandom } from '../../support/seeded-random.js';
 
 const REPS = 4;
 const REPLY_DELAY_MS = 600;
@@ -48,7 +48,7 @@ describe('kill -9 of workers running a parent and its children', () => {
   it(`${REPS} repetitions: parent's worker killed after the spawn, a child's worker killed mid-run`, async () => {
     const { fleet } = pf;
     const seed = Number(process.env.KILL_CHILDREN_SEED ?? Date.now() % 1_000_000);
-    const random = prng(seed);
+    const random = seededRandom(seed);
     console.info(`kill-children: seed ${seed} (KILL_CHILDREN_SEED=${seed} reproduces the schedule)`);
     const started = Date.now();
     const log: string[] = [];

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acceptAndKick } from '../../../src/fleet/accept-input.js';
+import { seededRandom } from '../../support/seeded-random.js';
 import type { WorkerProcess } from '../../support/worker-process.js';
 import { sessionEvents } from './fixtures/fleet-helpers.js';
 import { ProcessFleet } from './fixtures/process-fleet.js';
@@ -10,18 +11,6 @@ import { ProcessFleet } from './fixtures/process-fleet.js';
  * replacement started. Every input must finish exactly once, `completed`, in order, and each
  * session's history must alternate user/assistant with every user text exactly once.
  */
-
-/** A small seeded PRNG (mulberry32): the kill schedule is reproducible from the printed seed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 const SESSIONS = 20;
 const INPUTS = 5;
@@ -41,7 +30,7 @@ describe('kill -9 of worker processes during a run', () => {
   it(`${SESSIONS} sessions × ${INPUTS} inputs, a worker SIGKILLed every 1–2 s: every input done exactly once, in order`, async () => {
     const { fleet } = pf;
     const seed = Number(process.env.CHAOS_SEED ?? Date.now() % 1_000_000);
-    const next = random(seed);
+    const next = seededRandom(seed);
     const started = Date.now();
     await Promise.all([0, 1, 2].map(() => fleet.processes.start(pf.workerEnv)));
     const sessions = Array.from({ length: SESSIONS }, (_, i) => `chaos-${i}`);

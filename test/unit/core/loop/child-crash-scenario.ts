@@ -14,7 +14,8 @@ import { childrenPort, deliverToParent, redeliverToParent } from '../../../../sr
 import type { WorkerContext } from '../../../../src/worker/worker-context.js';
 import { CollectingSink } from '../../../support/fakes/collecting-sink.js';
 import { InfrastructureError } from '../../../../src/core/errors/index.js';
-import { addTool, DeterministicLlm } from './deterministic-llm.js';
+import { addTool, DeterministicLlm, findLastIndex, reply } from './deterministic-llm.js';
+import { seededRandom } from '../../../support/seeded-random.js';
 import { instantClock } from './loop-harness.js';
 
 /**
@@ -27,18 +28,6 @@ import { instantClock } from './loop-harness.js';
  * (`redeliverToParent` for each child) and carries on. Every repetition must end exactly like the
  * uncrashed run.
  */
-
-/** mulberry32: the whole schedule (crash points, session order) follows from the printed seed. */
-export function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 /** Child tasks (DeterministicLlm: `task:<name>:<rounds of two add calls>`). */
 const CHILD_TASKS = ['task:a:1', 'task:b:2'];
@@ -74,24 +63,6 @@ class FanOutLlm implements Llm {
     const results = after.filter((message) => message.role === 'tool').map((message) => contentText(message.content));
     return reply(`combined: ${results.join(' | ')}`, []);
   }
-}
-
-function reply(text: string, toolCalls: LlmResponse['toolCalls']): LlmResponse {
-  return {
-    text,
-    thinking: '',
-    toolCalls,
-    finishReason: toolCalls.length > 0 ? 'tool_calls' : 'stop',
-    rawFinishReason: null,
-    usage: { promptTokens: 10, completionTokens: 5, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 15 },
-    model: 'det-1',
-    provider: 'deterministic',
-  };
-}
-
-function findLastIndex(messages: readonly Message[], predicate: (message: Message) => boolean): number {
-  for (let index = messages.length - 1; index >= 0; index -= 1) if (predicate(messages[index]!)) return index;
-  return -1;
 }
 
 /** The dead worker's store: from the crash on, every write throws and writes nothing. */
@@ -339,7 +310,7 @@ export interface CrashReport {
  * mid-run, a child's delivery), the others at random writes.
  */
 export async function checkChildCrashes(makeStore: ChildStoreFactory, reps: number, seed: number): Promise<CrashReport> {
-  const random = prng(seed);
+  const random = seededRandom(seed);
   const reference = await makeStore();
   await startParent(reference.store, reference.parent);
   const refFleet: Fleet = { store: reference.store, parent: reference.parent, sink: new CollectingSink(), executions: new Map(), terminalCommits: new Map(), random };

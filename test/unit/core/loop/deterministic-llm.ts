@@ -33,7 +33,8 @@ export class DeterministicLlm implements Llm {
   }
 }
 
-function reply(text: string, toolCalls: LlmResponse['toolCalls']): LlmResponse {
+/** A deterministic reply: `text` and `toolCalls`, fixed usage. */
+export function reply(text: string, toolCalls: LlmResponse['toolCalls']): LlmResponse {
   return {
     text,
     thinking: '',
@@ -46,7 +47,7 @@ function reply(text: string, toolCalls: LlmResponse['toolCalls']): LlmResponse {
   };
 }
 
-function findLastIndex(messages: readonly Message[], predicate: (message: Message) => boolean): number {
+export function findLastIndex(messages: readonly Message[], predicate: (message: Message) => boolean): number {
   for (let index = messages.length - 1; index >= 0; index -= 1) if (predicate(messages[index]!)) return index;
   return -1;
 }

@@ -1,0 +1,14 @@
+/**
+ * A small seeded PRNG (mulberry32) for chaos and crash tests: the whole schedule (kill points,
+ * delays, order) follows from the seed the test prints, so a failing run can be replayed.
+ */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
