@@ -14,6 +14,7 @@ export const ERROR_CODES = [
   'session.exists',
   'session.pending',
   'session.agent_mismatch',
+  'session.tenant_mismatch',
   'agent.not_found',
   'input.invalid',
   'input.too_large',
