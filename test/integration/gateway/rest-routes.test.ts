@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { finishChannel } from '../../../src/fleet/fleet-keys.js';
 import { bearer, GatewayFixture, token } from './gateway-fixture.js';
 
 /**
@@ -105,6 +106,20 @@ describe('gateway REST routes', () => {
     expect(malformed.json().error.code).toBe('input.invalid');
     const noSuchInput = await inject('GET', '/v1/sessions/rest-poll/inputs/9', read);
     expect(noSuchInput.statusCode).toBe(400);
+  });
+
+  it('ends a long-poll at once when its client leaves, leaving no wait behind', async () => {
+    await inject('POST', '/v1/sessions/rest-leave/inputs', write, { input: 'hold:leave' });
+    const address = await gw.app.listen({ port: 0, host: '127.0.0.1' });
+    const channel = finishChannel(gw.queue.queueName, 'rest-leave');
+    const waiters = async (): Promise<number> => ((await gw.redis.pubsub('NUMSUB', channel)) as [string, number])[1];
+    const client = new AbortController();
+    const polling = fetch(`${address}/v1/sessions/rest-leave/inputs/1?wait=50s`, { headers: read, signal: client.signal }).catch(() => 'aborted');
+    await gw.fleet.waitFor('the wait to subscribe', async () => ((await waiters()) > 0 ? true : undefined));
+    client.abort();
+    expect(await polling).toBe('aborted');
+    await gw.fleet.waitFor('the wait to end', async () => ((await waiters()) === 0 ? true : undefined), 5_000);
+    gw.gates.open('leave');
   });
 
   it('lists inputs, history (paged), stats, children, timers and agents', async () => {
