@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
-import pg from 'pg';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/gateway-config.js';
 import type { ResolvedConfig } from '../config/resolved-config.js';
@@ -17,35 +16,40 @@ export interface RunningGateway {
 }
 
 /**
- * Starts `loopfleet gateway`: one Postgres pool and one Redis connection (shared by the queue, the
- * rate limits and the stream reads), the app, listening on `GATEWAY_HOST:GATEWAY_PORT`. A failed
+ * Starts `loopfleet gateway`: a queue with its Postgres pool, and one Redis connection shared by the
+ * queue, the rate limits and the stream reads; the app, listening on `GATEWAY_HOST:GATEWAY_PORT`. A failed
  * start closes what it opened and rejects.
  */
 export async function startGateway(client: ResolvedConfig, config: GatewayConfig, logger: Logger): Promise<RunningGateway> {
-  const pool = new pg.Pool({ connectionString: client.databaseUrl, max: client.worker.poolSize });
   const redis = new Redis(client.redisUrl, { maxRetriesPerRequest: 2 });
-  const queue = new SessionQueue({
-    pool,
-    redis,
-    queueName: client.queueName,
-    maxInputBytes: client.worker.maxInputBytes,
-    statementTimeoutMs: client.worker.statementTimeoutMs,
-    events: { maxLen: client.events.maxLen, idleExpirySeconds: client.events.idleExpirySeconds },
-    logger: logger.child({ module: 'queue' }),
-  });
+  redis.on('error', (error: unknown) => logger.warn({ err: error }, 'gateway Redis connection error'));
+  let queue: SessionQueue | null = null;
   let app: FastifyInstance | null = null;
   let closing: Promise<void> | null = null;
   const close = (): Promise<void> => {
     closing ??= (async () => {
       await app?.close();
-      await queue.close();
+      await queue?.close();
       redis.disconnect();
-      await pool.end();
     })();
     return closing;
   };
   try {
-    app = await buildGateway({ queue, config, logger, redis, pingDatabase: async () => void (await pool.query('select 1')) });
+    queue = new SessionQueue({
+      databaseUrl: client.databaseUrl,
+      redis,
+      queueName: client.queueName,
+      maxInputBytes: client.worker.maxInputBytes,
+      poolSize: client.worker.poolSize,
+      statementTimeoutMs: client.worker.statementTimeoutMs,
+      batch: { maxSize: client.worker.batch.maxSize, maxInFlight: client.worker.batch.maxInFlight },
+      events: { maxLen: client.events.maxLen, idleExpirySeconds: client.events.idleExpirySeconds },
+      logger: logger.child({ module: 'queue' }),
+    });
+    const probe = queue;
+    // A primary-key read of an id no session has: Postgres answers, or readiness fails.
+    const pingDatabase = async (): Promise<void> => void (await probe.sessions.get(READINESS_PROBE_ID));
+    app = await buildGateway({ queue, config, logger, redis, pingDatabase });
     const url = await app.listen({ port: config.port, host: config.host });
     logger.info({ url, auth: config.auth.mode }, 'gateway listening');
     return { app, url, close };
@@ -54,3 +58,5 @@ export async function startGateway(client: ResolvedConfig, config: GatewayConfig
     throw error;
   }
 }
+
+const READINESS_PROBE_ID = 'loopfleet-gateway-readiness-probe';
