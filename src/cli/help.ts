@@ -91,6 +91,7 @@ Environment (validated at start; see README for all of them):
   LOOPFLEET_QUEUE   BullMQ queue name and Redis key prefix (default loopfleet)
   LOG_LEVEL         worker only: fatal|error|warn|info|debug|trace|silent (default info)
   LOG_FORMAT        worker only: json|pretty (default json)
+  GATEWAY_*         gateway only: port, host, JWT secret or JWKS URL, CORS, limits (docs/gateway.md)
 
 Exit codes:
   0   success (send --follow: completed)

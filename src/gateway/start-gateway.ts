@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/gateway-config.js';
 import type { ResolvedConfig } from '../config/resolved-config.js';
-import { SessionQueue } from '../producer/session-queue.js';
+import { clientQueueOptions, SessionQueue } from '../producer/session-queue.js';
 import { buildGateway } from './build-gateway.js';
 
 /** A listening gateway and how to stop it. */
@@ -35,17 +35,8 @@ export async function startGateway(client: ResolvedConfig, config: GatewayConfig
     return closing;
   };
   try {
-    queue = new SessionQueue({
-      databaseUrl: client.databaseUrl,
-      redis,
-      queueName: client.queueName,
-      maxInputBytes: client.worker.maxInputBytes,
-      poolSize: client.worker.poolSize,
-      statementTimeoutMs: client.worker.statementTimeoutMs,
-      batch: { maxSize: client.worker.batch.maxSize, maxInFlight: client.worker.batch.maxInFlight },
-      events: { maxLen: client.events.maxLen, idleExpirySeconds: client.events.idleExpirySeconds },
-      logger: logger.child({ module: 'queue' }),
-    });
+    // The connection is the gateway's, shared with its routes; the queue opens its own pool.
+    queue = new SessionQueue(Object.assign(clientQueueOptions(client), { redis, logger: logger.child({ module: 'queue' }) }));
     const probe = queue;
     // A primary-key read of an id no session has: Postgres answers, or readiness fails.
     const pingDatabase = async (): Promise<void> => void (await probe.sessions.get(READINESS_PROBE_ID));

@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import { loadClientConfig } from '../config/index.js';
+import { loadClientConfig, type ResolvedConfig } from '../config/index.js';
 import { InfrastructureError, InputInvalidError, SessionNotFoundError, StateConflictError } from '../core/errors/index.js';
 import type { StoredMessage } from '../core/messages.js';
 import type { CancelledTree, LoadHistoryOptions } from '../core/ports/session-store.js';
@@ -101,19 +101,7 @@ export class SessionQueue {
    * `LOOPFLEET_EVENTS_MAXLEN` and `LOOPFLEET_EVENTS_TTL_SECONDS`. Throws `config.invalid`.
    */
   static fromEnv(env: NodeJS.ProcessEnv = process.env, options: SessionQueueEnvOptions = {}): SessionQueue {
-    const config = loadClientConfig(env);
-    return new SessionQueue(
-      Object.assign({}, options, {
-        databaseUrl: config.databaseUrl,
-        redisUrl: config.redisUrl,
-        queueName: config.queueName,
-        maxInputBytes: config.worker.maxInputBytes,
-        poolSize: config.worker.poolSize,
-        statementTimeoutMs: config.worker.statementTimeoutMs,
-        batch: { maxSize: config.worker.batch.maxSize, maxInFlight: config.worker.batch.maxInFlight },
-        events: { maxLen: config.events.maxLen, idleExpirySeconds: config.events.idleExpirySeconds },
-      }),
-    );
+    return new SessionQueue(Object.assign({}, options, clientQueueOptions(loadClientConfig(env))));
   }
 
   /**
@@ -317,6 +305,20 @@ export class SessionQueue {
     work.then(forget, forget);
     return work;
   }
+}
+
+/** The queue options a client configuration (`loadClientConfig`) sets: where Postgres and Redis are, the queue, limits, pool and retention. */
+export function clientQueueOptions(config: ResolvedConfig): SessionQueueOptions {
+  return {
+    databaseUrl: config.databaseUrl,
+    redisUrl: config.redisUrl,
+    queueName: config.queueName,
+    maxInputBytes: config.worker.maxInputBytes,
+    poolSize: config.worker.poolSize,
+    statementTimeoutMs: config.worker.statementTimeoutMs,
+    batch: { maxSize: config.worker.batch.maxSize, maxInFlight: config.worker.batch.maxInFlight },
+    events: { maxLen: config.events.maxLen, idleExpirySeconds: config.events.idleExpirySeconds },
+  };
 }
 
 /** A method's optional options argument: absent, or an object (JavaScript callers may pass anything). */
