@@ -1,5 +1,5 @@
 import type { EventSourceMessage } from 'eventsource-parser';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { eventStreamKey, tailChannel } from '../../../src/fleet/fleet-keys.js';
 import { openSse } from './fixtures/sse-client.js';
 import { startStreamGateway, type StreamGateway } from './fixtures/stream-gateway.js';
@@ -39,6 +39,7 @@ describe('GET /v1/sessions/:id/events', () => {
 
   it('resumes from Last-Event-ID after a dropped connection mid-answer, nothing lost or doubled, the header winning over ?after', async () => {
     const { release, reached } = gw.llm.held('resume');
+    onTestFinished(() => release.open());
     await gw.queue.add('send', { sessionId: 'sse-resume', input: '[hold:resume] go' });
     const first = await openSse(eventsUrl('sse-resume', '?after=0'));
     await reached.promise;
