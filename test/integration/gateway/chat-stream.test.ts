@@ -8,7 +8,7 @@ let transport: DefaultChatTransport<UIMessage>;
 
 beforeAll(async () => {
   gw = await startStreamGateway('gateway_chat');
-  transport = new DefaultChatTransport({ api: `${gw.url}/v1/chat`, headers: { authorization: 'Bearer test' }, fetch });
+  transport = new DefaultChatTransport({ api: `${gw.url}/v1/chat`, headers: gw.auth, fetch });
 });
 afterAll(async () => gw?.close());
 
@@ -64,7 +64,7 @@ describe('POST /v1/chat', () => {
   it('refuses regenerate with 400 input.invalid', async () => {
     const response = await fetch(`${gw.url}/v1/chat`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: Object.assign({ 'content-type': 'application/json' }, gw.auth),
       body: JSON.stringify({ id: 'chat-regen', messages: [userMessage('m1', 'x')], trigger: 'regenerate-message', messageId: 'a' }),
     });
     expect(response.status).toBe(400);
@@ -100,7 +100,7 @@ describe('GET /v1/chat/:id/stream and /messages', () => {
   it('loads the finished chat as UIMessages matching what was streamed', async () => {
     const streamed = await rebuild(await send('chat-load', userMessage('u-1', '[tool] dogs')));
     await gw.fleet.waitForSessionIdle('chat-load', 1);
-    const response = await fetch(`${gw.url}/v1/chat/chat-load/messages`);
+    const response = await fetch(`${gw.url}/v1/chat/chat-load/messages`, { headers: gw.auth });
     expect(response.status).toBe(200);
     const messages = (await response.json()) as UIMessage[];
     expect(messages).toHaveLength(2);
