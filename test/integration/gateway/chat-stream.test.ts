@@ -1,7 +1,7 @@
 import { DefaultChatTransport, readUIMessageStream, type UIMessage, type UIMessageChunk } from 'ai';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { gate } from './fixtures/gateway-llm.js';
-import { startStreamGateway, type StreamGateway } from './fixtures/stream-gateway.js';
+import { startStreamGateway, token, type StreamGateway } from './fixtures/stream-gateway.js';
 
 let gw: StreamGateway;
 let transport: DefaultChatTransport<UIMessage>;
@@ -107,5 +107,34 @@ describe('GET /v1/chat/:id/stream and /messages', () => {
     expect(messages[0]).toEqual({ id: 'u-1', role: 'user', parts: [{ type: 'text', text: '[tool] dogs', state: 'done' }] });
     expect(messages[1]!.id).toBe(streamed.message.id);
     expect(streamed.message.parts).toMatchObject(messages[1]!.parts);
+  });
+});
+
+describe('auth and the OpenAPI document', () => {
+  const post = async (authorization: string | null) =>
+    fetch(`${gw.url}/v1/chat`, {
+      method: 'POST',
+      headers: Object.assign({ 'content-type': 'application/json' }, authorization === null ? {} : { authorization }),
+      body: JSON.stringify({ id: 'chat-auth', messages: [userMessage('m1', 'x')], trigger: 'submit-message' }),
+    });
+
+  it('refuses a chat message without a token (401) or with a read token (403), and a stream outside the sessions claim (403)', async () => {
+    expect((await post(null)).status).toBe(401);
+    const read = await post(`Bearer ${await token({ tenant: 'default', scope: 'read' })}`);
+    expect(read.status).toBe(403);
+    expect(((await read.json()) as { error: { code: string } }).error.code).toBe('auth.forbidden');
+    const narrow = `Bearer ${await token({ tenant: 'default', scope: 'read', sessions: ['other-*'] })}`;
+    const events = await fetch(`${gw.url}/v1/sessions/chat-tool/events`, { headers: { authorization: narrow } });
+    expect(events.status).toBe(403);
+    const resume = await fetch(`${gw.url}/v1/chat/chat-tool/stream`, { headers: { authorization: narrow } });
+    expect(resume.status).toBe(403);
+  });
+
+  it('documents the stream routes in /v1/openapi.json', async () => {
+    const doc = (await (await fetch(`${gw.url}/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, { summary?: string }>> };
+    expect(doc.paths['/v1/sessions/{id}/events']?.get?.summary).toBeTruthy();
+    expect(doc.paths['/v1/chat']?.post?.summary).toBeTruthy();
+    expect(doc.paths['/v1/chat/{id}/stream']?.get?.summary).toBeTruthy();
+    expect(doc.paths['/v1/chat/{id}/messages']?.get?.summary).toBeTruthy();
   });
 });
