@@ -114,7 +114,7 @@ describe('auth and the OpenAPI document', () => {
   const post = async (authorization: string | null) =>
     fetch(`${gw.url}/v1/chat`, {
       method: 'POST',
-      headers: Object.assign({ 'content-type': 'application/json' }, authorization === null ? {} : { authorization }),
+      headers: authorization === null ? { 'content-type': 'application/json' } : { 'content-type': 'application/json', authorization },
       body: JSON.stringify({ id: 'chat-auth', messages: [userMessage('m1', 'x')], trigger: 'submit-message' }),
     });
 
