@@ -130,6 +130,21 @@ describe('auth and the OpenAPI document', () => {
     expect(resume.status).toBe(403);
   });
 
+  it("answers 404 for another tenant's session, on every stream route", async () => {
+    const other = `Bearer ${await token({ tenant: 'other', scope: 'write' })}`;
+    for (const path of ['/v1/sessions/chat-tool/events', '/v1/chat/chat-tool/stream', '/v1/chat/chat-tool/messages']) {
+      const response = await fetch(`${gw.url}${path}`, { headers: { authorization: other } });
+      expect(response.status).toBe(404);
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe('session.not_found');
+    }
+    const posted = await fetch(`${gw.url}/v1/chat`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: other },
+      body: JSON.stringify({ id: 'chat-tool', messages: [userMessage('m9', 'x')], trigger: 'submit-message' }),
+    });
+    expect(posted.status).toBe(404);
+  });
+
   it('documents the stream routes in /v1/openapi.json', async () => {
     const doc = (await (await fetch(`${gw.url}/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, { summary?: string }>> };
     expect(doc.paths['/v1/sessions/{id}/events']?.get?.summary).toBeTruthy();
