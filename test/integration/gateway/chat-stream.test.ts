@@ -61,6 +61,20 @@ describe('POST /v1/chat', () => {
     expect(await gw.queue.sessions.inputs('chat-retry')).toHaveLength(1);
   });
 
+  it('shows a retried model call live, and leaves the void text out when the answer is replayed', async () => {
+    const live = await rebuild(await send('chat-flaky', userMessage('m1', '[flaky] day')));
+    expect(live.message.parts.filter((p) => p.type === 'text').map((p) => (p as { text: string }).text)).toEqual(['broken ', 'good day']);
+    const replayed = await rebuild(await send('chat-flaky', userMessage('m1', '[flaky] day')));
+    expect(replayed.message.parts.filter((p) => p.type === 'text').map((p) => (p as { text: string }).text)).toEqual(['good day']);
+  });
+
+  it('ends a failed input with an error chunk the SDK reports', async () => {
+    const { message, errors } = await rebuild(await send('chat-fail', userMessage('m1', '[fail] now')));
+    expect(message.id).toBe('chat-fail:1');
+    expect(errors).toHaveLength(1);
+    expect(String((errors[0] as Error).message ?? errors[0])).toMatch(/^llm\./);
+  });
+
   it('refuses regenerate with 400 input.invalid', async () => {
     const response = await fetch(`${gw.url}/v1/chat`, {
       method: 'POST',
