@@ -1,7 +1,7 @@
 import cors from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RouteOptions } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/gateway-config.js';
@@ -33,6 +33,8 @@ export interface GatewayDeps {
   redis?: Redis;
   /** The built viewer's folder; default `dist/viewer` of the package. */
   viewerDir?: string;
+  /** Told of every route as it is added (Fastify's `onRoute`): the OpenAPI check lists them with it. */
+  onRoute?: (route: RouteOptions) => void;
   /** Readiness probe of Postgres; `/readyz` answers 503 when it rejects. */
   pingDatabase?: () => Promise<void>;
 }
@@ -52,6 +54,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     routerOptions: { maxParamLength: 256 },
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, useDefaults: true } },
   });
+  if (deps.onRoute !== undefined) app.addHook('onRoute', deps.onRoute);
   const metrics = new GatewayMetrics();
   app.setErrorHandler(errorHandler);
   // Before auth: preflights are answered without a token, and refusals carry the CORS headers a browser needs to read them.

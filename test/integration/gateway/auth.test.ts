@@ -111,7 +111,7 @@ describe('gateway auth and limits', () => {
     await new Promise<void>((resolve) => jwks!.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks.json`;
     const viaJwks = await app({ auth: { mode: 'jwt', secret: null, jwksUrl: url, issuer: null, audience: null } });
-    const sign = (key: CryptoKey | Uint8Array) =>
+    const sign = (key: Parameters<SignJWT['sign']>[0]) =>
       new SignJWT({ tenant: 'default', scope: 'read', sub: 'jwks-user' }).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setExpirationTime('5m').sign(key);
     const good = await viaJwks.inject({ url: '/v1/me', headers: bearer(await sign(privateKey)) });
     expect(good.json()).toMatchObject({ subject: 'jwks-user', scope: 'read' });

@@ -32,6 +32,8 @@ const BAD_TREE: Record<string, string> = {
   'src/worker/drain.ts': "import { add } from '../producer/add.js';\nexport const drain = add;\n",
   'src/producer/add.ts': "import { publish } from '../events/publish.js';\nimport { drain } from '../worker/drain.js';\nexport const add = [publish, drain];\n",
   'src/mcp/tools.ts': "import { drain } from '../worker/drain.js';\nexport const tools = drain;\n",
+  'src/gateway/app.ts': "import { store } from '../store/store.js';\nexport const app = store;\n",
+  'src/worker/serve.ts': "import { app } from '../gateway/app.js';\nexport const serve = app;\n",
   'src/events/publish.ts': "import { add } from '../producer/add.js';\nimport { gone } from './gone.js';\nexport const publish = [add, gone];\n",
 };
 
