@@ -1,4 +1,4 @@
-import type { Interaction, StreamEvent } from './types';
+import type { Interaction, StreamEvent } from './types.js';
 
 /** A model answer as it streams, before (or instead of) its persisted message. */
 export interface LiveStream {
