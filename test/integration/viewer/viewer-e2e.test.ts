@@ -105,7 +105,7 @@ describe.runIf(browserAvailable())('viewer in a browser', () => {
 
   it('cancels a running input', async () => {
     await sendFromComposer(page, 'hold:forever');
-    const seq = await page.evaluate(() => Math.max(...[...document.querySelectorAll('[data-testid="input-row"]')].map((row) => Number(row.getAttribute('data-seq')))));
+    const seq = Math.max(...(await page.locator('[data-testid="input-row"]').evaluateAll((rows) => rows.map((row) => Number(row.getAttribute('data-seq'))))));
     await page.locator(`[data-testid="input-row"][data-seq="${seq}"][data-status="running"]`).waitFor({ timeout: WAIT_MS });
     await page.getByTestId('cancel-button').click();
     await page.locator(`[data-testid="input-row"][data-seq="${seq}"][data-status="cancelled"]`).waitFor({ timeout: WAIT_MS });
@@ -124,16 +124,26 @@ async function sendFromComposer(page: Page, text: string): Promise<void> {
   const before = await page.locator('[data-testid="input-row"]').count();
   await page.getByTestId('composer-input').fill(text);
   await page.getByTestId('composer-send').click();
-  await page.waitForFunction((count) => document.querySelectorAll('[data-testid="input-row"]').length > count, before, { timeout: WAIT_MS });
+  await page.waitForFunction((count) => (globalThis as unknown as { document: BrowserDocument }).document.querySelectorAll('[data-testid="input-row"]').length > count, before, { timeout: WAIT_MS });
 }
 
 /** Waits until some element matching `selector` has exactly `text` as its text (user messages excluded by the selector). */
 async function waitForText(page: Page, selector: string, text: string): Promise<void> {
   await page.waitForFunction(
-    ([css, want]) => [...document.querySelectorAll(css)].some((element) => (element.querySelector('[data-testid="message-text"]') ?? element).textContent === want),
+    ([css, want]) => [...(globalThis as unknown as { document: BrowserDocument }).document.querySelectorAll(css)].some((element) => (element.querySelector('[data-testid="message-text"]') ?? element).textContent === want),
     [selector, text] as const,
     { timeout: WAIT_MS },
   );
+}
+
+interface BrowserElement {
+  textContent: string | null;
+  querySelector(selector: string): BrowserElement | null;
+}
+
+/** The page's `document` as the functions that run in the browser use it (this file is compiled without the DOM library). */
+interface BrowserDocument {
+  querySelectorAll(selector: string): BrowserElement[] & { length: number };
 }
 
 /** The gateway serves dist/viewer; build it when the test runs without `npm run build` first. */
