@@ -1,20 +1,11 @@
 /** The API's JSON shapes as the viewer reads them (dates arrive as ISO strings). */
 
+import type { SessionStats } from '../../src/core/session-types.js';
+
 export type SessionStatus = 'idle' | 'running' | 'waiting_for_input' | 'waiting_for_children';
 
-export interface Stats {
-  inputs: number;
-  rounds: number;
-  llmCalls: number;
-  toolCalls: number;
-  promptTokens: number;
-  completionTokens: number;
-  cachedTokens?: number;
-  reasoningTokens?: number;
-  totalTokens: number;
-  costUsd?: number;
-  cost?: number;
-}
+/** A session's counters; the dates are left out (they arrive as text), a cost is shown when present. */
+export type Stats = Omit<SessionStats, 'firstInputAt' | 'lastInputAt'> & { costUsd?: number; cost?: number };
 
 export interface SessionSummary {
   id: string;
