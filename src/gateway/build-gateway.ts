@@ -68,7 +68,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   });
   await app.register(swagger, { openapi: OPENAPI_INFO });
   await app.register(healthRoutes, { metrics, redis: deps.redis, pingDatabase: deps.pingDatabase });
-  await app.register(restRoutes, { queue, config });
+  await app.register(restRoutes, { queue, config, redis: deps.redis });
   if (deps.redis !== undefined) {
     const streamDeps: StreamRouteDeps = {
       queue,
