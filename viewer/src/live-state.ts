@@ -47,7 +47,7 @@ export interface LiveState {
   question: (Interaction & { inputSeq: number | null }) | null;
   children: Map<string, LiveChild>;
   timers: TimerFiring[];
-  /** Tokens per input, summed over its rounds' `usage_updated`. */
+  /** Tokens per running input, summed over its rounds' `usage_updated` (dropped when it finishes). */
   usage: Map<number, Map<number, number>>;
 }
 
@@ -114,6 +114,8 @@ const HANDLERS: Record<string, Handler> = {
     for (const stream of state.streams) if (stream.inputSeq === inputSeq && stream.messageSeq === null) stream.dropped = true;
   },
   input_finished: (state, _data, inputSeq) => {
+    // The finished input's usage is in the session's stats and the input's result from now on.
+    if (inputSeq !== null) state.usage.delete(inputSeq);
     for (const stream of state.streams) if (stream.inputSeq === inputSeq && stream.messageSeq === null) stream.dropped = true;
     for (const tool of state.tools.values()) if (tool.inputSeq === inputSeq && tool.status === 'running') tool.status = 'failed';
   },
