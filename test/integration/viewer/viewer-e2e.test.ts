@@ -43,7 +43,6 @@ describe.runIf(browserAvailable())('viewer in a browser', () => {
     redis = new Redis(fleet.config.redisUrl, { maxRetriesPerRequest: null });
     const { gateway } = loadGatewayConfig(Object.assign({}, fleet.env, { GATEWAY_PORT: '0', GATEWAY_JWT_SECRET: SECRET, GATEWAY_SSE_HEARTBEAT_MS: '1000' }));
     app = await buildGateway({ queue, config: gateway, redis });
-    await serveViewerIfNotServed(app);
     base = await app.listen({ port: 0, host: '127.0.0.1' });
     token = await new SignJWT({ tenant: 'default', scope: 'write' })
       .setProtectedHeader({ alg: 'HS256' })
@@ -145,14 +144,6 @@ interface BrowserElement {
 /** The page's `document` as the functions that run in the browser use it (this file is compiled without the DOM library). */
 interface BrowserDocument {
   querySelectorAll(selector: string): BrowserElement[] & { length: number };
-}
-
-/** The gateway serves dist/viewer at `/`; a gateway built without it gets it here, so the viewer itself is what is tested. */
-async function serveViewerIfNotServed(app: FastifyInstance): Promise<void> {
-  if (app.hasRoute({ method: 'GET', url: '/' })) return;
-  const { default: fastifyStatic } = await import('@fastify/static');
-  await app.register(fastifyStatic, { root: join(process.cwd(), 'dist', 'viewer'), prefix: '/' });
-  app.get('/sessions/*', (_request, reply) => reply.sendFile('index.html'));
 }
 
 /** The gateway serves dist/viewer; build it when the test runs without `npm run build` first. */
