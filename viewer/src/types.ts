@@ -1,28 +1,20 @@
 /** The API's JSON shapes as the viewer reads them (dates arrive as ISO strings). */
 
-import type { SessionStats } from '../../src/core/session-types.js';
+import type { SessionPage as CoreSessionPage, SessionSummary as CoreSessionSummary } from '../../src/core/ports/session-list.js';
+import type { SessionStats, SessionStatus } from '../../src/core/session-types.js';
 
-export type SessionStatus = 'idle' | 'running' | 'waiting_for_input' | 'waiting_for_children';
+export type { SessionStatus };
 
 /** A session's counters; the dates are left out (they arrive as text), a cost is shown when present. */
 export type Stats = Omit<SessionStats, 'firstInputAt' | 'lastInputAt'> & { costUsd?: number; cost?: number };
 
-export interface SessionSummary {
-  id: string;
-  tenant: string;
-  agent: string;
-  status: SessionStatus;
-  parentSessionId: string | null;
-  inputs: number;
-  stats: Stats;
-  createdAt: string;
-  lastActivityAt: string;
-}
+/** A value as JSON carries it: dates become ISO 8601 text. */
+export type Wire<T> = T extends Date ? string : T extends readonly (infer U)[] ? Wire<U>[] : T extends object ? { [K in keyof T]: Wire<T[K]> } : T;
 
-export interface SessionPage {
-  sessions: SessionSummary[];
-  nextCursor: string | null;
-}
+/** One row of `GET /v1/sessions`. */
+export type SessionSummary = Wire<CoreSessionSummary> & { stats: Stats };
+
+export type SessionPage = Wire<CoreSessionPage> & { sessions: SessionSummary[] };
 
 export interface Interaction {
   interactionId: string;
