@@ -54,13 +54,14 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   });
   const metrics = new GatewayMetrics();
   app.setErrorHandler(errorHandler);
+  // Before auth: preflights are answered without a token, and refusals carry the CORS headers a browser needs to read them.
+  if (config.corsOrigins.length > 0) {
+    await app.register(cors, { origin: config.corsOrigins, exposedHeaders: ['retry-after', 'x-vercel-ai-ui-message-stream'], maxAge: 600 });
+  }
   addAuthHook(app, createTokenVerifier(config.auth));
   app.addHook('onResponse', async (request, reply) => {
     metrics.observeRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
   });
-  if (config.corsOrigins.length > 0) {
-    await app.register(cors, { origin: config.corsOrigins, exposedHeaders: ['retry-after', 'x-vercel-ai-ui-message-stream'], maxAge: 600 });
-  }
   await app.register(rateLimit, {
     max: config.rateLimitPerMinute,
     timeWindow: 60_000,

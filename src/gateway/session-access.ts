@@ -4,7 +4,6 @@ import type { SessionRecord } from '../core/session-types.js';
 import type { SessionQueue } from '../producer/session-queue.js';
 import { assertSessionId } from '../fleet/session-id.js';
 import { coversSessionId, coversTenant, hasScope, type Principal, type Scope } from './principal.js';
-import { sessionTenant } from './tenancy.js';
 
 /**
  * Throws `auth.forbidden` unless the principal's scope includes `needed` and its `sessions` claim
@@ -24,7 +23,7 @@ export async function requireSession(queue: SessionQueue, request: FastifyReques
   const id = assertSessionId(sessionId);
   assertMayTouch(request.principal, id, needed);
   const session = await queue.sessions.get(id);
-  if (session === null || !coversTenant(request.principal, sessionTenant(session))) {
+  if (session === null || !coversTenant(request.principal, session.tenant)) {
     throw new SessionNotFoundError(`session ${id} does not exist`, { details: { sessionId: id } });
   }
   return session;

@@ -1,36 +1,8 @@
-import { AuthForbiddenError, StateConflictError } from '../core/errors/index.js';
-import type { SessionStats, SessionStatus } from '../core/session-types.js';
+import { AuthForbiddenError } from '../core/errors/index.js';
+import type { ListSessionsOptions, SessionPage } from '../core/ports/session-list.js';
+import type { SessionStatus } from '../core/session-types.js';
 import type { SessionQueue } from '../producer/session-queue.js';
 import { coversSessionId, type Principal } from './principal.js';
-
-/** `queue.sessions.list` options (docs/client.md). */
-export interface ListSessionsOptions {
-  tenant?: string;
-  agent?: string;
-  status?: SessionStatus;
-  idPrefix?: string;
-  limit?: number;
-  cursor?: string;
-}
-
-/** One session of a listing. */
-export interface SessionSummary {
-  id: string;
-  tenant: string;
-  agent: string;
-  status: SessionStatus;
-  parentSessionId: string | null;
-  inputs: number;
-  stats: SessionStats;
-  createdAt: Date;
-  lastActivityAt: Date;
-}
-
-/** A page of a listing, newest first; `nextCursor` null on the last page. */
-export interface SessionPage {
-  sessions: SessionSummary[];
-  nextCursor: string | null;
-}
 
 /** The listing query as the route received it. */
 export interface ListQuery {
@@ -61,7 +33,7 @@ export async function listForCaller(queue: SessionQueue, principal: Principal, q
   if (idPrefix !== undefined) options.idPrefix = idPrefix;
   if (query.limit !== undefined) options.limit = query.limit;
   if (query.cursor !== undefined) options.cursor = query.cursor;
-  const page = await lister(queue).list(options);
+  const page = await queue.sessions.list(options);
   if (principal.sessions === null) return page;
   return { sessions: page.sessions.filter((session) => coversSessionId(principal, session.id)), nextCursor: page.nextCursor };
 }
@@ -77,15 +49,4 @@ function narrowPrefix(claim: readonly string[] | null, requested: string | undef
   if (requested === undefined || own.startsWith(requested)) return own === '' ? requested : own;
   if (requested.startsWith(own)) return pattern.endsWith('*') ? requested : null;
   return null;
-}
-
-interface SessionLister {
-  list(options: ListSessionsOptions): Promise<SessionPage>;
-}
-
-/** `queue.sessions.list`, which comes with the tenant column (migration 0008). */
-function lister(queue: SessionQueue): SessionLister {
-  const admin = queue.sessions as unknown as Partial<SessionLister>;
-  if (typeof admin.list !== 'function') throw new StateConflictError('this store has no session listing');
-  return admin as SessionLister;
 }

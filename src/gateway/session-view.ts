@@ -4,7 +4,6 @@ import { lastEventId } from '../events/event-subscriber.js';
 import type { SessionQueue } from '../producer/session-queue.js';
 import type { InputCounts, ChildSummary } from '../producer/session-stats.js';
 import { findInputStart } from './sse/find-input-start.js';
-import { sessionTenant } from './tenancy.js';
 
 /** `GET /v1/sessions/:id`: the stored session with its inputs by status, stats, children and where to follow its events. */
 export interface SessionView {
@@ -34,7 +33,7 @@ export async function sessionView(queue: SessionQueue, redis: Redis | undefined,
   const [report, eventCursor] = await Promise.all([queue.stats(session.id), redis === undefined ? null : viewCursor(queue, redis, session.id)]);
   return {
     id: session.id,
-    tenant: sessionTenant(session),
+    tenant: session.tenant,
     agent: session.agent,
     status: report.status,
     systemPrompt: session.systemPrompt,

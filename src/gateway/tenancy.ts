@@ -1,14 +1,6 @@
-import type { SessionRecord } from '../core/session-types.js';
 import { AuthForbiddenError } from '../core/errors/index.js';
+import { DEFAULT_TENANT } from '../fleet/tenant-name.js';
 import type { Principal } from './principal.js';
-
-/** The tenant a session without one belongs to. */
-export const DEFAULT_TENANT = 'default';
-
-/** The session's tenant (`default` for rows written before tenants existed). */
-export function sessionTenant(session: SessionRecord): string {
-  return (session as SessionRecord & { tenant?: string }).tenant ?? DEFAULT_TENANT;
-}
 
 /**
  * The tenant a session the caller creates belongs to: the token's; a body `tenant` that differs is

@@ -1,6 +1,6 @@
 import type { JWTPayload } from 'jose';
 import { AuthInvalidTokenError } from '../../core/errors/index.js';
-import { isValidSessionId } from '../../fleet/session-id.js';
+import { TENANT_RULE } from '../../fleet/tenant-name.js';
 import type { Principal, Scope } from '../principal.js';
 
 const SCOPES: readonly Scope[] = ['read', 'write', 'admin'];
@@ -16,7 +16,7 @@ export function principalFromClaims(claims: JWTPayload): Principal {
     throw new AuthInvalidTokenError('token claim "scope" must be read, write or admin');
   }
   const tenant = claims['tenant'];
-  if (tenant !== undefined && (typeof tenant !== 'string' || !isValidSessionId(tenant))) {
+  if (tenant !== undefined && (typeof tenant !== 'string' || !TENANT_RULE.test(tenant))) {
     throw new AuthInvalidTokenError('token claim "tenant" must be 1 to 128 of A-Z a-z 0-9 _ . : -');
   }
   if (tenant === undefined && scope !== 'admin') throw new AuthInvalidTokenError('token claim "tenant" is required unless scope is admin');

@@ -7,7 +7,7 @@ import { conflictResponse, errorResponses } from '../openapi.js';
 import { listForCaller } from '../session-listing.js';
 import { assertMayTouch, requireSession } from '../session-access.js';
 import { sessionView } from '../session-view.js';
-import { creatingTenant, DEFAULT_TENANT } from '../tenancy.js';
+import { creatingTenant } from '../tenancy.js';
 import type { RestRouteDeps } from './index.js';
 import { sessionIdParams, sessionSummarySchema, sessionViewSchema } from './schemas.js';
 
@@ -61,8 +61,7 @@ export const sessionRoutes: FastifyPluginAsync<RestRouteDeps> = async (app, { qu
       if (body.agent !== undefined) params.agent = body.agent;
       if (body.systemPrompt !== undefined) params.systemPrompt = body.systemPrompt;
       if (body.metadata !== undefined) params.metadata = body.metadata;
-      const tenant = creatingTenant(request.principal, body.tenant);
-      if (tenant !== DEFAULT_TENANT) Object.assign(params, { tenant });
+      params.tenant = creatingTenant(request.principal, body.tenant);
       const session = await queue.sessions.create(params);
       return reply.code(201).send(await sessionView(queue, redis, session));
     },
