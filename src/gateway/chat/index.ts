@@ -2,7 +2,9 @@ import type {} from '@fastify/swagger'; // its types add summary, tags and descr
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { StreamEvent, StreamItem } from '../../fleet/fleet-events.js';
 import { findInputStart } from '../sse/find-input-start.js';
-import { errorResponses, eventStreamResponse, sessionIdParams } from '../sse/route-schemas.js';
+import { errorResponses } from '../openapi.js';
+import { sessionIdParams } from '../routes/schemas.js';
+import { eventStreamResponse } from '../sse/route-schemas.js';
 import { SseWriter } from '../sse/sse-writer.js';
 import { hijackHeaders, type StreamRouteDeps } from '../sse/stream-route-deps.js';
 import { parseChatRequest } from './chat-request.js';

@@ -1,6 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { resolveEventCursor } from './event-cursor.js';
-import { errorResponses, eventStreamResponse, sessionIdParams } from './route-schemas.js';
+import { errorResponses } from '../openapi.js';
+import { sessionIdParams } from '../routes/schemas.js';
+import { eventStreamResponse } from './route-schemas.js';
 import { pipeSessionEvents } from './pipe-session-events.js';
 import { SseWriter } from './sse-writer.js';
 import { hijackHeaders, type StreamRouteDeps } from './stream-route-deps.js';

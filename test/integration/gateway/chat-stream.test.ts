@@ -114,7 +114,7 @@ describe('auth and the OpenAPI document', () => {
   const post = async (authorization: string | null) =>
     fetch(`${gw.url}/v1/chat`, {
       method: 'POST',
-      headers: Object.assign({ 'content-type': 'application/json' }, authorization === null ? {} : { authorization }),
+      headers: authorization === null ? { 'content-type': 'application/json' } : { 'content-type': 'application/json', authorization },
       body: JSON.stringify({ id: 'chat-auth', messages: [userMessage('m1', 'x')], trigger: 'submit-message' }),
     });
 
@@ -128,6 +128,21 @@ describe('auth and the OpenAPI document', () => {
     expect(events.status).toBe(403);
     const resume = await fetch(`${gw.url}/v1/chat/chat-tool/stream`, { headers: { authorization: narrow } });
     expect(resume.status).toBe(403);
+  });
+
+  it("answers 404 for another tenant's session, on every stream route", async () => {
+    const other = `Bearer ${await token({ tenant: 'other', scope: 'write' })}`;
+    for (const path of ['/v1/sessions/chat-tool/events', '/v1/chat/chat-tool/stream', '/v1/chat/chat-tool/messages']) {
+      const response = await fetch(`${gw.url}${path}`, { headers: { authorization: other } });
+      expect(response.status).toBe(404);
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe('session.not_found');
+    }
+    const posted = await fetch(`${gw.url}/v1/chat`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: other },
+      body: JSON.stringify({ id: 'chat-tool', messages: [userMessage('m9', 'x')], trigger: 'submit-message' }),
+    });
+    expect(posted.status).toBe(404);
   });
 
   it('documents the stream routes in /v1/openapi.json', async () => {
