@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ListSessionsOptions, SessionPage, SessionSummary } from '../../core/ports/session-store.js';
-import { SESSION_STATUSES } from '../../core/session-types.js';
+import { SESSION_STATUSES, type SessionRecord, type SessionStats } from '../../core/session-types.js';
 import type { Queryable } from '../postgres/queryable.js';
 import { parseRow } from '../rows/parse-row.js';
 import { sessionStatsShape, statsOf } from '../rows/session-row.js';
@@ -32,17 +32,25 @@ export async function listSessions(db: Queryable, options: ListSessionsOptions):
   const last = page.at(-1);
   const more = rows.length > list.limit && last !== undefined;
   return {
-    sessions: page.map((r): SessionSummary => ({
-      id: r.id,
-      tenant: r.tenant,
-      agent: r.agent,
-      status: r.status,
-      parentSessionId: r.parentSessionId,
-      inputs: r.nextSeq,
-      stats: statsOf(r),
-      createdAt: r.createdAt,
-      lastActivityAt: r.updatedAt,
-    })),
+    sessions: page.map((r) => sessionSummary(r, statsOf(r))),
     nextCursor: more ? encodeSessionCursor({ createdAt: last.cursorAt, id: last.id }) : null,
+  };
+}
+
+/** The summary of a session row (or record) and its stats. */
+export function sessionSummary(
+  r: Pick<SessionRecord, 'id' | 'tenant' | 'agent' | 'status' | 'parentSessionId' | 'nextSeq' | 'createdAt' | 'updatedAt'>,
+  stats: SessionStats,
+): SessionSummary {
+  return {
+    id: r.id,
+    tenant: r.tenant,
+    agent: r.agent,
+    status: r.status,
+    parentSessionId: r.parentSessionId,
+    inputs: r.nextSeq,
+    stats,
+    createdAt: r.createdAt,
+    lastActivityAt: r.updatedAt,
   };
 }

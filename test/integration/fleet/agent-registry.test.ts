@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RegisteredAgent } from '../../../src/core/ports/agent-registry.js';
-import { SessionQueue } from '../../../src/producer/session-queue.js';
+import type { SessionQueue } from '../../../src/producer/session-queue.js';
 import { PostgresAgentRegistry } from '../../../src/store/agents/postgres-agent-registry.js';
 import type { RunningWorker } from '../../../src/worker/start-worker.js';
-import { FleetFixture } from '../../support/fleet-fixture.js';
+import type { FleetFixture } from '../../support/fleet-fixture.js';
 import { runCliInProcess } from '../../support/run-cli-process.js';
-import { RawProducer } from './fixtures/raw-clients.js';
+import { expectRawRefusal, inboxRowCounts, openProducingFleet, type ProducingFleet } from './fixtures/raw-refusals.js';
 
 /**
  * The agent registry end to end (docs/client.md, "Choosing an agent"): a worker registers the agents
@@ -17,28 +17,19 @@ describe('the agent registry and agent refusals', () => {
   let worker: RunningWorker;
   let registry: PostgresAgentRegistry;
   let queue: SessionQueue;
-  let producer: RawProducer;
+  let producing: ProducingFleet;
 
   beforeAll(async () => {
-    fleet = await FleetFixture.create('agent_registry');
-    worker = await fleet.startWorker({ agents: [{ name: 'default' }, { name: 'support', systemPrompt: 'You help.' }] });
+    producing = await openProducingFleet('agent_registry', [{ name: 'default' }, { name: 'support', systemPrompt: 'You help.' }]);
+    ({ fleet, worker, queue } = producing);
     registry = new PostgresAgentRegistry(fleet.pool);
-    queue = new SessionQueue({ databaseUrl: fleet.config.databaseUrl, redisUrl: fleet.config.redisUrl, queueName: fleet.config.queueName, recheckMs: 60_000 });
-    producer = await RawProducer.open(fleet.config.redisUrl, fleet.config.queueName);
   });
 
   afterAll(async () => {
-    await producer?.close();
-    await queue?.close();
-    await fleet?.close();
+    await producing?.close();
   });
 
-  async function rowCounts(): Promise<{ sessions: number; inputs: number }> {
-    const result = await fleet.pool.query<{ sessions: number; inputs: number }>(
-      'SELECT (SELECT count(*)::int FROM sessions) AS sessions, (SELECT count(*)::int FROM session_inputs) AS inputs',
-    );
-    return result.rows[0]!;
-  }
+  const rowCounts = () => inboxRowCounts(fleet.pool);
 
   const workersOf = (agents: RegisteredAgent[], name: string) => agents.find((agent) => agent.name === name)?.workers.map((entry) => entry.workerId) ?? [];
 
@@ -79,16 +70,11 @@ describe('the agent registry and agent refusals', () => {
     ["a data.agent other than the session's", 'session.agent_mismatch', { sessionId: 'raw-on-default', agent: 'support', input: 'x' }],
   ] as const)('a raw send with %s fails once with "%s: …", nothing written', async (_label, code, data) => {
     await queue.add('send', { sessionId: 'raw-on-default', input: 'first' });
-    const before = await rowCounts();
-    const outcome = await producer.run('send', data, { attempts: 5, backoff: { type: 'fixed', delay: 50 } });
-    expect(outcome.state).toBe('failed');
-    expect(outcome.failedReason).toMatch(new RegExp(`^${code.replace('.', '\\.')}: `));
-    expect(outcome.job.attemptsMade).toBe(1);
-    expect(await rowCounts()).toEqual(before);
+    await expectRawRefusal(producing, data, code);
   });
 
   it('a raw send naming the agent creates its session on it', async () => {
-    const outcome = await producer.run('send', { sessionId: 'raw-on-support', agent: 'support', input: 'x' });
+    const outcome = await producing.producer.run('send', { sessionId: 'raw-on-support', agent: 'support', input: 'x' });
     expect(outcome.value).toMatchObject({ seq: 1 });
     expect((await queue.sessions.get('raw-on-support'))?.agent).toBe('support');
   });

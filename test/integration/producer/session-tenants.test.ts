@@ -1,36 +1,25 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SessionQueue } from '../../../src/producer/session-queue.js';
-import { FleetFixture } from '../../support/fleet-fixture.js';
-import { RawProducer } from '../fleet/fixtures/raw-clients.js';
+import type { SessionQueue } from '../../../src/producer/session-queue.js';
+import { expectRawRefusal, inboxRowCounts, openProducingFleet, type ProducingFleet } from '../fleet/fixtures/raw-refusals.js';
 
 /**
  * Tenants end to end (docs/client.md): `sessions.create({ tenant })`, an add's `data.tenant` through
  * `SessionQueue` and the raw path, refusals that write nothing, and `sessions.list`.
  */
 describe('session tenants and the session list', () => {
-  let fleet: FleetFixture;
+  let producing: ProducingFleet;
   let queue: SessionQueue;
-  let producer: RawProducer;
 
   beforeAll(async () => {
-    fleet = await FleetFixture.create('session_tenants');
-    await fleet.startWorker({ agents: [{ name: 'default' }] });
-    queue = new SessionQueue({ databaseUrl: fleet.config.databaseUrl, redisUrl: fleet.config.redisUrl, queueName: fleet.config.queueName, recheckMs: 60_000 });
-    producer = await RawProducer.open(fleet.config.redisUrl, fleet.config.queueName);
+    producing = await openProducingFleet('session_tenants', [{ name: 'default' }]);
+    queue = producing.queue;
   });
 
   afterAll(async () => {
-    await producer?.close();
-    await queue?.close();
-    await fleet?.close();
+    await producing?.close();
   });
 
-  async function rowCounts(): Promise<{ sessions: number; inputs: number }> {
-    const result = await fleet.pool.query<{ sessions: number; inputs: number }>(
-      'SELECT (SELECT count(*)::int FROM sessions) AS sessions, (SELECT count(*)::int FROM session_inputs) AS inputs',
-    );
-    return result.rows[0]!;
-  }
+  const rowCounts = () => inboxRowCounts(producing.fleet.pool);
 
   it('creates sessions for a tenant, by sessions.create and by the add that creates one', async () => {
     expect((await queue.sessions.create({ id: 'acme-created', tenant: 'acme' })).tenant).toBe('acme');
@@ -54,16 +43,11 @@ describe('session tenants and the session list', () => {
     ["a data.tenant other than the session's", 'session.tenant_mismatch', { sessionId: 'raw-initech', tenant: 'acme', input: 'x' }],
   ] as const)('a raw send with %s fails once with "%s: …", nothing written', async (_label, code, data) => {
     await queue.add('send', { sessionId: 'raw-initech', tenant: 'initech', input: 'first' });
-    const before = await rowCounts();
-    const outcome = await producer.run('send', data, { attempts: 5, backoff: { type: 'fixed', delay: 50 } });
-    expect(outcome.state).toBe('failed');
-    expect(outcome.failedReason).toMatch(new RegExp(`^${code.replace('.', '\\.')}: `));
-    expect(outcome.job.attemptsMade).toBe(1);
-    expect(await rowCounts()).toEqual(before);
+    await expectRawRefusal(producing, data, code);
   });
 
   it('a raw send naming a tenant creates its session for it', async () => {
-    const outcome = await producer.run('send', { sessionId: 'raw-hooli', tenant: 'hooli', input: 'x' });
+    const outcome = await producing.producer.run('send', { sessionId: 'raw-hooli', tenant: 'hooli', input: 'x' });
     expect(outcome.value).toMatchObject({ seq: 1 });
     expect((await queue.sessions.get('raw-hooli'))?.tenant).toBe('hooli');
   });

@@ -1,6 +1,7 @@
 import type * as Port from '../../../src/core/ports/session-store.js';
 import type { SessionRecord } from '../../../src/core/session-types.js';
 import { cursorTime, encodeSessionCursor, resolveSessionList, type SessionCursor } from '../../../src/store/sessions/list-sessions-options.js';
+import { sessionSummary } from '../../../src/store/sessions/list-sessions.js';
 import { compareText } from './in-memory-store-rows.js';
 
 /**
@@ -23,17 +24,10 @@ export function listSessionRecords(records: Iterable<SessionRecord>, options: Po
   const page = matching.slice(0, list.limit);
   const last = page.at(-1);
   return {
-    sessions: page.map((r) => ({
-      id: r.id,
-      tenant: r.tenant,
-      agent: r.agent,
-      status: r.status,
-      parentSessionId: r.parentSessionId,
-      inputs: r.nextSeq,
-      stats: structuredClone(r.stats),
-      createdAt: new Date(r.createdAt),
-      lastActivityAt: new Date(r.updatedAt),
-    })),
+    sessions: page.map((r) => {
+      const copy = structuredClone(r);
+      return sessionSummary(copy, copy.stats);
+    }),
     nextCursor: matching.length > list.limit && last !== undefined ? encodeSessionCursor({ createdAt: cursorTime(last.createdAt), id: last.id }) : null,
   };
 }
