@@ -76,29 +76,32 @@ export function applyEvent(state: LiveState, event: StreamEvent): boolean {
   state.events.push(event);
   if (state.events.length > MAX_RAW_EVENTS) state.events.splice(0, state.events.length - MAX_RAW_EVENTS);
   const handler = HANDLERS[event.type];
-  if (handler !== undefined) handler(state, event.data, inputSeqOf(event.data));
+  if (handler !== undefined) handler(state, event.data, inputSeqOf(event.data), event.id);
   return true;
 }
 
-type Handler = (state: LiveState, data: Record<string, unknown>, inputSeq: number | null) => void;
+type Handler = (state: LiveState, data: Record<string, unknown>, inputSeq: number | null, id: string) => void;
 
 const HANDLERS: Record<string, Handler> = {
-  stream_started: (state, data, inputSeq) => {
-    streamOf(state, str(data.streamId), inputSeq);
+  // The loop names every stream `main`: a stream is the one `stream_started` opened last for its input.
+  stream_started: (state, _data, inputSeq, id) => {
+    openStream(state, id, inputSeq);
   },
-  stream_delta: (state, data, inputSeq) => {
-    streamOf(state, str(data.streamId), inputSeq).text += str(data.text);
+  stream_delta: (state, data, inputSeq, id) => {
+    streamOf(state, id, inputSeq).text += str(data.text);
   },
-  stream_think_delta: (state, data, inputSeq) => {
-    streamOf(state, str(data.streamId), inputSeq).think += str(data.text);
+  stream_think_delta: (state, data, inputSeq, id) => {
+    streamOf(state, id, inputSeq).think += str(data.text);
   },
-  stream_completed: (state, data, inputSeq) => {
-    const stream = streamOf(state, str(data.streamId), inputSeq);
+  stream_completed: (state, data, inputSeq, id) => {
+    const stream = streamOf(state, id, inputSeq);
     stream.completed = true;
     if (data.success === false) stream.dropped = true;
   },
-  stream_discarded: (state, data, inputSeq) => {
-    streamOf(state, str(data.streamId), inputSeq).dropped = true;
+  stream_discarded: (state, _data, inputSeq, id) => {
+    const stream = streamOf(state, id, inputSeq);
+    stream.completed = true;
+    stream.dropped = true;
   },
   message_appended: (state, data, inputSeq) => {
     if (data.role !== 'assistant' || typeof data.messageSeq !== 'number') return;
@@ -188,13 +191,20 @@ export function liveTokens(state: LiveState): number {
   return total;
 }
 
-function streamOf(state: LiveState, streamId: string, inputSeq: number | null): LiveStream {
-  let stream = state.streams.find((s) => s.streamId === streamId);
-  if (stream === undefined) {
-    stream = { streamId, inputSeq, text: '', think: '', completed: false, dropped: false, messageSeq: null };
-    state.streams.push(stream);
-  }
+/** A new stream of the input, keyed by the id of its `stream_started` entry. */
+function openStream(state: LiveState, id: string, inputSeq: number | null): LiveStream {
+  const stream: LiveStream = { streamId: id, inputSeq, text: '', think: '', completed: false, dropped: false, messageSeq: null };
+  state.streams.push(stream);
   return stream;
+}
+
+/** The input's open stream; one is opened when the page joined mid-stream (a cursor inside it). */
+function streamOf(state: LiveState, id: string, inputSeq: number | null): LiveStream {
+  for (let i = state.streams.length - 1; i >= 0; i -= 1) {
+    const stream = state.streams[i];
+    if (stream !== undefined && stream.inputSeq === inputSeq && !stream.completed && !stream.dropped) return stream;
+  }
+  return openStream(state, id, inputSeq);
 }
 
 function toolOf(state: LiveState, data: Record<string, unknown>, inputSeq: number | null): LiveTool {

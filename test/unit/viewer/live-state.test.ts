@@ -48,4 +48,19 @@ describe('viewer live state', () => {
     applyEvent(state, event('input_started', { inputSeq: 5, attempt: 1 }));
     expect(state.question).toBeNull();
   });
+
+  it('keeps each round and each input apart although the loop names every stream main', () => {
+    const state = emptyLiveState();
+    for (const inputSeq of [1, 2]) {
+      applyEvent(state, event('stream_started', { inputSeq, streamId: 'main', attempt: 1 }));
+      applyEvent(state, event('stream_delta', { inputSeq, streamId: 'main', text: `round one of ${inputSeq}` }));
+      applyEvent(state, event('stream_completed', { inputSeq, streamId: 'main', attempt: 1, success: true }));
+      applyEvent(state, event('message_appended', { inputSeq, messageSeq: inputSeq * 10, role: 'assistant', kind: 'message', roundIndex: 0 }));
+      applyEvent(state, event('stream_started', { inputSeq, streamId: 'main', attempt: 1 }));
+      applyEvent(state, event('stream_delta', { inputSeq, streamId: 'main', text: `round two of ${inputSeq}` }));
+    }
+    const loaded = (seq: number) => seq === 10 || seq === 20;
+    expect(visibleStreams(state, loaded).map((s) => s.text)).toEqual(['round two of 1', 'round two of 2']);
+    expect(visibleStreams(state, () => false).map((s) => s.text)).toEqual(['round one of 1', 'round two of 1', 'round one of 2', 'round two of 2']);
+  });
 });
