@@ -29,7 +29,8 @@ import { publisherConnection, RedisEventPublisher } from '../src/events/index.js
 import { eventStreamKey } from '../src/fleet/fleet-keys.js';
 import { SessionQueue } from '../src/producer/session-queue.js';
 import { buildDist, processMemoryMb } from './lib/cli-worker.js';
-import { freePort, spawnCliGateway, statCpuMs, type CliGateway } from './lib/cli-gateway.js';
+import { freePort } from '../test/integration/fleet/fixtures/private-redis.js';
+import { spawnCliGateway, statCpuMs, type CliGateway } from './lib/cli-gateway.js';
 import { startFollowerProcess, type FollowerProcess, type FollowerReport } from './lib/fanout-followers.js';
 import { cleanupAll, createBenchDatabase, deleteQueueKeys, REDIS_URL, uniqueName } from './lib/fleet.js';
 import { cpuSnapshot } from './lib/process-cpu.js';

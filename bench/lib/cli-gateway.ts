@@ -7,9 +7,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { onCleanup } from './fleet.js';
+import { stopOnCleanup } from './cli-worker.js';
 import { sleep } from './stats.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -29,19 +28,6 @@ export interface CliGateway {
   output(): string;
   /** SIGTERM, then SIGKILL after 10 s; resolves once it exited. Idempotent. */
   stop(): Promise<void>;
-}
-
-/** A TCP port free on loopback right now (bound to port 0, then released). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Spawns `loopfleet gateway --port <port>` on 127.0.0.1 with this process's environment plus `env`. */
@@ -69,20 +55,7 @@ export function spawnCliGateway(env: Record<string, string>, port: number, from:
   })();
   // Unhandled if nobody awaits it (a bench that failed earlier): the error is the exit, seen elsewhere.
   ready.catch(() => undefined);
-  let stopping: Promise<void> | null = null;
-  const stop = () => {
-    stopping ??= (async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    })();
-    return stopping;
-  };
-  const unregister = onCleanup(stop);
-  child.once('exit', () => unregister());
-  return { child, pid: child.pid!, url, ready, output: () => output, stop };
+  return { child, pid: child.pid!, url, ready, output: () => output, stop: stopOnCleanup(child) };
 }
 
 /** utime + stime of `/proc/<pid>/stat` in milliseconds (USER_HZ 100), or null once it exited. */
