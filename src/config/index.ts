@@ -4,3 +4,4 @@ export { configSummary } from './config-summary.js';
 export { redactUrl, urlSecrets } from './redact-url.js';
 export { configuredSecrets } from './configured-secrets.js';
 export { envSchema, type ParsedEnv } from './env-schema.js';
+export { GATEWAY_VARIABLES, isLoopback, loadGatewayConfig, type GatewayAuthMode, type GatewayConfig } from './gateway-config.js';

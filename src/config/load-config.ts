@@ -124,7 +124,7 @@ function toResolvedConfig(env: ParsedEnv): ResolvedConfig {
  * One error for all issues. Only our own messages are used, and the built-in ones zod could add (a
  * non-string value) state the expected type without the value, so no secret can slip in.
  */
-function toConfigError(issues: readonly z.core.$ZodIssue[]): ConfigInvalidError {
+export function toConfigError(issues: readonly z.core.$ZodIssue[]): ConfigInvalidError {
   const lines = new Map<string, string>();
   for (const issue of issues) {
     const variable = String(issue.path[0] ?? '(environment)');

@@ -3,6 +3,7 @@ export * from './input-errors.js';
 export * from './system-errors.js';
 export * from './llm-errors.js';
 export * from './tool-errors.js';
+export * from './auth-errors.js';
 export * from './to-loopfleet-error.js';
 export * from './thrown-text.js';
 
@@ -36,6 +37,10 @@ export const ERROR_CODES = [
   'tool.timeout',
   'tool.failed',
   'tool.definition_invalid',
+  'auth.missing_token',
+  'auth.invalid_token',
+  'auth.expired',
+  'auth.forbidden',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
