@@ -20,9 +20,11 @@
  * Run: `node --max-semi-space-size=32 --import tsx bench/gateway-sse.bench.ts` (≈ 1 min, compiles
  * dist/ first). Scale: BENCH_SSE_FOLLOWERS (5000), BENCH_SSE_SESSIONS (500), BENCH_SSE_RATE (events/s
  * in all, 1000), BENCH_SSE_SECONDS (20), BENCH_SSE_WARMUP_S (5), BENCH_SSE_GENERATORS (2),
- * BENCH_SSE_RAW_PER_SESSION (1), BENCH_SSE_FROM (`dist` or `source`).
+ * BENCH_SSE_RAW_PER_SESSION (1), BENCH_SSE_FROM (`dist`, `source`, or `build`: `buildGateway` in the
+ * bench's own entry, for a tree without the CLI command).
  */
 import { randomBytes } from 'node:crypto';
+import { loadavg } from 'node:os';
 import { SignJWT } from 'jose';
 import { Redis } from 'ioredis';
 import { publisherConnection, RedisEventPublisher } from '../src/events/index.js';
@@ -30,10 +32,10 @@ import { eventStreamKey } from '../src/fleet/fleet-keys.js';
 import { SessionQueue } from '../src/producer/session-queue.js';
 import { buildDist, processMemoryMb } from './lib/cli-worker.js';
 import { freePort } from '../test/integration/fleet/fixtures/private-redis.js';
-import { spawnCliGateway, statCpuMs, type CliGateway } from './lib/cli-gateway.js';
+import { spawnCliGateway, statCpuMs, type CliGateway, type GatewayFrom } from './lib/cli-gateway.js';
 import { startFollowerProcess, type FollowerProcess, type FollowerReport } from './lib/fanout-followers.js';
 import { cleanupAll, createBenchDatabase, deleteQueueKeys, REDIS_URL, uniqueName } from './lib/fleet.js';
-import { cpuSnapshot } from './lib/process-cpu.js';
+import { cpuPerItem, cpuSnapshot } from './lib/process-cpu.js';
 import { deadline, monotonicMs, percentile, pool, report, round, sleep } from './lib/stats.js';
 
 const env = (name: string, fallback: number) => Number(process.env[`BENCH_SSE_${name}`] ?? fallback);
@@ -44,8 +46,13 @@ const SECONDS = env('SECONDS', 20);
 const WARMUP_S = env('WARMUP_S', 5);
 const GENERATORS = env('GENERATORS', 2);
 const RAW_PER_SESSION = env('RAW_PER_SESSION', 1);
-const FROM = process.env.BENCH_SSE_FROM === 'source' ? 'source' : 'dist';
+const FROM: GatewayFrom = process.env.BENCH_SSE_FROM === 'source' || process.env.BENCH_SSE_FROM === 'build' ? process.env.BENCH_SSE_FROM : 'dist';
 const PER_SESSION = FOLLOWERS / SESSIONS;
+const GATEWAY_PROCESS: Record<GatewayFrom, string> = {
+  dist: 'loopfleet gateway process, compiled (dist/)',
+  source: 'loopfleet gateway process, from source (tsx)',
+  build: 'buildGateway in a process of its own (bench/lib/gateway-process-main.ts, tsx)',
+};
 /** Producer tick: each publishes the events due by then (a worker's turn writes many sessions' events too). */
 const TICK_MS = 5;
 /** Longest wait, after the producer stopped, for every follower to get every event of the window. */
@@ -132,7 +139,7 @@ async function main(): Promise<void> {
         GATEWAY_AUTH: 'jwt',
         GATEWAY_JWT_SECRET: secret,
         // Every follower connects with the one token: the per-principal limit would refuse most of them.
-        GATEWAY_RATE_LIMIT: '100000000',
+        GATEWAY_RATE_LIMIT: '10000000',
         LOG_LEVEL: 'warn',
       },
       await freePort(),
@@ -157,13 +164,14 @@ async function main(): Promise<void> {
     const window = { from: start + WARMUP_S * 1000, to: start + (WARMUP_S + SECONDS) * 1000 };
     await Promise.all(followers.map((follower) => follower.window(window.from, window.to)));
     let peakRssMb = 0;
+    const pids: Record<string, number> = Object.assign({ gateway: gateway.pid, rawFollowers: raw.pid }, ...generators.map((generator, g) => ({ [`generator${g}`]: generator.pid })));
     let cpuBefore: { gateway: number | null; others: ReturnType<typeof cpuSnapshot> } | undefined;
     let cpuAfter: typeof cpuBefore;
     const sampler = setInterval(() => {
       const now = monotonicMs();
       peakRssMb = Math.max(peakRssMb, processMemoryMb(gateway!.pid)?.rssMb ?? 0);
-      if (cpuBefore === undefined && now >= window.from) cpuBefore = { gateway: statCpuMs(gateway!.pid), others: cpuSnapshot() };
-      if (cpuAfter === undefined && now >= window.to) cpuAfter = { gateway: statCpuMs(gateway!.pid), others: cpuSnapshot() };
+      if (cpuBefore === undefined && now >= window.from) cpuBefore = { gateway: statCpuMs(gateway!.pid), others: cpuSnapshot(pids) };
+      if (cpuAfter === undefined && now >= window.to) cpuAfter = { gateway: statCpuMs(gateway!.pid), others: cpuSnapshot(pids) };
     }, 20);
     const produced = await produce(publisher, sessionIds, window, window.to + 200);
     clearInterval(sampler);
@@ -198,10 +206,12 @@ async function main(): Promise<void> {
         ratePerSecond: RATE,
         warmupSeconds: WARMUP_S,
         seconds: SECONDS,
-        gateway: `loopfleet gateway process (${FROM === 'dist' ? 'compiled, dist/' : 'source, tsx'}), GATEWAY_AUTH=jwt`,
+        gateway: `${GATEWAY_PROCESS[FROM]}, GATEWAY_AUTH=jwt`,
         event: 'stream_delta through RedisEventPublisher.publish (no coalescing), stamped with CLOCK_MONOTONIC',
       },
       figures: {
+        // Other work on the machine shows here first: the run's own processes take a core or less.
+        loadAverageAtEnd: loadavg().map((value) => round(value, 2)),
         connectMs,
         opened: opened.map((entry) => entry.open),
         published: produced.published,
@@ -221,6 +231,8 @@ async function main(): Promise<void> {
         delay: { gatewaySse: gatewayDelays, rawXread: rawDelays },
         redisCpuMsPerPublishedEvent: redisCpuMs === null ? null : round(redisCpuMs / produced.inWindow, 4),
         machineCpuPctOfTwoCores: machineCpuMs === null ? null : round((machineCpuMs / (SECONDS * 1000 * 2)) * 100, 1),
+        // Where the machine's CPU went in the window, % of one core by process (`node`: this process, the producer).
+        cpuPctOfOneCoreByProcess: cpuBefore === undefined || cpuAfter === undefined ? null : cpuPerItem(cpuBefore.others, cpuAfter.others, SECONDS * 10),
         lost,
         followersEnded: ended,
         gaps,

@@ -1,7 +1,8 @@
 /**
  * A real `loopfleet gateway` process for the benches that measure the gateway as deployed: its own
  * process, its own memory and CPU (read by pid). Spawned from the source through tsx (`source`) or
- * from the compiled `dist/` (`dist`: what the Docker image runs; `buildDist()` compiles it first).
+ * from the compiled `dist/` (`dist`: what the Docker image runs; `buildDist()` compiles it first), or
+ * as `buildGateway` in a tsx entry of the bench's own (`build`, `gateway-process-main.ts`).
  * Readiness is its `/healthz` answering 200, polled with a deadline. `stop()` sends SIGTERM and kills
  * after 10 s. Every spawned gateway is also stopped by `cleanupAll` (a bench's failure or time-out).
  */
@@ -12,7 +13,14 @@ import { stopOnCleanup } from './cli-worker.js';
 import { sleep } from './stats.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const ENTRY = { source: fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url)), dist: fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url)) };
+const ENTRY = {
+  source: fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url)),
+  dist: fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url)),
+  build: fileURLToPath(new URL('./gateway-process-main.ts', import.meta.url)),
+};
+
+/** How the gateway process is started: `loopfleet gateway` compiled or through tsx, or `buildGateway` in a tsx entry of the bench's own. */
+export type GatewayFrom = 'dist' | 'source' | 'build';
 /** Start-up includes compiling the sources when run through tsx. */
 const READY_TIMEOUT_MS = 60_000;
 const OUTPUT_KEPT = 20_000;
@@ -31,8 +39,9 @@ export interface CliGateway {
 }
 
 /** Spawns `loopfleet gateway --port <port>` on 127.0.0.1 with this process's environment plus `env`. */
-export function spawnCliGateway(env: Record<string, string>, port: number, from: 'source' | 'dist' = 'dist'): CliGateway {
-  const args = from === 'source' ? ['--import', 'tsx', ENTRY.source, 'gateway', '--port', String(port)] : [ENTRY.dist, 'gateway', '--port', String(port)];
+export function spawnCliGateway(env: Record<string, string>, port: number, from: GatewayFrom = 'dist'): CliGateway {
+  const command = { dist: [ENTRY.dist, 'gateway'], source: ['--import', 'tsx', ENTRY.source, 'gateway'], build: ['--import', 'tsx', ENTRY.build] }[from];
+  const args = [...command, '--port', String(port)];
   const child = spawn(process.execPath, args, { cwd: ROOT, env: Object.assign({}, process.env, { GATEWAY_HOST: '127.0.0.1' }, env), stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const keep = (chunk: Buffer) => void (output = (output + chunk.toString()).slice(-OUTPUT_KEPT));
