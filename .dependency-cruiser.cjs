@@ -61,6 +61,20 @@ module.exports = {
       to: { path: folder('worker') },
     },
     {
+      name: 'gateway-builds-on-the-client',
+      comment: 'src/gateway is the HTTP front door: it builds on producer, events, fleet, core, config and observability, never on worker or store.',
+      severity: 'error',
+      from: { path: folder('gateway') },
+      to: { path: '^src/', pathNot: [folder('gateway'), folder('producer'), folder('events'), folder('fleet'), folder('core'), folder('config'), folder('observability')] },
+    },
+    {
+      name: 'only-cli-imports-gateway',
+      comment: 'Nothing but the CLI (which loads it lazily) imports src/gateway, so Fastify stays out of the library and the worker.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: [folder('gateway'), folder('cli')] },
+      to: { path: folder('gateway') },
+    },
+    {
       name: 'no-cycle-between-folders',
       comment: 'The top-level folders of src form layers: no folder reaches back to one that depends on it.',
       severity: 'error',

@@ -48,7 +48,7 @@ export type {
 export type { LoopEvent, LoopEventType } from './core/events/loop-events.js';
 
 export type { InputOverrides } from './core/agent-profile.js';
-export type { CreateSessionParams, LoadHistoryOptions } from './core/ports/session-store.js';
+export type { CreateSessionParams, ListSessionsOptions, LoadHistoryOptions, SessionPage, SessionSummary } from './core/ports/session-store.js';
 export type {
   ContentPart,
   Message,

@@ -19,6 +19,10 @@ Fleet:
                                 finished ${FORCED_EXIT_MS / 1000} s later. A failed start or close exits 1.
                                 Start it as node --max-semi-space-size=32 (npm run worker, compose):
                                 less GC per input for a little memory (docs/fleet.md, "Memory").
+  gateway [--port <n>] [--host <address>]
+                                Serve the HTTP/SSE API under /v1 and the session viewer at /
+                                until SIGTERM/SIGINT (docs/gateway.md). --port and --host win over
+                                GATEWAY_PORT (default 8080) and GATEWAY_HOST (default 127.0.0.1).
   migrate [--create-database]   Apply the committed database migrations to DATABASE_URL.
                                 Idempotent; safe when several processes run it at once.
                                 --create-database creates the database first if it is missing.

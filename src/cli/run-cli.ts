@@ -7,6 +7,7 @@ import { CliUsageError } from './command-line.js';
 import { abortPendingCommand } from './commands/abort-pending.js';
 import { agentsCommand } from './commands/agents.js';
 import { cancelCommand } from './commands/cancel.js';
+import { gatewayCommand } from './commands/gateway.js';
 import { historyCommand } from './commands/history.js';
 import { migrateCommand } from './commands/migrate.js';
 import { resumeCommand } from './commands/resume.js';
@@ -23,6 +24,7 @@ type Command = (args: string[], io: CliIo) => Promise<number>;
 const COMMANDS: Record<string, Command> = {
   migrate: migrateCommand,
   worker: workerCommand,
+  gateway: gatewayCommand,
   agents: agentsCommand,
   send: sendCommand,
   tail: tailCommand,

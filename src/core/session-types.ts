@@ -7,6 +7,8 @@ import type { PendingState } from './pending-state.js';
 /** What the session is doing, kept on the session row for cheap listing. */
 export type SessionStatus = 'idle' | 'running' | 'waiting_for_input' | 'waiting_for_children';
 
+export const SESSION_STATUSES = ['idle', 'running', 'waiting_for_input', 'waiting_for_children'] as const satisfies readonly SessionStatus[];
+
 /**
  * `send`: a user turn. `resume`: continue after a crash or a pending tool. `timer`: a timer fired.
  * `child`: a child session's outcome delivered to its parent (docs/child-sessions.md).
@@ -150,6 +152,8 @@ export interface SessionRecord {
   id: string;
   /** Agent profile name. */
   agent: string;
+  /** Whose session it is: `default` unless created with one; never changes. Children take their parent's. */
+  tenant: string;
   systemPrompt: string | null;
   metadata: Record<string, unknown>;
   config: Record<string, unknown>;

@@ -18,6 +18,8 @@ export interface AcceptRequest {
   originJobId?: string;
   /** The agent the input is for (checked by the store: `agent.not_found`, `session.agent_mismatch`). */
   agent?: string;
+  /** The tenant the input is for (checked by the store: `session.tenant_mismatch`). */
+  tenant?: string;
 }
 
 /** What accepting needs: the store (durability), the queue (the kick), and optionally the event publisher. */
@@ -52,6 +54,7 @@ export async function acceptAndKick(deps: AcceptDeps, request: AcceptRequest): P
     ...(request.inputId !== undefined ? { inputId: request.inputId } : {}),
     ...(request.originJobId !== undefined ? { originJobId: request.originJobId } : {}),
     ...(request.agent !== undefined ? { agent: request.agent } : {}),
+    ...(request.tenant !== undefined ? { tenant: request.tenant } : {}),
   });
   const notified = notifyAccepted(deps, request, accepted);
   if (deps.kickTimeoutMs === undefined) {

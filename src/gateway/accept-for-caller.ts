@@ -6,7 +6,7 @@ import type { InputHandle } from '../producer/input-handle.js';
 import type { SessionQueue } from '../producer/session-queue.js';
 import { coversTenant } from './principal.js';
 import { assertMayTouch } from './session-access.js';
-import { sessionTenant } from './tenancy.js';
+import { DEFAULT_TENANT, sessionTenant } from './tenancy.js';
 
 /**
  * Accepts an input for the caller (write scope): into its own tenant's session, which the add
@@ -19,8 +19,9 @@ export async function acceptForCaller(queue: SessionQueue, request: FastifyReque
   assertMayTouch(principal, sessionId, 'write');
   const existing = await queue.sessions.get(sessionId);
   if (existing !== null && !coversTenant(principal, sessionTenant(existing))) throw notFound(sessionId);
+  // The default tenant is the store's own default: it is left out, as a caller of the library would.
   const tenant = principal.tenant ?? (existing !== null ? sessionTenant(existing) : undefined);
-  const withTenant: AddData = tenant === undefined ? data : Object.assign({}, data, { tenant });
+  const withTenant: AddData = tenant === undefined || tenant === DEFAULT_TENANT ? data : Object.assign({}, data, { tenant });
   try {
     return await queue.add(kind, withTenant);
   } catch (error) {

@@ -10,7 +10,7 @@ import { acceptForCaller } from './accept-for-caller.js';
 import { addAuthHook } from './auth/auth-hook.js';
 import { createTokenVerifier } from './auth/token-verifier.js';
 import { chatRoutes } from './chat/index.js';
-import { errorHandler, notFoundHandler, RateLimitedError } from './errors.js';
+import { errorHandler, RateLimitedError } from './errors.js';
 import { GatewayMetrics } from './gateway-metrics.js';
 import { healthRoutes } from './routes/health-routes.js';
 import { restRoutes } from './routes/index.js';
@@ -18,6 +18,7 @@ import { requireSession } from './session-access.js';
 import { eventRoutes } from './sse/index.js';
 import type { StreamRouteDeps } from './sse/stream-route-deps.js';
 import { OPENAPI_INFO } from './openapi.js';
+import { registerViewer } from './viewer-routes.js';
 
 /** What {@link buildGateway} needs. */
 export interface GatewayDeps {
@@ -30,6 +31,8 @@ export interface GatewayDeps {
    * rate-limit counters on. Without it, limits are per process and the SSE routes are not served.
    */
   redis?: Redis;
+  /** The built viewer's folder; default `dist/viewer` of the package. */
+  viewerDir?: string;
   /** Readiness probe of Postgres; `/readyz` answers 503 when it rejects. */
   pingDatabase?: () => Promise<void>;
 }
@@ -51,14 +54,14 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   });
   const metrics = new GatewayMetrics();
   app.setErrorHandler(errorHandler);
-  app.setNotFoundHandler(notFoundHandler);
+  // Before auth: preflights are answered without a token, and refusals carry the CORS headers a browser needs to read them.
+  if (config.corsOrigins.length > 0) {
+    await app.register(cors, { origin: config.corsOrigins, exposedHeaders: ['retry-after', 'x-vercel-ai-ui-message-stream'], maxAge: 600 });
+  }
   addAuthHook(app, createTokenVerifier(config.auth));
   app.addHook('onResponse', async (request, reply) => {
     metrics.observeRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
   });
-  if (config.corsOrigins.length > 0) {
-    await app.register(cors, { origin: config.corsOrigins, exposedHeaders: ['retry-after', 'x-vercel-ai-ui-message-stream'], maxAge: 600 });
-  }
   await app.register(rateLimit, {
     max: config.rateLimitPerMinute,
     timeWindow: 60_000,
@@ -68,7 +71,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   });
   await app.register(swagger, { openapi: OPENAPI_INFO });
   await app.register(healthRoutes, { metrics, redis: deps.redis, pingDatabase: deps.pingDatabase });
-  await app.register(restRoutes, { queue, config });
+  await app.register(restRoutes, { queue, config, redis: deps.redis });
   if (deps.redis !== undefined) {
     const streamDeps: StreamRouteDeps = {
       queue,
@@ -83,6 +86,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     await app.register(chatRoutes, streamDeps);
   }
   app.get('/v1/openapi.json', { schema: { hide: true }, config: { rateLimit: false } }, async () => app.swagger());
+  await registerViewer(app, deps.viewerDir);
   return app;
 }
 

@@ -30,3 +30,9 @@ export const errorResponses = {
   429: Object.assign({ description: 'rate_limited' }, errorSchema),
   503: Object.assign({ description: 'system.infrastructure' }, errorSchema),
 } as const;
+
+/** Refusals of a write that conflicts with the session's state. */
+export const conflictResponse = { 409: Object.assign({ description: 'session.exists, session.agent_mismatch, session.pending, state.conflict' }, errorSchema) } as const;
+
+/** A body over the limit. */
+export const tooLargeResponse = { 413: Object.assign({ description: 'input.too_large' }, errorSchema) } as const;

@@ -3,6 +3,7 @@ import { InputInvalidError } from '../core/errors/index.js';
 import type { SendPayload } from '../core/input-payload.js';
 import { assertNewSessionId } from '../fleet/session-id.js';
 import { optionalAgentName } from '../fleet/agent-name.js';
+import { optionalTenant } from '../fleet/tenant-name.js';
 import { INPUT_MODES, type InputMode } from '../core/session-types.js';
 import type { AcceptRequest } from '../fleet/accept-input.js';
 
@@ -33,6 +34,12 @@ export interface AddData {
    * `session.agent_mismatch` when the session runs on another agent. Absent: any session takes it.
    */
   agent?: string;
+  /**
+   * The tenant the input is for (1–128 of `[A-Za-z0-9_.:-]`). A session the add creates belongs to
+   * it (else to `default`). Refused with `session.tenant_mismatch`, writing nothing, when the session
+   * belongs to another tenant. Absent: any session takes it.
+   */
+  tenant?: string;
 }
 
 /** The third argument of `add`, like BullMQ's job options; may carry `inputId` and `mode` instead of `data`. */
@@ -41,13 +48,13 @@ export interface AddOptions {
   mode?: InputMode;
 }
 
-const DATA_KEYS = new Set(['sessionId', 'input', 'inputId', 'mode', 'options', 'submit', 'abortPending', 'agent']);
+const DATA_KEYS = new Set(['sessionId', 'input', 'inputId', 'mode', 'options', 'submit', 'abortPending', 'agent', 'tenant']);
 const OPTION_KEYS = new Set(['inputId', 'mode']);
 const PAYLOAD_KEYS = ['input', 'options', 'submit', 'abortPending'] as const;
 
 /**
  * Checks an `add` call and turns it into an accept request, before anything is written (I8). Throws
- * `input.invalid` for a bad kind, shape, mode, agent name or conflicting ids and `session.invalid_id` for a bad
+ * `input.invalid` for a bad kind, shape, mode, agent or tenant name or conflicting ids and `session.invalid_id` for a bad
  * session id; the payload itself is checked against its kind's schema by `acceptAndKick`.
  */
 export function toAcceptRequest(kind: unknown, data: unknown, options: unknown): AcceptRequest {
@@ -56,6 +63,7 @@ export function toAcceptRequest(kind: unknown, data: unknown, options: unknown):
   const opts = options === undefined ? {} : plainObject(options, 'options (third argument)', OPTION_KEYS);
   const sessionId = assertNewSessionId(fields.sessionId);
   const agent = optionalAgentName(fields.agent);
+  const tenant = optionalTenant(fields.tenant);
   const inputId = agreeing('inputId', fields.inputId, opts.inputId);
   const mode = agreeing('mode', fields.mode, opts.mode);
   if (inputId !== undefined && typeof inputId !== 'string') throw new InputInvalidError('inputId must be a string');
@@ -71,6 +79,7 @@ export function toAcceptRequest(kind: unknown, data: unknown, options: unknown):
     ...(inputId !== undefined ? { inputId } : {}),
     ...(mode !== undefined ? { mode: mode as InputMode } : {}),
     ...(agent !== undefined ? { agent } : {}),
+    ...(tenant !== undefined ? { tenant } : {}),
   };
 }
 

@@ -16,6 +16,11 @@ export interface InputHandle {
   inputId: string;
   /** True when `inputId` had been accepted before: `seq` is the original input's, nothing new was queued. */
   duplicate: boolean;
+  /**
+   * The stream id of the `input_accepted` event this add published: a cursor just past the input's
+   * start. Null for a duplicate, or when the event could not be published (Redis down).
+   */
+  eventId: string | null;
   /** The input's terminal outcome: see `SessionQueue.result`. */
   result(options?: ResultOptions): Promise<InputOutcome>;
   /**
@@ -39,6 +44,7 @@ export function createInputHandle(backend: HandleBackend, accepted: AcceptedInpu
     seq,
     inputId,
     duplicate,
+    eventId: acceptedEventId,
     result: (options) => backend.result(sessionId, seq, options),
     events: (options) => backend.inputEvents(sessionId, seq, acceptedEventId, options),
   };

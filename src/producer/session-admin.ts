@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { ClientStore } from '../core/ports/client-store.js';
-import type { CreateSessionParams, ListInputsOptions } from '../core/ports/session-store.js';
+import type { CreateSessionParams, ListInputsOptions, ListSessionsOptions, SessionPage } from '../core/ports/session-store.js';
 import { assertSessionId } from '../fleet/session-id.js';
 import type { InputRecord, SessionRecord } from '../core/session-types.js';
 import { EVENT_PUBLISHER_DEFAULTS } from '../events/event-publisher-options.js';
@@ -29,11 +29,21 @@ export class SessionAdmin {
   ) {}
 
   /**
-   * Creates a session. Throws `session.exists` when the id is taken (its settings would otherwise be
-   * silently ignored), `session.invalid_id` or `input.invalid` for bad fields.
+   * Creates a session, for `tenant` (default `default`) when given. Throws `session.exists` when the
+   * id is taken (its settings would otherwise be silently ignored), `session.invalid_id` or
+   * `input.invalid` for bad fields.
    */
   async create(params: CreateSessionParams): Promise<SessionRecord> {
     return this.deps.run(() => this.deps.store.createSession(params));
+  }
+
+  /**
+   * A page of sessions, newest first, filtered by `tenant`, `agent`, `status` and `idPrefix` (taken
+   * literally); `limit` 1–200 (default 50); pass the page's `nextCursor` as `cursor` for the next one
+   * (null: none follows). Throws `input.invalid` for a bad filter, limit or cursor.
+   */
+  async list(options: ListSessionsOptions = {}): Promise<SessionPage> {
+    return this.deps.run(() => this.deps.store.listSessions(options));
   }
 
   /** The stored session, or null when there is none. */

@@ -16,11 +16,13 @@ import type {
   LeaseAcquisition,
   LeaseAndClaim,
   ListInputsOptions,
+  ListSessionsOptions,
   LoadHistoryOptions,
   ParkInputParams,
   ReleaseLeaseParams,
   RenewLeaseParams,
   RunState,
+  SessionPage,
   SessionStore,
   SpawnChildParams,
   SpawnChildResult,
@@ -37,6 +39,7 @@ import { commitStep } from './steps/commit-step.js';
 import { countInputs } from './inbox/count-inputs.js';
 import { createSession } from './sessions/create-session.js';
 import { deleteSession } from './sessions/delete-session.js';
+import { listSessions } from './sessions/list-sessions.js';
 import { getInputById } from './inbox/get-input-by-id.js';
 import { getInput } from './inbox/get-input.js';
 import { getSession } from './sessions/get-session.js';
@@ -103,6 +106,10 @@ export class PostgresSessionStore implements SessionStore {
 
   getSession(sessionId: string): Promise<SessionRecord | null> {
     return getSession(this.pool, sessionId);
+  }
+
+  listSessions(options: ListSessionsOptions): Promise<SessionPage> {
+    return listSessions(this.pool, options);
   }
 
   deleteSession(sessionId: string): Promise<DeletedSession | null> {

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { InputInvalidError } from '../core/errors/index.js';
 import { assertNewSessionId } from '../fleet/session-id.js';
 import { optionalAgentName } from '../fleet/agent-name.js';
+import { optionalTenant } from '../fleet/tenant-name.js';
 import { INPUT_MODES } from '../core/session-types.js';
 import { acceptAndKick } from '../fleet/accept-input.js';
 import { MAX_ORIGIN_JOB_ID_LENGTH } from '../fleet/input-id.js';
@@ -19,8 +20,9 @@ const rawJobSchema = z
     options: z.unknown().optional(),
     submit: z.unknown().optional(),
     abortPending: z.unknown().optional(),
-    // Checked by optionalAgentName, like the client's add.
+    // Checked by optionalAgentName and optionalTenant, like the client's add.
     agent: z.unknown().optional(),
+    tenant: z.unknown().optional(),
   })
   .strict();
 
@@ -35,7 +37,8 @@ export interface IngestResult {
  * defaults to one derived from the job id, so a redelivered job is not ingested twice. Invalid data
  * throws a typed input error: the job router fails the job without retry and nothing is written. So
  * does `data.agent` naming an agent no worker registered (`agent.not_found`) or another agent than its
- * session's (`session.agent_mismatch`): the store refuses those in the accept itself.
+ * session's (`session.agent_mismatch`), and `data.tenant` naming another tenant than its session's
+ * (`session.tenant_mismatch`): the store refuses those in the accept itself.
  */
 export async function ingestJob(
   ctx: WorkerContext,
@@ -49,9 +52,10 @@ export async function ingestJob(
     const issue = parsed.error.issues[0];
     throw new InputInvalidError(`invalid ${kind} job data: ${issue?.path.join('.') || 'data'}: ${issue?.message ?? 'invalid'}`);
   }
-  const { sessionId, inputId, mode, agent, ...rest } = parsed.data;
+  const { sessionId, inputId, mode, agent, tenant, ...rest } = parsed.data;
   const id = assertNewSessionId(sessionId);
   const agentName = optionalAgentName(agent, 'data.agent');
+  const tenantName = optionalTenant(tenant, 'data.tenant');
   const payload = Object.fromEntries(Object.entries(rest).filter(([, value]) => value !== undefined));
   if (kind === 'send' && payload.input === undefined) throw new InputInvalidError('invalid send job data: input is required');
   const accepted = await acceptAndKick(
@@ -64,6 +68,7 @@ export async function ingestJob(
       ...(mode !== undefined ? { mode } : {}),
       ...(jobId !== undefined ? { originJobId: originJobId(jobId) } : {}),
       ...(agentName !== undefined ? { agent: agentName } : {}),
+      ...(tenantName !== undefined ? { tenant: tenantName } : {}),
     },
   );
   return { seq: accepted.seq, inputId: accepted.inputId, duplicate: accepted.duplicate };

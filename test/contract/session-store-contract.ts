@@ -30,6 +30,8 @@ import { messageScenarios } from './scenarios/loop/messages.js';
 import { pendingInputScenarios } from './scenarios/loop/pending-inputs.js';
 import { queryScenarios } from './scenarios/client/queries.js';
 import { sessionScenarios } from './scenarios/client/sessions.js';
+import { sessionListScenarios } from './scenarios/client/session-list.js';
+import { tenantScenarios } from './scenarios/client/tenants.js';
 import { steerScenarios } from './scenarios/loop/steer.js';
 
 export type { OpenedStore, StoreFactory } from './contract-helpers.js';
@@ -68,6 +70,8 @@ export function sessionStoreContract(name: string, factory: StoreFactory): void 
       sessionScenarios(ctx);
       acceptInputScenarios(ctx);
       agentChoiceScenarios(ctx);
+      tenantScenarios(ctx);
+      sessionListScenarios(ctx);
       queryScenarios(ctx);
       historyPageScenarios(ctx);
       childSessionScenarios(ctx);

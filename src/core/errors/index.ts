@@ -15,6 +15,7 @@ export const ERROR_CODES = [
   'session.exists',
   'session.pending',
   'session.agent_mismatch',
+  'session.tenant_mismatch',
   'agent.not_found',
   'input.invalid',
   'input.too_large',

@@ -61,3 +61,8 @@ export class AgentNotFoundError extends InputFault {
 export class SessionAgentMismatchError extends InputFault {
   readonly code = 'session.agent_mismatch';
 }
+
+/** An add or a create names another tenant than the one its session belongs to (docs/client.md). */
+export class SessionTenantMismatchError extends InputFault {
+  readonly code = 'session.tenant_mismatch';
+}

@@ -1,7 +1,7 @@
 import type { StoredMessage } from '../messages.js';
 import type { InputRecord, SessionRecord, ToolCallRecord, UsageRoundRecord } from '../session-types.js';
 import type { LoopStore } from './loop-store.js';
-import type { AcceptedInput, AcceptInputParams, CancelledTree, ChildSessionRecord, CreateSessionParams, DeletedSession, InputStatusCounts, LoadHistoryOptions } from './store-records.js';
+import type { AcceptedInput, AcceptInputParams, CancelledTree, ChildSessionRecord, CreateSessionParams, DeletedSession, InputStatusCounts, ListSessionsOptions, LoadHistoryOptions, SessionPage } from './store-records.js';
 
 /**
  * The store as the client library and the CLI use it: sessions created, read and deleted, inputs
@@ -12,6 +12,11 @@ export interface ClientStore extends Pick<LoopStore, 'getSession' | 'listInputs'
   /** Throws `session.invalid_id`, `session.exists`, or `input.invalid` for bad fields. */
   createSession(params: CreateSessionParams): Promise<SessionRecord>;
   /**
+   * A page of sessions, newest first (by creation, then id), filtered as asked. Throws
+   * `input.invalid` for a bad filter, limit or cursor.
+   */
+  listSessions(options: ListSessionsOptions): Promise<SessionPage>;
+  /**
    * Deletes the session and everything it owns. Answers the last lease token it had (0 if it was
    * never leased: `sessions.delete` fences the stream against writes under that token), or null when
    * there was no such session.
@@ -20,7 +25,9 @@ export interface ClientStore extends Pick<LoopStore, 'getSession' | 'listInputs'
 
   /**
    * Makes an input durable: creates the session if needed and gives the input the next seq, in
-   * acceptance order. Throws `input.invalid` / `input.too_large` before writing anything.
+   * acceptance order. Throws `input.invalid` / `input.too_large` before writing anything, and
+   * `session.agent_mismatch` / `session.tenant_mismatch` (writing nothing) for another agent or
+   * tenant than the session's.
    */
   acceptInput(params: AcceptInputParams): Promise<AcceptedInput>;
 

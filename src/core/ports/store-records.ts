@@ -32,6 +32,8 @@ export interface CreateSessionParams {
    * unless a live worker registered it (docs/client.md).
    */
   agent?: string;
+  /** Whose session it is, for good: 1–128 characters of `[A-Za-z0-9_.:-]`. Default `default`. */
+  tenant?: string;
   /** The system prompt every run of the session starts from. */
   systemPrompt?: string | null;
   /** Stored and returned as given. */
@@ -62,6 +64,12 @@ export interface AcceptInputParams {
    * `session.agent_mismatch` when the session runs on another agent. Absent: any session takes it.
    */
   agent?: string;
+  /**
+   * The tenant the input is for (1–128 of `[A-Za-z0-9_.:-]`). A session it creates belongs to it
+   * (else to `default`). Refused, with nothing written, with `session.tenant_mismatch` when the
+   * session belongs to another tenant. Absent: any session takes it.
+   */
+  tenant?: string;
   /** Largest accepted payload, in bytes of its UTF-8 JSON text. */
   maxBytes: number;
 }
@@ -338,6 +346,7 @@ export interface ParkInputParams extends FencedParams {
 }
 
 /** `spawnChild`: the store side of `ChildrenPort.spawn`. */
+export type { ListSessionsOptions, SessionPage, SessionSummary } from './session-list.js';
 export type { SpawnRequest as SpawnChildParams, SpawnOutcome as SpawnChildResult } from './children.js';
 
 /**

@@ -17,12 +17,12 @@ export function isPublicPath(url: string): boolean {
 
 /**
  * Decorates every request with its principal, verified in an `onRequest` hook before anything else
- * runs (rate limits key on it). Public paths get the loopback principal unverified and must not use it.
+ * runs (rate limits key on it). Public paths and CORS preflights get the loopback principal unverified and must not use it.
  */
 export function addAuthHook(app: FastifyInstance, verify: TokenVerifier): void {
   app.decorateRequest('principal', null as unknown as Principal);
   app.addHook('onRequest', async (request: FastifyRequest) => {
-    if (isPublicPath(request.url)) {
+    if (request.method === 'OPTIONS' || isPublicPath(request.url)) {
       request.principal = LOOPBACK_PRINCIPAL;
       return;
     }

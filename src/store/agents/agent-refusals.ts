@@ -1,4 +1,4 @@
-import { AgentNotFoundError, SessionAgentMismatchError } from '../../core/errors/index.js';
+import { AgentNotFoundError, SessionAgentMismatchError, SessionTenantMismatchError } from '../../core/errors/index.js';
 
 /** The refusal of an add or a create naming an agent no live worker registered. */
 export function agentNotFound(sessionId: string, agent: string): AgentNotFoundError {
@@ -10,5 +10,15 @@ export function agentMismatch(sessionId: string, agent: string, current: string 
   const runs = current === null ? 'another agent' : `agent "${current}"`;
   return new SessionAgentMismatchError(`session ${sessionId} runs on ${runs}, not "${agent}"; nothing was written`, {
     details: { sessionId, agent, sessionAgent: current },
+  });
+}
+
+/**
+ * The refusal of an add naming another tenant than its session's. The session's own tenant is not
+ * told: a caller of another tenant learns nothing about it.
+ */
+export function tenantMismatch(sessionId: string, tenant: string): SessionTenantMismatchError {
+  return new SessionTenantMismatchError(`session ${sessionId} belongs to another tenant than "${tenant}"; nothing was written`, {
+    details: { sessionId, tenant },
   });
 }

@@ -9,7 +9,7 @@
  * this one waited is caught by `ON CONFLICT (id) DO NOTHING`: nothing is created and the caller
  * reports the child as existing. The child starts as an accept would create it — `next_seq` 1, its
  * first input seq 1, `pending`, `accepted_at` after the lock — and records its parent, root, depth and
- * the spawning call.
+ * the spawning call; it belongs to its parent's tenant.
  *
  * Params: $1 parent id, $2 lease token, $3 parent input seq, $4 tool call id, $5 child id, $6 agent,
  * $7 root id, $8 depth, $9 wait, $10 max children per input, $11 the first input's payload (JSON text).
@@ -17,7 +17,7 @@
  */
 export const SPAWN_CHILD_SQL = `
 WITH fence AS MATERIALIZED (
-  SELECT id FROM sessions WHERE id = $1 AND lease_token = $2 FOR NO KEY UPDATE
+  SELECT id, tenant FROM sessions WHERE id = $1 AND lease_token = $2 FOR NO KEY UPDATE
 ),
 existing AS (
   SELECT 1 FROM sessions WHERE id = $5
@@ -26,8 +26,8 @@ siblings AS (
   SELECT count(*)::int AS n FROM sessions WHERE parent_session_id = $1 AND spawn_input_seq = $3
 ),
 created AS (
-  INSERT INTO sessions (id, agent, parent_session_id, root_session_id, depth, spawn_input_seq, spawn_tool_call_id, spawn_wait, next_seq)
-  SELECT $5, $6, fence.id, $7, $8, $3, $4, $9, 1
+  INSERT INTO sessions (id, agent, tenant, parent_session_id, root_session_id, depth, spawn_input_seq, spawn_tool_call_id, spawn_wait, next_seq)
+  SELECT $5, $6, fence.tenant, fence.id, $7, $8, $3, $4, $9, 1
     FROM fence
    WHERE NOT EXISTS (SELECT 1 FROM existing) AND (SELECT n FROM siblings) < $10
   ON CONFLICT (id) DO NOTHING

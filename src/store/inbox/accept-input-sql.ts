@@ -1,5 +1,6 @@
 import type { BatchStatement } from '../batching/row-batcher.js';
 import { DEFAULT_SESSION_AGENT } from '../../fleet/agent-name.js';
+import { DEFAULT_TENANT } from '../../fleet/tenant-name.js';
 import { agentServedSql } from '../agents/agent-served-sql.js';
 
 /**
@@ -27,29 +28,36 @@ import { agentServedSql } from '../agents/agent-served-sql.js';
  * written, when no live worker serves that agent (`served`: checked before the session is created) or
  * when its session runs on another one (the `WHERE` of the upsert, under the session's lock: the row
  * is locked but not advanced, and no input row follows). A session the statement creates takes the
- * named agent, or `default`.
+ * named agent, or `default`. An input may name a tenant too (`tenant`, null when none): refused the
+ * same way when its session belongs to another one; a session the statement creates takes the named
+ * tenant, or `default`. A refusal for another tenant wins over one for another agent.
  *
- * Params: $1 a JSON array of `{ session_id, input_id, kind, mode, payload, origin_job_id, agent }`.
- * Returns per input `sessionId` with its `seq`, or with `refused` (`agent.not_found` or
- * `session.agent_mismatch`) and the session's agent as the statement saw it (`sessionAgent`).
+ * Params: $1 a JSON array of `{ session_id, input_id, kind, mode, payload, origin_job_id, agent, tenant }`.
+ * Returns per input `sessionId` with its `seq`, or with `refused` (`agent.not_found`,
+ * `session.tenant_mismatch` or `session.agent_mismatch`) and the session's agent as the statement
+ * saw it (`sessionAgent`).
  */
 export const ACCEPT_INPUTS: BatchStatement = {
   name: 'loopfleet_accept_inputs',
   text: `
 WITH req AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb)
-    AS r(session_id text, input_id text, kind text, mode text, payload jsonb, origin_job_id text, agent text)
+    AS r(session_id text, input_id text, kind text, mode text, payload jsonb, origin_job_id text, agent text, tenant text)
 ),
 served AS (
   SELECT req.* FROM req WHERE req.agent IS NULL OR ${agentServedSql('req.agent')}
 ),
 locked AS (
   -- In session id order, as every batched statement locks sessions (../fencing/lock-sessions-sql.ts).
-  INSERT INTO sessions (id, agent, next_seq)
-  SELECT served.session_id, COALESCE(served.agent, '${DEFAULT_SESSION_AGENT}'), 1 FROM served ORDER BY served.session_id COLLATE "C"
+  INSERT INTO sessions (id, agent, tenant, next_seq)
+  SELECT served.session_id, COALESCE(served.agent, '${DEFAULT_SESSION_AGENT}'), COALESCE(served.tenant, '${DEFAULT_TENANT}'), 1
+    FROM served ORDER BY served.session_id COLLATE "C"
   ON CONFLICT (id) DO UPDATE SET next_seq = sessions.next_seq + 1, updated_at = now()
-  -- Locked, yet neither advanced nor returned: the session runs on another agent than the one named.
-   WHERE NOT EXISTS (SELECT 1 FROM req WHERE req.session_id = EXCLUDED.id AND req.agent IS NOT NULL AND req.agent <> sessions.agent)
+  -- Locked, yet neither advanced nor returned: the session runs on another agent, or belongs to
+  -- another tenant, than the one named.
+   WHERE NOT EXISTS (
+     SELECT 1 FROM req WHERE req.session_id = EXCLUDED.id
+        AND ((req.agent IS NOT NULL AND req.agent <> sessions.agent) OR (req.tenant IS NOT NULL AND req.tenant <> sessions.tenant)))
   RETURNING id, next_seq
 ),
 inserted AS (
@@ -61,9 +69,15 @@ inserted AS (
 )
 SELECT session_id AS "sessionId", seq, NULL AS refused, NULL AS "sessionAgent" FROM inserted
 UNION ALL
-SELECT req.session_id, NULL, CASE WHEN served.session_id IS NULL THEN 'agent.not_found' ELSE 'session.agent_mismatch' END,
-       (SELECT s.agent FROM sessions s WHERE s.id = req.session_id)
+SELECT req.session_id, NULL,
+       CASE WHEN served.session_id IS NULL THEN 'agent.not_found'
+            -- The row may be invisible to this statement's snapshot (created meanwhile): an input
+            -- naming a tenant is then refused for it.
+            WHEN req.tenant IS NOT NULL AND (req.agent IS NULL OR current.tenant IS DISTINCT FROM req.tenant) THEN 'session.tenant_mismatch'
+            ELSE 'session.agent_mismatch' END,
+       current.agent
   FROM req LEFT JOIN served ON served.session_id = req.session_id
+  LEFT JOIN sessions AS current ON current.id = req.session_id
  WHERE NOT EXISTS (SELECT 1 FROM locked WHERE locked.id = req.session_id)`,
 };
 

@@ -4,6 +4,7 @@ import type { AcceptInputParams } from '../../core/ports/session-store.js';
 import { INPUT_KINDS, INPUT_MODES, type InputKind, type InputMode } from '../../core/session-types.js';
 import { assertNewSessionId } from '../../fleet/session-id.js';
 import { optionalAgentName } from '../../fleet/agent-name.js';
+import { optionalTenant } from '../../fleet/tenant-name.js';
 import { isPlainObject } from '../postgres/arguments.js';
 import { INPUT_ID_PATTERN, MAX_ORIGIN_JOB_ID_LENGTH } from '../../fleet/input-id.js';
 import { toJsonText } from '../../core/json-text.js';
@@ -19,6 +20,8 @@ export interface ValidatedAccept {
   originJobId: string | null;
   /** The agent the input names; null when it names none (any session takes it). */
   agent: string | null;
+  /** The tenant the input names; null when it names none (any session takes it). */
+  tenant: string | null;
 }
 
 /**
@@ -36,7 +39,8 @@ export function validateAcceptInput(params: AcceptInputParams): ValidatedAccept 
   const payloadText = toJsonText(params.payload, 'payload');
   checkSize(payloadText, params.maxBytes, sessionId, inputId);
   const agent = optionalAgentName(params.agent) ?? null;
-  return { sessionId, inputId, kind, mode, payloadText, originJobId: checkOriginJobId(params.originJobId), agent };
+  const tenant = optionalTenant(params.tenant) ?? null;
+  return { sessionId, inputId, kind, mode, payloadText, originJobId: checkOriginJobId(params.originJobId), agent, tenant };
 }
 
 function oneOf<T extends string>(value: unknown, allowed: readonly T[], what: string): T {

@@ -4,7 +4,7 @@ import { StateConflictError } from '../../core/errors/index.js';
 import type { AcceptedInput, AcceptInputParams } from '../../core/ports/session-store.js';
 import { validateAcceptInput, type ValidatedAccept } from './accept-input-validation.js';
 import { parseRow } from '../rows/parse-row.js';
-import { agentMismatch, agentNotFound } from '../agents/agent-refusals.js';
+import { agentMismatch, agentNotFound, tenantMismatch } from '../agents/agent-refusals.js';
 import type { RowBatcher } from '../batching/row-batcher.js';
 import { ACCEPT_INPUTS, FIND_ACCEPTED_INPUT_SQL, INPUT_ID_UNIQUE_INDEX } from './accept-input-sql.js';
 
@@ -13,7 +13,7 @@ const seqRowSchema = z.object({ seq: z.number().int().positive() });
 /** A row of {@link ACCEPT_INPUTS}: the seq the input got, or why it was refused. */
 const acceptRowSchema = z.union([
   z.object({ seq: z.number().int().positive(), refused: z.null() }),
-  z.object({ seq: z.null(), refused: z.enum(['agent.not_found', 'session.agent_mismatch']), sessionAgent: z.string().nullable() }),
+  z.object({ seq: z.null(), refused: z.enum(['agent.not_found', 'session.tenant_mismatch', 'session.agent_mismatch']), sessionAgent: z.string().nullable() }),
 ]);
 
 /** SQLSTATE `unique_violation`. */
@@ -43,10 +43,11 @@ export async function acceptInput(pool: pg.Pool, batcher: RowBatcher, params: Ac
 
 /**
  * The seq the input got, or null when its id was already taken in this session. Throws
- * `agent.not_found` or `session.agent_mismatch` when the statement refused the agent it names.
+ * `agent.not_found`, `session.tenant_mismatch` or `session.agent_mismatch` when the statement refused
+ * the agent or tenant it names.
  */
 async function insertInput(batcher: RowBatcher, input: ValidatedAccept): Promise<number | null> {
-  const record = `{"session_id":${JSON.stringify(input.sessionId)},"input_id":${JSON.stringify(input.inputId)},"kind":${JSON.stringify(input.kind)},"mode":${JSON.stringify(input.mode)},"payload":${input.payloadText},"origin_job_id":${JSON.stringify(input.originJobId)},"agent":${JSON.stringify(input.agent)}}`;
+  const record = `{"session_id":${JSON.stringify(input.sessionId)},"input_id":${JSON.stringify(input.inputId)},"kind":${JSON.stringify(input.kind)},"mode":${JSON.stringify(input.mode)},"payload":${input.payloadText},"origin_job_id":${JSON.stringify(input.originJobId)},"agent":${JSON.stringify(input.agent)},"tenant":${JSON.stringify(input.tenant)}}`;
   let row: unknown;
   try {
     row = await batcher.submit({ statement: ACCEPT_INPUTS, sessionId: input.sessionId, record });
@@ -58,7 +59,8 @@ async function insertInput(batcher: RowBatcher, input: ValidatedAccept): Promise
   if (row === undefined) throw new StateConflictError(`input ${input.inputId} of session ${input.sessionId} was not inserted`);
   const parsed = parseRow(acceptRowSchema, row, `input ${input.sessionId}`);
   if (parsed.refused === null) return parsed.seq;
-  // An agent is refused only when the input names one.
+  // A tenant or an agent is refused only when the input names one.
+  if (parsed.refused === 'session.tenant_mismatch') throw tenantMismatch(input.sessionId, input.tenant ?? '');
   const agent = input.agent ?? '';
   throw parsed.refused === 'agent.not_found' ? agentNotFound(input.sessionId, agent) : agentMismatch(input.sessionId, agent, parsed.sessionAgent);
 }

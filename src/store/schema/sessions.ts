@@ -25,6 +25,8 @@ export const sessions = pgTable(
   {
     id: text('id').primaryKey(),
     agent: text('agent').notNull().default('default'),
+    /** Whose session it is (1–128 of `[A-Za-z0-9_.:-]`); set at creation, never changed. */
+    tenant: text('tenant').notNull().default('default'),
     systemPrompt: text('system_prompt'),
     metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
     config: jsonb('config').$type<Record<string, unknown>>().notNull().default({}),
@@ -96,6 +98,7 @@ export const sessions = pgTable(
     check('sessions_id_format', sql`${t.id} ~ '^[A-Za-z0-9_.:-]{1,128}$'`),
     check('sessions_status_valid', sql`${t.status} in ('idle', 'running', 'waiting_for_input', 'waiting_for_children')`),
     check('sessions_depth_valid', sql`${t.depth} >= 0`),
+    check('sessions_tenant_format', sql`${t.tenant} ~ '^[A-Za-z0-9_.:-]{1,128}$'`),
     index('sessions_lease_expires_idx').on(t.leaseExpiresAt),
     // The sweeper's third part: released sessions whose last finish may still be unpublished (a
     // handful at most, so the index stays tiny).
@@ -103,6 +106,9 @@ export const sessions = pgTable(
     index('sessions_parent_idx')
       .on(t.parentSessionId, t.createdAt)
       .where(sql`${t.parentSessionId} IS NOT NULL`),
+    // The session list, newest first (`listSessions`): all sessions, and one tenant's.
+    index('sessions_created_idx').on(t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
+    index('sessions_tenant_created_idx').on(t.tenant, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
     index('sessions_finishes_owed_idx').on(t.updatedAt).where(sql`${t.finishesOwed} AND ${t.leaseExpiresAt} IS NULL`),
   ],
 );

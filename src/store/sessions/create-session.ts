@@ -3,6 +3,7 @@ import type { CreateSessionParams } from '../../core/ports/session-store.js';
 import type { SessionRecord } from '../../core/session-types.js';
 import { DEFAULT_SESSION_AGENT, optionalAgentName } from '../../fleet/agent-name.js';
 import { assertNewSessionId } from '../../fleet/session-id.js';
+import { DEFAULT_TENANT, optionalTenant } from '../../fleet/tenant-name.js';
 import { isPlainObject } from '../postgres/arguments.js';
 import type { Queryable } from '../postgres/queryable.js';
 import { toJsonText } from '../../core/json-text.js';
@@ -20,6 +21,7 @@ export async function createSession(db: Queryable, params: CreateSessionParams):
   if (!isPlainObject(params)) throw new InputInvalidError('session parameters must be an object');
   const id = assertNewSessionId(params.id);
   const agent = optionalAgentName(params.agent) ?? DEFAULT_SESSION_AGENT;
+  const tenant = optionalTenant(params.tenant) ?? DEFAULT_TENANT;
   const systemPrompt = params.systemPrompt ?? null;
   if (systemPrompt !== null && typeof systemPrompt !== 'string') {
     throw new InputInvalidError('systemPrompt must be a string or null');
@@ -28,7 +30,7 @@ export async function createSession(db: Queryable, params: CreateSessionParams):
   const metadata = jsonObjectText(params.metadata, 'metadata');
   const config = jsonObjectText(params.config, 'config');
 
-  const result = await db.query(CREATE_SESSION_SQL, [id, agent, systemPrompt, metadata, config]);
+  const result = await db.query(CREATE_SESSION_SQL, [id, agent, systemPrompt, metadata, config, tenant]);
   const row = result.rows[0] as { agentServed?: unknown; id?: unknown } | undefined;
   if (row?.agentServed !== true) throw agentNotFound(id, agent);
   if (row.id === null) throw new SessionExistsError(`session ${id} already exists`, { details: { sessionId: id } });

@@ -5,8 +5,9 @@ import type * as Port from '../../../src/core/ports/session-store.js';
 import { assertSessionId } from '../../../src/fleet/session-id.js';
 import { INPUT_STATUSES, type InputRecord, type SessionRecord, type ToolCallRecord, type UsageRoundRecord } from '../../../src/core/session-types.js';
 import { validateAcceptInput } from '../../../src/store/inbox/accept-input-validation.js';
-import { agentMismatch, agentNotFound } from '../../../src/store/agents/agent-refusals.js';
+import { agentMismatch, agentNotFound, tenantMismatch } from '../../../src/store/agents/agent-refusals.js';
 import { InMemoryAgentRegistry } from './in-memory-agent-registry.js';
+import { listSessionRecords } from './in-memory-session-list.js';
 import { assertFlag, assertLeaseToken, assertSeq, assertText, assertTtlMs } from '../../../src/store/postgres/arguments.js';
 import { validateStep } from '../../../src/store/steps/commit-step-validation.js';
 import { assertAwaiting, CHILD_INPUT_ID_PREFIX, SPAWN_INPUT_ID, validateChildPayload, validateSpawn } from '../../../src/store/children/child-validation.js';
@@ -79,6 +80,10 @@ export class InMemorySessionStore implements Port.SessionStore {
     return clone(data.record);
   }
 
+  async listSessions(options: Port.ListSessionsOptions): Promise<Port.SessionPage> {
+    return listSessionRecords([...this.#sessions.values()].map((data) => data.record), options);
+  }
+
   async getSession(sessionId: string): Promise<SessionRecord | null> {
     const data = this.#sessions.get(assertSessionId(sessionId));
     return data === undefined ? null : clone(data.record);
@@ -97,11 +102,12 @@ export class InMemorySessionStore implements Port.SessionStore {
 
   async acceptInput(params: Port.AcceptInputParams): Promise<Port.AcceptedInput> {
     const valid = validateAcceptInput(params);
-    // As the statement: an unserved agent is refused first, then another agent than the session's.
+    // As the statement: an unserved agent is refused first, then another tenant, then another agent than the session's.
     if (valid.agent !== null && !this.agents.served(valid.agent)) throw agentNotFound(valid.sessionId, valid.agent);
-    const current = this.#sessions.get(valid.sessionId)?.record.agent;
-    if (valid.agent !== null && current !== undefined && current !== valid.agent) throw agentMismatch(valid.sessionId, valid.agent, current);
-    const data = this.#sessions.get(valid.sessionId) ?? this.#newSession(valid.sessionId, valid.agent ?? undefined);
+    const current = this.#sessions.get(valid.sessionId)?.record;
+    if (valid.tenant !== null && current !== undefined && current.tenant !== valid.tenant) throw tenantMismatch(valid.sessionId, valid.tenant);
+    if (valid.agent !== null && current !== undefined && current.agent !== valid.agent) throw agentMismatch(valid.sessionId, valid.agent, current.agent);
+    const data = this.#sessions.get(valid.sessionId) ?? this.#newSession(valid.sessionId, valid.agent ?? undefined, valid.tenant ?? undefined);
     const existing = data.inputs.find((input) => input.inputId === valid.inputId);
     if (existing !== undefined) return { sessionId: valid.sessionId, seq: existing.seq, inputId: existing.inputId, duplicate: true };
     const at = this.#at();
@@ -339,13 +345,13 @@ export class InMemorySessionStore implements Port.SessionStore {
 
   async spawnChild(params: Port.SpawnChildParams): Promise<Port.SpawnChildResult> {
     const spawn = validateSpawn(params);
-    this.#fenced({ sessionId: spawn.parentSessionId, leaseToken: spawn.leaseToken }, 'spawnChild');
+    const parent = this.#fenced({ sessionId: spawn.parentSessionId, leaseToken: spawn.leaseToken }, 'spawnChild');
     if (this.#sessions.has(spawn.childSessionId)) return { kind: 'existing', childSessionId: spawn.childSessionId };
     const siblings = [...this.#sessions.values()].filter(
       (other) => other.record.parentSessionId === spawn.parentSessionId && other.record.spawn?.inputSeq === spawn.inputSeq,
     ).length;
     if (siblings >= spawn.maxChildrenPerInput) return { kind: 'refused', reason: 'too_many_children', limit: spawn.maxChildrenPerInput };
-    const child = this.#newSession(spawn.childSessionId, spawn.agent);
+    const child = this.#newSession(spawn.childSessionId, spawn.agent, parent.record.tenant);
     const at = child.record.createdAt;
     Object.assign(child.record, {
       parentSessionId: spawn.parentSessionId,
@@ -439,9 +445,10 @@ export class InMemorySessionStore implements Port.SessionStore {
     return new Date(this.now());
   }
 
-  #newSession(id: string, agent?: string): SessionData {
+  #newSession(id: string, agent?: string, tenant?: string): SessionData {
     const record = emptySessionRecord(id, this.#at());
     if (agent !== undefined) record.agent = agent;
+    if (tenant !== undefined) record.tenant = tenant;
     const data: SessionData = { record, inputs: [], messages: [], toolCalls: new Map(), usage: new Map(), finishesOwed: true };
     this.#sessions.set(id, data);
     return data;

@@ -1,4 +1,5 @@
 import { DEFAULT_SESSION_AGENT, optionalAgentName } from '../../../src/fleet/agent-name.js';
+import { DEFAULT_TENANT, optionalTenant } from '../../../src/fleet/tenant-name.js';
 /**
  * Row-level helpers of {@link InMemorySessionStore}: what the Postgres store does to a value on its
  * way into and out of a row, done in memory. Wherever possible they call the very validation and
@@ -41,6 +42,7 @@ export function emptySessionRecord(id: string, at: Date): SessionRecord {
   return {
     id,
     agent: 'default',
+    tenant: DEFAULT_TENANT,
     systemPrompt: null,
     metadata: {},
     config: {},
@@ -75,14 +77,15 @@ export function emptySessionRecord(id: string, at: Date): SessionRecord {
 }
 
 /** The checks `createSession` of the Postgres store makes, in its order; returns the profile to store. */
-export function validateCreateSession(params: Port.CreateSessionParams): Pick<SessionRecord, 'id' | 'agent' | 'systemPrompt' | 'metadata' | 'config'> {
+export function validateCreateSession(params: Port.CreateSessionParams): Pick<SessionRecord, 'id' | 'agent' | 'tenant' | 'systemPrompt' | 'metadata' | 'config'> {
   if (!isPlainObject(params)) throw new InputInvalidError('session parameters must be an object');
   const id = assertNewSessionId(params.id);
   const agent = optionalAgentName(params.agent) ?? DEFAULT_SESSION_AGENT;
+  const tenant = optionalTenant(params.tenant) ?? DEFAULT_TENANT;
   const systemPrompt = params.systemPrompt ?? null;
   if (systemPrompt !== null && typeof systemPrompt !== 'string') throw new InputInvalidError('systemPrompt must be a string or null');
   if (systemPrompt !== null) toJsonText(systemPrompt, 'systemPrompt');
-  return { id, agent, systemPrompt, metadata: jsonObject(params.metadata, 'metadata'), config: jsonObject(params.config, 'config') };
+  return { id, agent, tenant, systemPrompt, metadata: jsonObject(params.metadata, 'metadata'), config: jsonObject(params.config, 'config') };
 }
 
 function jsonObject(value: unknown, what: string): Record<string, unknown> {

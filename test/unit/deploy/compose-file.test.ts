@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { CONFIG_VARIABLES } from '../../../src/config/env-schema.js';
+import { GATEWAY_VARIABLES } from '../../../src/config/gateway-config.js';
 import { WORKER_NODE_FLAGS } from '../../../src/worker/young-generation.js';
 
 /**
@@ -18,8 +19,8 @@ const compose = parse(readFileSync(new URL('docker-compose.yml', root), 'utf8'),
 const services = compose.services;
 
 describe('docker-compose.yml', () => {
-  it('has Postgres with a volume, Redis with AOF and noeviction, a one-shot migrate, a worker, and Prometheus and Grafana', () => {
-    expect(Object.keys(services).sort()).toEqual(['grafana', 'migrate', 'postgres', 'prometheus', 'redis', 'worker']);
+  it('has Postgres with a volume, Redis with AOF and noeviction, a one-shot migrate, a worker, a gateway, and Prometheus and Grafana', () => {
+    expect(Object.keys(services).sort()).toEqual(['gateway', 'grafana', 'migrate', 'postgres', 'prometheus', 'redis', 'worker']);
     expect(services.postgres!.volumes).toEqual(['postgres-data:/var/lib/postgresql/data']);
     expect(Object.keys(compose.volumes ?? {})).toContain('postgres-data');
     const redisCommand = (services.redis!.command as string[]).join(' ');
@@ -55,6 +56,20 @@ describe('docker-compose.yml', () => {
     const env = services.worker!.environment as Record<string, string>;
     const fixed = ['DATABASE_URL', 'REDIS_URL', 'METRICS_PORT'];
     const missing = CONFIG_VARIABLES.filter((name) => !fixed.includes(name) && !new RegExp(`^\\$\\{${name}:-[^}]*\\}$`).test(env[name] ?? ''));
+    expect(missing).toEqual([]);
+  });
+
+  it('runs the gateway from the same image on all interfaces, published on this machine, with every GATEWAY_ setting forwarded', () => {
+    const gateway = services.gateway!;
+    expect(gateway.command).toEqual(['gateway']);
+    expect(gateway.build).toEqual(services.worker!.build);
+    expect(gateway.ports).toEqual(['${GATEWAY_BIND:-127.0.0.1}:${GATEWAY_PUBLISH_PORT:-8080}:8080']);
+    expect(JSON.stringify(gateway.healthcheck)).toContain('/healthz');
+    const env = gateway.environment as Record<string, string>;
+    expect(env.GATEWAY_HOST).toBe('0.0.0.0');
+    expect(env.DATABASE_URL).toBe('postgres://postgres:postgres@postgres:5432/loopfleet');
+    const fixed = ['GATEWAY_HOST', 'GATEWAY_PORT'];
+    const missing = GATEWAY_VARIABLES.filter((name) => !fixed.includes(name) && !new RegExp(`^\\$\\{${name}:-[^}]*\\}$`).test(env[name] ?? ''));
     expect(missing).toEqual([]);
   });
 

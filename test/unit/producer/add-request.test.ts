@@ -32,6 +32,25 @@ describe('toAcceptRequest (SessionQueue.add arguments)', () => {
     expect(toAcceptRequest('resume', { sessionId: 's1', agent: 'default' }, undefined)).toMatchObject({ agent: 'default', payload: {} });
   });
 
+  it('carries the tenant the add names, outside the payload', () => {
+    expect(toAcceptRequest('send', { sessionId: 's1', input: 'hi', tenant: 'acme:eu' }, undefined)).toEqual({
+      sessionId: 's1',
+      kind: 'send',
+      payload: { input: 'hi' },
+      tenant: 'acme:eu',
+    });
+    expect(toAcceptRequest('resume', { sessionId: 's1', tenant: 'default', agent: 'a' }, undefined)).toMatchObject({ tenant: 'default', agent: 'a', payload: {} });
+  });
+
+  it.each([
+    ['send', { sessionId: 's1', input: 'x', tenant: '' }],
+    ['send', { sessionId: 's1', input: 'x', tenant: 't'.repeat(129) }],
+    ['resume', { sessionId: 's1', tenant: 'a/b' }],
+    ['send', { sessionId: 's1', input: 'x', tenant: 7 }],
+  ])('refuses %s %j with a bad tenant name', (kind, data) => {
+    expect(() => toAcceptRequest(kind, data, undefined)).toThrow(expect.objectContaining({ code: 'input.invalid', message: expect.stringMatching(/tenant must be 1 to 128 characters/) }));
+  });
+
   it.each([
     ['send', { sessionId: 's1', input: 'x', agent: '' }, undefined, 'input.invalid', /agent must be 1 to 64 characters/],
     ['send', { sessionId: 's1', input: 'x', agent: 'a'.repeat(65) }, undefined, 'input.invalid', /agent must be 1 to 64 characters/],
