@@ -1,14 +1,14 @@
 import { DefaultChatTransport, readUIMessageStream, type UIMessage, type UIMessageChunk } from 'ai';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { gate } from './fixtures/gateway-llm.js';
-import { startStreamGateway, type StreamGateway } from './fixtures/stream-gateway.js';
+import { startStreamGateway, token, type StreamGateway } from './fixtures/stream-gateway.js';
 
 let gw: StreamGateway;
 let transport: DefaultChatTransport<UIMessage>;
 
 beforeAll(async () => {
   gw = await startStreamGateway('gateway_chat');
-  transport = new DefaultChatTransport({ api: `${gw.url}/v1/chat`, headers: { authorization: 'Bearer test' }, fetch });
+  transport = new DefaultChatTransport({ api: `${gw.url}/v1/chat`, headers: gw.auth, fetch });
 });
 afterAll(async () => gw?.close());
 
@@ -64,7 +64,7 @@ describe('POST /v1/chat', () => {
   it('refuses regenerate with 400 input.invalid', async () => {
     const response = await fetch(`${gw.url}/v1/chat`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: Object.assign({ 'content-type': 'application/json' }, gw.auth),
       body: JSON.stringify({ id: 'chat-regen', messages: [userMessage('m1', 'x')], trigger: 'regenerate-message', messageId: 'a' }),
     });
     expect(response.status).toBe(400);
@@ -100,12 +100,41 @@ describe('GET /v1/chat/:id/stream and /messages', () => {
   it('loads the finished chat as UIMessages matching what was streamed', async () => {
     const streamed = await rebuild(await send('chat-load', userMessage('u-1', '[tool] dogs')));
     await gw.fleet.waitForSessionIdle('chat-load', 1);
-    const response = await fetch(`${gw.url}/v1/chat/chat-load/messages`);
+    const response = await fetch(`${gw.url}/v1/chat/chat-load/messages`, { headers: gw.auth });
     expect(response.status).toBe(200);
     const messages = (await response.json()) as UIMessage[];
     expect(messages).toHaveLength(2);
     expect(messages[0]).toEqual({ id: 'u-1', role: 'user', parts: [{ type: 'text', text: '[tool] dogs', state: 'done' }] });
     expect(messages[1]!.id).toBe(streamed.message.id);
     expect(streamed.message.parts).toMatchObject(messages[1]!.parts);
+  });
+});
+
+describe('auth and the OpenAPI document', () => {
+  const post = async (authorization: string | null) =>
+    fetch(`${gw.url}/v1/chat`, {
+      method: 'POST',
+      headers: Object.assign({ 'content-type': 'application/json' }, authorization === null ? {} : { authorization }),
+      body: JSON.stringify({ id: 'chat-auth', messages: [userMessage('m1', 'x')], trigger: 'submit-message' }),
+    });
+
+  it('refuses a chat message without a token (401) or with a read token (403), and a stream outside the sessions claim (403)', async () => {
+    expect((await post(null)).status).toBe(401);
+    const read = await post(`Bearer ${await token({ tenant: 'default', scope: 'read' })}`);
+    expect(read.status).toBe(403);
+    expect(((await read.json()) as { error: { code: string } }).error.code).toBe('auth.forbidden');
+    const narrow = `Bearer ${await token({ tenant: 'default', scope: 'read', sessions: ['other-*'] })}`;
+    const events = await fetch(`${gw.url}/v1/sessions/chat-tool/events`, { headers: { authorization: narrow } });
+    expect(events.status).toBe(403);
+    const resume = await fetch(`${gw.url}/v1/chat/chat-tool/stream`, { headers: { authorization: narrow } });
+    expect(resume.status).toBe(403);
+  });
+
+  it('documents the stream routes in /v1/openapi.json', async () => {
+    const doc = (await (await fetch(`${gw.url}/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, { summary?: string }>> };
+    expect(doc.paths['/v1/sessions/{id}/events']?.get?.summary).toBeTruthy();
+    expect(doc.paths['/v1/chat']?.post?.summary).toBeTruthy();
+    expect(doc.paths['/v1/chat/{id}/stream']?.get?.summary).toBeTruthy();
+    expect(doc.paths['/v1/chat/{id}/messages']?.get?.summary).toBeTruthy();
   });
 });

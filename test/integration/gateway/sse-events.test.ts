@@ -24,7 +24,7 @@ describe('GET /v1/sessions/:id/events', () => {
   it('sends every entry with its stream id, type and data from ?after=0', async () => {
     const handle = await gw.queue.add('send', { sessionId: 'sse-all', input: 'hello' });
     await handle.result({ timeoutMs: 20_000 });
-    const sse = await openSse(eventsUrl('sse-all', '?after=0'));
+    const sse = await openSse(eventsUrl('sse-all', '?after=0'), gw.auth);
     expect(sse.status).toBe(200);
     expect(sse.headers.get('content-type')).toContain('text/event-stream');
     await sse.readUntil(finishedInput(1));
@@ -41,13 +41,13 @@ describe('GET /v1/sessions/:id/events', () => {
     const { release, reached } = gw.llm.held('resume');
     onTestFinished(() => release.open());
     await gw.queue.add('send', { sessionId: 'sse-resume', input: '[hold:resume] go' });
-    const first = await openSse(eventsUrl('sse-resume', '?after=0'));
+    const first = await openSse(eventsUrl('sse-resume', '?after=0'), gw.auth);
     await reached.promise;
     await first.readUntil((events) => events.some((e) => e.event === 'stream_delta'));
     first.drop();
     const lastId = first.events.at(-1)!.id!;
     release.open();
-    const second = await openSse(eventsUrl('sse-resume', '?after=0'), { 'last-event-id': lastId });
+    const second = await openSse(eventsUrl('sse-resume', '?after=0'), Object.assign({ 'last-event-id': lastId }, gw.auth));
     await second.readUntil(finishedInput(1));
     second.drop();
     const seen = [...first.events, ...second.events].map((e) => e.id);
@@ -63,11 +63,11 @@ describe('GET /v1/sessions/:id/events', () => {
   it('starts after ?after= when there is no Last-Event-ID, and only new events by default', async () => {
     await (await gw.queue.add('send', { sessionId: 'sse-after', input: 'one' })).result({ timeoutMs: 20_000 });
     const ids = await streamIds('sse-after');
-    const fromMiddle = await openSse(eventsUrl('sse-after', `?after=${ids[2]}`));
+    const fromMiddle = await openSse(eventsUrl('sse-after', `?after=${ids[2]}`), gw.auth);
     await fromMiddle.readUntil((events) => events.length === ids.length - 3);
     expect(fromMiddle.events[0]!.id).toBe(ids[3]);
     fromMiddle.drop();
-    const onlyNew = await openSse(eventsUrl('sse-after'));
+    const onlyNew = await openSse(eventsUrl('sse-after'), gw.auth);
     await (await gw.queue.add('send', { sessionId: 'sse-after', input: 'two' })).result({ timeoutMs: 20_000 });
     await onlyNew.readUntil(finishedInput(2));
     onlyNew.drop();
@@ -80,7 +80,7 @@ describe('GET /v1/sessions/:id/events', () => {
     await gw.fleet.waitForSessionFinished('sse-gap', 1);
     const ids = await streamIds('sse-gap');
     await gw.redis.xtrim(eventStreamKey(gw.fleet.config.queueName, 'sse-gap'), 'MAXLEN', 2);
-    const sse = await openSse(eventsUrl('sse-gap', `?after=${ids[0]}`));
+    const sse = await openSse(eventsUrl('sse-gap', `?after=${ids[0]}`), gw.auth);
     await sse.readUntil((events) => events.length >= 3);
     sse.drop();
     expect(sse.events[0]).toMatchObject({ event: 'gap', id: ids[0] });
@@ -90,20 +90,20 @@ describe('GET /v1/sessions/:id/events', () => {
 
   it('sends heartbeat comments on a quiet stream', async () => {
     await gw.queue.sessions.create({ id: 'sse-quiet' });
-    const sse = await openSse(eventsUrl('sse-quiet'));
+    const sse = await openSse(eventsUrl('sse-quiet'), gw.auth);
     await sse.readUntil((_events, comments) => comments.length >= 2);
     sse.drop();
     expect(sse.comments.slice(0, 2)).toEqual(['hb', 'hb']);
   });
 
   it('answers 400 for a bad cursor and 404 for an unknown session, before any stream', async () => {
-    const bad = await fetch(eventsUrl('sse-quiet', '?after=nope'));
+    const bad = await fetch(eventsUrl('sse-quiet', '?after=nope'), { headers: gw.auth });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { code: string } }).error.code).toBe('input.invalid');
-    const badHeader = await fetch(eventsUrl('sse-quiet', '?after=0'), { headers: { 'last-event-id': 'x-1' } });
+    const badHeader = await fetch(eventsUrl('sse-quiet', '?after=0'), { headers: Object.assign({ 'last-event-id': 'x-1' }, gw.auth) });
     expect(badHeader.status).toBe(400);
     await badHeader.body?.cancel();
-    const missing = await fetch(eventsUrl('sse-none'));
+    const missing = await fetch(eventsUrl('sse-none'), { headers: gw.auth });
     expect(missing.status).toBe(404);
     expect(((await missing.json()) as { error: { code: string } }).error.code).toBe('session.not_found');
   });
@@ -112,16 +112,16 @@ describe('GET /v1/sessions/:id/events', () => {
     await gw.queue.sessions.create({ id: 'sse-crowd' });
     const named = async () => (await gw.redis.client('LIST') as string).split('\n').filter((line) => line.includes(` name=${gw.connectionName} `)).length;
     // Warm up: the shared connections open with the first follower.
-    const warm = await openSse(eventsUrl('sse-crowd'));
+    const warm = await openSse(eventsUrl('sse-crowd'), gw.auth);
     warm.drop();
-    await gw.fleet.waitFor('warm-up stream closed', async () => (gw.openStreams() === 0 ? true : undefined));
+    await gw.fleet.waitFor('warm-up stream closed', async () => ((await gw.openStreams()) === 0 ? true : undefined));
     const before = await named();
     for (let batch = 0; batch < 10; batch += 1) {
-      const clients = await Promise.all(Array.from({ length: 100 }, () => openSse(eventsUrl('sse-crowd'))));
+      const clients = await Promise.all(Array.from({ length: 100 }, () => openSse(eventsUrl('sse-crowd'), gw.auth)));
       expect(clients.every((c) => c.status === 200)).toBe(true);
       for (const client of clients) client.drop();
     }
-    await gw.fleet.waitFor('every stream closed', async () => (gw.openStreams() === 0 ? true : undefined));
+    await gw.fleet.waitFor('every stream closed', async () => ((await gw.openStreams()) === 0 ? true : undefined));
     const channel = tailChannel(gw.fleet.config.queueName, 'sse-crowd');
     await gw.fleet.waitFor('tail channel released', async () => {
       const [, count] = (await gw.redis.pubsub('NUMSUB', channel)) as [string, number];
