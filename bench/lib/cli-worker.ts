@@ -55,6 +55,14 @@ export function spawnCliWorker(env: Record<string, string>, from: 'source' | 'di
   });
   // Unhandled if nobody awaits it (a bench that failed earlier): the error is the exit, seen elsewhere.
   ready.catch(() => undefined);
+  return { child, pid: child.pid!, ready, stop: stopOnCleanup(child) };
+}
+
+/**
+ * The `stop()` of a spawned process: SIGTERM, then SIGKILL after 10 s; resolves once it exited.
+ * Idempotent; also run by `cleanupAll` (a bench's failure or time-out) until the process exits.
+ */
+export function stopOnCleanup(child: ChildProcess): () => Promise<void> {
   let stopping: Promise<void> | null = null;
   const stop = () => {
     stopping ??= (async () => {
@@ -69,7 +77,7 @@ export function spawnCliWorker(env: Record<string, string>, from: 'source' | 'di
   };
   const unregister = onCleanup(stop);
   child.once('exit', () => unregister());
-  return { child, pid: child.pid!, ready, stop };
+  return stop;
 }
 
 /** Resident memory of a process from `/proc/<pid>/status`, in MiB: now (`VmRSS`) and its peak so far (`VmHWM`). */
