@@ -9,7 +9,7 @@ import { acceptForCaller } from '../accept-for-caller.js';
 import { conflictResponse, errorResponses, tooLargeResponse } from '../openapi.js';
 import { requireSession } from '../session-access.js';
 import { parseWait } from '../wait-duration.js';
-import type { RestRouteDeps } from './index.js';
+import type { RestRouteDeps } from './rest-route-deps.js';
 import { acceptedSchema, inputRecordSchema, sessionIdParams } from './schemas.js';
 
 const tags = ['inputs'];

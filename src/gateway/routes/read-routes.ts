@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { errorResponses } from '../openapi.js';
 import { requireSession } from '../session-access.js';
-import type { RestRouteDeps } from './index.js';
+import type { RestRouteDeps } from './rest-route-deps.js';
 import { agentSchema, childSchema, inputCountsSchema, messageSchema, sessionIdParams, statsSchema, timerSchema } from './schemas.js';
 
 const HISTORY_PAGE = 200;

@@ -8,7 +8,7 @@ import { listForCaller } from '../session-listing.js';
 import { assertMayTouch, requireSession } from '../session-access.js';
 import { sessionView } from '../session-view.js';
 import { creatingTenant } from '../tenancy.js';
-import type { RestRouteDeps } from './index.js';
+import type { RestRouteDeps } from './rest-route-deps.js';
 import { sessionIdParams, sessionSummarySchema, sessionViewSchema } from './schemas.js';
 
 const name = { type: 'string', minLength: 1, maxLength: 128 } as const;
