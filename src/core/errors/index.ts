@@ -19,6 +19,7 @@ export const ERROR_CODES = [
   'agent.not_found',
   'input.invalid',
   'input.too_large',
+  'input.not_found',
   'job.unknown',
   'job.invalid_id',
   'lease.lost',

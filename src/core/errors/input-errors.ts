@@ -28,6 +28,11 @@ export class InputInvalidError extends InputFault {
   readonly code = 'input.invalid';
 }
 
+/** The session has no input with that seq (the gateway's one-input route). */
+export class InputNotFoundError extends InputFault {
+  readonly code = 'input.not_found';
+}
+
 export class InputTooLargeError extends InputFault {
   readonly code = 'input.too_large';
 }

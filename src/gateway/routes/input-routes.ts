@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { InputInvalidError } from '../../core/errors/index.js';
+import { InputInvalidError, InputNotFoundError } from '../../core/errors/index.js';
 import type { InputRecord, InputStatus } from '../../core/session-types.js';
 import type { AddData, AddKind } from '../../producer/add-request.js';
 import type { InputHandle } from '../../producer/input-handle.js';
@@ -165,7 +165,7 @@ function notFoundBody(sessionId: string): { error: { code: string; message: stri
 async function readInput(queue: SessionQueue, sessionId: string, seq: number): Promise<InputRecord> {
   const [record] = await queue.sessions.inputs(sessionId, { afterSeq: seq - 1, limit: 1 });
   if (record === undefined || record.seq !== seq) {
-    throw new InputInvalidError(`session ${sessionId} has no input ${seq}`, { details: { sessionId, seq } });
+    throw new InputNotFoundError(`session ${sessionId} has no input ${seq}`, { details: { sessionId, seq } });
   }
   return record;
 }

@@ -105,7 +105,8 @@ describe('gateway REST routes', () => {
     const malformed = await inject('GET', '/v1/sessions/rest-poll/inputs/1?wait=soon', read);
     expect(malformed.json().error.code).toBe('input.invalid');
     const noSuchInput = await inject('GET', '/v1/sessions/rest-poll/inputs/9', read);
-    expect(noSuchInput.statusCode).toBe(400);
+    expect(noSuchInput.statusCode).toBe(404);
+    expect(noSuchInput.json().error.code).toBe('input.not_found');
   });
 
   it('ends a long-poll at once when its client leaves, leaving no wait behind', async () => {
