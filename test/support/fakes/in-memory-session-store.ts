@@ -114,25 +114,8 @@ export class InMemorySessionStore implements Port.SessionStore {
     const seq = data.record.nextSeq + 1;
     data.record.nextSeq = seq;
     data.record.updatedAt = at;
-    data.inputs.push({
-      sessionId: valid.sessionId,
-      seq,
-      inputId: valid.inputId,
-      kind: valid.kind,
-      mode: valid.mode,
-      payload: JSON.parse(valid.payloadText) as Record<string, unknown>,
-      status: 'pending',
-      attempts: 0,
-      steeredInto: null,
-      result: null,
-      awaiting: null,
-      errorCode: null,
-      errorMessage: null,
-      originJobId: valid.originJobId,
-      acceptedAt: at,
-      startedAt: null,
-      finishedAt: null,
-    });
+    const payload = JSON.parse(valid.payloadText) as Record<string, unknown>;
+    data.inputs.push(Object.assign(newInput(valid.sessionId, seq, valid.inputId, payload, at, valid), { originJobId: valid.originJobId }));
     return { sessionId: valid.sessionId, seq, inputId: valid.inputId, duplicate: false };
   }
 
