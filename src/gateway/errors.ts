@@ -24,6 +24,8 @@ export const STATUS_BY_CODE: Readonly<Record<string, number>> = Object.freeze({
   'auth.expired': 401,
   'auth.forbidden': 403,
   rate_limited: 429,
+  'tenant.rate_limited': 429,
+  'budget.exceeded': 402,
   'system.infrastructure': 503,
 });
 

@@ -4,6 +4,7 @@ export * from './system-errors.js';
 export * from './llm-errors.js';
 export * from './tool-errors.js';
 export * from './auth-errors.js';
+export * from './budget-errors.js';
 export * from './to-loopfleet-error.js';
 export * from './thrown-text.js';
 
@@ -43,6 +44,8 @@ export const ERROR_CODES = [
   'auth.invalid_token',
   'auth.expired',
   'auth.forbidden',
+  'budget.exceeded',
+  'tenant.rate_limited',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -6,3 +6,5 @@ export * from './timers.js';
 export * from './usage-rounds.js';
 export * from './compactions.js';
 export * from './agent-registry.js';
+export * from './budgets.js';
+export * from './tenants.js';

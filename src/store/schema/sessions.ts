@@ -89,6 +89,8 @@ export const sessions = pgTable(
     statCacheWriteTokens: bigint('stat_cache_write_tokens', { mode: 'number' }).notNull().default(0),
     statReasoningTokens: bigint('stat_reasoning_tokens', { mode: 'number' }).notNull().default(0),
     statTotalTokens: bigint('stat_total_tokens', { mode: 'number' }).notNull().default(0),
+    /** What the session's LLM calls cost, in picodollars (10^-12 USD); unpriced calls count 0. */
+    statCostPicoUsd: bigint('stat_cost_picousd', { mode: 'number' }).notNull().default(0),
     firstInputAt: timestamp('first_input_at', { withTimezone: true }),
     lastInputAt: timestamp('last_input_at', { withTimezone: true }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
@@ -109,6 +111,8 @@ export const sessions = pgTable(
     // The session list, newest first (`listSessions`): all sessions, and one tenant's.
     index('sessions_created_idx').on(t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
     index('sessions_tenant_created_idx').on(t.tenant, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
+    // Inputs a tenant runs at once: its sessions with a lease (`maxConcurrentInputs`).
+    index('sessions_tenant_leased_idx').on(t.tenant).where(sql`${t.leaseExpiresAt} IS NOT NULL`),
     index('sessions_finishes_owed_idx').on(t.updatedAt).where(sql`${t.finishesOwed} AND ${t.leaseExpiresAt} IS NULL`),
   ],
 );

@@ -1,4 +1,4 @@
-import { bigint, integer, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, index, integer, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 import { sessions } from './sessions.js';
 
 /**
@@ -24,7 +24,20 @@ export const usageRounds = pgTable(
     cacheWriteTokens: integer('cache_write_tokens').notNull().default(0),
     reasoningTokens: integer('reasoning_tokens').notNull().default(0),
     totalTokens: integer('total_tokens').notNull().default(0),
+    /**
+     * What the round cost, in picodollars (10^-12 USD), from the price table the worker had; null when
+     * the model has no price (and for rows written before prices existed).
+     */
+    costPicoUsd: bigint('cost_picousd', { mode: 'number' }),
+    /** The session's tenant and agent, copied so usage reports read this table alone, from an index. */
+    tenant: text('tenant').notNull().default('default'),
+    agent: text('agent').notNull().default('default'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [primaryKey({ columns: [t.sessionId, t.inputSeq, t.round] })],
+  (t) => [
+    primaryKey({ columns: [t.sessionId, t.inputSeq, t.round] }),
+    // Usage reports: one tenant's month, or every tenant's.
+    index('usage_rounds_tenant_time_idx').on(t.tenant, t.createdAt),
+    index('usage_rounds_time_idx').on(t.createdAt),
+  ],
 );

@@ -1,0 +1,3 @@
+/** Model prices and what a call costs (docs/tenants.md). */
+export { DEFAULT_PRICES } from './default-prices.js';
+export { costPicoUsd, picoToUsd, PICO_PER_USD, PriceTable, toTokenRates, type ModelPrice, type TokenRates } from './price-table.js';
