@@ -90,6 +90,19 @@ export interface AcquireLeaseParams {
   owner: string;
   /** Lease length in milliseconds, measured on the database clock. */
   ttlMs: number;
+  /**
+   * `acquireLeaseAndClaim` only: the session's tenant, when the caller knows it has a cap on inputs
+   * running at once (`maxConcurrentInputs`). The store then goes straight to the capped take instead
+   * of first trying the plain one, which refuses sessions of capped tenants anyway.
+   */
+  cappedTenant?: string;
+}
+
+/** The session's lease is free but its tenant runs as many inputs as its cap allows. */
+export interface TenantAtCap {
+  tenant: string;
+  /** The tenant's `maxConcurrentInputs`. */
+  limit: number;
 }
 
 /** The lease with its fencing token, or who holds it and when to try again. */
@@ -101,6 +114,11 @@ export type LeaseAcquisition =
       holder: string | null;
       /** Milliseconds until the current lease lapses; 0 when it already has. */
       retryAfterMs: number;
+      /**
+       * `acquireLeaseAndClaim` only: set when the lease is free but the session's tenant already has
+       * `limit` sessions holding a live lease (docs/tenant-limits.md). Nothing was taken or claimed.
+       */
+      atCap?: TenantAtCap;
     };
 
 /** A heartbeat of a held lease. */
@@ -170,6 +188,11 @@ export type LeaseAndClaim =
        * anything; otherwise it need not.
        */
       finishesOwed: boolean;
+      /**
+       * The session's tenant when the lease was taken under its cap on inputs running at once: the
+       * drain wakes one of the tenant's parked sessions when it releases the lease.
+       */
+      cappedTenant?: string;
     }
   | Extract<LeaseAcquisition, { acquired: false }>;
 

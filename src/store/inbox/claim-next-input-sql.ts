@@ -78,6 +78,13 @@ const claimedColumns = (session: string, sessionId: string) => `${qualifiedColum
                   AND (p.mode IN ('steer', 'interrupt') OR p.kind = 'timer')) AS "pendingSteers",
        ${qualifiedColumns(SESSION_COLUMNS, session, SESSION_PREFIX)}`;
 
+/**
+ * The session row `alias` may be leased by the plain take: its tenant has no cap on inputs running at
+ * once, or the request `req` comes from the capped take, which counted under the tenant's row lock.
+ */
+const uncappedOrCounted = (alias: string, req: string) =>
+  `(coalesce(${req}.capped, false) OR NOT EXISTS (SELECT 1 FROM tenant_settings AS ts WHERE ts.tenant = ${alias}.tenant AND ts.max_concurrent_inputs IS NOT NULL))`;
+
 /** The column of a next-claim row naming the session it answers (any other row may be all null). */
 export const CLAIM_FOR = 'claimFor';
 
@@ -144,17 +151,22 @@ SELECT req.session_id AS "${CLAIM_FOR}",
  * `sawOpen`: the snapshot saw an open input — true with no input claimed when finishes are owed, or
  * when the input it saw was ended meanwhile by the holder whose lease lapsed (the caller then claims,
  * in a new snapshot, under the new token).
- * Params: $1 a JSON array of `{ "session_id", "owner", "ttl_ms" }`.
+ * It takes no lease of a session whose tenant has a cap on inputs running at once
+ * (`tenant_settings.max_concurrent_inputs`) unless the record says `capped`: the caller then holds the
+ * tenant's settings row and counted its leases below the cap (`../lease/acquire-capped-lease.ts`). A
+ * tenant without a cap pays one primary-key probe of `tenant_settings` inside the statement, no round
+ * trip (docs/tenant-limits.md).
+ * Params: $1 a JSON array of `{ "session_id", "owner", "ttl_ms", "capped"? }`.
  */
 export const ACQUIRE_LEASES_AND_CLAIM: BatchStatement = {
   name: 'loopfleet_acquire_leases_and_claim',
   key: `${SESSION_PREFIX}id`,
   text: `
 WITH req AS (
-  SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(session_id text, owner text, ttl_ms bigint)
+  SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(session_id text, owner text, ttl_ms bigint, capped boolean)
 ),
 ${NEXT_OPEN_INPUTS},
-${lockSessionsCte('req', '(locking.lease_expires_at IS NULL OR locking.lease_expires_at <= now())')},
+${lockSessionsCte('req', `(locking.lease_expires_at IS NULL OR locking.lease_expires_at <= now()) AND ${uncappedOrCounted('locking', 'req')}`)},
 leased AS (
   UPDATE sessions AS s
      SET lease_owner = req.owner,
@@ -165,6 +177,7 @@ leased AS (
     FROM req
    WHERE s.id = req.session_id AND ${lockedSession('s')}
      AND (s.lease_expires_at IS NULL OR s.lease_expires_at <= now())
+     AND ${uncappedOrCounted('s', 'req')}
   RETURNING s.*
 ),
 ${claimedCte('leased', `NOT ${owesFinishes('g')}`)}

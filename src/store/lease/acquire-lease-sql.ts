@@ -16,9 +16,14 @@ UPDATE sessions
    AND (lease_expires_at IS NULL OR lease_expires_at <= now())
 RETURNING lease_token AS "token", lease_expires_at AS "expiresAt"`;
 
-/** Who holds the lease and for how much longer (ms, rounded up). Params: $1 session id. */
+/**
+ * Who holds the lease and for how much longer (ms, rounded up), the session's tenant and that
+ * tenant's cap on inputs running at once (null: none). Params: $1 session id.
+ */
 export const LEASE_HOLDER_SQL = `
 SELECT lease_owner AS "holder",
-       greatest(0, ceil(extract(epoch FROM lease_expires_at - now()) * 1000))::bigint AS "retryAfterMs"
+       greatest(0, ceil(extract(epoch FROM lease_expires_at - now()) * 1000))::bigint AS "retryAfterMs",
+       tenant,
+       (SELECT ts.max_concurrent_inputs FROM tenant_settings AS ts WHERE ts.tenant = sessions.tenant) AS "cap"
   FROM sessions
  WHERE id = $1`;
