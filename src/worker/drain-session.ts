@@ -7,6 +7,7 @@ import { linkedSignal } from '../core/linked-signal.js';
 import { republishLostFinishes } from './lost-finish-events.js';
 import { redeliverToParent } from './child-sessions.js';
 import { runClaimedInput } from './run-claimed-input.js';
+import { takeLeaseOrPark, wakeOneParked } from './tenant-cap.js';
 import { boundWhileStopping, StoppingWaitCutShortError } from './stopping-wait.js';
 import type { WorkerContext } from './worker-context.js';
 
@@ -22,7 +23,12 @@ export type DrainOutcome =
   /** Shutdown stopped the drain (after its input in hand, or aborting it): re-kicked so another worker continues. */
   | { kind: 'handed_back'; processed: number }
   /** The session no longer exists. */
-  | { kind: 'no_session' };
+  | { kind: 'no_session' }
+  /**
+   * Its tenant runs as many inputs as its cap allows: the session is parked, and a release of the
+   * tenant's (or the sweeper) kicks it again (docs/tenant-limits.md).
+   */
+  | { kind: 'parked'; tenant: string };
 
 /**
  * The drain of one session (docs/fleet.md): take the lease (fencing token, database time) together
@@ -36,16 +42,17 @@ export async function drainSession(ctx: WorkerContext, sessionId: string, jobSig
   // Shutdown began before this drain took the lease: taking it would claim (and count an attempt of)
   // an input this worker should not start. Hand the session to a worker that stays.
   if (ctx.stopping.aborted) return stopped(ctx, sessionId, ctx.stopping, 0);
-  let lease;
-  // The lease runs a TTL from no earlier than this: the keeper counts a lapse from here.
-  const asked = Date.now();
+  let attempt;
   try {
-    lease = await store.acquireLeaseAndClaim({ sessionId, owner: ctx.workerId, ttlMs: settings.leaseTtlMs });
+    attempt = await takeLeaseOrPark(ctx, sessionId);
   } catch (error) {
     if (error instanceof SessionNotFoundError) return { kind: 'no_session' };
     throw error;
   }
+  // The lease runs a TTL from no earlier than `asked`: the keeper counts a lapse from there.
+  const { lease, asked } = attempt;
   if (!lease.acquired) {
+    if (lease.atCap !== undefined) return { kind: 'parked', tenant: lease.atCap.tenant };
     return { kind: 'busy', retryAt: ctx.clock.now() + Math.min(5_000, Math.max(100, lease.retryAfterMs + 50)), holder: lease.holder };
   }
   const log = ctx.logger.child({ sessionId, leaseToken: lease.token });
@@ -63,6 +70,8 @@ export async function drainSession(ctx: WorkerContext, sessionId: string, jobSig
     linked.dispose();
     // Only a drain that published every finish it owed lets the next one skip the check.
     await store.releaseLease({ sessionId, token: lease.token, finishesPublished: !finishes.owed }).catch((error: unknown) => log.warn({ err: error }, 'lease release failed'));
+    // The slot this drain held is free: hand it to a parked session of the tenant.
+    if (lease.cappedTenant !== undefined) await wakeOneParked(ctx, lease.cappedTenant);
   }
 }
 

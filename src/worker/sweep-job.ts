@@ -1,6 +1,7 @@
 import { armTimer } from '../fleet/arm-timer.js';
 import { drainDedupId, JOB, timerJobId } from '../fleet/fleet-keys.js';
 import { kickSession } from '../fleet/kick.js';
+import { parkSession } from '../fleet/tenant-parking.js';
 import type { TimerRecord } from '../core/ports/timer-store.js';
 import { STALE_WORKER_MS } from '../core/ports/agent-registry.js';
 import type { WorkerContext } from './worker-context.js';
@@ -21,6 +22,8 @@ export interface SweepReport {
   stranded: number;
   /** Kicks sent for them (a no-op in BullMQ when a drain is already waiting). */
   kicked: number;
+  /** Of them, sessions of a tenant at its cap on inputs running at once, parked instead of kicked. */
+  parked?: number;
   /**
    * Deduplication keys that pointed at a missing or finished job (R9), or at a drain still active on a
    * worker that lost the session's lease (a dead or frozen worker, R2), and were removed.
@@ -38,9 +41,16 @@ export interface SweepReport {
  */
 export async function sweep(ctx: WorkerContext, limit = 500): Promise<SweepReport> {
   const sessions = await ctx.upkeep.findStrandedSessions({ graceMs: ctx.settings.sweepGraceMs, limit });
-  const report: SweepReport = { stranded: sessions.length, kicked: 0, strayKeysRemoved: 0, timersRearmed: 0 };
-  for (const sessionId of sessions) {
+  const report: SweepReport = { stranded: sessions.length, kicked: 0, parked: 0, strayKeysRemoved: 0, timersRearmed: 0 };
+  for (const { sessionId, parkFor } of sessions) {
     if (await removeStrayDedupKey(ctx, sessionId)) report.strayKeysRemoved += 1;
+    // Its tenant is at its cap: kicked, it would only find that out. Parked, the tenant's next
+    // release wakes it (docs/tenant-limits.md).
+    if (parkFor !== null) {
+      await parkSession(ctx.redis, ctx.queueName, parkFor, sessionId, ctx.clock.now());
+      report.parked = (report.parked ?? 0) + 1;
+      continue;
+    }
     await kickSession(ctx.queue, sessionId);
     report.kicked += 1;
   }

@@ -289,6 +289,7 @@ export class WorkerMetrics {
   swept(report: SweepReport): void {
     if (report.kicked > 0) this.#repairs.inc({ kind: 'stranded_kicked' }, report.kicked);
     if (report.strayKeysRemoved > 0) this.#repairs.inc({ kind: 'stray_key_removed' }, report.strayKeysRemoved);
+    if ((report.parked ?? 0) > 0) this.#repairs.inc({ kind: 'capped_parked' }, report.parked);
     if (report.timersRearmed > 0) this.#repairs.inc({ kind: 'timer_rearmed' }, report.timersRearmed);
   }
 

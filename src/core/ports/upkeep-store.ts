@@ -16,13 +16,23 @@ export interface StrandedQuery {
   limit: number;
 }
 
+/** A session the sweeper wakes, or parks. */
+export interface StrandedSession {
+  sessionId: string;
+  /**
+   * Its tenant, when that tenant caps its inputs running at once and has no free slot left for it
+   * this sweep: park the session with the tenant's others instead of kicking it (docs/tenant-limits.md).
+   */
+  parkFor: string | null;
+}
+
 /**
  * The fleet-wide reads a worker makes besides its drains: the sweeper's stranded sessions and the
  * backlog it reports for scaling. Failures are the database's own (not wrapped).
  */
 export interface UpkeepStore {
   /** Session ids with open inputs and no live lease, or a lease that lapsed unreleased (I1, I6). */
-  findStrandedSessions(query: StrandedQuery): Promise<string[]>;
+  findStrandedSessions(query: StrandedQuery): Promise<StrandedSession[]>;
   /** One aggregate read of the backlog (for `/metrics`: the signal to scale workers on). */
   readBacklog(): Promise<Backlog>;
 }

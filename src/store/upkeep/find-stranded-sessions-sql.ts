@@ -22,10 +22,16 @@ import { waitingReadySql } from '../inbox/waiting-ready-sql.js';
  * sessions with the flag set). The limit takes a random sample of them: taking the same ones every
  * time (sessions whose drain fails on each attempt, or is already waiting) would starve the rest
  * whenever more than the limit are stranded.
+ *
+ * A tenant with a cap on inputs running at once (docs/tenant-limits.md) gets at most as many kicks as
+ * it has free slots (its cap less its sessions holding a live lease): its other sessions come back
+ * with `parkFor` set to the tenant, for the sweeper to park rather than kick — kicked, each would only
+ * find the tenant at its cap. A tenant without a cap is read through one primary-key probe per
+ * session found; the count runs only for capped tenants (`sessions_tenant_leased_idx`).
  * Params: $1 grace in milliseconds, $2 limit.
  */
 export const FIND_STRANDED_SESSIONS_SQL = `
-SELECT "sessionId" FROM (
+WITH stranded AS (
 SELECT i.session_id AS "sessionId"
   FROM session_inputs i
   JOIN sessions s ON s.id = i.session_id
@@ -52,6 +58,30 @@ SELECT s.id AS "sessionId"
   FROM sessions s
  WHERE s.finishes_owed AND s.lease_expires_at IS NULL
    AND s.updated_at < now() - ($1::bigint * interval '1 millisecond')
-) AS stranded
+),
+candidates AS (
+  SELECT st."sessionId", s.tenant, ts.max_concurrent_inputs AS cap
+    FROM stranded AS st
+    JOIN sessions AS s ON s.id = st."sessionId"
+    LEFT JOIN tenant_settings AS ts ON ts.tenant = s.tenant AND ts.max_concurrent_inputs IS NOT NULL
+),
+capped AS (
+  SELECT c.*, row_number() OVER (PARTITION BY c.tenant ORDER BY random()) AS rank
+    FROM candidates AS c
+   WHERE c.cap IS NOT NULL
+),
+free AS (
+  SELECT t.tenant,
+         t.cap - (SELECT count(*) FROM sessions AS l
+                   WHERE l.tenant = t.tenant AND l.lease_expires_at IS NOT NULL AND l.lease_expires_at > now()) AS slots
+    FROM (SELECT DISTINCT tenant, cap FROM capped) AS t
+)
+SELECT * FROM (
+SELECT "sessionId", NULL::text AS "parkFor" FROM candidates WHERE cap IS NULL
+UNION ALL
+SELECT c."sessionId", CASE WHEN c.rank > f.slots THEN c.tenant END AS "parkFor"
+  FROM capped AS c
+  JOIN free AS f ON f.tenant = c.tenant
+) AS found
  ORDER BY random()
  LIMIT $2`;
