@@ -5,6 +5,7 @@ import type { ClientStore } from '../core/ports/client-store.js';
 import type { AcceptedInput } from '../core/ports/session-store.js';
 import type { InputKind, InputMode } from '../core/session-types.js';
 import type { FleetEvent } from './fleet-events.js';
+import type { TenantAdmission } from './tenant-admission.js';
 import { kickSession } from './kick.js';
 import { settleWithin } from './settle-within.js';
 
@@ -35,6 +36,12 @@ export interface AcceptDeps {
    * because a reconnecting Redis client queues commands instead of failing them.
    */
   kickTimeoutMs?: number;
+  /**
+   * The tenants' admission rates (docs/tenant-limits.md), checked before the accept writes anything:
+   * `tenant.rate_limited` when the input's tenant admits no more this second. Absent: none checked
+   * (timer firings and child results are not admissions).
+   */
+  admission?: Pick<TenantAdmission, 'admit'>;
 }
 
 /**
@@ -45,6 +52,7 @@ export interface AcceptDeps {
  */
 export async function acceptAndKick(deps: AcceptDeps, request: AcceptRequest): Promise<AcceptedInput> {
   parseInputPayload(request.kind, request.payload);
+  await deps.admission?.admit(request.sessionId, request.tenant);
   const accepted = await deps.store.acceptInput({
     sessionId: request.sessionId,
     kind: request.kind,

@@ -71,7 +71,10 @@ export function sendError(reply: FastifyReply, error: unknown): FastifyReply {
   if (status >= 500) reply.log.error({ err: error }, 'request failed');
   if (status === 429) {
     const retryAfter = reply.getHeader('retry-after');
-    if (retryAfter === undefined) reply.header('retry-after', 60);
+    // A tenant over its admission rate says when its next input is admitted; whole seconds, rounded up.
+    const retryAfterMs = body.error.details?.retryAfterMs;
+    if (typeof retryAfterMs === 'number' && retryAfterMs > 0) reply.header('retry-after', Math.ceil(retryAfterMs / 1000));
+    else if (retryAfter === undefined) reply.header('retry-after', 60);
   }
   return reply.code(status).type('application/json; charset=utf-8').send(body);
 }

@@ -12,6 +12,8 @@ import type { EventSubscription } from '../fleet/fleet-events.js';
 import { assertCursor, ONLY_NEW } from '../events/stream-id.js';
 import { resolveHistoryOptions } from '../store/history/history-options.js';
 import { acceptAndKick } from '../fleet/accept-input.js';
+import { TenantAdmission } from '../fleet/tenant-admission.js';
+import { readSessionTenant, readTenantRates } from '../store/tenants/read-tenant-rates.js';
 import { kickSession } from '../fleet/kick.js';
 import { toAcceptRequest, type AddData, type AddKind, type AddOptions } from './add-request.js';
 import { cancelChannel } from '../fleet/fleet-keys.js';
@@ -58,6 +60,8 @@ export class SessionQueue {
   readonly #closed = new AbortController();
   readonly #inFlight = new Set<Promise<unknown>>();
   readonly #backend: HandleBackend;
+  /** The tenants' admission rates, checked before each add writes (docs/tenant-limits.md). */
+  readonly #admission: TenantAdmission;
   #closing: Promise<void> | null = null;
 
   constructor(options: SessionQueueOptions = {}) {
@@ -88,6 +92,19 @@ export class SessionQueue {
         return this.#track(work());
       },
     });
+    const { pool } = this.#conn;
+    this.#admission = new TenantAdmission(
+      Object.assign(
+        {
+          redis: this.#conn.redis,
+          queueName: this.queueName,
+          readRates: () => guardedStoreCall('readTenantRates', readTenantRates(pool)),
+          readSessionTenant: (sessionId: string) => guardedStoreCall('readSessionTenant', readSessionTenant(pool, sessionId)),
+          redisTimeoutMs: this.#options.redisTimeoutMs,
+        },
+        this.#options.logger !== null ? { logger: this.#options.logger } : {},
+      ),
+    );
     this.#backend = {
       result: (sessionId, seq, resultOptions) => this.result(sessionId, seq, resultOptions),
       inputEvents: (sessionId, seq, acceptedEventId, eventOptions) => this.#inputEvents(sessionId, seq, acceptedEventId, eventOptions),
@@ -239,6 +256,7 @@ export class SessionQueue {
         queue,
         maxInputBytes: this.#options.maxInputBytes,
         kickTimeoutMs: this.#options.redisTimeoutMs,
+        admission: this.#admission,
         ...(this.#options.logger !== null ? { logger: this.#options.logger } : {}),
         publish: async (sessionId, inputSeq, event) => {
           acceptedEventId = await publisher.publish(sessionId, inputSeq, event);

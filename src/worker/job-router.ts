@@ -1,5 +1,5 @@
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
-import { InputInvalidError, isLoopfleetError, JobInvalidIdError, JobUnknownError, type LoopfleetError } from '../core/errors/index.js';
+import { InputInvalidError, isLoopfleetError, JobInvalidIdError, JobUnknownError, TenantRateLimitedError, type LoopfleetError } from '../core/errors/index.js';
 import { assertSessionId } from '../fleet/session-id.js';
 import { JOB } from '../fleet/fleet-keys.js';
 import { drainSession } from './drain-session.js';
@@ -56,6 +56,16 @@ export function rawIngestDelayMs(started: number): number {
   return Math.min(60_000, 1_000 * 2 ** Math.max(0, started - 1));
 }
 
+/**
+ * The delay of a raw job over its tenant's admission rate: the bucket's wait, spread by up to as much
+ * again (at least a second) so a flood of delayed jobs does not come back at one instant, where one
+ * would be admitted and the rest delayed again.
+ */
+export function rateLimitedDelayMs(error: TenantRateLimitedError, random: () => number = Math.random): number {
+  const wait = typeof error.details.retryAfterMs === 'number' && error.details.retryAfterMs > 0 ? error.details.retryAfterMs : 1_000;
+  return Math.ceil(wait + random() * Math.max(wait, 1_000));
+}
+
 /** Bad input or configuration: failing the job at once is the answer, retrying would fail the same way. */
 function isRejection(error: unknown): error is LoopfleetError {
   return isLoopfleetError(error) && !error.retryable && (error.fault === 'input' || error.fault === 'config');
@@ -85,6 +95,12 @@ async function route(ctx: WorkerContext, job: Job, token: string | undefined, si
       try {
         return await ingestJob(ctx, job.name, job.id, job.data, job.timestamp);
       } catch (error) {
+        // Over its tenant's admission rate: ingested later, when the bucket has a token again. Not a
+        // failure, so it does not count toward the starts a failing ingest is allowed.
+        if (error instanceof TenantRateLimitedError) {
+          await job.moveToDelayed(ctx.clock.now() + rateLimitedDelayMs(error), token);
+          throw new DelayedError();
+        }
         // Not yet in Postgres, so failing the job would lose the input (I1): a producer in any
         // language may leave BullMQ's default of one attempt. Try again later, within a bound.
         if (isRejection(error) || job.attemptsStarted >= RAW_INGEST_MAX_STARTS) throw error;

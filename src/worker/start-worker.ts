@@ -19,6 +19,8 @@ import { loggerFromConfig } from '../observability/logger.js';
 import { SecretScrubber } from '../observability/redaction.js';
 import { cancelChannel } from '../fleet/fleet-keys.js';
 import { createPgPool } from '../store/postgres/pool.js';
+import { readSessionTenant, readTenantRates } from '../store/tenants/read-tenant-rates.js';
+import { TenantAdmission } from '../fleet/tenant-admission.js';
 import { PostgresSessionStore } from '../store/postgres-session-store.js';
 import { PostgresTimerStore } from '../store/timers/postgres-timer-store.js';
 import { PostgresUpkeepStore } from '../store/upkeep/postgres-upkeep-store.js';
@@ -286,6 +288,13 @@ function workerContext(config: ResolvedConfig, options: StartWorkerOptions, part
     registry: new PostgresAgentRegistry(connections.pool),
     queue: connections.queue,
     redis: connections.redis,
+    admission: new TenantAdmission({
+      redis: connections.redis,
+      queueName: config.queueName,
+      readRates: () => readTenantRates(connections.pool),
+      readSessionTenant: (sessionId) => readSessionTenant(connections.pool, sessionId),
+      logger: workerLogger,
+    }),
     publisher: connections.publisher,
     loop: {
       store,

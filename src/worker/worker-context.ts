@@ -8,6 +8,7 @@ import type { SessionStore } from '../core/ports/session-store.js';
 import type { TimerStore } from '../core/ports/timer-store.js';
 import type { UpkeepStore } from '../core/ports/upkeep-store.js';
 import type { FleetEvent } from '../fleet/fleet-events.js';
+import type { TenantAdmission } from '../fleet/tenant-admission.js';
 import type { AgentCatalog } from './agent-catalog.js';
 import type { CancelRegistry } from './cancel-registry.js';
 import type { WorkerMetrics } from './worker-metrics.js';
@@ -68,6 +69,8 @@ export interface WorkerContext {
   queue: Queue;
   /** The worker's command connection, for reading a session's event stream back. */
   redis: Redis;
+  /** The tenants' admission rates, checked on the raw path's ingest (docs/tenant-limits.md); absent: none. */
+  admission?: TenantAdmission;
   publisher: EventPublisherPort;
   /** The loop's ports shared by every agent; each run adds its agent's model, tools and profile, and its own event sink. */
   loop: Omit<LoopDeps, 'sink' | 'llm' | 'tools' | 'profile' | 'retryPolicy' | 'agent'>;
