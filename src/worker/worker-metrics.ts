@@ -130,13 +130,13 @@ export class WorkerMetrics {
     this.#jobs = new Counter({ name: 'loopfleet_jobs_total', help: 'BullMQ jobs processed, by kind (drain, send, resume, timer, sweep, other) and outcome (ok, delayed, retry, rejected, error).', labelNames: ['kind', 'outcome'], registers });
     this.#drains = new Counter({
       name: 'loopfleet_drains_total',
-      help: 'Drains of a session, by outcome: drained, yielded (fairness), busy (another worker holds the lease), lease_lost, handed_back (shutdown), no_session, error (it threw).',
+      help: 'Drains of a session, by outcome: drained, yielded (fairness), busy (another worker holds the lease), lease_lost, handed_back (shutdown), no_session, parked (its tenant runs as many inputs as its cap allows), error (it threw).',
       labelNames: ['outcome'],
       registers,
     });
     this.#repairs = new Counter({
       name: 'loopfleet_sweeper_repairs_total',
-      help: 'What the sweeper repaired: stranded sessions (open inputs, no live lease) it kicked, stray deduplication keys it removed, and overdue timers whose lost alarm it set again.',
+      help: 'What the sweeper repaired: stranded sessions (open inputs, no live lease) it kicked, stranded sessions of a tenant at its cap it parked instead (capped_parked), stray deduplication keys it removed, and overdue timers whose lost alarm it set again.',
       labelNames: ['kind'],
       registers,
     });
