@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { COUNT_TENANT_LEASES_SQL } from '../../../src/store/lease/acquire-capped-lease-sql.js';
 import { findStrandedSessions } from '../../../src/store/upkeep/find-stranded-sessions.js';
 import { queriesSent, openStoreFixture, sessionId, type StoreFixture } from '../store/store-fixture.js';
 
@@ -86,5 +87,19 @@ describe('the lease under a tenant cap on inputs running at once', () => {
     expect(mine.filter((entry) => entry.parkFor === null)).toHaveLength(1);
     expect(mine.filter((entry) => entry.parkFor === 'swept')).toHaveLength(4);
     expect(found.find((entry) => entry.sessionId === plain)).toEqual({ sessionId: plain, parkFor: null });
+  });
+
+  it("counts a tenant's leases through the partial index sessions_tenant_leased_idx", async () => {
+    const client = await fx.pool.connect();
+    try {
+      await client.query('BEGIN');
+      // The test tables are tiny: forbid the sequential scan to see that the index can answer.
+      await client.query('SET LOCAL enable_seqscan = off');
+      const plan = await client.query(`EXPLAIN (FORMAT JSON) ${COUNT_TENANT_LEASES_SQL}`, ['acme']);
+      expect(JSON.stringify(plan.rows[0])).toContain('sessions_tenant_leased_idx');
+    } finally {
+      await client.query('ROLLBACK');
+      client.release();
+    }
   });
 });
