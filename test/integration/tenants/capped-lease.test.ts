@@ -102,4 +102,24 @@ describe('the lease under a tenant cap on inputs running at once', () => {
       client.release();
     }
   });
+
+  it('a lapsed lease of a capped tenant is not revived by a late heartbeat; of another tenant it still is', async () => {
+    await fx.pool.query(`INSERT INTO tenant_settings (tenant, max_concurrent_inputs) VALUES ('late', 5)`);
+    const [capped] = await sessionsOf('late', 1);
+    const [plain] = await sessionsOf('punctual', 1);
+    const tokens: number[] = [];
+    for (const id of [capped!, plain!]) {
+      const lease = await fx.store.acquireLeaseAndClaim({ sessionId: id, owner: 'w', ttlMs: 60_000 });
+      if (!lease.acquired) throw new Error(`expected the lease of ${id}`);
+      tokens.push(lease.token);
+    }
+    await fx.pool.query(`UPDATE sessions SET lease_expires_at = now() - interval '1 second' WHERE id = ANY($1)`, [[capped, plain]]);
+    await expect(fx.store.renewLease({ sessionId: capped!, token: tokens[0]!, ttlMs: 60_000 })).rejects.toMatchObject({ code: 'lease.lost' });
+    await expect(fx.store.renewLease({ sessionId: plain!, token: tokens[1]!, ttlMs: 60_000 })).resolves.toBeInstanceOf(Date);
+    // A live lease of the capped tenant renews as any other.
+    const [live] = await sessionsOf('late', 1);
+    const lease = await fx.store.acquireLeaseAndClaim({ sessionId: live!, owner: 'w', ttlMs: 60_000 });
+    if (!lease.acquired) throw new Error('expected the lease');
+    await expect(fx.store.renewLease({ sessionId: live!, token: lease.token, ttlMs: 60_000 })).resolves.toBeInstanceOf(Date);
+  });
 });
