@@ -1,5 +1,6 @@
 import type { LeaseAndClaim } from '../core/ports/session-store.js';
 import { parkSession, unparkSession, wakeParked } from '../fleet/tenant-parking.js';
+import { boundWhileStopping } from './stopping-wait.js';
 import type { WorkerContext } from './worker-context.js';
 
 /** The drain's lease attempt, and when it was sent: the lease runs a TTL from no earlier than that. */
@@ -40,7 +41,8 @@ export async function takeLeaseOrPark(ctx: WorkerContext, sessionId: string): Pr
  * below their cap.
  */
 export async function wakeOneParked(ctx: WorkerContext, tenant: string): Promise<void> {
-  await wakeParked(ctx.redis, ctx.queue, ctx.queueName, tenant).catch((error: unknown) =>
+  // Bounded while stopping, like the drain's other Redis waits: a silent Redis must not hold shutdown.
+  await boundWhileStopping(ctx, wakeParked(ctx.redis, ctx.queue, ctx.queueName, tenant), 'parked wake-up').catch((error: unknown) =>
     ctx.logger.warn({ err: error, tenant }, 'could not wake a parked session of the tenant; the sweeper will'),
   );
 }
