@@ -1,6 +1,6 @@
 import { estimateMessagesTokens, estimateTextTokens } from '../budget/index.js';
 import { BudgetExceededError } from '../errors/index.js';
-import type { BudgetReservation, BudgetUnit } from '../ports/budgets.js';
+import type { BudgetRefusal, BudgetReservation, BudgetUnit } from '../ports/budgets.js';
 import { guardedStoreCall } from '../ports/guard-store.js';
 import type { LlmRequest, LlmResponse } from '../ports/llm.js';
 import { picoToUsd } from '../pricing/index.js';
@@ -76,9 +76,9 @@ export async function settleQuietly(ctx: RunContext, hold: BudgetHold): Promise<
  * with the refusing budget in the error's details.
  */
 export function budgetRefusedEnd(ctx: RunContext, error: BudgetExceededError): FinishStep {
-  const d = error.details as { budgetId: number; scope: 'session' | 'tenant' | 'agent'; unit: BudgetUnit; period: 'total' | 'day' | 'month'; limit: number; used: number };
-  emit(ctx, { type: 'status_changed', kind: 'budget_exceeded', budgetId: d.budgetId, scope: d.scope, unit: d.unit, period: d.period, limit: d.limit, used: d.used, rounds: ctx.state.round });
-  return { kind: 'finish', status: 'budget_exceeded', text: '[budget_exceeded]', error, reason: 'budget_exceeded' };
+  const budget = error.details as unknown as BudgetRefusal;
+  emit(ctx, { type: 'status_changed', kind: 'budget_exceeded', budgetId: budget.budgetId, scope: budget.scope, unit: budget.unit, period: budget.period, limit: budget.limit, used: budget.used, rounds: ctx.state.round });
+  return { kind: 'finish', status: 'budget_exceeded', text: '[budget_exceeded]', error, reason: 'budget_exceeded', budget };
 }
 
 /** The call's worst case in tokens, and in picodollars (null when the model has no price). */
@@ -101,8 +101,8 @@ function refusalError(refusal: Extract<BudgetReservation, { kind: 'refused' }>):
     reason === 'unpriced_model'
       ? `${what} counts money and the model has no price: the call is refused`
       : `${what} has no room for the call: limit ${limit}, used ${used}, reserved by calls in flight ${reserved}`;
-  const details: Record<string, unknown> = Object.assign({} as Record<string, unknown>, budget, { limit, used, reserved, reason });
-  return new BudgetExceededError(message, { details });
+  const details: BudgetRefusal = Object.assign({}, budget, { limit, used, reserved, reason });
+  return new BudgetExceededError(message, { details: details as unknown as Record<string, unknown> });
 }
 
 /** Tokens as they are; picodollars as USD. */

@@ -29,6 +29,17 @@ export interface BudgetTarget {
   windowStart: string;
 }
 
+/** Why a budget refused a call, as the input's result and error details carry it. */
+export interface BudgetRefusal extends BudgetTarget {
+  /** Tokens, or USD. */
+  limit: number;
+  used: number;
+  /** What calls in flight held of it. */
+  reserved: number;
+  /** `limit`: no room; `unpriced_model`: it counts money and the model has no price. */
+  reason: 'limit' | 'unpriced_model';
+}
+
 /** One call's hold: the session, its lease, and which call of it. */
 export interface BudgetCallKey {
   sessionId: string;

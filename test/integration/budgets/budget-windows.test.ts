@@ -53,6 +53,7 @@ describe('budget windows, raises and resume', () => {
     const second = await send('roll-1', 'two', 2);
     expect(second.result?.status).toBe('budget_exceeded');
     expect(second.errorCode).toBe('budget.exceeded');
+    expect(second.result?.budget).toMatchObject({ scope: 'tenant', tenant: 'roll', unit: 'tokens', period: 'day', limit: CALL_TOKENS, used: CALL_TOKENS, reason: 'limit' });
     expect(pf.model.requests.length).toBe(asked);
 
     await pf.fleet.pool.query(`CREATE OR REPLACE FUNCTION loopfleet_now() RETURNS timestamp with time zone LANGUAGE sql STABLE AS $$ SELECT now() + interval '1 day' $$`);

@@ -28,7 +28,9 @@ describe('budget enforcement in the loop', () => {
     const result = await runChecked(harness);
     expect(result!.status).toBe('budget_exceeded');
     expect(llm.requests).toHaveLength(0);
-    expect((await store.getInput('s1', 1))!.errorCode).toBe('budget.exceeded');
+    const input = (await store.getInput('s1', 1))!;
+    expect(input.errorCode).toBe('budget.exceeded');
+    expect(input.result?.budget).toEqual({ budgetId: id, scope: 'tenant', tenant: 'acme', agent: '', sessionId: '', unit: 'tokens', period: 'total', windowStart: '1970-01-01T00:00:00.000Z', limit: 0, used: 0, reserved: 0, reason: 'limit' });
     expect(harness.sink.ofType('status_changed').at(-1)).toMatchObject({ kind: 'budget_exceeded', budgetId: id, scope: 'tenant', unit: 'tokens', limit: 0, used: 0 });
   });
 
