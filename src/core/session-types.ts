@@ -3,6 +3,7 @@
  * usage rows, in core types only (no database types). See `messages.ts` for the glossary.
  */
 import type { PendingState } from './pending-state.js';
+import type { BudgetRefusal } from './ports/budgets.js';
 
 /** What the session is doing, kept on the session row for cheap listing. */
 export type SessionStatus = 'idle' | 'running' | 'waiting_for_input' | 'waiting_for_children';
@@ -106,6 +107,11 @@ export interface InputResult {
    * results written before agents existed.
    */
   agent?: AgentRef;
+  /**
+   * Set when a budget refused the input's next model call (`budget_exceeded`, docs/budgets.md):
+   * which budget, its limit and use, and why — the error's details.
+   */
+  budget?: BudgetRefusal;
 }
 
 /** An agent as one run saw it: its name and the version (hash) of its definition. */

@@ -24,6 +24,8 @@ import { TenantAdmission } from '../fleet/tenant-admission.js';
 import { PostgresSessionStore } from '../store/postgres-session-store.js';
 import { PostgresTimerStore } from '../store/timers/postgres-timer-store.js';
 import { PostgresUpkeepStore } from '../store/upkeep/postgres-upkeep-store.js';
+import { PostgresBudgetPort } from '../store/budgets/postgres-budget-port.js';
+import { DEFAULT_PRICES, PriceTable } from '../core/pricing/index.js';
 import { PostgresAgentRegistry } from '../store/agents/postgres-agent-registry.js';
 import { AgentCatalog } from './agent-catalog.js';
 import { agentRegistrations, startAgentRegistration, type HeldRegistration } from './agent-registration.js';
@@ -277,6 +279,7 @@ function workerContext(config: ResolvedConfig, options: StartWorkerOptions, part
   const postgres = new PostgresSessionStore(connections.pool, { batch: config.worker.batch, windowCache: config.worker.windowCache });
   const store = options.wrapStore?.(postgres) ?? postgres;
   const upkeep = new PostgresUpkeepStore(connections.pool);
+  const budgets = new PostgresBudgetPort(connections.pool);
   const workerLogger = logger.child({ workerId: parts.workerId });
   return {
     workerId: parts.workerId,
@@ -285,6 +288,7 @@ function workerContext(config: ResolvedConfig, options: StartWorkerOptions, part
     store,
     timers: new PostgresTimerStore(connections.pool),
     upkeep,
+    budgets,
     registry: new PostgresAgentRegistry(connections.pool),
     queue: connections.queue,
     redis: connections.redis,
@@ -300,6 +304,9 @@ function workerContext(config: ResolvedConfig, options: StartWorkerOptions, part
       store,
       hooks: parts.hooks,
       clock: systemClock,
+      budgets,
+      // The shipped prices until the configured table (LOOPFLEET_PRICES) is wired here.
+      prices: new PriceTable(DEFAULT_PRICES),
       onObserverError: (error) => logger.warn({ err: error }, 'event observer failed'),
     },
     agents: parts.agents,

@@ -58,6 +58,10 @@ export async function sweep(ctx: WorkerContext, limit = 500): Promise<SweepRepor
     if (await rearmTimer(ctx, timer)) report.timersRearmed += 1;
   }
   if (report.stranded > 0 || report.timersRearmed > 0) ctx.logger.info({ ...report }, 'sweeper repaired stranded sessions and timers');
+  // Budget reservations of holders that died or were replaced (docs/budgets.md): given back so the
+  // room they held returns; a replaced holder that settles later is still charged.
+  const released = await ctx.budgets.releaseStale(limit);
+  if (released > 0) ctx.logger.info({ released }, 'sweeper gave back budget reservations of holders that are gone');
   // Workers killed without leaving the registry: their agents stop counting as served a day after
   // their last touch; their rows go here.
   const pruned = await ctx.registry.pruneWorkers(STALE_WORKER_MS);

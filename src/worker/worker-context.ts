@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { LoopDeps } from '../core/loop/run-context.js';
 import type { AgentRegistry } from '../core/ports/agent-registry.js';
+import type { BudgetPort } from '../core/ports/budgets.js';
 import type { Clock } from '../core/ports/clock.js';
 import type { SessionStore } from '../core/ports/session-store.js';
 import type { TimerStore } from '../core/ports/timer-store.js';
@@ -63,6 +64,8 @@ export interface WorkerContext {
   timers: TimerStore;
   /** The sweeper's stranded sessions and the backlog for `/metrics`. */
   upkeep: UpkeepStore;
+  /** Budget enforcement: the loop's reserve and settle, and the sweeper's release of dead holders' reservations. */
+  budgets: BudgetPort;
   /** The agent registry: this worker's rows, and the sweeper's prune of dead workers' rows. */
   registry: AgentRegistry;
   /** Producer side of the queue, for kicks. */

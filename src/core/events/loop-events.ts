@@ -1,3 +1,4 @@
+import type { BudgetPeriod, BudgetScope, BudgetUnit } from '../ports/budgets.js';
 import type { LlmUsage } from '../ports/llm.js';
 import type { RunOutcome, Usage } from '../session-types.js';
 
@@ -59,6 +60,10 @@ export type LoopEvent =
   | { type: 'subagent_finished'; childSessionId: string; toolCallId: string; status: RunOutcome; usage: Usage }
   | { type: 'status_changed'; kind: 'hit_round_limit'; maxRounds: number }
   | { type: 'status_changed'; kind: 'budget_exceeded'; budgetTokens: number; spentTokens: number; rounds: number }
+  /** A budget (docs/budgets.md) refused the next model call: the input ends `budget_exceeded`. `limit`/`used`: tokens, or USD. */
+  | { type: 'status_changed'; kind: 'budget_exceeded'; budgetId: number; scope: BudgetScope; unit: BudgetUnit; period: BudgetPeriod; limit: number; used: number; rounds: number }
+  /** A budget's use crossed 80 % or 100 % of its limit with this input's call (once fleet-wide). `limit`/`used`: tokens, or USD. */
+  | { type: 'budget_warning'; budgetId: number; scope: BudgetScope; unit: BudgetUnit; period: BudgetPeriod; threshold: 0.8 | 1; limit: number; used: number }
   | { type: 'status_changed'; kind: 'auto_compact'; phase: 'started' | 'completed' | 'failed'; beforeTokens: number; afterTokens: number | null; error?: string }
   | { type: 'loop_cancelled'; reason: string; roundIndex: number }
   | { type: 'agent_error'; errorCode: string; errorType: string; message: string };

@@ -1,6 +1,7 @@
-import { CancelledError, LlmNonRetryableError, LlmRetryExhaustedError, LlmTimeoutError, toLoopfleetError } from '../errors/index.js';
+import { BudgetExceededError, CancelledError, LlmNonRetryableError, LlmRetryExhaustedError, LlmTimeoutError, toLoopfleetError } from '../errors/index.js';
 import type { LlmRequest, LlmResponse } from '../ports/llm.js';
 import { runWithRetry } from '../retry/index.js';
+import { reserveCall, settleCall, settleQuietly, type CallKind } from './budget-gate.js';
 import { emit } from './emit.js';
 import type { RunContext } from './run-context.js';
 
@@ -8,16 +9,33 @@ import type { RunContext } from './run-context.js';
 export type ModelCallOutcome =
   | { kind: 'ok'; response: LlmResponse; attempts: number }
   | { kind: 'degraded'; reason: 'retry_exhausted' | 'timeout' | 'non_retryable'; error: Error; attempts: number }
-  | { kind: 'cancelled'; error: CancelledError; partialText: string };
+  | { kind: 'cancelled'; error: CancelledError; partialText: string }
+  /** A budget refused the call before it was made (docs/budgets.md). */
+  | { kind: 'refused'; error: BudgetExceededError };
 
 const STREAM_ID = 'main';
 
 /**
  * One LLM call under the loop's retry policy, with the per-attempt events (`llm_call_started/
  * completed`, `stream_*`, `llm_retry_attempted`). Giving up is not an exception but `degraded`;
- * cancellation returns the text streamed so far so the run can keep it.
+ * cancellation returns the text streamed so far so the run can keep it. The call reserves its worst
+ * case on the session's budgets first (a refusal is `refused`, no call made) and settles after.
  */
-export async function callModel(ctx: RunContext, request: LlmRequest, round: number): Promise<ModelCallOutcome> {
+export async function callModel(ctx: RunContext, request: LlmRequest, round: number, kind: CallKind = 'model'): Promise<ModelCallOutcome> {
+  const hold = await reserveCall(ctx, request, kind);
+  if (hold.kind === 'refused') return { kind: 'refused', error: hold.error };
+  let outcome: ModelCallOutcome;
+  try {
+    outcome = await callUnbudgeted(ctx, request, round);
+  } catch (error) {
+    await settleQuietly(ctx, hold);
+    throw error;
+  }
+  await settleCall(ctx, hold, outcome.kind === 'ok' ? outcome.response : null);
+  return outcome;
+}
+
+async function callUnbudgeted(ctx: RunContext, request: LlmRequest, round: number): Promise<ModelCallOutcome> {
   const { deps } = ctx;
   const partial = { text: '' };
   let attempts = 0;

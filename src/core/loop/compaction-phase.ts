@@ -2,6 +2,8 @@ import { buildSummaryRequest, compactNoteMessage } from '../compaction/index.js'
 import { estimateMessagesTokens } from '../budget/index.js';
 import { CancelledError } from '../errors/index.js';
 import { planWindowFold } from '../window/index.js';
+import type { LlmRequest } from '../ports/llm.js';
+import { reserveCall, settleCall, settleQuietly } from './budget-gate.js';
 import { commitStep } from './commit-step.js';
 import { emit } from './emit.js';
 import { hookScope, type RunContext } from './run-context.js';
@@ -26,23 +28,35 @@ export async function maybeCompact(ctx: RunContext): Promise<void> {
   }
   emit(ctx, { type: 'status_changed', kind: 'auto_compact', phase: 'started', beforeTokens: plan.estimatedTokensBefore, afterTokens: null });
   const summaryRequest = buildSummaryRequest(plan.messagesToSummarize);
+  const request: LlmRequest = {
+    sessionId: ctx.params.sessionId,
+    model: profile.compactModel ?? profile.model,
+    systemPrompt: summaryRequest.systemPrompt,
+    messages: summaryRequest.messages,
+    cacheBreakpoint: null,
+    tools: [],
+    toolChoice: null,
+    maxTokens: profile.maxOutputTokens,
+    temperature: null,
+    responseFormat: null,
+  };
+  // The summary is a model call like any other: it reserves on the budgets. Refused, the window
+  // stays as it is, and the round's own call meets the same refusal.
+  const hold = await reserveCall(ctx, request, 'compact');
+  if (hold.kind === 'refused') {
+    emit(ctx, { type: 'status_changed', kind: 'auto_compact', phase: 'failed', beforeTokens: plan.estimatedTokensBefore, afterTokens: null, error: hold.error.message });
+    return;
+  }
   let summary: string;
   try {
-    const response = await deps.llm.complete(
-      {
-        sessionId: ctx.params.sessionId,
-        model: profile.compactModel ?? profile.model,
-        systemPrompt: summaryRequest.systemPrompt,
-        messages: summaryRequest.messages,
-        cacheBreakpoint: null,
-        tools: [],
-        toolChoice: null,
-        maxTokens: profile.maxOutputTokens,
-        temperature: null,
-        responseFormat: null,
-      },
-      { signal: ctx.params.signal },
-    );
+    let response;
+    try {
+      response = await deps.llm.complete(request, { signal: ctx.params.signal });
+    } catch (error) {
+      await settleQuietly(ctx, hold);
+      throw error;
+    }
+    await settleCall(ctx, hold, response);
     summary = response.text.trim();
     if (summary === '') throw new Error('the summary call returned no text');
   } catch (error) {

@@ -27,6 +27,7 @@ export async function finishRun(ctx: RunContext, end: EndStep): Promise<InputRes
     usage: children === null ? { ...ctx.state.usage } : Object.assign({}, ctx.state.usage, { children }),
     ...(options.output !== undefined ? { output: options.output } : {}),
     ...(ctx.deps.agent !== undefined ? { agent: ctx.deps.agent } : {}),
+    ...(options.budget !== undefined ? { budget: options.budget } : {}),
   });
   await commitStep(ctx, {
     ...(options.messages !== undefined ? { messages: options.messages } : {}),

@@ -1,4 +1,5 @@
 import { abortReason } from '../ports/clock.js';
+import { budgetRefusedEnd } from './budget-gate.js';
 import { buildRequest } from './build-request.js';
 import { callModel } from './call-model.js';
 import { commitStep } from './commit-step.js';
@@ -47,9 +48,10 @@ export async function wrapUp(ctx: RunContext): Promise<NextStep> {
   if (ctx.params.signal.aborted) throw abortReason(ctx.params.signal);
   const request = buildRequest(ctx);
   if (request.tools.length > 0) request.toolChoice = 'none';
-  const outcome = await callModel(ctx, request, ctx.state.round);
+  const outcome = await callModel(ctx, request, ctx.state.round, 'wrap_up');
   if (outcome.kind === 'cancelled') return cancelledEnd(ctx, outcome.error, outcome.partialText);
   if (outcome.kind === 'degraded') return degradedEnd(ctx, outcome);
+  if (outcome.kind === 'refused') return budgetRefusedEnd(ctx, outcome.error);
   addUsage(ctx, outcome.response.usage, outcome.attempts);
   const summary = outcome.response.text;
   return {

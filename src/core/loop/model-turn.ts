@@ -1,4 +1,5 @@
 import type { LlmResponse } from '../ports/llm.js';
+import { budgetRefusedEnd } from './budget-gate.js';
 import { buildRequest } from './build-request.js';
 import { callModel } from './call-model.js';
 import { commitStep } from './commit-step.js';
@@ -40,6 +41,7 @@ export async function modelTurn(ctx: RunContext): Promise<ModelTurn> {
   const outcome = await callModel(ctx, request, round);
   if (outcome.kind === 'cancelled') return cancelledEnd(ctx, outcome.error, outcome.partialText);
   if (outcome.kind === 'degraded') return degradedEnd(ctx, outcome);
+  if (outcome.kind === 'refused') return budgetRefusedEnd(ctx, outcome.error);
   let response = outcome.response;
   if (ctx.deps.hooks.handles('llm.after')) {
     const after = Object.assign(hookScope(ctx), { roundIndex: round, response });

@@ -1,4 +1,5 @@
 import type { LoopfleetError } from '../errors/index.js';
+import type { BudgetRefusal } from '../ports/budgets.js';
 import type { ToolCallWrite, UsageRoundWrite } from '../ports/session-store.js';
 import type { RunOutcome } from '../session-types.js';
 import type { StepMessageInput } from './step-input.js';
@@ -36,6 +37,8 @@ export interface FinishOptions {
   reason?: string;
   /** Rounds to report; defaults to the rounds run. */
   rounds?: number;
+  /** The budget that refused the next model call, recorded in the result (`budget_exceeded`). */
+  budget?: BudgetRefusal;
   /** False to commit `messages` without running `message.append` hooks (see `StepInput.appendHooks`). */
   appendHooks?: false;
 }

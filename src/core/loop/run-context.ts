@@ -2,11 +2,13 @@ import type { AgentProfile } from '../agent-profile.js';
 import type { LoopEvent } from '../events/loop-events.js';
 import type { HookRegistry, RunScope } from '../hooks/index.js';
 import type { ParsedInput } from '../input-payload.js';
+import type { BudgetPort } from '../ports/budgets.js';
 import type { ChildrenPort } from '../ports/children.js';
 import type { Clock } from '../ports/clock.js';
 import type { EventSink } from '../ports/event-sink.js';
 import type { Llm } from '../ports/llm.js';
 import type { LoopStore } from '../ports/loop-store.js';
+import type { PriceTable } from '../pricing/index.js';
 import type { RetryPolicy } from '../retry/index.js';
 import type { AgentRef, InputRecord, SessionRecord } from '../session-types.js';
 import type { ToolRegistry } from '../tools/index.js';
@@ -28,6 +30,10 @@ export interface LoopDeps {
   agent?: AgentRef;
   /** Starts child sessions for `spawn_agent` (docs/child-sessions.md); without it the tool is not run. */
   children?: ChildrenPort;
+  /** Budget enforcement (docs/budgets.md): every model call reserves before and settles after; absent, no checks. */
+  budgets?: BudgetPort;
+  /** Model prices (docs/prices.md); absent, costs are unknown and a money budget refuses every call. */
+  prices?: PriceTable;
   /** Called when the sink or a `session.end` hook throws; the run itself carries on. */
   onObserverError?: (error: unknown, event?: LoopEvent) => void;
   /** Randomness for retry jitter; injectable for tests. */

@@ -41,6 +41,22 @@ export const inputResultObjectSchema = z.object({
   output: z.unknown().optional(),
   steeredInto: z.number().int().positive().optional(),
   agent: z.object({ name: z.string().min(1), version: z.string().min(1) }).strict().optional(),
+  budget: z
+    .object({
+      budgetId: z.number().int(),
+      scope: z.enum(['session', 'tenant', 'agent']),
+      tenant: z.string(),
+      agent: z.string(),
+      sessionId: z.string(),
+      unit: z.enum(['tokens', 'usd']),
+      period: z.enum(['total', 'day', 'month']),
+      windowStart: z.string(),
+      limit: z.number(),
+      used: z.number(),
+      reserved: z.number(),
+      reason: z.enum(['limit', 'unpriced_model']),
+    })
+    .optional(),
 });
 
 /** A stored run result. Also used to check a result before it is written. */

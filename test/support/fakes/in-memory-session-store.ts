@@ -84,6 +84,11 @@ export class InMemorySessionStore implements Port.SessionStore {
     return listSessionRecords([...this.#sessions.values()].map((data) => data.record), options);
   }
 
+  /** A session's record as it is now, synchronously (the in-memory budgets read sessions through it). */
+  sessionNow(sessionId: string): SessionRecord | null {
+    return this.#sessions.get(sessionId)?.record ?? null;
+  }
+
   async getSession(sessionId: string): Promise<SessionRecord | null> {
     const data = this.#sessions.get(assertSessionId(sessionId));
     return data === undefined ? null : clone(data.record);
