@@ -62,6 +62,8 @@ import { requestCancelTree } from './inbox/request-cancel-tree.js';
 import { deliverChildResult } from './children/deliver-child-result.js';
 import { listChildren } from './children/list-children.js';
 import { KeyedSerial, spawnChild } from './children/spawn-child.js';
+import type { BudgetRecord, BudgetWrite, ListBudgetsOptions } from '../core/ports/tenant-admin.js';
+import { deleteBudget, getBudget, listBudgets, setBudget } from './budgets/budget-admin.js';
 
 /** Options of {@link PostgresSessionStore}. */
 export interface PostgresSessionStoreOptions {
@@ -210,5 +212,21 @@ export class PostgresSessionStore implements SessionStore {
 
   listChildren(sessionId: string): Promise<ChildSessionRecord[]> {
     return listChildren(this.pool, sessionId);
+  }
+
+  setBudget(write: BudgetWrite): Promise<BudgetRecord> {
+    return setBudget(this.pool, write);
+  }
+
+  getBudget(id: number): Promise<BudgetRecord | null> {
+    return getBudget(this.pool, id);
+  }
+
+  listBudgets(options?: ListBudgetsOptions): Promise<BudgetRecord[]> {
+    return listBudgets(this.pool, options);
+  }
+
+  deleteBudget(id: number): Promise<boolean> {
+    return deleteBudget(this.pool, id);
   }
 }

@@ -1,6 +1,7 @@
 import type { StoredMessage } from '../messages.js';
 import type { InputRecord, SessionRecord, ToolCallRecord, UsageRoundRecord } from '../session-types.js';
 import type { LoopStore } from './loop-store.js';
+import type { BudgetRecord, BudgetWrite, ListBudgetsOptions } from './tenant-admin.js';
 import type { AcceptedInput, AcceptInputParams, CancelledTree, ChildSessionRecord, CreateSessionParams, DeletedSession, InputStatusCounts, ListSessionsOptions, LoadHistoryOptions, SessionPage } from './store-records.js';
 
 /**
@@ -59,4 +60,17 @@ export interface ClientStore extends Pick<LoopStore, 'getSession' | 'listInputs'
   requestCancelTree(sessionId: string): Promise<CancelledTree>;
   /** The session's children, in spawn order. Empty for a session with none (or no such session). */
   listChildren(sessionId: string): Promise<ChildSessionRecord[]>;
+
+  /**
+   * Creates a budget, or replaces the limit of the one with the same tenant, scope, agent, session,
+   * unit and period (its use so far stays). Throws `input.invalid` for bad fields and
+   * `session.not_found` for a session budget whose session does not exist or is another tenant's.
+   */
+  setBudget(write: BudgetWrite): Promise<BudgetRecord>;
+  /** A budget with its current window's use, or null. */
+  getBudget(id: number): Promise<BudgetRecord | null>;
+  /** Budgets by id, filtered, each with its current window's use. `input.invalid` for a bad filter. */
+  listBudgets(options?: ListBudgetsOptions): Promise<BudgetRecord[]>;
+  /** Deletes a budget, its use and its reservations; false when there was none. */
+  deleteBudget(id: number): Promise<boolean>;
 }

@@ -8,6 +8,8 @@ import { validateAcceptInput } from '../../../src/store/inbox/accept-input-valid
 import { agentMismatch, agentNotFound, tenantMismatch } from '../../../src/store/agents/agent-refusals.js';
 import { InMemoryAgentRegistry } from './in-memory-agent-registry.js';
 import { listSessionRecords } from './in-memory-session-list.js';
+import { InMemoryBudgets } from './in-memory-budgets.js';
+import type { BudgetRecord, BudgetWrite, ListBudgetsOptions } from '../../../src/core/ports/tenant-admin.js';
 import { assertFlag, assertLeaseToken, assertSeq, assertText, assertTtlMs } from '../../../src/store/postgres/arguments.js';
 import { validateStep } from '../../../src/store/steps/commit-step-validation.js';
 import { assertAwaiting, CHILD_INPUT_ID_PREFIX, SPAWN_INPUT_ID, validateChildPayload, validateSpawn } from '../../../src/store/children/child-validation.js';
@@ -66,9 +68,29 @@ export class InMemorySessionStore implements Port.SessionStore {
   /** The agents accepts and creates are checked against (workers register there). */
   readonly agents: InMemoryAgentRegistry;
 
+  /** The budgets the admin methods set (`budgets.recordUse` stands in for enforcement). */
+  readonly budgets: InMemoryBudgets;
+
   /** @param now Milliseconds since the epoch: the "database clock" of leases and timestamps. */
   constructor(private readonly now: () => number = () => Date.now()) {
     this.agents = new InMemoryAgentRegistry(now);
+    this.budgets = new InMemoryBudgets(now, (id) => this.#sessions.get(id)?.record);
+  }
+
+  async setBudget(write: BudgetWrite): Promise<BudgetRecord> {
+    return this.budgets.set(write);
+  }
+
+  async getBudget(id: number): Promise<BudgetRecord | null> {
+    return this.budgets.get(id);
+  }
+
+  async listBudgets(options?: ListBudgetsOptions): Promise<BudgetRecord[]> {
+    return this.budgets.list(options);
+  }
+
+  async deleteBudget(id: number): Promise<boolean> {
+    return this.budgets.delete(id);
   }
 
   async createSession(params: Port.CreateSessionParams): Promise<SessionRecord> {
