@@ -82,6 +82,17 @@ Timers:
   cancel-timer <session> <timer>
                                 Cancel an armed timer. Exit 1: no armed timer with that id.
 
+Operators (docs/budgets.md, docs/usage.md):
+  budget set --scope tenant|agent|session [--tenant <t>] [--agent <a>] [--session <id>]
+             --unit tokens|usd --period total|day|month --limit <n> [--json]
+                                Create a spending cap, or replace the limit of the one with the same
+                                scope, target, unit and period. --limit: tokens, or USD with at most
+                                12 decimals (0.01). A session budget takes its session's tenant.
+  budget get <id> [--json]      Print a budget and its current window (used, reserved, remaining).
+  budget list [--tenant <t>] [--scope <s>] [--agent <a>] [--session <id>] [--json]
+                                List budgets by id. --json: one budget as JSON a line.
+  budget delete <id>            Delete a budget and its use. Exit 1: no such budget.
+
   help                          Show this help (also: -h, --help, or no command).
   version                       Print the version (also: -v, --version).
 

@@ -20,6 +20,7 @@ import { inputEvents, type InputEventsOptions } from './input-events.js';
 import type { InputOutcome } from './input-outcome.js';
 import { openQueueConnections, type QueueConnections } from './queue-connections.js';
 import { SessionAdmin } from './session-admin.js';
+import { BudgetAdmin } from './budget-admin.js';
 import { resolveSessionQueueOptions, type ResolvedQueueOptions, type SessionQueueOptions } from './session-queue-options.js';
 import { readSessionStats, type SessionStatsReport } from './session-stats.js';
 import { attemptWithin } from '../fleet/settle-within.js';
@@ -53,6 +54,8 @@ export class SessionQueue {
   readonly sessions: SessionAdmin;
   /** Durable timers: `schedule`, `get`, `list`, `cancel`. */
   readonly timers: TimerAdmin;
+  /** Spending caps: `set`, `get`, `list`, `delete` (docs/budgets.md). */
+  readonly budgets: BudgetAdmin;
   readonly #options: ResolvedQueueOptions;
   readonly #conn: QueueConnections;
   readonly #closed = new AbortController();
@@ -83,6 +86,13 @@ export class SessionQueue {
       queue: this.#conn.queue,
       logger: this.#options.logger,
       redisTimeoutMs: this.#options.redisTimeoutMs,
+      run: async (work) => {
+        this.#assertOpen();
+        return this.#track(work());
+      },
+    });
+    this.budgets = new BudgetAdmin({
+      store: this.#conn.store,
       run: async (work) => {
         this.#assertOpen();
         return this.#track(work());

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { budgetRoutes } from './budget-routes.js';
 import { inputRoutes } from './input-routes.js';
 import { meRoutes } from './me-routes.js';
 import { readRoutes } from './read-routes.js';
@@ -13,4 +14,5 @@ export const restRoutes: FastifyPluginAsync<RestRouteDeps> = async (app, deps) =
   await app.register(sessionRoutes, deps);
   await app.register(inputRoutes, deps);
   await app.register(readRoutes, deps);
+  await app.register(budgetRoutes, deps);
 };
