@@ -62,7 +62,8 @@ import { requestCancelTree } from './inbox/request-cancel-tree.js';
 import { deliverChildResult } from './children/deliver-child-result.js';
 import { listChildren } from './children/list-children.js';
 import { KeyedSerial, spawnChild } from './children/spawn-child.js';
-import type { BudgetRecord, BudgetWrite, ListBudgetsOptions } from '../core/ports/tenant-admin.js';
+import type { BudgetRecord, BudgetWrite, ListBudgetsOptions, UsageQuery, UsageReportRows } from '../core/ports/tenant-admin.js';
+import { usageReport } from './usage/usage-report.js';
 import { deleteBudget, getBudget, listBudgets, setBudget } from './budgets/budget-admin.js';
 
 /** Options of {@link PostgresSessionStore}. */
@@ -228,5 +229,9 @@ export class PostgresSessionStore implements SessionStore {
 
   deleteBudget(id: number): Promise<boolean> {
     return deleteBudget(this.pool, id);
+  }
+
+  usageReport(query: UsageQuery): Promise<UsageReportRows> {
+    return usageReport(this.pool, query);
   }
 }

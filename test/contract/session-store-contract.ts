@@ -33,6 +33,7 @@ import { sessionScenarios } from './scenarios/client/sessions.js';
 import { sessionListScenarios } from './scenarios/client/session-list.js';
 import { tenantScenarios } from './scenarios/client/tenants.js';
 import { budgetAdminScenarios } from './scenarios/admin/budgets.js';
+import { usageReportScenarios } from './scenarios/admin/usage-report.js';
 import { steerScenarios } from './scenarios/loop/steer.js';
 
 export type { OpenedStore, StoreFactory } from './contract-helpers.js';
@@ -79,6 +80,7 @@ export function sessionStoreContract(name: string, factory: StoreFactory): void 
     });
     describe('operator surfaces', () => {
       budgetAdminScenarios(ctx);
+      usageReportScenarios(ctx);
     });
     describe('fleet port', () => {
       leaseScenarios(ctx);

@@ -1,7 +1,7 @@
 import type { StoredMessage } from '../messages.js';
 import type { InputRecord, SessionRecord, ToolCallRecord, UsageRoundRecord } from '../session-types.js';
 import type { LoopStore } from './loop-store.js';
-import type { BudgetRecord, BudgetWrite, ListBudgetsOptions } from './tenant-admin.js';
+import type { BudgetRecord, BudgetWrite, ListBudgetsOptions, UsageQuery, UsageReportRows } from './tenant-admin.js';
 import type { AcceptedInput, AcceptInputParams, CancelledTree, ChildSessionRecord, CreateSessionParams, DeletedSession, InputStatusCounts, ListSessionsOptions, LoadHistoryOptions, SessionPage } from './store-records.js';
 
 /**
@@ -73,4 +73,11 @@ export interface ClientStore extends Pick<LoopStore, 'getSession' | 'listInputs'
   listBudgets(options?: ListBudgetsOptions): Promise<BudgetRecord[]>;
   /** Deletes a budget, its use and its reservations; false when there was none. */
   deleteBudget(id: number): Promise<boolean>;
+
+  /**
+   * Usage recorded in `[from, to)` (of a tenant, of an agent), grouped by UTC day, agent,
+   * `provider:model` or session, in key order, with the totals over every group. `input.invalid` for
+   * a bad query.
+   */
+  usageReport(query: UsageQuery): Promise<UsageReportRows>;
 }

@@ -9,7 +9,8 @@ import { agentMismatch, agentNotFound, tenantMismatch } from '../../../src/store
 import { InMemoryAgentRegistry } from './in-memory-agent-registry.js';
 import { listSessionRecords } from './in-memory-session-list.js';
 import { InMemoryBudgets } from './in-memory-budgets.js';
-import type { BudgetRecord, BudgetWrite, ListBudgetsOptions } from '../../../src/core/ports/tenant-admin.js';
+import type { BudgetRecord, BudgetWrite, ListBudgetsOptions, UsageQuery, UsageReportRows } from '../../../src/core/ports/tenant-admin.js';
+import { usageReportOf } from './in-memory-usage-report.js';
 import { assertFlag, assertLeaseToken, assertSeq, assertText, assertTtlMs } from '../../../src/store/postgres/arguments.js';
 import { validateStep } from '../../../src/store/steps/commit-step-validation.js';
 import { assertAwaiting, CHILD_INPUT_ID_PREFIX, SPAWN_INPUT_ID, validateChildPayload, validateSpawn } from '../../../src/store/children/child-validation.js';
@@ -91,6 +92,11 @@ export class InMemorySessionStore implements Port.SessionStore {
 
   async deleteBudget(id: number): Promise<boolean> {
     return this.budgets.delete(id);
+  }
+
+  async usageReport(query: UsageQuery): Promise<UsageReportRows> {
+    const rounds = [...this.#sessions.values()].flatMap((data) => [...data.usage.values()].map((row) => ({ row, tenant: data.record.tenant, agent: data.record.agent })));
+    return usageReportOf(rounds, query);
   }
 
   async createSession(params: Port.CreateSessionParams): Promise<SessionRecord> {
