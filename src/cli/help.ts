@@ -92,6 +92,13 @@ Operators (docs/budgets.md, docs/usage.md):
   budget list [--tenant <t>] [--scope <s>] [--agent <a>] [--session <id>] [--json]
                                 List budgets by id. --json: one budget as JSON a line.
   budget delete <id>            Delete a budget and its use. Exit 1: no such budget.
+  usage [--from <date>] [--to <date>] [--tenant <t>] [--agent <a>] [--by day|agent|model|session]
+        [--limit <n>] [--json | --csv]
+                                Tokens and cost used in [--from, --to) (default: this UTC month so
+                                far), grouped --by (default day), with a TOTAL line. --json: the
+                                report as one object. --csv: a line per group, cost as exact decimal
+                                USD and picodollars (for billing). --limit: groups shown
+                                (1 to 10000, default 1000; the totals cover all).
 
   help                          Show this help (also: -h, --help, or no command).
   version                       Print the version (also: -v, --version).

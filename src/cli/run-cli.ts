@@ -43,6 +43,7 @@ const COMMANDS: Record<string, Command> = {
   timers: timersCommand,
   'cancel-timer': cancelTimerCommand,
   budget: lazy(async () => (await import('./commands/budget.js')).budgetCommand),
+  usage: lazy(async () => (await import('./commands/usage.js')).usageCommand),
   help: async (args, io) => {
     if (args.length > 0) return takesNoArguments('help', args, io);
     io.stdout(HELP);

@@ -21,6 +21,8 @@ import type { InputOutcome } from './input-outcome.js';
 import { openQueueConnections, type QueueConnections } from './queue-connections.js';
 import { SessionAdmin } from './session-admin.js';
 import { BudgetAdmin } from './budget-admin.js';
+import type { UsageQuery } from '../core/ports/tenant-admin.js';
+import { readUsageReport, type UsageReport } from './usage-report.js';
 import { resolveSessionQueueOptions, type ResolvedQueueOptions, type SessionQueueOptions } from './session-queue-options.js';
 import { readSessionStats, type SessionStatsReport } from './session-stats.js';
 import { attemptWithin } from '../fleet/settle-within.js';
@@ -195,6 +197,16 @@ export class SessionQueue {
   async agents(): Promise<RegisteredAgent[]> {
     this.#assertOpen();
     return this.#track(guardedStoreCall('listAgents', this.#conn.registry.listAgents()));
+  }
+
+  /**
+   * Usage recorded in `[from, to)` — of one tenant and one agent if given — grouped by UTC `day`,
+   * `agent`, `model` (`provider:model`) or `session`, with totals; costs exact (`costPicoUsd`, integer
+   * text) and in USD (`costUsd`). From Postgres (docs/usage.md). Throws `input.invalid` for a bad query.
+   */
+  async usage(query: UsageQuery): Promise<UsageReport> {
+    this.#assertOpen();
+    return this.#track(readUsageReport(this.#conn.store, query));
   }
 
   /** Cumulative stats of the session and its inputs counted by status. Throws `session.not_found`. */
