@@ -62,7 +62,8 @@ import { requestCancelTree } from './inbox/request-cancel-tree.js';
 import { deliverChildResult } from './children/deliver-child-result.js';
 import { listChildren } from './children/list-children.js';
 import { KeyedSerial, spawnChild } from './children/spawn-child.js';
-import type { BudgetRecord, BudgetWrite, ListBudgetsOptions, UsageQuery, UsageReportRows } from '../core/ports/tenant-admin.js';
+import type { BudgetRecord, BudgetWrite, ListBudgetsOptions, ListTenantSettingsOptions, TenantSettingsPatch, TenantSettingsRecord, UsageQuery, UsageReportRows } from '../core/ports/tenant-admin.js';
+import { deleteTenantSettings, getTenantSettings, listTenantSettings, setTenantSettings } from './tenants/tenant-settings-admin.js';
 import { usageReport } from './usage/usage-report.js';
 import { deleteBudget, getBudget, listBudgets, setBudget } from './budgets/budget-admin.js';
 
@@ -233,5 +234,21 @@ export class PostgresSessionStore implements SessionStore {
 
   usageReport(query: UsageQuery): Promise<UsageReportRows> {
     return usageReport(this.pool, query);
+  }
+
+  setTenantSettings(tenant: string, patch: TenantSettingsPatch): Promise<TenantSettingsRecord> {
+    return setTenantSettings(this.pool, tenant, patch);
+  }
+
+  getTenantSettings(tenant: string): Promise<TenantSettingsRecord | null> {
+    return getTenantSettings(this.pool, tenant);
+  }
+
+  listTenantSettings(options?: ListTenantSettingsOptions): Promise<TenantSettingsRecord[]> {
+    return listTenantSettings(this.pool, options);
+  }
+
+  deleteTenantSettings(tenant: string): Promise<boolean> {
+    return deleteTenantSettings(this.pool, tenant);
   }
 }

@@ -34,6 +34,7 @@ import { sessionListScenarios } from './scenarios/client/session-list.js';
 import { tenantScenarios } from './scenarios/client/tenants.js';
 import { budgetAdminScenarios } from './scenarios/admin/budgets.js';
 import { usageReportScenarios } from './scenarios/admin/usage-report.js';
+import { tenantSettingsScenarios } from './scenarios/admin/tenant-settings.js';
 import { steerScenarios } from './scenarios/loop/steer.js';
 
 export type { OpenedStore, StoreFactory } from './contract-helpers.js';
@@ -81,6 +82,7 @@ export function sessionStoreContract(name: string, factory: StoreFactory): void 
     describe('operator surfaces', () => {
       budgetAdminScenarios(ctx);
       usageReportScenarios(ctx);
+      tenantSettingsScenarios(ctx);
     });
     describe('fleet port', () => {
       leaseScenarios(ctx);

@@ -1,7 +1,7 @@
 import type { StoredMessage } from '../messages.js';
 import type { InputRecord, SessionRecord, ToolCallRecord, UsageRoundRecord } from '../session-types.js';
 import type { LoopStore } from './loop-store.js';
-import type { BudgetRecord, BudgetWrite, ListBudgetsOptions, UsageQuery, UsageReportRows } from './tenant-admin.js';
+import type { BudgetRecord, BudgetWrite, ListBudgetsOptions, ListTenantSettingsOptions, TenantSettingsPatch, TenantSettingsRecord, UsageQuery, UsageReportRows } from './tenant-admin.js';
 import type { AcceptedInput, AcceptInputParams, CancelledTree, ChildSessionRecord, CreateSessionParams, DeletedSession, InputStatusCounts, ListSessionsOptions, LoadHistoryOptions, SessionPage } from './store-records.js';
 
 /**
@@ -80,4 +80,16 @@ export interface ClientStore extends Pick<LoopStore, 'getSession' | 'listInputs'
    * a bad query.
    */
   usageReport(query: UsageQuery): Promise<UsageReportRows>;
+
+  /**
+   * Sets a tenant's dispatch settings: the fields given change (null removes a cap), the others keep
+   * their value (the default for a new row). `input.invalid` for a bad tenant or value.
+   */
+  setTenantSettings(tenant: string, patch: TenantSettingsPatch): Promise<TenantSettingsRecord>;
+  /** A tenant's stored settings, or null (it runs with the defaults). */
+  getTenantSettings(tenant: string): Promise<TenantSettingsRecord | null>;
+  /** Stored settings by tenant name, a page after `after`. */
+  listTenantSettings(options?: ListTenantSettingsOptions): Promise<TenantSettingsRecord[]>;
+  /** Removes a tenant's settings; false when it had none. */
+  deleteTenantSettings(tenant: string): Promise<boolean>;
 }

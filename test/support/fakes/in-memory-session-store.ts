@@ -9,7 +9,8 @@ import { agentMismatch, agentNotFound, tenantMismatch } from '../../../src/store
 import { InMemoryAgentRegistry } from './in-memory-agent-registry.js';
 import { listSessionRecords } from './in-memory-session-list.js';
 import { InMemoryBudgets } from './in-memory-budgets.js';
-import type { BudgetRecord, BudgetWrite, ListBudgetsOptions, UsageQuery, UsageReportRows } from '../../../src/core/ports/tenant-admin.js';
+import type { BudgetRecord, BudgetWrite, ListBudgetsOptions, ListTenantSettingsOptions, TenantSettingsPatch, TenantSettingsRecord, UsageQuery, UsageReportRows } from '../../../src/core/ports/tenant-admin.js';
+import { InMemoryTenantSettings } from './in-memory-tenant-settings.js';
 import { usageReportOf } from './in-memory-usage-report.js';
 import { assertFlag, assertLeaseToken, assertSeq, assertText, assertTtlMs } from '../../../src/store/postgres/arguments.js';
 import { validateStep } from '../../../src/store/steps/commit-step-validation.js';
@@ -76,6 +77,26 @@ export class InMemorySessionStore implements Port.SessionStore {
   constructor(private readonly now: () => number = () => Date.now()) {
     this.agents = new InMemoryAgentRegistry(now);
     this.budgets = new InMemoryBudgets(now, (id) => this.#sessions.get(id)?.record);
+    this.tenantSettings = new InMemoryTenantSettings(now);
+  }
+
+  /** The `tenant_settings` rows the admin methods set. */
+  readonly tenantSettings: InMemoryTenantSettings;
+
+  async setTenantSettings(tenant: string, patch: TenantSettingsPatch): Promise<TenantSettingsRecord> {
+    return this.tenantSettings.set(tenant, patch);
+  }
+
+  async getTenantSettings(tenant: string): Promise<TenantSettingsRecord | null> {
+    return this.tenantSettings.get(tenant);
+  }
+
+  async listTenantSettings(options?: ListTenantSettingsOptions): Promise<TenantSettingsRecord[]> {
+    return this.tenantSettings.list(options);
+  }
+
+  async deleteTenantSettings(tenant: string): Promise<boolean> {
+    return this.tenantSettings.delete(tenant);
   }
 
   async setBudget(write: BudgetWrite): Promise<BudgetRecord> {
