@@ -99,6 +99,13 @@ Operators (docs/budgets.md, docs/usage.md):
                                 report as one object. --csv: a line per group, cost as exact decimal
                                 USD and picodollars (for billing). --limit: groups shown
                                 (1 to 10000, default 1000; the totals cover all).
+  tenant set <tenant> [--weight <n>] [--max-concurrent <n>|none] [--max-rate <n>|none] [--json]
+                                Change a tenant's dispatch settings, only those given: its share of
+                                the workers (weight 1 to 10000, default 100), inputs running at once
+                                across the fleet, inputs admitted per second (none: no cap).
+  tenant get <tenant> [--json]  Print a tenant's settings (the defaults when it has none).
+  tenant list [--json]          List the tenants with settings of their own.
+  tenant delete <tenant>        Remove a tenant's settings (back to the defaults). Exit 1: it had none.
 
   help                          Show this help (also: -h, --help, or no command).
   version                       Print the version (also: -v, --version).

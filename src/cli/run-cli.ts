@@ -44,6 +44,7 @@ const COMMANDS: Record<string, Command> = {
   'cancel-timer': cancelTimerCommand,
   budget: lazy(async () => (await import('./commands/budget.js')).budgetCommand),
   usage: lazy(async () => (await import('./commands/usage.js')).usageCommand),
+  tenant: lazy(async () => (await import('./commands/tenant.js')).tenantCommand),
   help: async (args, io) => {
     if (args.length > 0) return takesNoArguments('help', args, io);
     io.stdout(HELP);

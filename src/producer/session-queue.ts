@@ -21,6 +21,7 @@ import type { InputOutcome } from './input-outcome.js';
 import { openQueueConnections, type QueueConnections } from './queue-connections.js';
 import { SessionAdmin } from './session-admin.js';
 import { BudgetAdmin } from './budget-admin.js';
+import { TenantAdmin } from './tenant-admin.js';
 import type { UsageQuery } from '../core/ports/tenant-admin.js';
 import { readUsageReport, type UsageReport } from './usage-report.js';
 import { resolveSessionQueueOptions, type ResolvedQueueOptions, type SessionQueueOptions } from './session-queue-options.js';
@@ -58,6 +59,8 @@ export class SessionQueue {
   readonly timers: TimerAdmin;
   /** Spending caps: `set`, `get`, `list`, `delete` (docs/budgets.md). */
   readonly budgets: BudgetAdmin;
+  /** Per-tenant dispatch settings: `set`, `get`, `list`, `delete`. */
+  readonly tenants: TenantAdmin;
   readonly #options: ResolvedQueueOptions;
   readonly #conn: QueueConnections;
   readonly #closed = new AbortController();
@@ -94,6 +97,13 @@ export class SessionQueue {
       },
     });
     this.budgets = new BudgetAdmin({
+      store: this.#conn.store,
+      run: async (work) => {
+        this.#assertOpen();
+        return this.#track(work());
+      },
+    });
+    this.tenants = new TenantAdmin({
       store: this.#conn.store,
       run: async (work) => {
         this.#assertOpen();

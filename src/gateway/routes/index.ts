@@ -4,6 +4,7 @@ import { inputRoutes } from './input-routes.js';
 import { meRoutes } from './me-routes.js';
 import { readRoutes } from './read-routes.js';
 import { sessionRoutes } from './session-routes.js';
+import { tenantRoutes } from './tenant-routes.js';
 import { usageRoutes } from './usage-routes.js';
 import type { RestRouteDeps } from './rest-route-deps.js';
 
@@ -17,4 +18,5 @@ export const restRoutes: FastifyPluginAsync<RestRouteDeps> = async (app, deps) =
   await app.register(readRoutes, deps);
   await app.register(budgetRoutes, deps);
   await app.register(usageRoutes, deps);
+  await app.register(tenantRoutes, deps);
 };
