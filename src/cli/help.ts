@@ -83,15 +83,19 @@ Timers:
                                 Cancel an armed timer. Exit 1: no armed timer with that id.
 
 Operators (docs/budgets.md, docs/usage.md):
-  budget set --scope tenant|agent|session [--tenant <t>] [--agent <a>] [--session <id>]
-             --unit tokens|usd --period total|day|month --limit <n> [--json]
-                                Create a spending cap, or replace the limit of the one with the same
-                                scope, target, unit and period. --limit: tokens, or USD with at most
-                                12 decimals (0.01). A session budget takes its session's tenant.
-  budget get <id> [--json]      Print a budget and its current window (used, reserved, remaining).
-  budget list [--tenant <t>] [--scope <s>] [--agent <a>] [--session <id>] [--json]
-                                List budgets by id. --json: one budget as JSON a line.
-  budget delete <id>            Delete a budget and its use. Exit 1: no such budget.
+  budget set|get|list|delete    Spending caps on a session, a tenant or a tenant's agent:
+                                  budget set --scope tenant|agent|session [--tenant <t>]
+                                    [--agent <a>] [--session <id>] --unit tokens|usd
+                                    --period total|day|month --limit <n> [--json]
+                                  budget get <id> [--json]
+                                  budget list [--tenant <t>] [--scope <s>] [--agent <a>]
+                                    [--session <id>] [--json]
+                                  budget delete <id>
+                                set creates the budget or replaces the limit of the one with the
+                                same scope, target, unit and period. --limit: tokens, or USD with
+                                at most 12 decimals (0.01). A session budget takes its session's
+                                tenant. get and list show the current window (used, reserved,
+                                remaining). Exit 1: no such budget.
   usage [--from <date>] [--to <date>] [--tenant <t>] [--agent <a>] [--by day|agent|model|session]
         [--limit <n>] [--json | --csv]
                                 Tokens and cost used in [--from, --to) (default: this UTC month so
@@ -99,13 +103,17 @@ Operators (docs/budgets.md, docs/usage.md):
                                 report as one object. --csv: a line per group, cost as exact decimal
                                 USD and picodollars (for billing). --limit: groups shown
                                 (1 to 10000, default 1000; the totals cover all).
-  tenant set <tenant> [--weight <n>] [--max-concurrent <n>|none] [--max-rate <n>|none] [--json]
-                                Change a tenant's dispatch settings, only those given: its share of
-                                the workers (weight 1 to 10000, default 100), inputs running at once
-                                across the fleet, inputs admitted per second (none: no cap).
-  tenant get <tenant> [--json]  Print a tenant's settings (the defaults when it has none).
-  tenant list [--json]          List the tenants with settings of their own.
-  tenant delete <tenant>        Remove a tenant's settings (back to the defaults). Exit 1: it had none.
+  tenant set|get|list|delete    A tenant's dispatch settings:
+                                  tenant set <tenant> [--weight <n>] [--max-concurrent <n>|none]
+                                    [--max-rate <n>|none] [--json]
+                                  tenant get <tenant> [--json]
+                                  tenant list [--json]
+                                  tenant delete <tenant>
+                                set changes only the options given: the share of the workers
+                                (weight 1 to 10000, default 100), inputs running at once across the
+                                fleet, inputs admitted per second (none: no cap). get prints the
+                                defaults for a tenant without settings; delete returns to them
+                                (exit 1: it had none).
 
   help                          Show this help (also: -h, --help, or no command).
   version                       Print the version (also: -v, --version).
