@@ -80,6 +80,11 @@ export class InMemoryBudgets {
     return this.#budgets.delete(budgetId);
   }
 
+  /** Drops the session budgets of these sessions (deleted with them). */
+  dropSessions(sessionIds: readonly string[]): void {
+    for (const budget of [...this.#budgets.values()]) if (budget.scope === 'session' && sessionIds.includes(budget.sessionId)) this.delete(budget.id);
+  }
+
   /** Sets a budget's use in its current window (what enforcement would have written). */
   recordUse(id: number, used: bigint, reserved = 0n): void {
     const budget = this.#budgets.get(id);

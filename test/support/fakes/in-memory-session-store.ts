@@ -146,6 +146,7 @@ export class InMemorySessionStore implements Port.SessionStore {
     const descendants = this.#descendants(id).map((child) => ({ sessionId: child.record.id, leaseToken: child.record.lease.token }));
     this.#sessions.delete(id);
     for (const child of descendants) this.#sessions.delete(child.sessionId);
+    this.budgets.dropSessions([id, ...descendants.map((child) => child.sessionId)]);
     return { leaseToken: data.record.lease.token, descendants };
   }
 

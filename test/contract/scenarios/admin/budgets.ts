@@ -48,6 +48,16 @@ export function budgetAdminScenarios(ctx: ContractContext): void {
       expect((await ctx.store.listBudgets({ sessionId: id })).map((b) => b.limitAmount)).toEqual(['6000']);
     });
 
+    it("deletes a session's budgets with the session, and none of another scope", async () => {
+      const [id, tenant] = [ctx.id('budget-gone'), ctx.id('budget-gone-t')];
+      await ctx.store.createSession({ id, tenant });
+      await ctx.store.setBudget({ scope: 'session', tenant: null, agent: '', sessionId: id, unit: 'tokens', period: 'total', limitAmount: '5' });
+      const kept = await ctx.store.setBudget(tenantBudget(tenant));
+      await ctx.store.deleteSession(id);
+      expect(await ctx.store.listBudgets({ sessionId: id })).toEqual([]);
+      expect((await ctx.store.listBudgets({ tenant })).map((b) => b.id)).toEqual([kept.id]);
+    });
+
     it.each([
       ['an unknown scope', { scope: 'world' }],
       ['an unknown unit', { unit: 'eur' }],
