@@ -23,6 +23,20 @@ export { ResultTimeoutError } from './producer/result-timeout-error.js';
 export type { SessionAdmin } from './producer/session-admin.js';
 export type { ScheduledTimer, TimerAddData, TimerAdmin, TimerOptions } from './producer/timer-admin.js';
 export type { TimerRecord, TimerStatus } from './core/ports/timer-store.js';
+export type { Budget, BudgetAdmin, BudgetParams } from './producer/budget-admin.js';
+export type { UsageReport, UsageRow, UsageTotals } from './producer/usage-report.js';
+export type { TenantAdmin } from './producer/tenant-admin.js';
+export type {
+  BudgetPeriod,
+  BudgetScope,
+  BudgetUnit,
+  ListBudgetsOptions,
+  ListTenantSettingsOptions,
+  TenantSettingsPatch,
+  TenantSettingsRecord,
+  UsageGroupBy,
+  UsageQuery,
+} from './core/ports/tenant-admin.js';
 export type { ChildSummary, InputCounts, SessionStatsReport, SessionTree } from './producer/session-stats.js';
 export type { AgentWorker, RegisteredAgent } from './core/ports/agent-registry.js';
 export { cancelChannel, eventStreamKey, JOB, timerJobId, type JobName, type TimerJobData } from './fleet/fleet-keys.js';

@@ -82,6 +82,39 @@ Timers:
   cancel-timer <session> <timer>
                                 Cancel an armed timer. Exit 1: no armed timer with that id.
 
+Operators (docs/budgets.md, docs/usage.md):
+  budget set|get|list|delete    Spending caps on a session, a tenant or a tenant's agent:
+                                  budget set --scope tenant|agent|session [--tenant <t>]
+                                    [--agent <a>] [--session <id>] --unit tokens|usd
+                                    --period total|day|month --limit <n> [--json]
+                                  budget get <id> [--json]
+                                  budget list [--tenant <t>] [--scope <s>] [--agent <a>]
+                                    [--session <id>] [--json]
+                                  budget delete <id>
+                                set creates the budget or replaces the limit of the one with the
+                                same scope, target, unit and period. --limit: tokens, or USD with
+                                at most 12 decimals (0.01). A session budget takes its session's
+                                tenant. get and list show the current window (used, reserved,
+                                remaining). Exit 1: no such budget.
+  usage [--from <date>] [--to <date>] [--tenant <t>] [--agent <a>] [--by day|agent|model|session]
+        [--limit <n>] [--json | --csv]
+                                Tokens and cost used in [--from, --to) (default: this UTC month so
+                                far), grouped --by (default day), with a TOTAL line. --json: the
+                                report as one object. --csv: a line per group, cost as exact decimal
+                                USD and picodollars (for billing). --limit: groups shown
+                                (1 to 10000, default 1000; the totals cover all).
+  tenant set|get|list|delete    A tenant's dispatch settings:
+                                  tenant set <tenant> [--weight <n>] [--max-concurrent <n>|none]
+                                    [--max-rate <n>|none] [--json]
+                                  tenant get <tenant> [--json]
+                                  tenant list [--json]
+                                  tenant delete <tenant>
+                                set changes only the options given: the share of the workers
+                                (weight 1 to 10000, default 100), inputs running at once across the
+                                fleet, inputs admitted per second (none: no cap). get prints the
+                                defaults for a tenant without settings; delete returns to them
+                                (exit 1: it had none).
+
   help                          Show this help (also: -h, --help, or no command).
   version                       Print the version (also: -v, --version).
 

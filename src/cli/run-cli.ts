@@ -21,6 +21,11 @@ import { HELP } from './help.js';
 
 type Command = (args: string[], io: CliIo) => Promise<number>;
 
+/** A command whose module loads when it runs: the operator commands stay out of every other command's start. */
+function lazy(load: () => Promise<Command>): Command {
+  return async (args, io) => (await load())(args, io);
+}
+
 const COMMANDS: Record<string, Command> = {
   migrate: migrateCommand,
   worker: workerCommand,
@@ -37,6 +42,9 @@ const COMMANDS: Record<string, Command> = {
   timer: timerCommand,
   timers: timersCommand,
   'cancel-timer': cancelTimerCommand,
+  budget: lazy(async () => (await import('./commands/budget.js')).budgetCommand),
+  usage: lazy(async () => (await import('./commands/usage.js')).usageCommand),
+  tenant: lazy(async () => (await import('./commands/tenant.js')).tenantCommand),
   help: async (args, io) => {
     if (args.length > 0) return takesNoArguments('help', args, io);
     io.stdout(HELP);

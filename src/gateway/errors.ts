@@ -11,6 +11,7 @@ export const STATUS_BY_CODE: Readonly<Record<string, number>> = Object.freeze({
   'session.not_found': 404,
   'agent.not_found': 404,
   'input.not_found': 404,
+  'budget.not_found': 404,
   'input.invalid': 400,
   'session.invalid_id': 400,
   'input.too_large': 413,

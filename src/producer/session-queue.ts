@@ -22,6 +22,10 @@ import { inputEvents, type InputEventsOptions } from './input-events.js';
 import type { InputOutcome } from './input-outcome.js';
 import { openQueueConnections, type QueueConnections } from './queue-connections.js';
 import { SessionAdmin } from './session-admin.js';
+import { BudgetAdmin } from './budget-admin.js';
+import { TenantAdmin } from './tenant-admin.js';
+import type { UsageQuery } from '../core/ports/tenant-admin.js';
+import { readUsageReport, type UsageReport } from './usage-report.js';
 import { resolveSessionQueueOptions, type ResolvedQueueOptions, type SessionQueueOptions } from './session-queue-options.js';
 import { readSessionStats, type SessionStatsReport } from './session-stats.js';
 import { attemptWithin } from '../fleet/settle-within.js';
@@ -55,6 +59,10 @@ export class SessionQueue {
   readonly sessions: SessionAdmin;
   /** Durable timers: `schedule`, `get`, `list`, `cancel`. */
   readonly timers: TimerAdmin;
+  /** Spending caps: `set`, `get`, `list`, `delete` (docs/budgets.md). */
+  readonly budgets: BudgetAdmin;
+  /** Per-tenant dispatch settings: `set`, `get`, `list`, `delete`. */
+  readonly tenants: TenantAdmin;
   readonly #options: ResolvedQueueOptions;
   readonly #conn: QueueConnections;
   readonly #closed = new AbortController();
@@ -105,6 +113,20 @@ export class SessionQueue {
         this.#options.logger !== null ? { logger: this.#options.logger } : {},
       ),
     );
+    this.budgets = new BudgetAdmin({
+      store: this.#conn.store,
+      run: async (work) => {
+        this.#assertOpen();
+        return this.#track(work());
+      },
+    });
+    this.tenants = new TenantAdmin({
+      store: this.#conn.store,
+      run: async (work) => {
+        this.#assertOpen();
+        return this.#track(work());
+      },
+    });
     this.#backend = {
       result: (sessionId, seq, resultOptions) => this.result(sessionId, seq, resultOptions),
       inputEvents: (sessionId, seq, acceptedEventId, eventOptions) => this.#inputEvents(sessionId, seq, acceptedEventId, eventOptions),
@@ -202,6 +224,16 @@ export class SessionQueue {
   async agents(): Promise<RegisteredAgent[]> {
     this.#assertOpen();
     return this.#track(guardedStoreCall('listAgents', this.#conn.registry.listAgents()));
+  }
+
+  /**
+   * Usage recorded in `[from, to)` — of one tenant and one agent if given — grouped by UTC `day`,
+   * `agent`, `model` (`provider:model`) or `session`, with totals; costs exact (`costPicoUsd`, integer
+   * text) and in USD (`costUsd`). From Postgres (docs/usage.md). Throws `input.invalid` for a bad query.
+   */
+  async usage(query: UsageQuery): Promise<UsageReport> {
+    this.#assertOpen();
+    return this.#track(readUsageReport(this.#conn.store, query));
   }
 
   /** Cumulative stats of the session and its inputs counted by status. Throws `session.not_found`. */

@@ -62,6 +62,10 @@ import { requestCancelTree } from './inbox/request-cancel-tree.js';
 import { deliverChildResult } from './children/deliver-child-result.js';
 import { listChildren } from './children/list-children.js';
 import { KeyedSerial, spawnChild } from './children/spawn-child.js';
+import type { BudgetRecord, BudgetWrite, ListBudgetsOptions, ListTenantSettingsOptions, TenantSettingsPatch, TenantSettingsRecord, UsageQuery, UsageReportRows } from '../core/ports/tenant-admin.js';
+import { deleteTenantSettings, getTenantSettings, listTenantSettings, setTenantSettings } from './tenants/tenant-settings-admin.js';
+import { usageReport } from './usage/usage-report.js';
+import { deleteBudget, getBudget, listBudgets, setBudget } from './budgets/budget-admin.js';
 
 /** Options of {@link PostgresSessionStore}. */
 export interface PostgresSessionStoreOptions {
@@ -210,5 +214,41 @@ export class PostgresSessionStore implements SessionStore {
 
   listChildren(sessionId: string): Promise<ChildSessionRecord[]> {
     return listChildren(this.pool, sessionId);
+  }
+
+  setBudget(write: BudgetWrite): Promise<BudgetRecord> {
+    return setBudget(this.pool, write);
+  }
+
+  getBudget(id: number): Promise<BudgetRecord | null> {
+    return getBudget(this.pool, id);
+  }
+
+  listBudgets(options?: ListBudgetsOptions): Promise<BudgetRecord[]> {
+    return listBudgets(this.pool, options);
+  }
+
+  deleteBudget(id: number): Promise<boolean> {
+    return deleteBudget(this.pool, id);
+  }
+
+  usageReport(query: UsageQuery): Promise<UsageReportRows> {
+    return usageReport(this.pool, query);
+  }
+
+  setTenantSettings(tenant: string, patch: TenantSettingsPatch): Promise<TenantSettingsRecord> {
+    return setTenantSettings(this.pool, tenant, patch);
+  }
+
+  getTenantSettings(tenant: string): Promise<TenantSettingsRecord | null> {
+    return getTenantSettings(this.pool, tenant);
+  }
+
+  listTenantSettings(options?: ListTenantSettingsOptions): Promise<TenantSettingsRecord[]> {
+    return listTenantSettings(this.pool, options);
+  }
+
+  deleteTenantSettings(tenant: string): Promise<boolean> {
+    return deleteTenantSettings(this.pool, tenant);
   }
 }

@@ -32,6 +32,9 @@ import { queryScenarios } from './scenarios/client/queries.js';
 import { sessionScenarios } from './scenarios/client/sessions.js';
 import { sessionListScenarios } from './scenarios/client/session-list.js';
 import { tenantScenarios } from './scenarios/client/tenants.js';
+import { budgetAdminScenarios } from './scenarios/admin/budgets.js';
+import { usageReportScenarios } from './scenarios/admin/usage-report.js';
+import { tenantSettingsScenarios } from './scenarios/admin/tenant-settings.js';
 import { steerScenarios } from './scenarios/loop/steer.js';
 
 export type { OpenedStore, StoreFactory } from './contract-helpers.js';
@@ -75,6 +78,11 @@ export function sessionStoreContract(name: string, factory: StoreFactory): void 
       queryScenarios(ctx);
       historyPageScenarios(ctx);
       childSessionScenarios(ctx);
+    });
+    describe('operator surfaces', () => {
+      budgetAdminScenarios(ctx);
+      usageReportScenarios(ctx);
+      tenantSettingsScenarios(ctx);
     });
     describe('fleet port', () => {
       leaseScenarios(ctx);

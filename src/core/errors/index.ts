@@ -5,6 +5,7 @@ export * from './llm-errors.js';
 export * from './tool-errors.js';
 export * from './auth-errors.js';
 export * from './budget-errors.js';
+export * from './admin-errors.js';
 export * from './to-loopfleet-error.js';
 export * from './thrown-text.js';
 
@@ -46,6 +47,7 @@ export const ERROR_CODES = [
   'auth.forbidden',
   'budget.exceeded',
   'tenant.rate_limited',
+  'budget.not_found',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -1,6 +1,7 @@
 import type { StoredMessage } from '../messages.js';
 import type { InputRecord, SessionRecord, ToolCallRecord, UsageRoundRecord } from '../session-types.js';
 import type { LoopStore } from './loop-store.js';
+import type { BudgetRecord, BudgetWrite, ListBudgetsOptions, ListTenantSettingsOptions, TenantSettingsPatch, TenantSettingsRecord, UsageQuery, UsageReportRows } from './tenant-admin.js';
 import type { AcceptedInput, AcceptInputParams, CancelledTree, ChildSessionRecord, CreateSessionParams, DeletedSession, InputStatusCounts, ListSessionsOptions, LoadHistoryOptions, SessionPage } from './store-records.js';
 
 /**
@@ -59,4 +60,36 @@ export interface ClientStore extends Pick<LoopStore, 'getSession' | 'listInputs'
   requestCancelTree(sessionId: string): Promise<CancelledTree>;
   /** The session's children, in spawn order. Empty for a session with none (or no such session). */
   listChildren(sessionId: string): Promise<ChildSessionRecord[]>;
+
+  /**
+   * Creates a budget, or replaces the limit of the one with the same tenant, scope, agent, session,
+   * unit and period (its use so far stays). Throws `input.invalid` for bad fields and
+   * `session.not_found` for a session budget whose session does not exist or is another tenant's.
+   */
+  setBudget(write: BudgetWrite): Promise<BudgetRecord>;
+  /** A budget with its current window's use, or null. */
+  getBudget(id: number): Promise<BudgetRecord | null>;
+  /** Budgets by id, filtered, each with its current window's use. `input.invalid` for a bad filter. */
+  listBudgets(options?: ListBudgetsOptions): Promise<BudgetRecord[]>;
+  /** Deletes a budget, its use and its reservations; false when there was none. */
+  deleteBudget(id: number): Promise<boolean>;
+
+  /**
+   * Usage recorded in `[from, to)` (of a tenant, of an agent), grouped by UTC day, agent,
+   * `provider:model` or session, in key order, with the totals over every group. `input.invalid` for
+   * a bad query.
+   */
+  usageReport(query: UsageQuery): Promise<UsageReportRows>;
+
+  /**
+   * Sets a tenant's dispatch settings: the fields given change (null removes a cap), the others keep
+   * their value (the default for a new row). `input.invalid` for a bad tenant or value.
+   */
+  setTenantSettings(tenant: string, patch: TenantSettingsPatch): Promise<TenantSettingsRecord>;
+  /** A tenant's stored settings, or null (it runs with the defaults). */
+  getTenantSettings(tenant: string): Promise<TenantSettingsRecord | null>;
+  /** Stored settings by tenant name, a page after `after`. */
+  listTenantSettings(options?: ListTenantSettingsOptions): Promise<TenantSettingsRecord[]>;
+  /** Removes a tenant's settings; false when it had none. */
+  deleteTenantSettings(tenant: string): Promise<boolean>;
 }

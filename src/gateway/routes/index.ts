@@ -1,8 +1,11 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { budgetRoutes } from './budget-routes.js';
 import { inputRoutes } from './input-routes.js';
 import { meRoutes } from './me-routes.js';
 import { readRoutes } from './read-routes.js';
 import { sessionRoutes } from './session-routes.js';
+import { tenantRoutes } from './tenant-routes.js';
+import { usageRoutes } from './usage-routes.js';
 import type { RestRouteDeps } from './rest-route-deps.js';
 
 export type { RestRouteDeps } from './rest-route-deps.js';
@@ -13,4 +16,7 @@ export const restRoutes: FastifyPluginAsync<RestRouteDeps> = async (app, deps) =
   await app.register(sessionRoutes, deps);
   await app.register(inputRoutes, deps);
   await app.register(readRoutes, deps);
+  await app.register(budgetRoutes, deps);
+  await app.register(usageRoutes, deps);
+  await app.register(tenantRoutes, deps);
 };

@@ -3,7 +3,7 @@ import { DESCENDANTS_CTE } from '../inbox/request-cancel-tree-sql.js';
 /**
  * Deletes a session and its tree in one statement. The foreign keys cascade: its inputs, messages,
  * ledger, timers, usage and compactions go, and so do its child sessions (`parent_session_id`), with
- * theirs. Before the delete, the session and its descendants are locked in session id order (the
+ * theirs, and the session budgets of all of them. Before the delete, the session and its descendants are locked in session id order (the
  * order batched statements lock in, `../fencing/lock-sessions-sql.ts`), so each lease token read is
  * that of the row's latest version: every lease taken before the delete has that token or an older
  * one. `FOR UPDATE` is the lock the delete takes anyway.
@@ -28,6 +28,12 @@ deleted AS (
   DELETE FROM sessions AS s
    WHERE s.id = $1 AND s.id = ANY(ARRAY(SELECT locked.id FROM locked))
   RETURNING s.lease_token
+),
+-- Session budgets name their session by id, without a foreign key (the other scopes name none):
+-- they go with the tree, so a session created again under an id does not inherit an old cap.
+budgets_gone AS (
+  DELETE FROM budgets AS b
+   WHERE b.scope = 'session' AND b.session_id = ANY(ARRAY(SELECT locked.id FROM locked)) AND EXISTS (SELECT 1 FROM deleted)
 )
 SELECT (SELECT lease_token FROM deleted) AS "leaseToken",
        CASE WHEN EXISTS (SELECT 1 FROM deleted)

@@ -8,6 +8,10 @@ import { validateAcceptInput } from '../../../src/store/inbox/accept-input-valid
 import { agentMismatch, agentNotFound, tenantMismatch } from '../../../src/store/agents/agent-refusals.js';
 import { InMemoryAgentRegistry } from './in-memory-agent-registry.js';
 import { listSessionRecords } from './in-memory-session-list.js';
+import { InMemoryBudgetAdmin } from './in-memory-budget-admin.js';
+import type { BudgetRecord, BudgetWrite, ListBudgetsOptions, ListTenantSettingsOptions, TenantSettingsPatch, TenantSettingsRecord, UsageQuery, UsageReportRows } from '../../../src/core/ports/tenant-admin.js';
+import { InMemoryTenantSettings } from './in-memory-tenant-settings.js';
+import { usageReportOf } from './in-memory-usage-report.js';
 import { assertFlag, assertLeaseToken, assertSeq, assertText, assertTtlMs } from '../../../src/store/postgres/arguments.js';
 import { validateStep } from '../../../src/store/steps/commit-step-validation.js';
 import { assertAwaiting, CHILD_INPUT_ID_PREFIX, SPAWN_INPUT_ID, validateChildPayload, validateSpawn } from '../../../src/store/children/child-validation.js';
@@ -66,9 +70,54 @@ export class InMemorySessionStore implements Port.SessionStore {
   /** The agents accepts and creates are checked against (workers register there). */
   readonly agents: InMemoryAgentRegistry;
 
+  /** The budgets the admin methods set (`budgets.recordUse` stands in for enforcement). */
+  readonly budgets: InMemoryBudgetAdmin;
+
   /** @param now Milliseconds since the epoch: the "database clock" of leases and timestamps. */
   constructor(private readonly now: () => number = () => Date.now()) {
     this.agents = new InMemoryAgentRegistry(now);
+    this.budgets = new InMemoryBudgetAdmin(now, (id) => this.#sessions.get(id)?.record);
+    this.tenantSettings = new InMemoryTenantSettings(now);
+  }
+
+  /** The `tenant_settings` rows the admin methods set. */
+  readonly tenantSettings: InMemoryTenantSettings;
+
+  async setTenantSettings(tenant: string, patch: TenantSettingsPatch): Promise<TenantSettingsRecord> {
+    return this.tenantSettings.set(tenant, patch);
+  }
+
+  async getTenantSettings(tenant: string): Promise<TenantSettingsRecord | null> {
+    return this.tenantSettings.get(tenant);
+  }
+
+  async listTenantSettings(options?: ListTenantSettingsOptions): Promise<TenantSettingsRecord[]> {
+    return this.tenantSettings.list(options);
+  }
+
+  async deleteTenantSettings(tenant: string): Promise<boolean> {
+    return this.tenantSettings.delete(tenant);
+  }
+
+  async setBudget(write: BudgetWrite): Promise<BudgetRecord> {
+    return this.budgets.set(write);
+  }
+
+  async getBudget(id: number): Promise<BudgetRecord | null> {
+    return this.budgets.get(id);
+  }
+
+  async listBudgets(options?: ListBudgetsOptions): Promise<BudgetRecord[]> {
+    return this.budgets.list(options);
+  }
+
+  async deleteBudget(id: number): Promise<boolean> {
+    return this.budgets.delete(id);
+  }
+
+  async usageReport(query: UsageQuery): Promise<UsageReportRows> {
+    const rounds = [...this.#sessions.values()].flatMap((data) => [...data.usage.values()].map((row) => ({ row, tenant: data.record.tenant, agent: data.record.agent })));
+    return usageReportOf(rounds, query);
   }
 
   async createSession(params: Port.CreateSessionParams): Promise<SessionRecord> {
@@ -102,6 +151,7 @@ export class InMemorySessionStore implements Port.SessionStore {
     const descendants = this.#descendants(id).map((child) => ({ sessionId: child.record.id, leaseToken: child.record.lease.token }));
     this.#sessions.delete(id);
     for (const child of descendants) this.#sessions.delete(child.sessionId);
+    this.budgets.dropSessions([id, ...descendants.map((child) => child.sessionId)]);
     return { leaseToken: data.record.lease.token, descendants };
   }
 
