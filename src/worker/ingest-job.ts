@@ -59,7 +59,7 @@ export async function ingestJob(
   const payload = Object.fromEntries(Object.entries(rest).filter(([, value]) => value !== undefined));
   if (kind === 'send' && payload.input === undefined) throw new InputInvalidError('invalid send job data: input is required');
   const accepted = await acceptAndKick(
-    { store: ctx.store, queue: ctx.queue, maxInputBytes: ctx.settings.maxInputBytes, publish: (...args) => ctx.publisher.publish(...args), logger: ctx.logger },
+    { store: ctx.store, queue: ctx.queue, fair: ctx.fair, maxInputBytes: ctx.settings.maxInputBytes, publish: (...args) => ctx.publisher.publish(...args), logger: ctx.logger },
     {
       sessionId: id,
       kind,

@@ -1,6 +1,7 @@
 import { armTimer } from '../fleet/arm-timer.js';
 import { drainDedupId, JOB, timerJobId } from '../fleet/fleet-keys.js';
 import { kickSession } from '../fleet/kick.js';
+import { trimFairLines } from '../fleet/fair-line.js';
 import type { TimerRecord } from '../core/ports/timer-store.js';
 import { STALE_WORKER_MS } from '../core/ports/agent-registry.js';
 import type { WorkerContext } from './worker-context.js';
@@ -28,7 +29,15 @@ export interface SweepReport {
   strayKeysRemoved: number;
   /** Armed timers overdue past the grace whose alarm job was missing, failed or finished, and was set again. */
   timersRearmed: number;
+  /** Members of the tenants' fair-dispatch lines with no drain job (a lost ZREM), removed. */
+  lineMembersTrimmed?: number;
 }
+
+/**
+ * Line members younger than this are never trimmed: a kick joins the line before it adds its job, so
+ * a member may briefly have no job yet.
+ */
+const LINE_TRIM_AGE_MS = 10_000;
 
 /**
  * The sweeper (I1; R3, R4, R9 in docs/invariants.md): wakes every session that has open inputs and no live
@@ -39,11 +48,13 @@ export interface SweepReport {
 export async function sweep(ctx: WorkerContext, limit = 500): Promise<SweepReport> {
   const sessions = await ctx.upkeep.findStrandedSessions({ graceMs: ctx.settings.sweepGraceMs, limit });
   const report: SweepReport = { stranded: sessions.length, kicked: 0, strayKeysRemoved: 0, timersRearmed: 0 };
-  for (const sessionId of sessions) {
+  for (const { sessionId, tenant } of sessions) {
     if (await removeStrayDedupKey(ctx, sessionId)) report.strayKeysRemoved += 1;
-    await kickSession(ctx.queue, sessionId);
+    await kickSession({ queue: ctx.queue, fair: ctx.fair }, { sessionId, tenant });
     report.kicked += 1;
   }
+  // After the kicks: a member whose ZREM was lost no longer pushes its tenant's drains back.
+  report.lineMembersTrimmed = await trimFairLines(ctx.redis, ctx.queueName, ctx.queue.qualifiedName, Math.max(LINE_TRIM_AGE_MS, ctx.settings.sweepGraceMs));
   for (const timer of await ctx.timers.findOverdueTimers({ graceMs: ctx.settings.sweepGraceMs, limit })) {
     if (await rearmTimer(ctx, timer)) report.timersRearmed += 1;
   }

@@ -16,13 +16,19 @@ export interface StrandedQuery {
   limit: number;
 }
 
+/** A session the sweeper wakes, with its tenant (the line its kick joins). */
+export interface StrandedSession {
+  sessionId: string;
+  tenant: string;
+}
+
 /**
  * The fleet-wide reads a worker makes besides its drains: the sweeper's stranded sessions and the
  * backlog it reports for scaling. Failures are the database's own (not wrapped).
  */
 export interface UpkeepStore {
   /** Session ids with open inputs and no live lease, or a lease that lapsed unreleased (I1, I6). */
-  findStrandedSessions(query: StrandedQuery): Promise<string[]>;
+  findStrandedSessions(query: StrandedQuery): Promise<StrandedSession[]>;
   /** One aggregate read of the backlog (for `/metrics`: the signal to scale workers on). */
   readBacklog(): Promise<Backlog>;
 }

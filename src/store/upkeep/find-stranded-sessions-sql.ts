@@ -22,10 +22,10 @@ import { waitingReadySql } from '../inbox/waiting-ready-sql.js';
  * sessions with the flag set). The limit takes a random sample of them: taking the same ones every
  * time (sessions whose drain fails on each attempt, or is already waiting) would starve the rest
  * whenever more than the limit are stranded.
- * Params: $1 grace in milliseconds, $2 limit.
+ * Returns each session's id and tenant (its kick's line). Params: $1 grace in milliseconds, $2 limit.
  */
 export const FIND_STRANDED_SESSIONS_SQL = `
-SELECT "sessionId" FROM (
+SELECT stranded."sessionId", s.tenant FROM (
 SELECT i.session_id AS "sessionId"
   FROM session_inputs i
   JOIN sessions s ON s.id = i.session_id
@@ -53,5 +53,6 @@ SELECT s.id AS "sessionId"
  WHERE s.finishes_owed AND s.lease_expires_at IS NULL
    AND s.updated_at < now() - ($1::bigint * interval '1 millisecond')
 ) AS stranded
+  JOIN sessions s ON s.id = stranded."sessionId"
  ORDER BY random()
  LIMIT $2`;

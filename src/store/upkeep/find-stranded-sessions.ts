@@ -1,4 +1,4 @@
-import type { StrandedQuery } from '../../core/ports/upkeep-store.js';
+import type { StrandedQuery, StrandedSession } from '../../core/ports/upkeep-store.js';
 import type { Queryable } from '../postgres/queryable.js';
 import { FIND_STRANDED_SESSIONS_SQL } from './find-stranded-sessions-sql.js';
 
@@ -7,7 +7,7 @@ import { FIND_STRANDED_SESSIONS_SQL } from './find-stranded-sessions-sql.js';
  * lease that lapsed unreleased (a dead holder). It reads only open inputs (partial index) and unreleased
  * leases (index), so its cost follows the backlog, not the history.
  */
-export async function findStrandedSessions(db: Queryable, query: StrandedQuery): Promise<string[]> {
-  const result = await db.query<{ sessionId: string }>(FIND_STRANDED_SESSIONS_SQL, [query.graceMs, query.limit]);
-  return result.rows.map((row) => row.sessionId);
+export async function findStrandedSessions(db: Queryable, query: StrandedQuery): Promise<StrandedSession[]> {
+  const result = await db.query<StrandedSession>(FIND_STRANDED_SESSIONS_SQL, [query.graceMs, query.limit]);
+  return result.rows.map((row) => ({ sessionId: row.sessionId, tenant: row.tenant }));
 }

@@ -1,4 +1,4 @@
-import type { Backlog, StrandedQuery, UpkeepStore } from '../../core/ports/upkeep-store.js';
+import type { Backlog, StrandedQuery, StrandedSession, UpkeepStore } from '../../core/ports/upkeep-store.js';
 import type { Queryable } from '../postgres/queryable.js';
 import { findStrandedSessions } from './find-stranded-sessions.js';
 import { readBacklog } from './read-backlog.js';
@@ -7,7 +7,7 @@ import { readBacklog } from './read-backlog.js';
 export class PostgresUpkeepStore implements UpkeepStore {
   constructor(private readonly db: Queryable) {}
 
-  findStrandedSessions(query: StrandedQuery): Promise<string[]> {
+  findStrandedSessions(query: StrandedQuery): Promise<StrandedSession[]> {
     return findStrandedSessions(this.db, query);
   }
 

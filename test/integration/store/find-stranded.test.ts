@@ -24,7 +24,7 @@ describe('the sweeper query', () => {
     for (let sweep = 0; sweep < 200 && seen.size < ids.length; sweep += 1) {
       const found = await findStrandedSessions(fx.pool, { graceMs: 1_000, limit: 1 });
       expect(found).toHaveLength(1);
-      seen.add(found[0]!);
+      seen.add(found[0]!.sessionId);
     }
     expect([...seen].sort()).toEqual([...ids].sort());
   });
@@ -98,7 +98,7 @@ describe('the sweeper query and inputs waiting for child sessions', () => {
     const live = await parked('live', { delivered: true, released: false });
     const fresh = await parked('fresh', { delivered: true, aged: false });
 
-    const found = new Set(await findStrandedSessions(fx.pool, { graceMs: 60_000, limit: 1_000 }));
+    const found = new Set((await findStrandedSessions(fx.pool, { graceMs: 60_000, limit: 1_000 })).map((row) => row.sessionId));
     expect(found.has(ready)).toBe(true);
     expect(found.has(cancelled)).toBe(true);
     // Its pending input 2 waits behind input 1: no drain could start it, so no kick is due.

@@ -23,6 +23,7 @@ describe('loadConfig defaults', () => {
       databaseUrl: 'postgres://postgres:postgres@127.0.0.1:5432/loopfleet',
       redisUrl: 'redis://127.0.0.1:6379',
       queueName: 'loopfleet',
+      fairDispatch: true,
       llm: {
         provider: 'scripted',
         model: 'scripted',
