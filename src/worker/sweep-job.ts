@@ -2,6 +2,7 @@ import { armTimer } from '../fleet/arm-timer.js';
 import { drainDedupId, JOB, timerJobId } from '../fleet/fleet-keys.js';
 import { kickSession } from '../fleet/kick.js';
 import { trimFairLines } from '../fleet/fair-line.js';
+import { waitingDrains } from './waiting-drains.js';
 import type { TimerRecord } from '../core/ports/timer-store.js';
 import { STALE_WORKER_MS } from '../core/ports/agent-registry.js';
 import type { WorkerContext } from './worker-context.js';
@@ -20,7 +21,7 @@ const LIVE_STATES = new Set(['waiting', 'delayed', 'prioritized', 'waiting-child
 export interface SweepReport {
   /** Sessions found with open inputs and no live lease. */
   stranded: number;
-  /** Kicks sent for them (a no-op in BullMQ when a drain is already waiting). */
+  /** Kicks sent for them: those whose drain was not waiting (prioritized or delayed) already. */
   kicked: number;
   /**
    * Deduplication keys that pointed at a missing or finished job (R9), or at a drain still active on a
@@ -48,7 +49,10 @@ const LINE_TRIM_AGE_MS = 10_000;
 export async function sweep(ctx: WorkerContext, limit = 500): Promise<SweepReport> {
   const sessions = await ctx.upkeep.findStrandedSessions({ graceMs: ctx.settings.sweepGraceMs, limit });
   const report: SweepReport = { stranded: sessions.length, kicked: 0, strayKeysRemoved: 0, timersRearmed: 0 };
+  const waiting = await waitingDrains(ctx.redis, ctx.queue.qualifiedName, sessions.map((session) => session.sessionId));
   for (const { sessionId, tenant } of sessions) {
+    // Its drain waits in the queue: nothing to repair, and a kick would be absorbed.
+    if (waiting.has(sessionId)) continue;
     if (await removeStrayDedupKey(ctx, sessionId)) report.strayKeysRemoved += 1;
     await kickSession({ queue: ctx.queue, fair: ctx.fair }, { sessionId, tenant });
     report.kicked += 1;

@@ -4,6 +4,7 @@ import { leaveFairLine, trimFairLines } from '../../../src/fleet/fair-line.js';
 import { fairLineKey, fairTenantsKey } from '../../../src/fleet/fleet-keys.js';
 import { kickSession, type FairDispatch } from '../../../src/fleet/kick.js';
 import { fairDispatch, tenantSettingsCache } from '../../../src/store/tenants/tenant-settings-source.js';
+import { waitingDrains } from '../../../src/worker/waiting-drains.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
 
 /**
@@ -81,5 +82,13 @@ describe('fair dispatch lines and weights', () => {
     expect(await trimFairLines(fleet.redis, fleet.config.queueName, fleet.queue.qualifiedName, 0)).toBe(1);
     expect(await fleet.redis.zrange(fairLineKey(fleet.config.queueName, 'healing'), 0, -1)).toEqual(['h2']);
     await served(1);
+  });
+
+  it('the sweeper tells sessions whose drain waits (prioritized or delayed) in one call', async () => {
+    await kick('sweepme', 'w1');
+    await fleet.queue.add('drain', { sessionId: 'w2' }, { deduplication: { id: 'drain:w2', keepLastIfActive: true }, delay: 60_000, removeOnComplete: true });
+    const waiting = await waitingDrains(fleet.redis, fleet.queue.qualifiedName, ['w1', 'w2', 'nothing']);
+    expect([...waiting].sort()).toEqual(['w1', 'w2']);
+    await fleet.queue.obliterate({ force: true });
   });
 });
