@@ -68,7 +68,7 @@ try {
       ['ping', () => redis.ping()],
       ['xadd', () => redis.xadd(`${queueName}:raw:${i % 16}`, 'MAXLEN', '~', '1000', '*', 'type', 'round_started', 'data', '{"roundIndex":0}')],
       ['publishEvent', () => publisher.publish(sessionId, 1, { type: 'input_started', attempt: 1, agent: { name: 'default', version: 'v1' } })],
-      ['kick', () => kickSession(queue, sessionId)],
+      ['kick', () => kickSession({ queue }, { sessionId, tenant: 'default' })],
       ['bullmqAdd', () => queue.add('noop', { sessionId }, { removeOnComplete: true })],
     ];
     const leaseAndRelease: [Hop, () => Promise<unknown>][] = [

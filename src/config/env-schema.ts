@@ -54,6 +54,7 @@ const independentSchema = z.object({
   LOOPFLEET_AGENTS: envVariable<string | null>(null, text),
   LOOPFLEET_HOOKS: envVariable<string | null>(null, text),
   LOOPFLEET_AGENT_TIMERS: envVariable(false, flag),
+  FAIR_DISPATCH: envVariable(true, flag),
   LOOPFLEET_MAX_INPUT_BYTES: envVariable(
     1_048_576,
     integer({ min: 1, max: Number.MAX_SAFE_INTEGER, expected: 'a positive integer (bytes)' }),

@@ -56,6 +56,7 @@ export const CLIENT_VARIABLES = [
   'DATABASE_STATEMENT_TIMEOUT_MS',
   'LOOPFLEET_EVENTS_MAXLEN',
   'LOOPFLEET_EVENTS_TTL_SECONDS',
+  'FAIR_DISPATCH',
 ] as const satisfies readonly (keyof ParsedEnv)[];
 
 /**
@@ -77,6 +78,7 @@ function toResolvedConfig(env: ParsedEnv): ResolvedConfig {
     databaseUrl: env.DATABASE_URL,
     redisUrl: env.REDIS_URL,
     queueName: env.LOOPFLEET_QUEUE,
+    fairDispatch: env.FAIR_DISPATCH,
     llm: {
       provider: env.LLM_PROVIDER,
       model: env.LLM_MODEL ?? DEFAULT_MODEL[env.LLM_PROVIDER],

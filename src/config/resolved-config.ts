@@ -198,6 +198,11 @@ export interface ResolvedConfig {
   redisUrl: string;
   /** `LOOPFLEET_QUEUE`: BullMQ queue name, also a Redis key prefix; 1–64 of `[A-Za-z0-9_-]`. Default `loopfleet`. */
   queueName: string;
+  /**
+   * `FAIR_DISPATCH`: drains get a BullMQ priority from their place in their tenant's line, so tenants
+   * take turns on the workers (docs/fair-dispatch.md); false: drains go FIFO. Default true.
+   */
+  fairDispatch: boolean;
   llm: LlmConfig;
   worker: WorkerConfig;
   events: EventsConfig;

@@ -6,7 +6,7 @@ import type { AcceptedInput } from '../core/ports/session-store.js';
 import type { InputKind, InputMode } from '../core/session-types.js';
 import type { FleetEvent } from './fleet-events.js';
 import type { TenantAdmission } from './tenant-admission.js';
-import { kickSession } from './kick.js';
+import { kickSession, type FairDispatch } from './kick.js';
 import { settleWithin } from './settle-within.js';
 
 /** One input to accept: its session, kind, payload (validated for the kind) and optional mode and ids. */
@@ -27,6 +27,8 @@ export interface AcceptRequest {
 export interface AcceptDeps {
   store: Pick<ClientStore, 'acceptInput'>;
   queue: Queue;
+  /** Fair dispatch between tenants (docs/fair-dispatch.md); absent or null: drains go FIFO. */
+  fair?: FairDispatch | null;
   maxInputBytes: number;
   publish?: (sessionId: string, inputSeq: number | null, event: FleetEvent) => Promise<unknown>;
   logger?: Logger;
@@ -93,7 +95,7 @@ async function notifyAccepted(deps: AcceptDeps, request: AcceptRequest, accepted
   }
   try {
     // A duplicate is kicked too: the first attempt's kick may be the one that was lost (R6).
-    await kickSession(deps.queue, accepted.sessionId);
+    await kickSession({ queue: deps.queue, fair: deps.fair ?? null }, { sessionId: accepted.sessionId, tenant: accepted.tenant });
   } catch (error) {
     deps.logger?.warn({ err: error, ...where }, 'input accepted but not kicked; the sweeper will');
   }

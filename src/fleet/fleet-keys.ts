@@ -103,3 +103,17 @@ export interface TimerJobData {
 export function timerJobId(sessionId: string, timerId: string, fireCount: number): string {
   return `timer_${Buffer.from(sessionId).toString('base64url')}_${Buffer.from(timerId).toString('base64url')}_${fireCount}`;
 }
+
+/**
+ * A tenant's line of waiting drains (fair dispatch, docs/fair-dispatch.md): a sorted set, member the
+ * session id, score the Redis time (ms) it joined. `line:` keeps every line apart from
+ * {@link fairTenantsKey}, whatever the tenant's name.
+ */
+export function fairLineKey(queueName: string, tenant: string): string {
+  return `${queueName}:fair:line:${tenant}`;
+}
+
+/** The set of tenants that may have a non-empty line: what the sweeper trims. */
+export function fairTenantsKey(queueName: string): string {
+  return `${queueName}:fair:tenants`;
+}

@@ -1,6 +1,5 @@
-import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { kickSession } from './kick.js';
+import { kickSession, type KickDeps } from './kick.js';
 
 /**
  * Parked sessions of a tenant at its cap on inputs running at once (docs/tenant-limits.md): a sorted
@@ -26,11 +25,11 @@ export async function unparkSession(redis: Redis, queueName: string, tenant: str
  * set and kicked. Its drain takes the slot, or parks it again if another session got there first (the
  * session that did will wake the next one). Returns the sessions kicked.
  */
-export async function wakeParked(redis: Redis, queue: Queue, queueName: string, tenant: string, count = 1): Promise<string[]> {
+export async function wakeParked(redis: Redis, kick: KickDeps, queueName: string, tenant: string, count = 1): Promise<string[]> {
   const popped = await redis.zpopmin(parkedKey(queueName, tenant), count);
   const sessions: string[] = [];
   // ZPOPMIN answers member, score, member, score …
   for (let index = 0; index < popped.length; index += 2) sessions.push(popped[index]!);
-  for (const sessionId of sessions) await kickSession(queue, sessionId);
+  for (const sessionId of sessions) await kickSession(kick, { sessionId, tenant });
   return sessions;
 }

@@ -7,6 +7,8 @@ import { publisherConnection, RedisEventPublisher } from '../events/event-publis
 import { NotifiedTails } from '../events/notified-tails.js';
 import type { ClientStore } from '../core/ports/client-store.js';
 import { guardStore } from '../core/ports/guard-store.js';
+import type { FairDispatch } from '../fleet/kick.js';
+import { fairDispatch, tenantSettingsCache } from '../store/tenants/tenant-settings-source.js';
 import { createPgPool } from '../store/postgres/pool.js';
 import { PostgresSessionStore } from '../store/postgres-session-store.js';
 import { PostgresTimerStore } from '../store/timers/postgres-timer-store.js';
@@ -28,6 +30,8 @@ export interface QueueConnections {
   registry: AgentRegistry;
   redis: Redis;
   queue: Queue;
+  /** Fair dispatch for this producer's kicks; null when `fairDispatch` is off. */
+  fair: FairDispatch | null;
   publisher: RedisEventPublisher;
   /** `result()`'s subscriptions to the finish announcements, on the queue's subscribed connection (opened at the first listener). */
   finishes: FinishNotices;
@@ -93,6 +97,7 @@ export function openQueueConnections(options: ResolvedQueueOptions): QueueConnec
     registry: new PostgresAgentRegistry(pool),
     redis,
     queue,
+    fair: fairDispatch(options.fairDispatch, tenantSettingsCache(pool, (error) => log?.warn({ err: error }, 'tenant settings not read; their defaults apply for now')), redis),
     publisher,
     finishes,
     tails,

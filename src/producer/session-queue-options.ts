@@ -50,6 +50,11 @@ export interface SessionQueueOptions {
   /** Largest accepted input payload, in bytes of its UTF-8 JSON text. Default 1,048,576 (1 MiB). */
   maxInputBytes?: number;
   /**
+   * Fair dispatch between tenants (`FAIR_DISPATCH`, docs/fair-dispatch.md): a kick gives its drain a
+   * priority from the session's place in its tenant's line. Set it as the workers do. Default true.
+   */
+  fairDispatch?: boolean;
+  /**
    * Longest wait for Redis work that must not hold the caller up, in milliseconds: after an `add`
    * commits, its `input_accepted` event and drain kick (the input is already durable, and the sweeper
    * kicks it if the kick never lands); the live signal of `cancel`; removing a deleted session's
@@ -78,6 +83,7 @@ export interface ResolvedQueueOptions {
   events: { maxLen: number; idleExpirySeconds: number };
   queueName: string;
   maxInputBytes: number;
+  fairDispatch: boolean;
   redisTimeoutMs: number;
   recheckMs: number;
   logger: Logger | null;
@@ -125,6 +131,7 @@ export function resolveSessionQueueOptions(options: SessionQueueOptions): Resolv
     },
     queueName,
     maxInputBytes: positiveInteger('maxInputBytes', options.maxInputBytes ?? d.maxInputBytes),
+    fairDispatch: flag('fairDispatch', options.fairDispatch ?? true),
     redisTimeoutMs: milliseconds('redisTimeoutMs', options.redisTimeoutMs ?? d.redisTimeoutMs),
     recheckMs: milliseconds('recheckMs', options.recheckMs ?? d.recheckMs),
     logger: options.logger ?? null,
@@ -172,4 +179,9 @@ function statementTimeout(value: unknown): number {
 
 function invalid(option: string, problem: string): ConfigInvalidError {
   return new ConfigInvalidError(`SessionQueue: ${option} ${problem}`, { details: { option } });
+}
+
+function flag(name: string, value: unknown): boolean {
+  if (typeof value !== 'boolean') throw invalid(name, 'must be true or false');
+  return value;
 }

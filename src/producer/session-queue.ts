@@ -281,11 +281,12 @@ export class SessionQueue {
 
   async #accept(request: ReturnType<typeof toAcceptRequest>): Promise<InputHandle> {
     let acceptedEventId: string | null = null;
-    const { store, queue, publisher } = this.#conn;
+    const { store, queue, fair, publisher } = this.#conn;
     const accepted = await acceptAndKick(
       {
         store,
         queue,
+        fair,
         maxInputBytes: this.#options.maxInputBytes,
         kickTimeoutMs: this.#options.redisTimeoutMs,
         admission: this.#admission,
@@ -337,7 +338,7 @@ export class SessionQueue {
     // A parent waiting for its children holds no worker: it is woken to end `cancelled`, and its
     // children's pending inputs to end so too. A lost kick is the sweeper's (the flag is durable).
     if (tree.descendants.length > 0) {
-      const kicked = await attemptWithin(Promise.all(ids.map((id) => kickSession(this.#conn.queue, id))), this.#options.redisTimeoutMs);
+      const kicked = await attemptWithin(Promise.all(ids.map((id) => kickSession({ queue: this.#conn.queue, fair: this.#conn.fair }, { sessionId: id, tenant: tree.tenant }))), this.#options.redisTimeoutMs);
       if (!kicked.ok) this.#options.logger?.warn({ err: kicked.error, sessionId }, 'cancel recorded; its sessions were not all kicked (the sweeper will)');
     }
     return true;
@@ -364,6 +365,7 @@ export function clientQueueOptions(config: ResolvedConfig): SessionQueueOptions 
     redisUrl: config.redisUrl,
     queueName: config.queueName,
     maxInputBytes: config.worker.maxInputBytes,
+    fairDispatch: config.fairDispatch,
     poolSize: config.worker.poolSize,
     statementTimeoutMs: config.worker.statementTimeoutMs,
     batch: { maxSize: config.worker.batch.maxSize, maxInFlight: config.worker.batch.maxInFlight },

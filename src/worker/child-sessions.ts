@@ -3,6 +3,7 @@ import type { InputResult, SessionRecord } from '../core/session-types.js';
 import { childResultPayload } from '../fleet/child-result.js';
 import { childSessionId } from '../fleet/child-session-id.js';
 import { kickSession } from '../fleet/kick.js';
+import { DEFAULT_TENANT } from '../fleet/tenant-name.js';
 import { lastEndedInput } from './lost-finish-events.js';
 import type { WorkerContext } from './worker-context.js';
 
@@ -25,7 +26,8 @@ export function childrenPort(ctx: WorkerContext): ChildrenPort {
           .publish(id, 1, { type: 'input_accepted', kind: 'send', mode: 'queue', inputId: SPAWN_INPUT_ID })
           .catch((error: unknown) => ctx.logger.warn({ err: error, sessionId: id }, 'child session created but its input_accepted event was not published'));
       }
-      if (outcome.kind !== 'refused') await kick(ctx, id, 'child session created but not kicked; the sweeper will');
+      // A child takes its parent's tenant (docs/child-sessions.md), and the parent is this run's session.
+      if (outcome.kind !== 'refused') await kick(ctx, id, request.tenant ?? DEFAULT_TENANT, 'child session created but not kicked; the sweeper will');
       return outcome;
     },
   };
@@ -49,11 +51,12 @@ export async function deliverToParent(ctx: WorkerContext, session: SessionRecord
       .publish(parent, delivered.seq, { type: 'input_accepted', kind: 'child', mode: payload.wait ? 'queue' : 'steer', inputId: `child:${payload.toolCallId}` })
       .catch((failure: unknown) => ctx.logger.warn({ err: failure, sessionId: parent, seq: delivered.seq }, "child result delivered but its input_accepted event was not published"));
   }
-  await kick(ctx, parent, 'child result delivered but the parent was not kicked; the sweeper will');
+  // Parent and child share a tenant.
+  await kick(ctx, parent, session.tenant, 'child result delivered but the parent was not kicked; the sweeper will');
 }
 
-async function kick(ctx: WorkerContext, sessionId: string, message: string): Promise<void> {
-  await kickSession(ctx.queue, sessionId).catch((error: unknown) => ctx.logger.warn({ err: error, sessionId }, message));
+async function kick(ctx: WorkerContext, sessionId: string, tenant: string, message: string): Promise<void> {
+  await kickSession({ queue: ctx.queue, fair: ctx.fair }, { sessionId, tenant }).catch((error: unknown) => ctx.logger.warn({ err: error, sessionId }, message));
 }
 
 /**

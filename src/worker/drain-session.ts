@@ -1,6 +1,7 @@
 import { CancelledError, LeaseLostError, SessionNotFoundError } from '../core/errors/index.js';
 import type { ClaimedInput } from '../core/ports/session-store.js';
 import { kickSession } from '../fleet/kick.js';
+import { DEFAULT_TENANT } from '../fleet/tenant-name.js';
 import { failUnservedAgent, giveUpInput, UNSERVED_AGENT } from './give-up-input.js';
 import { keepLease } from './lease-keeper.js';
 import { linkedSignal } from '../core/linked-signal.js';
@@ -37,11 +38,12 @@ export type DrainOutcome =
  * duplicate anything. An input's terminal commit says whether others wait, so a session without
  * followers is released without another claim.
  */
-export async function drainSession(ctx: WorkerContext, sessionId: string, jobSignal: AbortSignal | undefined): Promise<DrainOutcome> {
+export async function drainSession(ctx: WorkerContext, sessionId: string, jobSignal: AbortSignal | undefined, tenant?: string): Promise<DrainOutcome> {
+  const kick = sessionKicker(ctx, sessionId, tenant);
   const { store, settings } = ctx;
   // Shutdown began before this drain took the lease: taking it would claim (and count an attempt of)
   // an input this worker should not start. Hand the session to a worker that stays.
-  if (ctx.stopping.aborted) return stopped(ctx, sessionId, ctx.stopping, 0);
+  if (ctx.stopping.aborted) return stopped(ctx, kick, ctx.stopping, 0);
   let attempt;
   try {
     attempt = await takeLeaseOrPark(ctx, sessionId);
@@ -61,7 +63,7 @@ export async function drainSession(ctx: WorkerContext, sessionId: string, jobSig
   const stop = linked.signal;
   const finishes: Finishes = { owed: lease.finishesOwed };
   try {
-    const outcome = await drainWithLease(ctx, sessionId, lease.token, lease.claimed, stop, finishes);
+    const outcome = await drainWithLease(ctx, kick, lease.token, lease.claimed, stop, finishes);
     if (outcome.kind === 'lease_lost') log.warn({ processed: outcome.processed }, 'lease lost: another worker took the session over; stopped without writing');
     if (outcome.kind === 'handed_back') log.info({ processed: outcome.processed }, 'drain stopped early; session handed back to the fleet');
     return outcome;
@@ -90,22 +92,23 @@ interface Finishes {
  */
 async function drainWithLease(
   ctx: WorkerContext,
-  sessionId: string,
+  kick: SessionKicker,
   token: number,
   firstClaim: ClaimedInput | null | undefined,
   stop: AbortSignal,
   finishes: Finishes,
 ): Promise<DrainOutcome> {
+  const { sessionId } = kick;
   const started = ctx.clock.now();
   let processed = 0;
   let first = true;
   let next: ClaimedInput | null | undefined = firstClaim;
   for (;;) {
-    if (stop.aborted) return stopped(ctx, sessionId, stop, processed);
+    if (stop.aborted) return stopped(ctx, kick, stop, processed);
     // Shutdown began: the input in hand was finished; the rest goes to workers that stay.
     // An input the lease claimed (`next`, before the first run) is in hand too: shutdown may have begun
     // while the lease statement ran, and handing it back now would waste the attempt the claim counted.
-    if (ctx.stopping.aborted && (next === undefined || next === null)) return (await hasOpenInputs(ctx, sessionId)) ? stopped(ctx, sessionId, ctx.stopping, processed) : { kind: 'drained', processed };
+    if (ctx.stopping.aborted && (next === undefined || next === null)) return (await hasOpenInputs(ctx, sessionId)) ? stopped(ctx, kick, ctx.stopping, processed) : { kind: 'drained', processed };
     try {
       // When the lease says a finish may be owed (a holder died, was stopped or failed to publish
       // since the last release that said all were out), publish it before running anything — also
@@ -134,16 +137,16 @@ async function drainWithLease(
       // A fenced write refused (the heartbeat may not have noticed yet): the new holder drains, and a
       // kick from here would only wake a drain that finds the lease taken.
       if (error instanceof LeaseLostError) return { kind: 'lease_lost', processed };
-      if (error instanceof CancelledError && stop.aborted) return stopped(ctx, sessionId, stop, processed);
+      if (error instanceof CancelledError && stop.aborted) return stopped(ctx, kick, stop, processed);
       // Redis did not answer while the worker stops: hand back and release (the finish stays owed).
-      if (error instanceof StoppingWaitCutShortError) return stopped(ctx, sessionId, ctx.stopping, processed);
+      if (error instanceof StoppingWaitCutShortError) return stopped(ctx, kick, ctx.stopping, processed);
       throw error;
     }
     processed += 1;
     const sliceUsed = processed >= ctx.settings.sliceInputs || ctx.clock.now() - started >= ctx.settings.sliceMs;
     if (sliceUsed && next !== null && (await hasOpenInputs(ctx, sessionId))) {
       // Cut short while stopping, it is lost like a failed hand-back kick: the sweeper re-kicks.
-      await boundWhileStopping(ctx, kickSession(ctx.queue, sessionId), 'yield kick').catch((error: unknown) => {
+      await boundWhileStopping(ctx, kick.kick(), 'yield kick').catch((error: unknown) => {
         if (!(error instanceof StoppingWaitCutShortError)) throw error;
         ctx.logger.warn({ err: error, sessionId }, 'yield kick not confirmed before shutdown; the sweeper will repair it');
       });
@@ -152,11 +155,12 @@ async function drainWithLease(
   }
 }
 
-async function stopped(ctx: WorkerContext, sessionId: string, stop: AbortSignal, processed: number): Promise<DrainOutcome> {
+async function stopped(ctx: WorkerContext, kick: SessionKicker, stop: AbortSignal, processed: number): Promise<DrainOutcome> {
+  const { sessionId } = kick;
   if (stop.reason instanceof LeaseLostError) return { kind: 'lease_lost', processed };
   // Shutdown or a lost BullMQ lock: hand the session to whoever takes the next kick. Bounded while
   // stopping (Redis down must not hold the lease release); the sweeper re-kicks a kick that was lost.
-  await boundWhileStopping(ctx, kickSession(ctx.queue, sessionId), 'hand-back kick').catch((error: unknown) => ctx.logger.warn({ err: error, sessionId }, 'hand-back kick failed; the sweeper will repair it'));
+  await boundWhileStopping(ctx, kick.kick(), 'hand-back kick').catch((error: unknown) => ctx.logger.warn({ err: error, sessionId }, 'hand-back kick failed; the sweeper will repair it'));
   return { kind: 'handed_back', processed };
 }
 
@@ -184,4 +188,24 @@ async function hasOpenInputs(ctx: WorkerContext, sessionId: string): Promise<boo
 /** The seq of the session's lowest `pending` or `running` input: the one a claim would take. */
 async function lowestOpenSeq(ctx: WorkerContext, sessionId: string): Promise<number | null> {
   return (await ctx.store.listInputs(sessionId, { status: ['pending', 'running'], limit: 1 }))[0]?.seq ?? null;
+}
+
+/** The drain's own kicks (yield, hand-back): its session, and the tenant whose line they join. */
+interface SessionKicker {
+  sessionId: string;
+  kick(): Promise<void>;
+}
+
+/**
+ * A drain job added before kicks carried the tenant has none: the session row says which it is, read
+ * only when such a drain kicks (yield, hand-back).
+ */
+function sessionKicker(ctx: WorkerContext, sessionId: string, tenant: string | undefined): SessionKicker {
+  return {
+    sessionId,
+    kick: async () => {
+      const known = tenant ?? (await ctx.store.getSession(sessionId))?.tenant ?? DEFAULT_TENANT;
+      await kickSession({ queue: ctx.queue, fair: ctx.fair }, { sessionId, tenant: known });
+    },
+  };
 }

@@ -60,7 +60,7 @@ export async function ingestJob(
   if (kind === 'send' && payload.input === undefined) throw new InputInvalidError('invalid send job data: input is required');
   const accepted = await acceptAndKick(
     Object.assign(
-      { store: ctx.store, queue: ctx.queue, maxInputBytes: ctx.settings.maxInputBytes, publish: ctx.publisher.publish.bind(ctx.publisher), logger: ctx.logger },
+      { store: ctx.store, queue: ctx.queue, fair: ctx.fair, maxInputBytes: ctx.settings.maxInputBytes, publish: ctx.publisher.publish.bind(ctx.publisher), logger: ctx.logger },
       ctx.admission !== undefined ? { admission: ctx.admission } : {},
     ),
     {

@@ -2,6 +2,8 @@ import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { InputInvalidError, isLoopfleetError, JobInvalidIdError, JobUnknownError, TenantRateLimitedError, type LoopfleetError } from '../core/errors/index.js';
 import { assertSessionId } from '../fleet/session-id.js';
 import { JOB } from '../fleet/fleet-keys.js';
+import { leaveFairLine } from '../fleet/fair-line.js';
+import { TENANT_RULE } from '../fleet/tenant-name.js';
 import { drainSession } from './drain-session.js';
 import { ingestJob } from './ingest-job.js';
 import { UnreadableJobData } from './queue-worker.js';
@@ -78,8 +80,11 @@ async function route(ctx: WorkerContext, job: Job, token: string | undefined, si
   if (job.data instanceof UnreadableJobData) throw new InputInvalidError(`job data is not JSON (${job.data.length} characters)`);
   switch (job.name) {
     case JOB.drain: {
-      const sessionId = assertSessionId((job.data as { sessionId?: unknown } | null)?.sessionId);
-      const outcome = await drainSession(ctx, sessionId, signal).catch((error: unknown) => {
+      const data = job.data as { sessionId?: unknown; tenant?: unknown } | null;
+      const sessionId = assertSessionId(data?.sessionId);
+      const tenant = typeof data?.tenant === 'string' && TENANT_RULE.test(data.tenant) ? data.tenant : undefined;
+      if (tenant !== undefined && job.priority > 0) await leaveLine(ctx, tenant, sessionId);
+      const outcome = await drainSession(ctx, sessionId, signal, tenant).catch((error: unknown) => {
         ctx.metrics.drainEnded('error');
         throw error;
       });
@@ -137,4 +142,13 @@ async function refuseUnreadableId(ctx: WorkerContext, job: Job, token: string | 
   // The id as read is another job's: BullMQ cannot fail this one, its stalled check will; still nothing is written.
   if (!stored.moved) ctx.logger.warn({ jobId: job.id, jobName: job.name }, 'job id is not UTF-8 and its readable form is taken');
   throw new JobInvalidIdError(`the job id is not valid UTF-8 text (${stored.bytes} bytes)`);
+}
+
+/**
+ * A prioritized drain leaves its tenant's line as it starts (docs/fair-dispatch.md), so the tenant's
+ * next kicks rank one place earlier. A ZREM that fails only leaves a stale member, which the sweeper
+ * trims: the drain goes on.
+ */
+async function leaveLine(ctx: WorkerContext, tenant: string, sessionId: string): Promise<void> {
+  await leaveFairLine(ctx.redis, ctx.queueName, tenant, sessionId).catch((error: unknown) => ctx.logger.warn({ err: error, sessionId, tenant }, 'drain did not leave its tenant line; the sweeper trims it'));
 }

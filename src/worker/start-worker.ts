@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { fairDispatch, tenantSettingsCache } from '../store/tenants/tenant-settings-source.js';
 import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { Queue, type Worker } from 'bullmq';
@@ -281,6 +282,7 @@ function workerContext(config: ResolvedConfig, options: StartWorkerOptions, part
   const upkeep = new PostgresUpkeepStore(connections.pool);
   const budgets = new PostgresBudgetPort(connections.pool);
   const workerLogger = logger.child({ workerId: parts.workerId });
+  const tenantSettings = tenantSettingsCache(connections.pool, (error) => workerLogger.warn({ err: error }, 'tenant settings not read; their defaults apply for now'));
   return {
     workerId: parts.workerId,
     queueName: config.queueName,
@@ -291,6 +293,8 @@ function workerContext(config: ResolvedConfig, options: StartWorkerOptions, part
     budgets,
     registry: new PostgresAgentRegistry(connections.pool),
     queue: connections.queue,
+    fair: fairDispatch(config.fairDispatch, tenantSettings, connections.redis),
+    tenantSettings,
     redis: connections.redis,
     admission: new TenantAdmission({
       redis: connections.redis,

@@ -2,6 +2,8 @@ import { armTimer } from '../fleet/arm-timer.js';
 import { drainDedupId, JOB, timerJobId } from '../fleet/fleet-keys.js';
 import { kickSession } from '../fleet/kick.js';
 import { parkSession } from '../fleet/tenant-parking.js';
+import { trimFairLines } from '../fleet/fair-line.js';
+import { waitingDrains } from './waiting-drains.js';
 import type { TimerRecord } from '../core/ports/timer-store.js';
 import { STALE_WORKER_MS } from '../core/ports/agent-registry.js';
 import type { WorkerContext } from './worker-context.js';
@@ -20,7 +22,7 @@ const LIVE_STATES = new Set(['waiting', 'delayed', 'prioritized', 'waiting-child
 export interface SweepReport {
   /** Sessions found with open inputs and no live lease. */
   stranded: number;
-  /** Kicks sent for them (a no-op in BullMQ when a drain is already waiting). */
+  /** Kicks sent for them: those whose drain was not waiting (prioritized or delayed) already. */
   kicked: number;
   /** Of them, sessions of a tenant at its cap on inputs running at once, parked instead of kicked. */
   parked?: number;
@@ -31,7 +33,15 @@ export interface SweepReport {
   strayKeysRemoved: number;
   /** Armed timers overdue past the grace whose alarm job was missing, failed or finished, and was set again. */
   timersRearmed: number;
+  /** Members of the tenants' fair-dispatch lines with no drain job (a lost ZREM), removed. */
+  lineMembersTrimmed?: number;
 }
+
+/**
+ * Line members younger than this are never trimmed: a kick joins the line before it adds its job, so
+ * a member may briefly have no job yet.
+ */
+const LINE_TRIM_AGE_MS = 10_000;
 
 /**
  * The sweeper (I1; R3, R4, R9 in docs/invariants.md): wakes every session that has open inputs and no live
@@ -42,7 +52,10 @@ export interface SweepReport {
 export async function sweep(ctx: WorkerContext, limit = 500): Promise<SweepReport> {
   const sessions = await ctx.upkeep.findStrandedSessions({ graceMs: ctx.settings.sweepGraceMs, limit });
   const report: SweepReport = { stranded: sessions.length, kicked: 0, parked: 0, strayKeysRemoved: 0, timersRearmed: 0 };
-  for (const { sessionId, parkFor } of sessions) {
+  const waiting = await waitingDrains(ctx.redis, ctx.queue.qualifiedName, sessions.map((session) => session.sessionId));
+  for (const { sessionId, tenant, parkFor } of sessions) {
+    // Its drain waits in the queue: nothing to repair, and a kick would be absorbed.
+    if (waiting.has(sessionId)) continue;
     if (await removeStrayDedupKey(ctx, sessionId)) report.strayKeysRemoved += 1;
     // Its tenant is at its cap: kicked, it would only find that out. Parked, the tenant's next
     // release wakes it (docs/tenant-limits.md).
@@ -51,9 +64,11 @@ export async function sweep(ctx: WorkerContext, limit = 500): Promise<SweepRepor
       report.parked = (report.parked ?? 0) + 1;
       continue;
     }
-    await kickSession(ctx.queue, sessionId);
+    await kickSession({ queue: ctx.queue, fair: ctx.fair }, { sessionId, tenant });
     report.kicked += 1;
   }
+  // After the kicks: a member whose ZREM was lost no longer pushes its tenant's drains back.
+  report.lineMembersTrimmed = await trimFairLines(ctx.redis, ctx.queueName, ctx.queue.qualifiedName, Math.max(LINE_TRIM_AGE_MS, ctx.settings.sweepGraceMs));
   for (const timer of await ctx.timers.findOverdueTimers({ graceMs: ctx.settings.sweepGraceMs, limit })) {
     if (await rearmTimer(ctx, timer)) report.timersRearmed += 1;
   }

@@ -42,7 +42,7 @@ export async function takeLeaseOrPark(ctx: WorkerContext, sessionId: string): Pr
  */
 export async function wakeOneParked(ctx: WorkerContext, tenant: string): Promise<void> {
   // Bounded while stopping, like the drain's other Redis waits: a silent Redis must not hold shutdown.
-  await boundWhileStopping(ctx, wakeParked(ctx.redis, ctx.queue, ctx.queueName, tenant), 'parked wake-up').catch((error: unknown) =>
+  await boundWhileStopping(ctx, wakeParked(ctx.redis, { queue: ctx.queue, fair: ctx.fair }, ctx.queueName, tenant), 'parked wake-up').catch((error: unknown) =>
     ctx.logger.warn({ err: error, tenant }, 'could not wake a parked session of the tenant; the sweeper will'),
   );
 }

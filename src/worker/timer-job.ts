@@ -66,7 +66,7 @@ export async function fireTimerJob(ctx: WorkerContext, data: unknown): Promise<T
   let accepted: AcceptedInput;
   try {
     accepted = await acceptAndKick(
-      { store: ctx.store, queue: ctx.queue, maxInputBytes: ctx.settings.maxInputBytes, publish: (...args) => ctx.publisher.publish(...args), logger: ctx.logger },
+      { store: ctx.store, queue: ctx.queue, fair: ctx.fair, maxInputBytes: ctx.settings.maxInputBytes, publish: (...args) => ctx.publisher.publish(...args), logger: ctx.logger },
       { sessionId: job.sessionId, kind: 'timer', payload: { timerId: job.timerId, note, fireCount: firing }, inputId },
     );
   } catch (error) {

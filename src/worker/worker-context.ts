@@ -10,6 +10,8 @@ import type { TimerStore } from '../core/ports/timer-store.js';
 import type { UpkeepStore } from '../core/ports/upkeep-store.js';
 import type { FleetEvent } from '../fleet/fleet-events.js';
 import type { TenantAdmission } from '../fleet/tenant-admission.js';
+import type { FairDispatch } from '../fleet/kick.js';
+import type { TenantSettingsCache } from '../fleet/tenant-settings-cache.js';
 import type { AgentCatalog } from './agent-catalog.js';
 import type { CancelRegistry } from './cancel-registry.js';
 import type { WorkerMetrics } from './worker-metrics.js';
@@ -70,6 +72,10 @@ export interface WorkerContext {
   registry: AgentRegistry;
   /** Producer side of the queue, for kicks. */
   queue: Queue;
+  /** Fair dispatch between tenants for every kick (docs/fair-dispatch.md); null when `FAIR_DISPATCH=false`. */
+  fair: FairDispatch | null;
+  /** `tenant_settings`, read at most every 2 s per tenant (weights; caps). */
+  tenantSettings: TenantSettingsCache;
   /** The worker's command connection, for reading a session's event stream back. */
   redis: Redis;
   /** The tenants' admission rates, checked on the raw path's ingest (docs/tenant-limits.md); absent: none. */

@@ -68,6 +68,7 @@ async function startChild(ctx: RunContext, call: ToolCall): Promise<SpawnAnswer>
     task: args.task,
     wait,
     rootSessionId: ctx.session.rootSessionId,
+    tenant: ctx.session.tenant,
     depth: ctx.session.depth + 1,
     maxChildrenPerInput: ctx.profile.maxChildrenPerInput,
   });

@@ -32,6 +32,11 @@ export interface SpawnRequest {
   wait: boolean;
   /** The parent's root (the parent's own id when it is a root). */
   rootSessionId: string;
+  /**
+   * The parent's tenant, which the child takes: its kick joins that tenant's line (fair dispatch). The
+   * loop always sets it; the store reads the tenant from the parent row whatever this says.
+   */
+  tenant?: string;
   /** The child's depth: the parent's + 1. */
   depth: number;
   maxChildrenPerInput: number;

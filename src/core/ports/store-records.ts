@@ -81,6 +81,8 @@ export interface AcceptedInput {
   inputId: string;
   /** True when the input id had been accepted before; `seq` is then the original one. */
   duplicate: boolean;
+  /** The session's tenant (the kick's fair-dispatch line, docs/fair-dispatch.md). */
+  tenant: string;
 }
 
 /** A request for a session's lease. */
@@ -404,4 +406,6 @@ export interface ChildSessionRecord {
 export interface CancelledTree {
   requestedAt: Date;
   descendants: string[];
+  /** The session's tenant, which its descendants share (their kicks' fair-dispatch line). */
+  tenant: string;
 }

@@ -16,9 +16,10 @@ export interface StrandedQuery {
   limit: number;
 }
 
-/** A session the sweeper wakes, or parks. */
+/** A session the sweeper wakes, or parks, with its tenant (the line its kick joins). */
 export interface StrandedSession {
   sessionId: string;
+  tenant: string;
   /**
    * Its tenant, when that tenant caps its inputs running at once and has no free slot left for it
    * this sweep: park the session with the tenant's others instead of kicking it (docs/tenant-limits.md).

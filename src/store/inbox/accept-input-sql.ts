@@ -33,7 +33,7 @@ import { agentServedSql } from '../agents/agent-served-sql.js';
  * tenant, or `default`. A refusal for another tenant wins over one for another agent.
  *
  * Params: $1 a JSON array of `{ session_id, input_id, kind, mode, payload, origin_job_id, agent, tenant }`.
- * Returns per input `sessionId` with its `seq`, or with `refused` (`agent.not_found`,
+ * Returns per input `sessionId` with its `seq` and the session's `tenant`, or with `refused` (`agent.not_found`,
  * `session.tenant_mismatch` or `session.agent_mismatch`) and the session's agent as the statement
  * saw it (`sessionAgent`).
  */
@@ -58,7 +58,7 @@ locked AS (
    WHERE NOT EXISTS (
      SELECT 1 FROM req WHERE req.session_id = EXCLUDED.id
         AND ((req.agent IS NOT NULL AND req.agent <> sessions.agent) OR (req.tenant IS NOT NULL AND req.tenant <> sessions.tenant)))
-  RETURNING id, next_seq
+  RETURNING id, next_seq, tenant
 ),
 inserted AS (
   INSERT INTO session_inputs (session_id, seq, input_id, kind, mode, payload, origin_job_id, accepted_at)
@@ -67,7 +67,8 @@ inserted AS (
     JOIN req ON req.session_id = locked.id
   RETURNING session_id, seq
 )
-SELECT session_id AS "sessionId", seq, NULL AS refused, NULL AS "sessionAgent" FROM inserted
+SELECT inserted.session_id AS "sessionId", inserted.seq, NULL AS refused, NULL AS "sessionAgent", locked.tenant
+  FROM inserted JOIN locked ON locked.id = inserted.session_id
 UNION ALL
 SELECT req.session_id, NULL,
        CASE WHEN served.session_id IS NULL THEN 'agent.not_found'
@@ -75,7 +76,7 @@ SELECT req.session_id, NULL,
             -- naming a tenant is then refused for it.
             WHEN req.tenant IS NOT NULL AND (req.agent IS NULL OR current.tenant IS DISTINCT FROM req.tenant) THEN 'session.tenant_mismatch'
             ELSE 'session.agent_mismatch' END,
-       current.agent
+       current.agent, NULL
   FROM req LEFT JOIN served ON served.session_id = req.session_id
   LEFT JOIN sessions AS current ON current.id = req.session_id
  WHERE NOT EXISTS (SELECT 1 FROM locked WHERE locked.id = req.session_id)`,
@@ -86,4 +87,4 @@ export const INPUT_ID_UNIQUE_INDEX = 'session_inputs_input_id_uq';
 
 /** An input already accepted under this id. Params: $1 session id, $2 input id. */
 export const FIND_ACCEPTED_INPUT_SQL = `
-SELECT seq FROM session_inputs WHERE session_id = $1 AND input_id = $2`;
+SELECT i.seq, s.tenant FROM session_inputs i JOIN sessions s ON s.id = i.session_id WHERE i.session_id = $1 AND i.input_id = $2`;

@@ -8,11 +8,11 @@ import { agentMismatch, agentNotFound, tenantMismatch } from '../agents/agent-re
 import type { RowBatcher } from '../batching/row-batcher.js';
 import { ACCEPT_INPUTS, FIND_ACCEPTED_INPUT_SQL, INPUT_ID_UNIQUE_INDEX } from './accept-input-sql.js';
 
-const seqRowSchema = z.object({ seq: z.number().int().positive() });
+const seqRowSchema = z.object({ seq: z.number().int().positive(), tenant: z.string() });
 
 /** A row of {@link ACCEPT_INPUTS}: the seq the input got, or why it was refused. */
 const acceptRowSchema = z.union([
-  z.object({ seq: z.number().int().positive(), refused: z.null() }),
+  z.object({ seq: z.number().int().positive(), refused: z.null(), tenant: z.string() }),
   z.object({ seq: z.null(), refused: z.enum(['agent.not_found', 'session.tenant_mismatch', 'session.agent_mismatch']), sessionAgent: z.string().nullable() }),
 ]);
 
@@ -33,8 +33,8 @@ const UNIQUE_VIOLATION = '23505';
  */
 export async function acceptInput(pool: pg.Pool, batcher: RowBatcher, params: AcceptInputParams): Promise<AcceptedInput> {
   const input = validateAcceptInput(params);
-  const seq = await insertInput(batcher, input);
-  if (seq !== null) return accepted(input, seq, false);
+  const inserted = await insertInput(batcher, input);
+  if (inserted !== null) return accepted(input, inserted, false);
   const existing = await findAccepted(pool, input);
   if (existing !== null) return accepted(input, existing, true);
   // The unique index saw the input committed, yet it is gone: its session was deleted in between.
@@ -42,11 +42,11 @@ export async function acceptInput(pool: pg.Pool, batcher: RowBatcher, params: Ac
 }
 
 /**
- * The seq the input got, or null when its id was already taken in this session. Throws
+ * The seq the input got (and the session's tenant), or null when its id was already taken in this session. Throws
  * `agent.not_found`, `session.tenant_mismatch` or `session.agent_mismatch` when the statement refused
  * the agent or tenant it names.
  */
-async function insertInput(batcher: RowBatcher, input: ValidatedAccept): Promise<number | null> {
+async function insertInput(batcher: RowBatcher, input: ValidatedAccept): Promise<SeqAndTenant | null> {
   const record = `{"session_id":${JSON.stringify(input.sessionId)},"input_id":${JSON.stringify(input.inputId)},"kind":${JSON.stringify(input.kind)},"mode":${JSON.stringify(input.mode)},"payload":${input.payloadText},"origin_job_id":${JSON.stringify(input.originJobId)},"agent":${JSON.stringify(input.agent)},"tenant":${JSON.stringify(input.tenant)}}`;
   let row: unknown;
   try {
@@ -58,7 +58,7 @@ async function insertInput(batcher: RowBatcher, input: ValidatedAccept): Promise
   // Every input of the statement gets its row (the allocator always locks or creates the session).
   if (row === undefined) throw new StateConflictError(`input ${input.inputId} of session ${input.sessionId} was not inserted`);
   const parsed = parseRow(acceptRowSchema, row, `input ${input.sessionId}`);
-  if (parsed.refused === null) return parsed.seq;
+  if (parsed.refused === null) return { seq: parsed.seq, tenant: parsed.tenant };
   // A tenant or an agent is refused only when the input names one.
   if (parsed.refused === 'session.tenant_mismatch') throw tenantMismatch(input.sessionId, input.tenant ?? '');
   const agent = input.agent ?? '';
@@ -72,12 +72,17 @@ function isInputIdTaken(error: unknown): boolean {
   return code === UNIQUE_VIOLATION && constraint === INPUT_ID_UNIQUE_INDEX;
 }
 
-async function findAccepted(pool: pg.Pool, input: ValidatedAccept): Promise<number | null> {
+async function findAccepted(pool: pg.Pool, input: ValidatedAccept): Promise<SeqAndTenant | null> {
   const found = await pool.query(FIND_ACCEPTED_INPUT_SQL, [input.sessionId, input.inputId]);
   const row: unknown = found.rows[0];
-  return row === undefined ? null : parseRow(seqRowSchema, row, `input ${input.sessionId}/${input.inputId}`).seq;
+  return row === undefined ? null : parseRow(seqRowSchema, row, `input ${input.sessionId}/${input.inputId}`);
 }
 
-function accepted(input: ValidatedAccept, seq: number, duplicate: boolean): AcceptedInput {
-  return { sessionId: input.sessionId, seq, inputId: input.inputId, duplicate };
+interface SeqAndTenant {
+  seq: number;
+  tenant: string;
+}
+
+function accepted(input: ValidatedAccept, found: SeqAndTenant, duplicate: boolean): AcceptedInput {
+  return { sessionId: input.sessionId, seq: found.seq, inputId: input.inputId, duplicate, tenant: found.tenant };
 }

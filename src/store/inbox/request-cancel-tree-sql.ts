@@ -17,7 +17,7 @@ export const DESCENDANTS_CTE = `tree(session_id) AS (
  * id order first, as batched statements lock them (`../fencing/lock-sessions-sql.ts`), so this never
  * deadlocks with claims or steps of the tree's sessions. The tree is read on the statement's
  * snapshot: a child spawned while it ran is not in it (its parent's flag is, which stops its run).
- * Params: $1 session id. Always one row: `requestedAt` (null when there is no such session) and the
+ * Params: $1 session id. Always one row: `requestedAt` and `tenant` (null when there is no such session) and the
  * descendants' ids (`descendants`, empty when none).
  */
 export const REQUEST_CANCEL_TREE_SQL = `
@@ -32,7 +32,7 @@ root AS (
   UPDATE sessions AS s
      SET cancel_requested_at = coalesce(s.cancel_requested_at, now()), updated_at = now()
    WHERE s.id = $1 AND ${lockedSession('s')}
-  RETURNING s.cancel_requested_at
+  RETURNING s.cancel_requested_at, s.tenant
 ),
 below AS (
   UPDATE sessions AS s
@@ -43,5 +43,5 @@ below AS (
    WHERE s.id = tree.session_id AND s.id <> $1 AND ${lockedSession('s')} AND EXISTS (SELECT 1 FROM root)
   RETURNING s.id
 )
-SELECT (SELECT cancel_requested_at FROM root) AS "requestedAt",
+SELECT (SELECT cancel_requested_at FROM root) AS "requestedAt", (SELECT tenant FROM root) AS tenant,
        coalesce((SELECT array_agg(below.id ORDER BY below.id COLLATE "C") FROM below), '{}') AS descendants`;

@@ -6,7 +6,7 @@ import type { Queryable } from '../postgres/queryable.js';
 import { parseRow } from '../rows/parse-row.js';
 import { REQUEST_CANCEL_TREE_SQL } from './request-cancel-tree-sql.js';
 
-const treeRowSchema = z.object({ requestedAt: z.date().nullable(), descendants: z.array(z.string().min(1)) });
+const treeRowSchema = z.object({ requestedAt: z.date().nullable(), tenant: z.string().nullable(), descendants: z.array(z.string().min(1)) });
 
 /**
  * `requestCancel` for the session and every session below it ({@link REQUEST_CANCEL_TREE_SQL}): the
@@ -17,6 +17,6 @@ export async function requestCancelTree(db: Queryable, sessionId: string): Promi
   const id = assertSessionId(sessionId);
   const result = await db.query(REQUEST_CANCEL_TREE_SQL, [id]);
   const row = parseRow(treeRowSchema, result.rows[0], `session ${id}`);
-  if (row.requestedAt === null) throw new SessionNotFoundError(`session ${id} does not exist`, { details: { sessionId: id } });
-  return { requestedAt: row.requestedAt, descendants: row.descendants };
+  if (row.requestedAt === null || row.tenant === null) throw new SessionNotFoundError(`session ${id} does not exist`, { details: { sessionId: id } });
+  return { requestedAt: row.requestedAt, descendants: row.descendants, tenant: row.tenant };
 }

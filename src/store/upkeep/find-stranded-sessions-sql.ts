@@ -28,7 +28,7 @@ import { waitingReadySql } from '../inbox/waiting-ready-sql.js';
  * with `parkFor` set to the tenant, for the sweeper to park rather than kick — kicked, each would only
  * find the tenant at its cap. A tenant without a cap is read through one primary-key probe per
  * session found; the count runs only for capped tenants (`sessions_tenant_leased_idx`).
- * Params: $1 grace in milliseconds, $2 limit.
+ * Returns each session's id, its tenant (its kick's line) and `parkFor`. Params: $1 grace in milliseconds, $2 limit.
  */
 export const FIND_STRANDED_SESSIONS_SQL = `
 WITH stranded AS (
@@ -77,9 +77,9 @@ free AS (
     FROM (SELECT DISTINCT tenant, cap FROM capped) AS t
 )
 SELECT * FROM (
-SELECT "sessionId", NULL::text AS "parkFor" FROM candidates WHERE cap IS NULL
+SELECT "sessionId", tenant, NULL::text AS "parkFor" FROM candidates WHERE cap IS NULL
 UNION ALL
-SELECT c."sessionId", CASE WHEN c.rank > f.slots THEN c.tenant END AS "parkFor"
+SELECT c."sessionId", c.tenant, CASE WHEN c.rank > f.slots THEN c.tenant END AS "parkFor"
   FROM capped AS c
   JOIN free AS f ON f.tenant = c.tenant
 ) AS found

@@ -9,5 +9,5 @@ import { FIND_STRANDED_SESSIONS_SQL } from './find-stranded-sessions-sql.js';
  */
 export async function findStrandedSessions(db: Queryable, query: StrandedQuery): Promise<StrandedSession[]> {
   const result = await db.query<StrandedSession>(FIND_STRANDED_SESSIONS_SQL, [query.graceMs, query.limit]);
-  return result.rows.map((row) => ({ sessionId: row.sessionId, parkFor: row.parkFor }));
+  return result.rows.map((row) => ({ sessionId: row.sessionId, tenant: row.tenant, parkFor: row.parkFor }));
 }

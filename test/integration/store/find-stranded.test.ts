@@ -98,7 +98,7 @@ describe('the sweeper query and inputs waiting for child sessions', () => {
     const live = await parked('live', { delivered: true, released: false });
     const fresh = await parked('fresh', { delivered: true, aged: false });
 
-    const found = new Set((await findStrandedSessions(fx.pool, { graceMs: 60_000, limit: 1_000 })).map((s) => s.sessionId));
+    const found = new Set((await findStrandedSessions(fx.pool, { graceMs: 60_000, limit: 1_000 })).map((row) => row.sessionId));
     expect(found.has(ready)).toBe(true);
     expect(found.has(cancelled)).toBe(true);
     // Its pending input 2 waits behind input 1: no drain could start it, so no kick is due.

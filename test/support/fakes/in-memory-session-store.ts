@@ -164,14 +164,14 @@ export class InMemorySessionStore implements Port.SessionStore {
     if (valid.agent !== null && current !== undefined && current.agent !== valid.agent) throw agentMismatch(valid.sessionId, valid.agent, current.agent);
     const data = this.#sessions.get(valid.sessionId) ?? this.#newSession(valid.sessionId, valid.agent ?? undefined, valid.tenant ?? undefined);
     const existing = data.inputs.find((input) => input.inputId === valid.inputId);
-    if (existing !== undefined) return { sessionId: valid.sessionId, seq: existing.seq, inputId: existing.inputId, duplicate: true };
+    if (existing !== undefined) return { sessionId: valid.sessionId, seq: existing.seq, inputId: existing.inputId, duplicate: true, tenant: data.record.tenant };
     const at = this.#at();
     const seq = data.record.nextSeq + 1;
     data.record.nextSeq = seq;
     data.record.updatedAt = at;
     const payload = JSON.parse(valid.payloadText) as Record<string, unknown>;
     data.inputs.push(Object.assign(newInput(valid.sessionId, seq, valid.inputId, payload, at, valid), { originJobId: valid.originJobId }));
-    return { sessionId: valid.sessionId, seq, inputId: valid.inputId, duplicate: false };
+    return { sessionId: valid.sessionId, seq, inputId: valid.inputId, duplicate: false, tenant: data.record.tenant };
   }
 
   async acquireLease(params: Port.AcquireLeaseParams): Promise<Port.LeaseAcquisition> {
@@ -436,7 +436,8 @@ export class InMemorySessionStore implements Port.SessionStore {
       record.cascadeCancelledAt ??= at;
       record.updatedAt = at;
     }
-    return { requestedAt, descendants: descendants.map((child) => child.record.id) };
+    const tenant = this.#sessions.get(assertSessionId(sessionId))?.record.tenant ?? 'default';
+    return { requestedAt, descendants: descendants.map((child) => child.record.id), tenant };
   }
 
   async listChildren(sessionId: string): Promise<Port.ChildSessionRecord[]> {

@@ -23,6 +23,7 @@ describe('loadConfig defaults', () => {
       databaseUrl: 'postgres://postgres:postgres@127.0.0.1:5432/loopfleet',
       redisUrl: 'redis://127.0.0.1:6379',
       queueName: 'loopfleet',
+      fairDispatch: true,
       llm: {
         provider: 'scripted',
         model: 'scripted',
@@ -436,6 +437,7 @@ describe('loadClientConfig', () => {
       DATABASE_STATEMENT_TIMEOUT_MS: '10',
       LOOPFLEET_EVENTS_MAXLEN: '5',
       LOOPFLEET_EVENTS_TTL_SECONDS: '1',
+      FAIR_DISPATCH: 'maybe',
     };
     let error: unknown;
     try {
@@ -457,8 +459,10 @@ describe('loadClientConfig', () => {
       DATABASE_STATEMENT_TIMEOUT_MS: '5000',
       LOOPFLEET_EVENTS_MAXLEN: '500',
       LOOPFLEET_EVENTS_TTL_SECONDS: '3600',
+      FAIR_DISPATCH: 'false',
     });
     expect(config).toMatchObject({
+      fairDispatch: false,
       databaseUrl: 'postgres://u@db/app',
       redisUrl: 'redis://cache:6380',
       queueName: 'q2',
