@@ -86,7 +86,7 @@ describe('the lease under a tenant cap on inputs running at once', () => {
     expect(mine).toHaveLength(5);
     expect(mine.filter((entry) => entry.parkFor === null)).toHaveLength(1);
     expect(mine.filter((entry) => entry.parkFor === 'swept')).toHaveLength(4);
-    expect(found.find((entry) => entry.sessionId === plain)).toEqual({ sessionId: plain, parkFor: null });
+    expect(found.find((entry) => entry.sessionId === plain)).toEqual({ sessionId: plain, tenant: 'unswept', parkFor: null });
   });
 
   it("counts a tenant's leases through the partial index sessions_tenant_leased_idx", async () => {
