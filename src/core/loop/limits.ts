@@ -50,7 +50,7 @@ export async function wrapUp(ctx: RunContext): Promise<NextStep> {
   const outcome = await callModel(ctx, request, ctx.state.round);
   if (outcome.kind === 'cancelled') return cancelledEnd(ctx, outcome.error, outcome.partialText);
   if (outcome.kind === 'degraded') return degradedEnd(ctx, outcome);
-  addUsage(ctx, outcome.response.usage, outcome.attempts);
+  addUsage(ctx, outcome.response, outcome.attempts);
   const summary = outcome.response.text;
   return {
     kind: 'finish',

@@ -7,6 +7,7 @@ import type { Clock } from '../ports/clock.js';
 import type { EventSink } from '../ports/event-sink.js';
 import type { Llm } from '../ports/llm.js';
 import type { LoopStore } from '../ports/loop-store.js';
+import type { PriceTable } from '../pricing/index.js';
 import type { RetryPolicy } from '../retry/index.js';
 import type { AgentRef, InputRecord, SessionRecord } from '../session-types.js';
 import type { ToolRegistry } from '../tools/index.js';
@@ -30,6 +31,8 @@ export interface LoopDeps {
   children?: ChildrenPort;
   /** Called when the sink or a `session.end` hook throws; the run itself carries on. */
   onObserverError?: (error: unknown, event?: LoopEvent) => void;
+  /** Model prices: each call's cost is computed once, here, and stored with its usage. Absent: costs are null (unpriced). */
+  prices?: PriceTable;
   /** Randomness for retry jitter; injectable for tests. */
   random?: () => number;
 }
