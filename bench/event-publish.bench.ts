@@ -42,7 +42,7 @@ function sessionScript(): FleetEvent[] {
     events.push({ type: 'round_completed', roundIndex: round, hasTools: true });
   }
   while (events.length < PER_SESSION - 1) events.push({ type: 'stream_delta', streamId: 'st_last', text: 'end ' });
-  const usage = { promptTokens: 100, completionTokens: 50, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 150, llmCalls: 4 };
+  const usage = { promptTokens: 100, completionTokens: 50, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 150, llmCalls: 4, costUsd: 0, costPicoUsd: 0 };
   events.push({ type: 'input_finished', status: 'completed', error: null, finalText: 'done', rounds: 4, toolCalls: 4, usage });
   return events.slice(0, PER_SESSION);
 }

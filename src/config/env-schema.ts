@@ -47,6 +47,7 @@ const independentSchema = z.object({
     zeroOr(integer({ min: 1000, max: 3_600_000, expected: '0 (none) or an integer from 1000 to 3600000 (milliseconds)' })),
   ),
   METRICS_PORT: envVariable(9464, integer({ min: 0, max: 65_535, expected: 'an integer from 0 to 65535' })),
+  METRICS_TENANT_LABEL: envVariable(false, flag),
   LOG_LEVEL: envVariable('info', oneOf(LOG_LEVELS)),
   LOG_FORMAT: envVariable('json', oneOf(LOG_FORMATS)),
   LOG_CONTENT: envVariable(false, flag),
@@ -55,6 +56,7 @@ const independentSchema = z.object({
   LOOPFLEET_HOOKS: envVariable<string | null>(null, text),
   LOOPFLEET_AGENT_TIMERS: envVariable(false, flag),
   FAIR_DISPATCH: envVariable(true, flag),
+  LOOPFLEET_PRICES: envVariable<string | null>(null, text),
   LOOPFLEET_MAX_INPUT_BYTES: envVariable(
     1_048_576,
     integer({ min: 1, max: Number.MAX_SAFE_INTEGER, expected: 'a positive integer (bytes)' }),

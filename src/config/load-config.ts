@@ -110,6 +110,7 @@ function toResolvedConfig(env: ParsedEnv): ResolvedConfig {
       agentsModule: env.LOOPFLEET_AGENTS,
       hooksModule: env.LOOPFLEET_HOOKS,
       agentTimers: env.LOOPFLEET_AGENT_TIMERS,
+      pricesFile: env.LOOPFLEET_PRICES,
       maxInputBytes: env.LOOPFLEET_MAX_INPUT_BYTES,
     },
     events: {
@@ -117,7 +118,7 @@ function toResolvedConfig(env: ParsedEnv): ResolvedConfig {
       idleExpirySeconds: env.LOOPFLEET_EVENTS_TTL_SECONDS,
       coalesceMs: env.LOOPFLEET_EVENTS_COALESCE_MS,
     },
-    metrics: { port: env.METRICS_PORT },
+    metrics: { port: env.METRICS_PORT, tenantLabel: env.METRICS_TENANT_LABEL },
     log: { level: env.LOG_LEVEL, format: env.LOG_FORMAT, content: env.LOG_CONTENT },
   };
 }

@@ -143,6 +143,12 @@ export interface WorkerConfig {
   hooksModule: string | null;
   /** `LOOPFLEET_AGENT_TIMERS`: give agents the `schedule_wakeup` tool (durable timers on their own session). Default false. */
   agentTimers: boolean;
+  /**
+   * `LOOPFLEET_PRICES`: path of a JSON file of model prices, `{ "provider:model": { input,
+   * cachedInput, cacheWrite, output } }` in USD per million tokens, whose entries replace the shipped
+   * ones key by key (docs/prices.md); `null` = the shipped prices. Read and checked at start-up. Default `null`.
+   */
+  pricesFile: string | null;
   /** `LOOPFLEET_MAX_INPUT_BYTES`: largest accepted input payload, in bytes. Default 1048576 (1 MiB). */
   maxInputBytes: number;
 }
@@ -175,6 +181,11 @@ export interface EventsConfig {
 export interface MetricsConfig {
   /** `METRICS_PORT`: TCP port of `/metrics`, 0–65535 (0 lets the OS choose). Default 9464. */
   port: number;
+  /**
+   * `METRICS_TENANT_LABEL`: add a `tenant` label to the cost and token metrics. One series per tenant
+   * × agent × model: a cardinality risk with many tenants (docs/prices.md). Default false.
+   */
+  tenantLabel: boolean;
 }
 
 /** What is logged and how. */

@@ -65,19 +65,25 @@ export const timerPayloadSchema = z
 
 const count = z.number().int().nonnegative();
 
+/**
+ * Cost fields of a usage. A child's result delivered before costs existed has none: 0, and
+ * `costUsd` follows from the exact picodollars.
+ */
+const costFields = {
+  costUsd: z.number().nonnegative().default(0),
+  costPicoUsd: count.default(0),
+  unpricedCalls: count.optional(),
+};
+
+const ownUsageSchema = z.object(
+  Object.assign(
+    { promptTokens: count, completionTokens: count, cachedTokens: count, cacheWriteTokens: count, reasoningTokens: count, totalTokens: count, llmCalls: count },
+    costFields,
+  ),
+);
+
 /** Token usage as a child's result carries it (its own `children` included, one level of nesting kept). */
-const usageSchema = z.object({
-  promptTokens: count,
-  completionTokens: count,
-  cachedTokens: count,
-  cacheWriteTokens: count,
-  reasoningTokens: count,
-  totalTokens: count,
-  llmCalls: count,
-  children: z
-    .object({ promptTokens: count, completionTokens: count, cachedTokens: count, cacheWriteTokens: count, reasoningTokens: count, totalTokens: count, llmCalls: count })
-    .optional(),
-});
+const usageSchema = ownUsageSchema.extend({ children: ownUsageSchema.optional() });
 
 /**
  * `child`: a child session's outcome, delivered by the fleet to its parent (never by a producer:

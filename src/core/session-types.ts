@@ -79,6 +79,15 @@ export interface Usage {
   /** LLM requests made, retries included. */
   llmCalls: number;
   /**
+   * What these calls cost, in USD, at the worker's prices (docs/prices.md): for display and JSON.
+   * 0 when none had a price. Sums use `costPicoUsd`, which is exact.
+   */
+  costUsd: number;
+  /** The same cost as an integer of picodollars (10^-12 USD): exact, what stats and reports add up. */
+  costPicoUsd: number;
+  /** Calls whose model had no price: their cost is in neither field. Absent when every call had one. */
+  unpricedCalls?: number;
+  /**
    * On an input's result only: what the child sessions it spawned spent, summed over the results
    * delivered to it (each child's own `children` included). The fields above are this input's own.
    */
@@ -147,6 +156,10 @@ export interface SessionStats {
   cacheWriteTokens: number;
   reasoningTokens: number;
   totalTokens: number;
+  /** What the finished inputs' own calls cost, in USD (display; `costPicoUsd` is exact). */
+  costUsd: number;
+  /** The same cost in picodollars (10^-12 USD), an exact integer. */
+  costPicoUsd: number;
   /** When the first input finished. */
   firstInputAt: Date | null;
   /** When the latest input finished. */
@@ -261,8 +274,13 @@ export interface ToolCallRecord {
   durationMs: number | null;
 }
 
+/** The token and call counts of a {@link Usage}, without its cost. */
+export type UsageCounts = Omit<Usage, 'costUsd' | 'costPicoUsd' | 'unpricedCalls' | 'children'>;
+
 /** Usage of one round of one input. */
-export interface UsageRoundRecord extends Usage {
+export interface UsageRoundRecord extends UsageCounts {
+  /** What the round's call cost in picodollars; null when its model had no price (or before prices existed). */
+  costPicoUsd: number | null;
   sessionId: string;
   inputSeq: number;
   round: number;

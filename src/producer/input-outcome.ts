@@ -14,7 +14,7 @@ export interface InputOutcome extends InputResult {
 
 const TERMINAL: readonly InputStatus[] = ['done', 'failed', 'cancelled'];
 
-const ZERO_USAGE: Usage = { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 0 };
+const ZERO_USAGE: Usage = { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 0, costUsd: 0, costPicoUsd: 0 };
 
 /**
  * The outcome stored on an inbox row, or null while the input has not settled. A steered input is

@@ -65,7 +65,7 @@ export async function runClaimedInput(
           emit: (event: FleetEvent) => {
             if (event.type === 'steer_applied') steered.push(...event.inputSeqs);
             sink.emit(event);
-            ctx.metrics.observe(event, agentName);
+            ctx.metrics.observe(event, agentName, session.tenant);
           },
         },
       }),

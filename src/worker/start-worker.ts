@@ -26,7 +26,6 @@ import { PostgresSessionStore } from '../store/postgres-session-store.js';
 import { PostgresTimerStore } from '../store/timers/postgres-timer-store.js';
 import { PostgresUpkeepStore } from '../store/upkeep/postgres-upkeep-store.js';
 import { PostgresBudgetPort } from '../store/budgets/postgres-budget-port.js';
-import { DEFAULT_PRICES, PriceTable } from '../core/pricing/index.js';
 import { PostgresAgentRegistry } from '../store/agents/postgres-agent-registry.js';
 import { AgentCatalog } from './agent-catalog.js';
 import { agentRegistrations, startAgentRegistration, type HeldRegistration } from './agent-registration.js';
@@ -45,6 +44,8 @@ import { keepSweeperScheduled, scheduleSweeper } from './sweep-job.js';
 import type { DrainSettings, WorkerContext } from './worker-context.js';
 import { QUEUE_JOB_STATES, WorkerMetrics } from './worker-metrics.js';
 import { bullmqWorkerOptions, drainSettings } from './worker-settings.js';
+import { loadPrices } from './load-prices.js';
+import type { PriceTable } from '../core/pricing/index.js';
 
 export interface StartWorkerOptions {
   logger?: Logger;
@@ -68,6 +69,8 @@ export interface StartWorkerOptions {
   wrapStore?: (store: SessionStore) => SessionStore;
   /** Serve /healthz, /readyz and /metrics on `config.metrics.port`. Default true. */
   healthServer?: boolean;
+  /** Model prices, instead of the shipped ones and `LOOPFLEET_PRICES` (docs/prices.md). */
+  prices?: PriceTable;
 }
 
 export interface RunningWorker {
@@ -101,6 +104,7 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
   const timers = new WorkerTimers();
   const tools = options.tools ?? (await loadTools(config.worker.toolsModule, systemClock, config.worker.agentTimers ? timers : undefined).catch(scrubbed));
   const hooks = options.hooks ?? (await loadHooks(config.worker.hooksModule).catch(scrubbed));
+  const prices = options.prices ?? (await loadPrices(config.worker.pricesFile).catch(scrubbed));
   // Checked here, with the tools and the models, before any connection is opened (I8).
   const resolved = await resolveAgents(config, options, tools).catch(scrubbed);
   let mcp: AgentMcpServers | null = null;
@@ -119,7 +123,7 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
   // Every running drain listens on them (one listener each, removed when the drain ends: linkedSignal,
   // boundWhileStopping); up to WORKER_CONCURRENCY at once is expected, not a leak.
   setMaxListeners(0, shutdown.signal, stopping.signal);
-  const ctx = workerContext(config, options, { workerId, logger, agents, hooks, connections, stopping: stopping.signal, shutdown: shutdown.signal });
+  const ctx = workerContext(config, options, { workerId, logger, agents, hooks, prices, connections, stopping: stopping.signal, shutdown: shutdown.signal });
   timers.bind({ timers: ctx.timers, queue: ctx.queue, logger });
   mcp.reportTo((status) => ctx.metrics.mcpServerStatus(status.server, status.up));
   const jobs = new RunningJobs();
@@ -270,6 +274,7 @@ interface ContextParts {
   logger: Logger;
   agents: AgentCatalog;
   hooks: HookRegistry;
+  prices: PriceTable;
   connections: Connections;
   stopping: AbortSignal;
   shutdown: AbortSignal;
@@ -307,10 +312,9 @@ function workerContext(config: ResolvedConfig, options: StartWorkerOptions, part
     loop: {
       store,
       hooks: parts.hooks,
+      prices: parts.prices,
       clock: systemClock,
       budgets,
-      // The shipped prices until the configured table (LOOPFLEET_PRICES) is wired here.
-      prices: new PriceTable(DEFAULT_PRICES),
       onObserverError: (error) => logger.warn({ err: error }, 'event observer failed'),
     },
     agents: parts.agents,
@@ -318,6 +322,7 @@ function workerContext(config: ResolvedConfig, options: StartWorkerOptions, part
     metrics: new WorkerMetrics({
       queueName: config.queueName,
       concurrency: config.worker.concurrency,
+      tenantLabel: config.metrics.tenantLabel,
       isTool: (name) => parts.agents.hasTool(name),
       events: () => connections.publisher,
       backlog: () => upkeep.readBacklog(),

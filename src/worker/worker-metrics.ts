@@ -31,6 +31,11 @@ export interface WorkerMetricsSources {
   concurrency: number;
   /** Whether a tool of this name is registered (its name becomes a label value). */
   isTool(name: string): boolean;
+  /**
+   * `METRICS_TENANT_LABEL`: add a `tenant` label to the token and cost counters. Default false: one
+   * series per tenant × agent × model is a cardinality risk with many tenants (docs/prices.md).
+   */
+  tenantLabel?: boolean;
   /** The event publisher's counts since start: written, given up on (a hole each), refused by the deletion fence. */
   events(): { published: number; dropped: number; fenced: number };
   /** The fleet's backlog, read from Postgres at scrape time (bounded: {@link BACKLOG_READ_TIMEOUT_MS}). */
@@ -88,7 +93,9 @@ export class WorkerMetrics {
   readonly #llmCalls: Counter<'agent' | 'provider' | 'outcome'>;
   readonly #llmSeconds: Histogram<'agent' | 'provider'>;
   readonly #firstToken: Histogram<'agent' | 'provider'>;
-  readonly #tokens: Counter<'agent' | 'provider' | 'model' | 'kind'>;
+  readonly #tokens: Counter<string>;
+  readonly #cost: Counter<string>;
+  readonly #tenantLabel: boolean;
   readonly #rounds: Counter<'agent'>;
   readonly #jobs: Counter<'kind' | 'outcome'>;
   readonly #drains: Counter<'outcome'>;
@@ -120,10 +127,18 @@ export class WorkerMetrics {
     this.#llmCalls = new Counter({ name: 'loopfleet_llm_calls_total', help: 'LLM call attempts, by provider and outcome (ok, error).', labelNames: ['agent', 'provider', 'outcome'], registers });
     this.#llmSeconds = new Histogram({ name: 'loopfleet_llm_call_seconds', help: 'One LLM call attempt, request to end of stream.', labelNames: ['agent', 'provider'], buckets: LLM_SECONDS, registers });
     this.#firstToken = new Histogram({ name: 'loopfleet_llm_first_token_seconds', help: 'Request to the first streamed token of an LLM call.', labelNames: ['agent', 'provider'], buckets: LLM_SECONDS, registers });
+    this.#tenantLabel = sources.tenantLabel === true;
+    const usageLabels = this.#tenantLabel ? ['agent', 'provider', 'model', 'tenant'] : ['agent', 'provider', 'model'];
     this.#tokens = new Counter({
       name: 'loopfleet_llm_tokens_total',
       help: 'Tokens, by kind: prompt, completion, cache_read and cache_write (of prompt), reasoning (of completion); model as the provider named it.',
-      labelNames: ['agent', 'provider', 'model', 'kind'],
+      labelNames: [...usageLabels, 'kind'],
+      registers,
+    });
+    this.#cost = new Counter({
+      name: 'loopfleet_llm_cost_usd_total',
+      help: "What LLM calls cost in USD at the worker's prices (LOOPFLEET_PRICES); calls of a model with no price add nothing.",
+      labelNames: usageLabels,
       registers,
     });
     this.#rounds = new Counter({ name: 'loopfleet_rounds_total', help: 'Loop rounds completed (one model turn and its tool calls).', labelNames: ['agent'], registers });
@@ -285,6 +300,23 @@ export class WorkerMetrics {
     this.#timerFirings.inc({ outcome });
   }
 
+  /** A reply's tokens and cost, by model (and by tenant only when `METRICS_TENANT_LABEL` is on). */
+  #countUsage(event: Extract<FleetEvent, { type: 'llm_call_completed' }>, agent: string, tenant: string): void {
+    const usage = event.usage;
+    if (usage === null) return;
+    const labels: Record<string, string> = { agent, provider: event.provider, model: event.model };
+    if (this.#tenantLabel) labels['tenant'] = tenant;
+    const kinds: [kind: string, count: number][] = [
+      ['prompt', usage.promptTokens],
+      ['completion', usage.completionTokens],
+      ['cache_read', usage.cachedTokens],
+      ['cache_write', usage.cacheWriteTokens],
+      ['reasoning', usage.reasoningTokens],
+    ];
+    for (const [kind, count] of kinds) this.#tokens.inc(Object.assign({}, labels, { kind }), count);
+    if (event.costUsd !== undefined) this.#cost.inc(labels, event.costUsd);
+  }
+
   /** A sweep ran (on whichever worker BullMQ gave the repeatable job). */
   swept(report: SweepReport): void {
     if (report.kicked > 0) this.#repairs.inc({ kind: 'stranded_kicked' }, report.kicked);
@@ -297,30 +329,22 @@ export class WorkerMetrics {
    * One event of a run, as its sink receives it. Never throws: prom-client refuses a negative or
    * non-finite increment (a custom `Llm` may report such usage), and a metric must not cost a run.
    */
-  observe(event: FleetEvent, agent: string): void {
+  observe(event: FleetEvent, agent: string, tenant?: string): void {
     try {
-      this.#count(event, agent);
+      this.#count(event, agent, tenant ?? '');
     } catch {
       // The event is still published; only this sample is lost.
     }
   }
 
-  #count(event: FleetEvent, agent: string): void {
+  #count(event: FleetEvent, agent: string, tenant: string): void {
     switch (event.type) {
       case 'llm_call_completed': {
         const provider = event.provider;
         this.#llmCalls.inc({ agent, provider, outcome: event.success ? 'ok' : 'error' });
         this.#llmSeconds.observe({ agent, provider }, event.durationMs / 1000);
         if (event.timeToFirstTokenMs !== null) this.#firstToken.observe({ agent, provider }, event.timeToFirstTokenMs / 1000);
-        const usage = event.usage;
-        if (usage !== null) {
-          const model = event.model;
-          this.#tokens.inc({ agent, provider, model, kind: 'prompt' }, usage.promptTokens);
-          this.#tokens.inc({ agent, provider, model, kind: 'completion' }, usage.completionTokens);
-          this.#tokens.inc({ agent, provider, model, kind: 'cache_read' }, usage.cachedTokens);
-          this.#tokens.inc({ agent, provider, model, kind: 'cache_write' }, usage.cacheWriteTokens);
-          this.#tokens.inc({ agent, provider, model, kind: 'reasoning' }, usage.reasoningTokens);
-        }
+        this.#countUsage(event, agent, tenant);
         return;
       }
       case 'round_completed':

@@ -23,7 +23,7 @@ export interface GiveUpScenarioContext {
 }
 
 /** What the dead holder's two rounds recorded for input 1 (see {@link spentAndAbandoned}). */
-export const RECORDED_USAGE: Usage = { promptTokens: 300, completionTokens: 50, cachedTokens: 10, cacheWriteTokens: 0, reasoningTokens: 5, totalTokens: 350, llmCalls: 3 };
+export const RECORDED_USAGE: Usage = { promptTokens: 300, completionTokens: 50, cachedTokens: 10, cacheWriteTokens: 0, reasoningTokens: 5, totalTokens: 350, llmCalls: 3, costUsd: 0, costPicoUsd: 0 };
 
 /**
  * The session totals after the given-up input 1, and nothing else, finished. Its tool call is not
@@ -73,7 +73,7 @@ export async function spentAndAbandoned(ctx: GiveUpScenarioContext, sessionId: s
       { inputSeq: 1, round: 0, message: { role: 'user', content: 'look it up' } },
       { inputSeq: 1, round: 0, message: { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'lookup', arguments: '{}' }] } },
     ],
-    usageRounds: [usage(0, { promptTokens: 100, completionTokens: 20, cachedTokens: 10, cacheWriteTokens: 0, reasoningTokens: 5, totalTokens: 120, llmCalls: 2 })],
+    usageRounds: [usage(0, { promptTokens: 100, completionTokens: 20, cachedTokens: 10, cacheWriteTokens: 0, reasoningTokens: 5, totalTokens: 120, llmCalls: 2, costUsd: 0, costPicoUsd: 0 })],
   });
   await store.commitStep({
     sessionId,
@@ -82,7 +82,7 @@ export async function spentAndAbandoned(ctx: GiveUpScenarioContext, sessionId: s
       { inputSeq: 1, round: 0, message: { role: 'tool', content: 'found', toolCallId: 'c1', name: 'lookup' } },
       { inputSeq: 1, round: 1, message: { role: 'assistant', content: '', toolCalls: [{ id: 'c2', name: 'lookup', arguments: '{}' }] } },
     ],
-    usageRounds: [usage(1, { promptTokens: 200, completionTokens: 30, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 230, llmCalls: 1 })],
+    usageRounds: [usage(1, { promptTokens: 200, completionTokens: 30, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 230, llmCalls: 1, costUsd: 0, costPicoUsd: 0 })],
   });
   await ctx.lapse(sessionId);
   return leaseToken;

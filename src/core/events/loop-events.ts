@@ -35,6 +35,8 @@ export type LoopEvent =
       success: boolean;
       errorType: string | null;
       usage: LlmUsage | null;
+      /** What the reply cost in USD at the worker's prices; absent when it failed or its model has no price. */
+      costUsd?: number;
     }
   | {
       type: 'llm_retry_attempted';

@@ -1,9 +1,11 @@
 import { BudgetExceededError, CancelledError, LlmNonRetryableError, LlmRetryExhaustedError, LlmTimeoutError, toLoopfleetError } from '../errors/index.js';
 import type { LlmRequest, LlmResponse } from '../ports/llm.js';
+import { picoToUsd } from '../pricing/index.js';
 import { runWithRetry } from '../retry/index.js';
 import { reserveCall, settleCall, settleQuietly, type CallKind } from './budget-gate.js';
 import { emit } from './emit.js';
 import type { RunContext } from './run-context.js';
+import { callCost } from './usage.js';
 
 /** How one model call ended: a reply, given up on (`degraded`), or cancelled with what had streamed. */
 export type ModelCallOutcome =
@@ -93,6 +95,7 @@ async function attemptCall(
   emit(ctx, { type: 'llm_call_started', callId, roundIndex: round, attempt, model });
   emit(ctx, { type: 'stream_started', streamId: STREAM_ID, attempt });
   const completed = (success: boolean, error: unknown, response: LlmResponse | null) => {
+    const costPicoUsd = response === null ? null : callCost(ctx, response, attempt);
     emit(ctx, {
       type: 'llm_call_completed',
       callId,
@@ -105,6 +108,7 @@ async function attemptCall(
       success,
       errorType: success ? null : errorType(error),
       usage: response?.usage ?? null,
+      ...(costPicoUsd !== null ? { costUsd: picoToUsd(costPicoUsd) } : {}),
     });
     emit(ctx, { type: 'stream_completed', streamId: STREAM_ID, attempt, success });
   };

@@ -52,7 +52,7 @@ export async function wrapUp(ctx: RunContext): Promise<NextStep> {
   if (outcome.kind === 'cancelled') return cancelledEnd(ctx, outcome.error, outcome.partialText);
   if (outcome.kind === 'degraded') return degradedEnd(ctx, outcome);
   if (outcome.kind === 'refused') return budgetRefusedEnd(ctx, outcome.error);
-  addUsage(ctx, outcome.response.usage, outcome.attempts);
+  addUsage(ctx, outcome.response, outcome.attempts);
   const summary = outcome.response.text;
   return {
     kind: 'finish',

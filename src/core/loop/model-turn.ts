@@ -49,7 +49,7 @@ export async function modelTurn(ctx: RunContext): Promise<ModelTurn> {
     response = after.response;
     if (directive === 'break') {
       // The call was made: its usage counts like any other round's.
-      addUsage(ctx, response.usage, outcome.attempts);
+      addUsage(ctx, response, outcome.attempts);
       const messages = response.text === '' ? [] : [{ round, message: { role: 'assistant' as const, content: response.text } }];
       const usageRounds = [usageRow(ctx, round, response, outcome.attempts)];
       return { kind: 'finish', status: 'completed', text: response.text, messages, usageRounds, reason: 'hook_break', rounds: round + 1 };

@@ -1,5 +1,6 @@
 import type { StoredMessage } from '../messages.js';
-import type { Usage, UsageRoundRecord } from '../session-types.js';
+import { picoToUsd } from '../pricing/index.js';
+import type { Usage, UsageCounts, UsageRoundRecord } from '../session-types.js';
 
 /**
  * What earlier attempts of an input left in the store: the usage of its recorded rounds (one usage
@@ -26,6 +27,7 @@ export function recordedUsage(usageRows: readonly UsageRoundRecord[]): Omit<Reco
   let rounds = 0;
   for (const row of usageRows) {
     addCounts(usage, row);
+    addCost(usage, row.costPicoUsd);
     rounds = Math.max(rounds, row.round + 1);
   }
   return { usage, rounds };
@@ -33,11 +35,11 @@ export function recordedUsage(usageRows: readonly UsageRoundRecord[]): Omit<Reco
 
 /** A usage of nothing, to add to. */
 export function zeroUsage(): Usage {
-  return { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 0 };
+  return { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 0, costUsd: 0, costPicoUsd: 0 };
 }
 
-/** Adds the counts of `part` (a usage, or a usage row) to `total`. */
-export function addCounts(total: Usage, part: Omit<Usage, 'children'>): void {
+/** Adds the counts of `part` (a usage, or a usage row) to `total`; the cost is {@link addCost}'s. */
+export function addCounts(total: Usage, part: UsageCounts): void {
   total.promptTokens += part.promptTokens;
   total.completionTokens += part.completionTokens;
   total.cachedTokens += part.cachedTokens;
@@ -45,6 +47,26 @@ export function addCounts(total: Usage, part: Omit<Usage, 'children'>): void {
   total.reasoningTokens += part.reasoningTokens;
   total.totalTokens += part.totalTokens;
   total.llmCalls += part.llmCalls;
+}
+
+/**
+ * Adds one call's cost in picodollars to `total` (USD follows from the exact sum); null — a model
+ * with no price — counts an unpriced call instead.
+ */
+export function addCost(total: Usage, costPicoUsd: number | null): void {
+  if (costPicoUsd === null) {
+    total.unpricedCalls = (total.unpricedCalls ?? 0) + 1;
+    return;
+  }
+  total.costPicoUsd += costPicoUsd;
+  total.costUsd = picoToUsd(total.costPicoUsd);
+}
+
+/** Adds the cost of `part`, a usage (a child's result), to `total`. */
+export function addUsageCost(total: Usage, part: Pick<Usage, 'costPicoUsd' | 'unpricedCalls'>): void {
+  total.costPicoUsd += part.costPicoUsd;
+  total.costUsd = picoToUsd(total.costPicoUsd);
+  if ((part.unpricedCalls ?? 0) > 0) total.unpricedCalls = (total.unpricedCalls ?? 0) + (part.unpricedCalls ?? 0);
 }
 
 /** Tool results this input already has (a resumed run keeps counting from there). */

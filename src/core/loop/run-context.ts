@@ -32,7 +32,10 @@ export interface LoopDeps {
   children?: ChildrenPort;
   /** Budget enforcement (docs/budgets.md): every model call reserves before and settles after; absent, no checks. */
   budgets?: BudgetPort;
-  /** Model prices (docs/prices.md); absent, costs are unknown and a money budget refuses every call. */
+  /**
+   * Model prices (docs/prices.md): each call's cost is computed once, here, and stored with its usage.
+   * Absent: costs are null (unpriced), and a money budget refuses every call.
+   */
   prices?: PriceTable;
   /** Called when the sink or a `session.end` hook throws; the run itself carries on. */
   onObserverError?: (error: unknown, event?: LoopEvent) => void;

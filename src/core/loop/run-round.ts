@@ -26,7 +26,7 @@ export async function runRound(ctx: RunContext): Promise<NextStep> {
   const turn = await modelTurn(ctx);
   if (turn.kind !== 'response') return turn;
   const { response, attempts } = turn;
-  addUsage(ctx, response.usage, attempts);
+  addUsage(ctx, response, attempts);
   const calls = normaliseToolCalls(response.toolCalls, ctx);
   emit(ctx, { type: 'round_tools_present', roundIndex: ctx.state.round, hasTools: calls.length > 0 });
   if (calls.length === 0) return replyTurn(ctx, response, attempts);

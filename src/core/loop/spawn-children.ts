@@ -7,7 +7,7 @@ import { parseToolArguments, SPAWN_AGENT, type SpawnAgentArgs } from '../tools/i
 import { commitResult } from './commit-result.js';
 import { emit } from './emit.js';
 import { ledgerWrite } from './pending-results.js';
-import { addCounts, zeroUsage } from './recorded-progress.js';
+import { addCounts, addUsageCost, zeroUsage } from './recorded-progress.js';
 import type { RunContext } from './run-context.js';
 
 /**
@@ -138,7 +138,11 @@ export async function childrenUsage(ctx: RunContext): Promise<Usage | null> {
   const total = zeroUsage();
   for (const { usage } of delivered.values()) {
     addCounts(total, usage);
-    if (usage.children !== undefined) addCounts(total, usage.children);
+    addUsageCost(total, usage);
+    if (usage.children !== undefined) {
+      addCounts(total, usage.children);
+      addUsageCost(total, usage.children);
+    }
   }
   return total;
 }

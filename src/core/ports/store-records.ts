@@ -18,7 +18,7 @@ import type {
   TerminalInputStatus,
   ToolCallRecord,
   ToolCallStatus,
-  Usage,
+  UsageCounts,
   UsageRoundRecord,
 } from '../session-types.js';
 
@@ -230,8 +230,13 @@ export interface ToolCallWrite {
   durationMs?: number | null;
 }
 
-/** Usage of one round; writing the same (inputSeq, round) again replaces the row. */
-export interface UsageRoundWrite extends Usage {
+/**
+ * Usage of one round; writing the same (inputSeq, round) again replaces the row. The store copies the
+ * session's tenant and agent onto it (usage reports read the row alone).
+ */
+export interface UsageRoundWrite extends UsageCounts {
+  /** What the round's call cost, in picodollars (10^-12 USD); null or absent: its model has no price. */
+  costPicoUsd?: number | null;
   inputSeq: number;
   round: number;
   provider: string;

@@ -4,7 +4,7 @@ import type { ModelPrice } from './price-table.js';
  * The prices loopfleet ships with, in USD per million tokens, as the providers published them for
  * these models (OpenAI: cached input at its discount, no cache-write charge; Anthropic: cache reads at
  * a tenth of input, 5-minute cache writes at 1.25×). Prices change: set `LOOPFLEET_PRICES` to a JSON
- * file of your own (docs/tenants.md) — its entries replace these key by key. `scripted` (the offline
+ * file of your own (docs/prices.md) — its entries replace these key by key. `scripted` (the offline
  * model) is free.
  */
 export const DEFAULT_PRICES: Readonly<Record<string, ModelPrice>> = Object.freeze({

@@ -56,7 +56,7 @@ export function picoToUsd(pico: number): number {
 /**
  * Prices by `provider:model`. A key ending in `*` is a prefix: `openai:gpt-4o-mini*` prices the
  * dated snapshots the API reports (`gpt-4o-mini-2024-07-18`). An exact key wins, then the longest
- * prefix. A model with no price costs nothing recorded (`null`): see docs/tenants.md.
+ * prefix. A model with no price costs nothing recorded (`null`): see docs/prices.md.
  */
 export class PriceTable {
   readonly #exact = new Map<string, TokenRates>();

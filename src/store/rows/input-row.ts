@@ -26,6 +26,10 @@ const ownUsageSchema = z.object({
   reasoningTokens: count,
   totalTokens: count,
   llmCalls: count,
+  // Results stored before costs were recorded have none: 0 (docs/prices.md).
+  costUsd: z.number().nonnegative().default(0),
+  costPicoUsd: count.default(0),
+  unpricedCalls: count.optional(),
 });
 
 /** An input's usage, with what its child sessions spent under `children` (docs/child-sessions.md). */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { pendingStateSchema } from '../../core/pending-state.js';
+import { picoToUsd } from '../../core/pricing/index.js';
 import { SESSION_STATUSES, type SessionRecord, type SessionStats } from '../../core/session-types.js';
 import { parseRow } from './parse-row.js';
 
@@ -9,6 +10,7 @@ export const SESSION_STATS_COLUMNS = `stat_inputs AS "statInputs", stat_rounds A
   stat_completion_tokens AS "statCompletionTokens", stat_cached_tokens AS "statCachedTokens",
   stat_cache_write_tokens AS "statCacheWriteTokens",
   stat_reasoning_tokens AS "statReasoningTokens", stat_total_tokens AS "statTotalTokens",
+  stat_cost_picousd AS "statCostPicoUsd",
   first_input_at AS "firstInputAt", last_input_at AS "lastInputAt"`;
 
 /**
@@ -38,6 +40,7 @@ export const sessionStatsShape = {
   statCacheWriteTokens: count,
   statReasoningTokens: count,
   statTotalTokens: count,
+  statCostPicoUsd: count,
   firstInputAt: z.date().nullable(),
   lastInputAt: z.date().nullable(),
 };
@@ -111,6 +114,8 @@ export function statsOf(r: z.infer<z.ZodObject<typeof sessionStatsShape>>): Sess
     cacheWriteTokens: r.statCacheWriteTokens,
     reasoningTokens: r.statReasoningTokens,
     totalTokens: r.statTotalTokens,
+    costUsd: picoToUsd(r.statCostPicoUsd),
+    costPicoUsd: r.statCostPicoUsd,
     firstInputAt: r.firstInputAt,
     lastInputAt: r.lastInputAt,
   };

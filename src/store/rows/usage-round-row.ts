@@ -18,6 +18,7 @@ const usageRoundRowSchema: z.ZodType<UsageRoundRecord> = z.object({
   cacheWriteTokens: count,
   reasoningTokens: count,
   totalTokens: count,
+  costPicoUsd: count.nullable(),
   createdAt: z.date(),
 });
 

@@ -39,14 +39,14 @@ const IMAGE_PART_KEYS = keys('type', 'url', 'mediaType');
 const TOOL_CALL_KEYS = keys('id', 'name', 'arguments');
 const PENDING_KEYS = keys('assistantSeq', 'round', 'inputSeq', 'toolCalls', 'unresolvedIds', 'interactions', 'allowedTools');
 const LEDGER_KEYS = keys('toolCallId', 'inputSeq', 'round', 'name', 'args', 'status', 'errorCode', 'durationMs');
-const USAGE_ROUND_KEYS = keys('inputSeq', 'round', 'provider', 'model', 'llmCalls', 'promptTokens', 'completionTokens', 'cachedTokens', 'cacheWriteTokens', 'reasoningTokens', 'totalTokens');
+const USAGE_ROUND_KEYS = keys('inputSeq', 'round', 'provider', 'model', 'llmCalls', 'promptTokens', 'completionTokens', 'cachedTokens', 'cacheWriteTokens', 'reasoningTokens', 'totalTokens', 'costPicoUsd');
 const USAGE_ROUND_COUNTS = ['llmCalls', 'promptTokens', 'completionTokens', 'cachedTokens', 'cacheWriteTokens', 'reasoningTokens', 'totalTokens'] as const;
 const TRANSITION_KEYS = keys('seq', 'status', 'result', 'errorCode', 'errorMessage');
 const RESULT_KEYS = keys('status', 'finalText', 'rounds', 'toolCalls', 'usage', 'output', 'steeredInto', 'agent');
 const AGENT_KEYS = keys('name', 'version');
-const CHILD_USAGE_KEYS = keys('promptTokens', 'completionTokens', 'cachedTokens', 'cacheWriteTokens', 'reasoningTokens', 'totalTokens', 'llmCalls');
-/** A result's usage: its own counts, and its children's under `children`. */
-const USAGE_KEYS = keys('promptTokens', 'completionTokens', 'cachedTokens', 'cacheWriteTokens', 'reasoningTokens', 'totalTokens', 'llmCalls', 'children');
+const CHILD_USAGE_KEYS = keys('promptTokens', 'completionTokens', 'cachedTokens', 'cacheWriteTokens', 'reasoningTokens', 'totalTokens', 'llmCalls', 'costUsd', 'costPicoUsd', 'unpricedCalls');
+/** A result's usage: its own counts and cost, and its children's under `children`. */
+const USAGE_KEYS = keys('promptTokens', 'completionTokens', 'cachedTokens', 'cacheWriteTokens', 'reasoningTokens', 'totalTokens', 'llmCalls', 'costUsd', 'costPicoUsd', 'unpricedCalls', 'children');
 
 const MESSAGE_KIND_SET: ReadonlySet<unknown> = new Set(MESSAGE_KINDS);
 const TOOL_CALL_STATUS_SET: ReadonlySet<unknown> = new Set(TOOL_CALL_STATUSES);
@@ -176,7 +176,16 @@ function isLedgerWrite(row: unknown): boolean {
 }
 
 function isUsageRound(row: unknown): boolean {
-  return fields(row, USAGE_ROUND_KEYS) && isSeq(row['inputSeq']) && isInt4(row['round']) && isText(row['provider']) && isText(row['model']) && USAGE_ROUND_COUNTS.every((name) => isInt4(row[name]));
+  return (
+    fields(row, USAGE_ROUND_KEYS) &&
+    isSeq(row['inputSeq']) &&
+    isInt4(row['round']) &&
+    isText(row['provider']) &&
+    isText(row['model']) &&
+    USAGE_ROUND_COUNTS.every((name) => isInt4(row[name])) &&
+    // Left to the schema when absent: its default (null) fills it in.
+    (row['costPicoUsd'] === null || isCount(row['costPicoUsd']))
+  );
 }
 
 function isTransition(input: unknown): boolean {
@@ -207,7 +216,16 @@ function isResult(result: unknown): boolean {
 }
 
 function isUsage(usage: unknown, allowed: ReadonlySet<string>): usage is Fields {
-  return fields(usage, allowed) && USAGE_ROUND_COUNTS.every((name) => isCount(usage[name]));
+  return (
+    fields(usage, allowed) &&
+    USAGE_ROUND_COUNTS.every((name) => isCount(usage[name])) &&
+    // Absent cost fields are left to the schema, whose defaults fill them in.
+    isCount(usage['costPicoUsd']) &&
+    typeof usage['costUsd'] === 'number' &&
+    Number.isFinite(usage['costUsd']) &&
+    usage['costUsd'] >= 0 &&
+    (usage['unpricedCalls'] === undefined || isCount(usage['unpricedCalls']))
+  );
 }
 
 function isAgentRef(agent: unknown): boolean {

@@ -30,7 +30,12 @@ const FINISH_STATS = [
   ['cache_write_tokens', "#>> '{usage,cacheWriteTokens}'"],
   ['reasoning_tokens', "#>> '{usage,reasoningTokens}'"],
   ['total_tokens', "#>> '{usage,totalTokens}'"],
+  // Exact picodollars of the run's own calls (0 in a result written before costs were recorded).
+  ['cost_picousd', "#>> '{usage,costPicoUsd}'"],
 ] as const;
+
+/** The session's tenant and agent, which its usage rows copy (usage reports read those rows alone). */
+const USAGE_OWNER = ', s.tenant AS usage_tenant, s.agent AS usage_agent';
 
 export function fenceCte(parts: StepParts): string {
   const pending = parts.pending ? 'step.pending' : 's.pending';
@@ -69,7 +74,7 @@ fence AS (
      SET ${sets.join(',\n         ')}
     FROM step
    WHERE s.id = step.session_id AND ${lockedSession('s')} AND s.lease_token = step.lease_token${preconditions.map((c) => `\n     AND ${c}`).join('')}
-  RETURNING ${baseSeq} AS base_seq, s.next_seq, step.*
+  RETURNING ${baseSeq} AS base_seq, s.next_seq${parts.usage ? USAGE_OWNER : ''}, step.*
 )`;
 }
 
@@ -161,17 +166,21 @@ export const LEDGER_CTE = `ledger AS (
     duration_ms = excluded.duration_ms
 )`;
 
-/** Usage per (session, input, round): a round re-run after a crash replaces its row, not adds to it. */
+/**
+ * Usage per (session, input, round): a round re-run after a crash replaces its row, not adds to it.
+ * The cost was computed once, by the loop, from the prices it had; a null cost is a model with no price.
+ */
 export const USAGE_CTE = `usage AS (
   INSERT INTO usage_rounds
     (session_id, input_seq, round, provider, model, llm_calls, prompt_tokens, completion_tokens,
-     cached_tokens, cache_write_tokens, reasoning_tokens, total_tokens)
+     cached_tokens, cache_write_tokens, reasoning_tokens, total_tokens, cost_picousd, tenant, agent)
   SELECT fence.session_id, u."inputSeq", u.round, u.provider, u.model, u."llmCalls", u."promptTokens",
-         u."completionTokens", u."cachedTokens", u."cacheWriteTokens", u."reasoningTokens", u."totalTokens"
+         u."completionTokens", u."cachedTokens", u."cacheWriteTokens", u."reasoningTokens", u."totalTokens",
+         u."costPicoUsd", fence.usage_tenant, fence.usage_agent
     FROM fence,
          jsonb_to_recordset(fence.usage_rounds) AS u("inputSeq" bigint, round integer, provider text, model text,
            "llmCalls" integer, "promptTokens" integer, "completionTokens" integer, "cachedTokens" integer,
-           "cacheWriteTokens" integer, "reasoningTokens" integer, "totalTokens" integer)
+           "cacheWriteTokens" integer, "reasoningTokens" integer, "totalTokens" integer, "costPicoUsd" bigint)
   ON CONFLICT (session_id, input_seq, round) DO UPDATE SET
     provider = excluded.provider,
     model = excluded.model,
@@ -182,6 +191,7 @@ export const USAGE_CTE = `usage AS (
     cache_write_tokens = excluded.cache_write_tokens,
     reasoning_tokens = excluded.reasoning_tokens,
     total_tokens = excluded.total_tokens,
+    cost_picousd = excluded.cost_picousd,
     created_at = now()
 )`;
 

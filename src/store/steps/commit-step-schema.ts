@@ -38,6 +38,8 @@ const usageRoundWriteSchema = z.object({
   cacheWriteTokens: int4,
   reasoningTokens: int4,
   totalTokens: int4,
+  // Picodollars: a bigint column, exact in a double up to 2^53 (about $9,000 for one call).
+  costPicoUsd: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).nullable().default(null),
 });
 
 const compactionSchema = z.object({

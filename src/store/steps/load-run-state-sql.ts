@@ -7,7 +7,7 @@ import { ACTIVE_MESSAGES } from './load-window-sql.js';
 const USAGE_ROUND_COLUMNS = `session_id AS "sessionId", input_seq AS "inputSeq", round, provider, model,
   llm_calls AS "llmCalls", prompt_tokens AS "promptTokens", completion_tokens AS "completionTokens",
   cached_tokens AS "cachedTokens", cache_write_tokens AS "cacheWriteTokens", reasoning_tokens AS "reasoningTokens", total_tokens AS "totalTokens",
-  created_at AS "createdAt"`;
+  cost_picousd AS "costPicoUsd", created_at AS "createdAt"`;
 
 /** One run's start: its session, as a quoted literal, and its input's seq. */
 export interface RunStateKey {

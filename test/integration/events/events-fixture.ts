@@ -15,7 +15,7 @@ export const finishedEvent = (finalText: string, steeredInto?: number): FleetEve
   finalText,
   rounds: 1,
   toolCalls: 0,
-  usage: { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 1 },
+  usage: { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 1, costUsd: 0, costPicoUsd: 0 },
   error: null,
   ...(steeredInto === undefined ? {} : { steeredInto }),
 });

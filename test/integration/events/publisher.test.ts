@@ -177,7 +177,7 @@ describe('RedisEventPublisher against Redis', () => {
     expect((await ttls()).slice(0, 2).every((ttl) => ttl > 0 && ttl <= 5)).toBe(true);
 
     // A finish creates the finished set: it gets the expiry at once, whatever the interval.
-    sink.emit({ type: 'input_finished', status: 'completed', finalText: 'x', rounds: 1, toolCalls: 0, usage: { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 1 }, error: null });
+    sink.emit({ type: 'input_finished', status: 'completed', finalText: 'x', rounds: 1, toolCalls: 0, usage: { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 1, costUsd: 0, costPicoUsd: 0 }, error: null });
     await sink.flush();
     const [, , finishedTtl] = await ttls();
     expect(finishedTtl).toBeGreaterThan(250);

@@ -36,7 +36,7 @@ describe('touch point 2: a plain Redis client follows a session stream', () => {
       finalText: 'Hello',
       rounds: 1,
       toolCalls: 1,
-      usage: { promptTokens: 1, completionTokens: 2, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 3, llmCalls: 1 },
+      usage: { promptTokens: 1, completionTokens: 2, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 3, llmCalls: 1, costUsd: 0, costPicoUsd: 0 },
     });
     const events = await following;
     await publisher.close();

@@ -73,7 +73,7 @@ describe('exactly one input_finished per input, across a crash', () => {
   const repairReads = (store: InstrumentedStore, sessionId: string) =>
     (store.calls.get('listInputs') ?? []).filter(([id, options]) => id === sessionId && [(options as { status?: unknown } | undefined)?.status].flat().includes('cancelled'));
 
-  const noUsage = { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 0 };
+  const noUsage = { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 0, costUsd: 0, costPicoUsd: 0 };
   const deadResult: InputResult = { status: 'completed', finalText: 'done by a holder that died', rounds: 0, toolCalls: 0, usage: noUsage };
 
   /** As after a kill -9 or a stall: the holder's lease lapses without a release. */

@@ -98,7 +98,7 @@ describe('claimNextInput', () => {
       finalText: 'partial',
       rounds: 1,
       toolCalls: 0,
-      usage: { promptTokens: 1, completionTokens: 1, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 2, llmCalls: 1 },
+      usage: { promptTokens: 1, completionTokens: 1, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 2, llmCalls: 1, costUsd: 0, costPicoUsd: 0 },
     };
     await fx.store.commitStep({
       sessionId: id,

@@ -75,7 +75,7 @@ describe('the sweeper query and inputs waiting for child sessions', () => {
         status: 'completed',
         text: 'ok',
         errorCode: null,
-        usage: { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 0 },
+        usage: { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 0, costUsd: 0, costPicoUsd: 0 },
         wait: true,
       });
     }

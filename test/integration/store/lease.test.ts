@@ -40,7 +40,7 @@ describe('lease and fence', () => {
     await blocker.connect();
     await blocker.query('BEGIN');
     await blocker.query('SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE', [id]);
-    const usage = { promptTokens: 1, completionTokens: 1, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 2, llmCalls: 1 };
+    const usage = { promptTokens: 1, completionTokens: 1, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 2, llmCalls: 1, costUsd: 0, costPicoUsd: 0 };
     const finish = fx.store.commitStep({
       sessionId: id,
       leaseToken: first.token,

@@ -34,7 +34,7 @@ describe('commitStep batches steps of different sessions', () => {
     finalText: 'done',
     rounds: 1,
     toolCalls: 1,
-    usage: { promptTokens: 10, completionTokens: 2, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 12, llmCalls: 1 },
+    usage: { promptTokens: 10, completionTokens: 2, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 12, llmCalls: 1, costUsd: 0, costPicoUsd: 0 },
   };
 
   /** A leased session whose first input is claimed (running). */

@@ -274,7 +274,7 @@ export class InMemorySessionStore implements Port.SessionStore {
       const startedInCommit = write.status === 'started' || previous === undefined ? this.commits : previous.startedInCommit;
       data.toolCalls.set(write.toolCallId, { record: upsertToolCall(fence.sessionId, previous?.record, write, at), startedInCommit });
     }
-    for (const row of json.usageRounds) data.usage.set(`${row.inputSeq}:${row.round}`, { ...row, sessionId: fence.sessionId, createdAt: at });
+    for (const row of json.usageRounds) data.usage.set(`${row.inputSeq}:${row.round}`, { ...row, costPicoUsd: row.costPicoUsd ?? null, sessionId: fence.sessionId, createdAt: at });
     if (valid.steer !== undefined) for (const seq of valid.steer.seqs) deliverSteered(data.inputs[seq - 1]!, valid.steer.intoInputSeq, at);
     if (valid.input !== undefined) {
       finishInput(data.record, data.inputs, valid.input, json.result, at);

@@ -60,7 +60,7 @@ export function emptySessionRecord(id: string, at: Date): SessionRecord {
     stats: {
       inputs: 0,
       rounds: 0,
-      llmCalls: 0,
+      llmCalls: 0, costUsd: 0, costPicoUsd: 0,
       toolCalls: 0,
       promptTokens: 0,
       completionTokens: 0,
@@ -227,6 +227,9 @@ export function finishInput(
     stats.cacheWriteTokens += result.usage.cacheWriteTokens;
     stats.reasoningTokens += result.usage.reasoningTokens;
     stats.totalTokens += result.usage.totalTokens;
+    // As the Postgres statement: the result's exact picodollars (0 in results from before costs).
+    stats.costPicoUsd += result.usage.costPicoUsd ?? 0;
+    stats.costUsd = stats.costPicoUsd / 1_000_000_000_000;
   }
   stats.firstInputAt ??= at;
   stats.lastInputAt = at;

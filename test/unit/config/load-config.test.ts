@@ -49,10 +49,11 @@ describe('loadConfig defaults', () => {
         agentsModule: null,
         hooksModule: null,
         agentTimers: false,
+        pricesFile: null,
         maxInputBytes: 1_048_576,
       },
       events: { maxLen: 10_000, idleExpirySeconds: 604_800, coalesceMs: 25 },
-      metrics: { port: 9464 },
+      metrics: { port: 9464, tenantLabel: false },
       log: { level: 'info', format: 'json', content: false },
     };
     expect(loadConfig({})).toEqual(expected);

@@ -155,7 +155,7 @@ describe('RedisEventPublisher (write-behind, against a fake script)', () => {
     sink.emit(round(1));
     await sink.flush();
     await publisher.publish('s1', 1, round(2));
-    sink.emit({ type: 'input_finished', status: 'completed', finalText: '', rounds: 1, toolCalls: 0, usage: { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 1 }, error: null });
+    sink.emit({ type: 'input_finished', status: 'completed', finalText: '', rounds: 1, toolCalls: 0, usage: { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 1, costUsd: 0, costPicoUsd: 0 }, error: null });
     await sink.flush();
     clock += expiryRefreshMs(300) - 1;
     sink.emit(round(3));
@@ -191,7 +191,7 @@ describe('RedisEventPublisher (write-behind, against a fake script)', () => {
       finalText: 'done',
       rounds: 1,
       toolCalls: 0,
-      usage: { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 1 },
+      usage: { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 1, costUsd: 0, costPicoUsd: 0 },
       error: null,
       ...(steeredInto === undefined ? {} : { steeredInto }),
     });

@@ -40,7 +40,7 @@ describe('encodeEvent', () => {
   });
 
   it("marks an input_finished with the input it finishes (the script's deduplication key), and nothing else", () => {
-    const finished: FleetEvent = { type: 'input_finished', status: 'completed', finalText: '', rounds: 1, toolCalls: 0, usage: { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 1 }, error: null, steeredInto: 2 };
+    const finished: FleetEvent = { type: 'input_finished', status: 'completed', finalText: '', rounds: 1, toolCalls: 0, usage: { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 1, costUsd: 0, costPicoUsd: 0 }, error: null, steeredInto: 2 };
     expect(encodeEvent('s', 3, finished).finishes).toBe(3);
     expect(encodeEvent('s', 3, { ...finished, steeredInto: undefined } as FleetEvent).finishes).toBe(3);
     expect(encodeEvent('s', null, finished)).not.toHaveProperty('finishes');

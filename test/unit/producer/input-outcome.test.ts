@@ -3,7 +3,7 @@ import type { InputRecord, InputResult } from '../../../src/core/session-types.j
 import type { StreamEvent } from '../../../src/fleet/fleet-events.js';
 import { outcomeFromEvent, outcomeFromRecord } from '../../../src/producer/input-outcome.js';
 
-const usage = { promptTokens: 10, completionTokens: 5, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 15, llmCalls: 1 };
+const usage = { promptTokens: 10, completionTokens: 5, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 15, llmCalls: 1, costUsd: 0, costPicoUsd: 0 };
 const result: InputResult = { status: 'completed', finalText: 'hi', rounds: 1, toolCalls: 0, usage };
 
 function record(fields: Partial<InputRecord>): InputRecord {
