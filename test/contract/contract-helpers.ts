@@ -109,7 +109,7 @@ export function runResult(overrides: Partial<InputResult> = {}): InputResult {
     finalText: 'done',
     rounds: 2,
     toolCalls: 3,
-    usage: { promptTokens: 100, completionTokens: 20, cachedTokens: 10, cacheWriteTokens: 0, reasoningTokens: 5, totalTokens: 120, llmCalls: 2, costUsd: 0, costPicoUsd: 0 },
+    usage: { promptTokens: 100, completionTokens: 20, cachedTokens: 10, cacheWriteTokens: 0, reasoningTokens: 5, totalTokens: 120, llmCalls: 2, costUsd: 0.0000015, costPicoUsd: 1_500_000 },
     ...overrides,
   };
 }

@@ -97,6 +97,7 @@ describe('loadConfig with values set', () => {
       DATABASE_BATCH_OVERLAP_MIN: '5',
       DATABASE_STATEMENT_TIMEOUT_MS: '1500',
       METRICS_PORT: '0',
+      METRICS_TENANT_LABEL: 'true',
       LOG_LEVEL: 'debug',
       LOG_FORMAT: 'pretty',
       LOG_CONTENT: '1',
@@ -117,6 +118,7 @@ describe('loadConfig with values set', () => {
       WINDOW_CACHE_MB: '0',
       WINDOW_CACHE_MIN_MESSAGES: '5',
       LOOPFLEET_AGENT_TIMERS: 'true',
+      LOOPFLEET_PRICES: './prices.json',
     });
     expect(config.databaseUrl).toBe('postgresql://app:pw@db:5432/app');
     expect(config.redisUrl).toBe('rediss://cache:6380/1');
@@ -146,9 +148,10 @@ describe('loadConfig with values set', () => {
       agentsModule: './agents.json',
       hooksModule: './hooks.js',
       agentTimers: true,
+      pricesFile: './prices.json',
       maxInputBytes: 2048,
     });
-    expect(config.metrics).toEqual({ port: 0 });
+    expect(config.metrics).toEqual({ port: 0, tenantLabel: true });
     expect(config.log).toEqual({ level: 'debug', format: 'pretty', content: true });
   });
 

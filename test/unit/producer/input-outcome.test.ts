@@ -47,7 +47,7 @@ describe('outcomeFromRecord', () => {
       finalText: '',
       rounds: 0,
       toolCalls: 0,
-      usage: { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 0 },
+      usage: { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 0, llmCalls: 0, costUsd: 0, costPicoUsd: 0 },
       error: { code: 'input.invalid', message: 'bad' },
     });
     expect(outcomeFromRecord(record({ status: 'cancelled' }))?.status).toBe('cancelled');

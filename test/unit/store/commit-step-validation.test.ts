@@ -84,6 +84,7 @@ const usageRound = (inputSeq: number, round: number) =>
     cacheWriteTokens: int4,
     reasoningTokens: int4,
     totalTokens: int4,
+    costPicoUsd: fc.option(fc.nat(), { nil: null }),
   });
 const count = fc.nat();
 const result = fc.record(
@@ -92,7 +93,7 @@ const result = fc.record(
     finalText: fc.string(),
     rounds: count,
     toolCalls: count,
-    usage: fc.record({ promptTokens: count, completionTokens: count, cachedTokens: count, cacheWriteTokens: count, reasoningTokens: count, totalTokens: count, llmCalls: count }),
+    usage: fc.record({ promptTokens: count, completionTokens: count, cachedTokens: count, cacheWriteTokens: count, reasoningTokens: count, totalTokens: count, llmCalls: count, costUsd: fc.double({ min: 0, max: 1e6, noNaN: true }), costPicoUsd: count }),
     output: fc.jsonValue(),
     steeredInto: seq,
   },

@@ -5,8 +5,8 @@ const usage = { promptTokens: 120, completionTokens: 8, cachedTokens: 100, reaso
 const result = { status: 'completed', finalText: 'ok', rounds: 1, toolCalls: 0 };
 
 describe('a stored result’s usage', () => {
-  it('reads a result stored before the cache write was counted with cacheWriteTokens 0', () => {
-    expect(inputResultSchema.parse({ ...result, usage }).usage).toEqual({ ...usage, cacheWriteTokens: 0 });
+  it('reads a result stored before the cache write (and cost) was counted with cacheWriteTokens 0 and cost 0', () => {
+    expect(inputResultSchema.parse({ ...result, usage }).usage).toEqual({ ...usage, cacheWriteTokens: 0, costUsd: 0, costPicoUsd: 0 });
   });
 
   it('keeps the cache write of a result that has one', () => {

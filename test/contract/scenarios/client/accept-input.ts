@@ -52,7 +52,7 @@ export function acceptInputScenarios(ctx: ContractContext): void {
       const id = ctx.id('idem');
       const original = await accept(ctx.store, id, { inputId: 'job:42', payload: { input: 'first' } });
       const again = await accept(ctx.store, id, { inputId: 'job:42', kind: 'resume', payload: { input: 'retry' } });
-      expect(again).toEqual({ sessionId: id, seq: original.seq, inputId: 'job:42', duplicate: true });
+      expect(again).toEqual({ sessionId: id, seq: original.seq, inputId: 'job:42', duplicate: true, tenant: 'default' });
       expect(await ctx.store.getInputById(id, 'job:42')).toMatchObject({ seq: 1, kind: 'send', payload: { input: 'first' } });
       expect((await accept(ctx.store, id)).seq).toBe(2);
       expect((await ctx.store.listInputs(id)).length).toBe(2);

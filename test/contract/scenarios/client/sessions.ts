@@ -58,6 +58,8 @@ export function sessionScenarios(ctx: ContractContext): void {
         cacheWriteTokens: 0,
         reasoningTokens: 0,
         totalTokens: 0,
+        costUsd: 0,
+        costPicoUsd: 0,
         firstInputAt: null,
         lastInputAt: null,
       });

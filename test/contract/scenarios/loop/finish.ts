@@ -31,6 +31,8 @@ export function finishScenarios(ctx: ContractContext): void {
         cacheWriteTokens: 0,
         reasoningTokens: 5,
         totalTokens: 120,
+        costUsd: 0.0000015,
+        costPicoUsd: 1_500_000,
         firstInputAt: input?.finishedAt,
         lastInputAt: input?.finishedAt,
       });

@@ -83,7 +83,7 @@ export function ledgerUsageScenarios(ctx: ContractContext): void {
       const { id, token } = await leased(ctx, 'usage');
       await ctx.store.commitStep({ sessionId: id, leaseToken: token, usageRounds: [usageRound(2, 0, 30), usageRound(1, 1, 20)] });
       await ctx.store.commitStep({ sessionId: id, leaseToken: token, usageRounds: [usageRound(1, 0, 10)] });
-      await ctx.store.commitStep({ sessionId: id, leaseToken: token, usageRounds: [{ ...usageRound(1, 0, 15), model: 'gpt-other', llmCalls: 3 }] });
+      await ctx.store.commitStep({ sessionId: id, leaseToken: token, usageRounds: [{ ...usageRound(1, 0, 15), model: 'gpt-other', llmCalls: 3, costPicoUsd: 2_250_000 }] });
 
       const all = await ctx.store.getUsageRounds(id);
       expect(all.map((row) => [row.inputSeq, row.round, row.promptTokens])).toEqual([
@@ -104,6 +104,7 @@ export function ledgerUsageScenarios(ctx: ContractContext): void {
         cacheWriteTokens: 0,
         reasoningTokens: 0,
         totalTokens: 16,
+        costPicoUsd: 2_250_000,
         createdAt: expect.any(Date),
       });
       expect((await ctx.store.getUsageRounds(id, 1)).map((row) => row.round)).toEqual([0, 1]);

@@ -63,7 +63,7 @@ describe('spawn_agent: child sessions from the loop', () => {
 
     const result = await harness.runNext();
     expect(result).toMatchObject({ status: 'completed', finalText: 'A and B combined.', toolCalls: 2 });
-    expect(result!.usage.children).toEqual({ promptTokens: 14, completionTokens: 6, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 20, llmCalls: 2 });
+    expect(result!.usage.children).toEqual({ promptTokens: 14, completionTokens: 6, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 20, llmCalls: 2, costUsd: 0, costPicoUsd: 0 });
     expect(llm.requests).toHaveLength(2);
     expect(llm.requests[1]!.messages.slice(-2)).toEqual([
       { role: 'tool', toolCallId: 'c1', name: 'spawn_agent', content: 'A says hi' },

@@ -20,7 +20,8 @@ describe('usage per input and per session', () => {
     const harness = new LoopHarness({ llm, tools: [noop] });
     await harness.send('first');
     const first = await runChecked(harness);
-    expect(first!.usage).toEqual({ promptTokens: 250, completionTokens: 15, cachedTokens: 40, cacheWriteTokens: 25, reasoningTokens: 2, totalTokens: 265, llmCalls: 2 });
+    // No price table in this harness: the calls are unpriced, and say so.
+    expect(first!.usage).toEqual({ promptTokens: 250, completionTokens: 15, cachedTokens: 40, cacheWriteTokens: 25, reasoningTokens: 2, totalTokens: 265, llmCalls: 2, costUsd: 0, costPicoUsd: 0, unpricedCalls: 2 });
     const rows = await harness.store.getUsageRounds(harness.sessionId, 1);
     expect(rows.map((row) => [row.round, row.promptTokens, row.completionTokens, row.cachedTokens, row.cacheWriteTokens, row.llmCalls, row.model, row.provider])).toEqual([
       [0, 100, 10, 40, 25, 1, 'scripted', 'scripted'],
@@ -34,7 +35,7 @@ describe('usage per input and per session', () => {
     await harness.send('second');
     const second = await runChecked(harness);
     // Per input, not cumulative.
-    expect(second!.usage).toEqual({ promptTokens: 7, completionTokens: 3, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 10, llmCalls: 1 });
+    expect(second!.usage).toEqual({ promptTokens: 7, completionTokens: 3, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 10, llmCalls: 1, costUsd: 0, costPicoUsd: 0, unpricedCalls: 1 });
     expect(await harness.store.getUsageRounds(harness.sessionId, 2)).toHaveLength(1);
     const stats = (await harness.store.getSession(harness.sessionId))!.stats;
     expect(stats).toMatchObject({
