@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Usage } from '../../../src/core/session-types.js';
+import { picoToUsd } from '../../../src/core/pricing/index.js';
 import { SessionQueue } from '../../../src/producer/session-queue.js';
 import { sessionEvents } from '../fleet/fixtures/fleet-helpers.js';
 import { ProcessFleet } from '../fleet/fixtures/process-fleet.js';
@@ -24,8 +25,13 @@ const AGENTS = [{ name: 'lead', subagents: ['reader'] }, { name: 'reader' }];
 
 /** The sum of the children's own usage, as `usage.children` should hold it. */
 function summed(usages: Usage[]): Record<string, number> {
-  const keys = ['promptTokens', 'completionTokens', 'cachedTokens', 'cacheWriteTokens', 'reasoningTokens', 'totalTokens', 'llmCalls'] as const;
-  return Object.fromEntries(keys.map((key) => [key, usages.reduce((sum, usage) => sum + usage[key], 0)]));
+  const keys = ['promptTokens', 'completionTokens', 'cachedTokens', 'cacheWriteTokens', 'reasoningTokens', 'totalTokens', 'llmCalls', 'costPicoUsd'] as const;
+  const sums: Record<string, number> = Object.fromEntries(keys.map((key) => [key, usages.reduce((sum, usage) => sum + usage[key], 0)]));
+  sums['costUsd'] = picoToUsd(sums['costPicoUsd']!);
+  // Calls of a model without a price are counted, not priced (the fake server's model has none).
+  const unpriced = usages.reduce((sum, usage) => sum + (usage.unpricedCalls ?? 0), 0);
+  if (unpriced > 0) sums['unpricedCalls'] = unpriced;
+  return sums;
 }
 
 describe('two children in one round, scripted model, one worker', () => {

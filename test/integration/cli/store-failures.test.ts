@@ -33,7 +33,8 @@ describe('store failures seen by a client', () => {
     [['cancel', 's1'], 'requestCancelTree'],
     // `history` reads the session first (to say whose child it is, for a child session).
     [['history', 's1'], 'getSession'],
-    [['send', 's1', 'a private message'], 'acceptInput'],
+    // `send` reads the tenants' admission rates first (cached for 2 s, docs/tenant-limits.md).
+    [['send', 's1', 'a private message'], 'readTenantRates'],
   ])('%j exits 1 with [system.infrastructure] and the cause, never the SQL or the input', async (argv, operation) => {
     const run = await cli(...argv);
     expect(run).toMatchObject({ code: 1, out: '' });

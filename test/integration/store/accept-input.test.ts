@@ -63,7 +63,7 @@ describe('acceptInput', () => {
     const id = sessionId('idem');
     const original = await accept({ sessionId: id, inputId: 'job:42', payload: { text: 'first' } });
     const again = await accept({ sessionId: id, inputId: 'job:42', payload: { text: 'retry' } });
-    expect(again).toEqual({ sessionId: id, seq: original.seq, inputId: 'job:42', duplicate: true });
+    expect(again).toEqual({ sessionId: id, seq: original.seq, inputId: 'job:42', duplicate: true, tenant: 'default' });
     expect(await countRows(fx.pool, 'session_inputs', id)).toBe(1);
     expect((await fx.store.getInputById(id, 'job:42'))?.payload).toEqual({ text: 'first' });
     expect((await accept({ sessionId: id })).seq).toBe(2);

@@ -27,15 +27,15 @@ describe('loopfleet migrate (processes)', () => {
     expect(runs.filter((run) => run.stdout.includes('0005_cache_write_tokens'))).toHaveLength(1);
     expect(runs.filter((run) => run.stdout.includes('0006_agent_registry_stopped'))).toHaveLength(1);
     expect(runs.filter((run) => run.stdout.includes('0007_child_sessions'))).toHaveLength(1);
-    expect(runs.filter((run) => run.stdout.includes('0008_session_tenant'))).toHaveLength(1);
+    expect(runs.filter((run) => run.stdout.includes('0010_budget_functions'))).toHaveLength(1);
     expect(runs.filter((run) => run.stdout.includes('up to date'))).toHaveLength(2);
     const client = new pg.Client({ connectionString: db.url });
     await client.connect();
     try {
       const applied = await client.query('SELECT hash FROM drizzle.__drizzle_migrations');
-      expect(applied.rowCount).toBe(9);
+      expect(applied.rowCount).toBe(11);
       const tables = await client.query("SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'");
-      expect(tables.rows[0].n).toBe(8);
+      expect(tables.rows[0].n).toBe(12);
     } finally {
       await client.end();
     }

@@ -250,7 +250,7 @@ describe('acceptInput batches accepts of different sessions', () => {
       results = await Promise.all(ids.map((id) => accept(id, 'now')));
     });
     expect(sent).toEqual([expect.objectContaining({ name: 'loopfleet_accept_inputs' })]);
-    expect(results).toEqual(ids.map((id, i) => ({ sessionId: id, seq: i === 0 ? 2 : 1, inputId: 'now', duplicate: false })));
+    expect(results).toEqual(ids.map((id, i) => ({ sessionId: id, seq: i === 0 ? 2 : 1, inputId: 'now', duplicate: false, tenant: 'default' })));
     for (const id of ids) expect((await fx.store.getInputById(id, 'now'))?.payload).toEqual({ text: 'now' });
   });
 
