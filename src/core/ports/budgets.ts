@@ -5,14 +5,10 @@
  * overshoot a cap by at most one call's reservation.
  */
 
-/** Which budgets a budget covers: a session (and its children), a tenant, or a tenant's use of one agent. */
-export type BudgetScope = 'session' | 'tenant' | 'agent';
+import type { BudgetPeriod, BudgetScope, BudgetUnit } from './tenant-admin.js';
 
-/** What a budget counts: tokens (prompt + completion) or money (picodollars inside, USD at the edges). */
-export type BudgetUnit = 'tokens' | 'usd';
-
-/** Over what a budget counts: the whole life, or the UTC calendar day or month. */
-export type BudgetPeriod = 'total' | 'day' | 'month';
+// One definition of a budget's scope, unit and period, with the operator records.
+export type { BudgetPeriod, BudgetScope, BudgetUnit } from './tenant-admin.js';
 
 /** One budget and the window it counts in, as a refusal names it. */
 export interface BudgetTarget {
