@@ -9,7 +9,8 @@ import { ScriptedLlm } from './scripted-llm.js';
 /**
  * The `Llm` a worker uses, from the validated configuration (docs/llm-providers.md): the primary
  * provider, wrapped in a `FallbackLlm` when `LLM_FALLBACK` names more pairs. `scripted` is the offline
- * provider: it echoes the last user message, so the fleet runs end to end with no key.
+ * provider: it echoes the last user message, or calls the tool an input names (`/tool <name> <JSON>`),
+ * so the fleet and its tools run end to end with no key.
  *
  * @param secrets - taken out of every error the providers throw, besides their own keys and base
  *   URL passwords (a worker passes `configuredSecrets`: the other key, the Postgres and Redis passwords).

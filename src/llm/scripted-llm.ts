@@ -1,6 +1,7 @@
-import { contentText, type ToolCall } from '../core/messages.js';
+import type { ToolCall } from '../core/messages.js';
 import { systemClock, type Clock } from '../core/ports/clock.js';
 import type { FinishReason, Llm, LlmCallOptions, LlmRequest, LlmResponse, LlmUsage } from '../core/ports/llm.js';
+import { offlineReply } from './offline-reply.js';
 
 /** One scripted reply. */
 export interface ScriptedReply {
@@ -28,7 +29,10 @@ export type ScriptStep = ScriptedReply | ScriptedFailure | ((request: LlmRequest
 
 export interface ScriptedLlmOptions {
   model?: string;
-  /** What to do when the script runs out: `error` (tests) or `echo` the last user message (offline demo). */
+  /**
+   * What to do when the script runs out: `error` (tests) or `echo` (the offline model): echo the last
+   * user message, or call the tool it names as `/tool <name> <JSON arguments>` ({@link offlineReply}).
+   */
   whenExhausted?: 'error' | 'echo';
   clock?: Clock;
   /** Keep every request in `requests` (tests). Default true; a long-running worker turns it off. */
@@ -38,7 +42,7 @@ export interface ScriptedLlmOptions {
 /**
  * An `Llm` that plays a script: replies, streamed chunks, tool calls, errors and delays. It records
  * every request so tests can assert what the model was shown. Used by unit tests and, in `echo`
- * mode, as the offline provider of the demo fleet.
+ * mode, as the offline provider of the demo fleet (echoes, and calls tools on `/tool` inputs).
  */
 export class ScriptedLlm implements Llm {
   readonly provider = 'scripted';
@@ -103,16 +107,11 @@ export class ScriptedLlm implements Llm {
   #next(request: LlmRequest, call: number): ScriptedReply | ScriptedFailure {
     const step = this.#script.shift();
     if (step === undefined) {
-      if (this.#whenExhausted === 'echo') return { text: echo(request) };
+      if (this.#whenExhausted === 'echo') return offlineReply(request);
       throw new Error(`ScriptedLlm: script exhausted at call ${call + 1}`);
     }
     return typeof step === 'function' ? step(request, call) : step;
   }
-}
-
-function echo(request: LlmRequest): string {
-  const lastUser = [...request.messages].reverse().find((message) => message.role === 'user');
-  return lastUser === undefined ? 'Hello from the scripted model.' : `Echo: ${contentText(lastUser.content)}`;
 }
 
 function usageOf(partial: Partial<LlmUsage> | undefined, request: LlmRequest, text: string): LlmUsage {
