@@ -1,7 +1,8 @@
 /**
  * The example agents, tools and hooks (examples/agents.js, examples/tools, examples/hooks) on a real
  * worker with the offline model: the files load through the worker's own loaders, and `/tool` inputs
- * run the zod-checked tool and the approval hook end to end.
+ * run the zod-checked tool and the approval hook end to end. The examples import `loopfleet`, which
+ * resolves to this package's dist/: build first (CI does).
  */
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
