@@ -10,6 +10,7 @@ import { acceptAndKick } from '../../../src/fleet/accept-input.js';
 import { eventStreamKey } from '../../../src/fleet/fleet-keys.js';
 import { loadAgentDefinitions } from '../../../src/worker/load-agents.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
+import { runCliInProcess } from '../../support/run-cli-process.js';
 
 const example = (path: string): string => fileURLToPath(new URL(`../../../examples/${path}`, import.meta.url));
 const EXAMPLE_ENV = {
@@ -91,5 +92,11 @@ describe('examples: the weather agent, its tools and hooks', () => {
     const text = await ask('w-unknown', '/tool teleport {}');
     expect(text).toMatch(/^teleport returned: Error: unknown tool "teleport". Available tools: /);
     expect(text).toContain('get_weather');
+  });
+
+  it("the quickstart's command: loopfleet send … --follow prints the tool's result", async () => {
+    const { code, out, err } = await runCliInProcess(['send', 'weather-cli', '/tool get_weather {"city":"Paris"}', '--follow'], fleet.env);
+    expect(code, err).toBe(0);
+    expect(out).toContain('get_weather returned: {"city":"Paris","unit":"celsius","temperature":20,"conditions":"sunny"}');
   });
 });
