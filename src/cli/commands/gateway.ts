@@ -9,7 +9,7 @@ import { parseCommandLine, parseIntegerOption } from '../command-line.js';
  * imported here, lazily, so the other commands never load it.
  */
 export async function gatewayCommand(args: string[], io: CliIo): Promise<number> {
-  const { values } = parseCommandLine({ args, options: { port: { type: 'string' }, host: { type: 'string' } } });
+  const { values } = parseCommandLine({ args, options: { port: { type: 'string' }, host: { type: 'string' }, json: { type: 'boolean', default: false } } });
   const env = Object.assign({}, io.env);
   if (values.port !== undefined) env.GATEWAY_PORT = String(parseIntegerOption('port', values.port, { min: 0, max: 65_535 }));
   if (values.host !== undefined) env.GATEWAY_HOST = values.host;
@@ -17,7 +17,7 @@ export async function gatewayCommand(args: string[], io: CliIo): Promise<number>
   const logger = loggerFromConfig(loadConfig({ LOG_LEVEL: env.LOG_LEVEL, LOG_FORMAT: env.LOG_FORMAT, LOG_CONTENT: env.LOG_CONTENT }));
   const { startGateway } = await import('../../gateway/start-gateway.js');
   const running = await startGateway(client, gateway, logger);
-  io.stdout(`gateway listening on ${running.url}\n`);
+  io.stdout(values.json ? `${JSON.stringify({ url: running.url })}\n` : `gateway listening on ${running.url}\n`);
   return new Promise<number>((resolve) => {
     const onSignal = (signal: NodeJS.Signals): void => {
       logger.info({ signal }, 'gateway shutting down');

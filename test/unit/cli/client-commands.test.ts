@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { HELP } from '../../../src/cli/help.js';
+import { overviewHelp } from '../../../src/cli/help.js';
+
+const HELP = overviewHelp();
 import { COMMAND_NAMES, runCli } from '../../../src/cli/run-cli.js';
 
 function capture(env: NodeJS.ProcessEnv = {}) {

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { HELP } from '../../../src/cli/help.js';
+import { overviewHelp } from '../../../src/cli/help.js';
+
+const HELP = overviewHelp();
 import { parseSubmitValue } from '../../../src/cli/submit-value.js';
 
 /** `loopfleet submit-input`'s value: JSON when it parses exactly, the text itself otherwise. */
