@@ -20,3 +20,7 @@ const code = await runCli(process.argv.slice(2), {
   },
 });
 process.exitCode = code;
+// The work is done and every connection closed, but a connection closed while still connecting
+// leaves a timer of its driver behind (ioredis waits 2 s for the socket to end): the process exits
+// now instead, once what it printed has been handed to the OS.
+process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
