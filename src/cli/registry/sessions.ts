@@ -136,7 +136,7 @@ few seconds. Lost events show as a "--- GAP" line. For a child session, "# child
     options: [{ flags: '--follow', description: 'stream the reply, as send --follow does' }, JSON_OPTION],
     details: `<interaction>: its id as send --follow prints it, 1 to ${MAX_INTERACTION_ID_LENGTH} characters. The value is
 parsed as JSON when it parses (42, true, {"a":1}), else taken as text; so is JSON with a number a
-JS number would change (12345678901234567890): every digit is kept.`,
+JS number would change (12345678901234567890, 0.1000000000000000055511151231257827): every digit is kept.`,
     load: async () => (await import('../commands/submit-input.js')).submitInputCommand,
   },
 ];
