@@ -1,5 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
 import { EXIT, type CliIo } from './cli-io.js';
+import { CliUsageError } from './command-line.js';
 import { EXIT_CODES_HELP } from './help.js';
 import type { CommandSpec, ParsedLine } from './registry/index.js';
 
@@ -23,6 +24,7 @@ export async function runCommand(spec: CommandSpec, args: string[], io: CliIo): 
     const parsed: ParsedLine = { operands: self.args, options: self.opts() };
     code = await (await spec.load())(args, io, parsed);
   });
+  if (spec.passThrough !== true) refuseRepeats(args);
   try {
     await program.parseAsync([spec.name, ...args], { from: 'user' });
     return code;
@@ -41,4 +43,19 @@ function declare(command: Command, spec: CommandSpec): Command {
   const details = spec.details === undefined ? '' : `\n${spec.details}\n`;
   command.addHelpText('after', `${details}\n${EXIT_CODES_HELP}`);
   return command;
+}
+
+/**
+ * An option given twice is a bad command line (commander would keep the last one, so
+ * `--limit 5 --limit 50` would silently list 50). Options after `--` are operands.
+ */
+function refuseRepeats(args: readonly string[]): void {
+  const seen = new Set<string>();
+  for (const arg of args) {
+    if (arg === '--') return;
+    if (!arg.startsWith('--')) continue;
+    const name = arg.slice(2).split('=')[0]!;
+    if (seen.has(name)) throw new CliUsageError(`option --${name} given more than once`);
+    seen.add(name);
+  }
 }

@@ -27,17 +27,25 @@ const ENVIRONMENT_HELP = `Environment (validated at start; see README for all of
 `;
 
 /** `name args` as the overview shows it. */
-export function commandLine(spec: CommandSpec): string {
+export function commandLine(spec: Pick<CommandSpec, 'name' | 'args'>): string {
   return spec.args === '' ? spec.name : `${spec.name} ${spec.args}`;
+}
+
+/** Where the summaries start: a longer command line puts its summary on the next line. */
+const SUMMARY_COLUMN = 28;
+
+/** One command of the overview: its line, then its summary in the summary column. */
+function entry(spec: Pick<CommandSpec, 'name' | 'args' | 'summary'>): string {
+  const line = `  ${commandLine(spec)}`;
+  return line.length < SUMMARY_COLUMN - 1 ? `${line.padEnd(SUMMARY_COLUMN)}${spec.summary}\n` : `${line}\n${' '.repeat(SUMMARY_COLUMN)}${spec.summary}\n`;
 }
 
 /** The overview: every command with its one line, grouped, then the environment and exit codes. */
 export function overviewHelp(): string {
   const groups = new Map<string, CommandSpec[]>();
   for (const spec of COMMAND_SPECS) groups.set(spec.group, [...(groups.get(spec.group) ?? []), spec]);
-  const width = Math.max(...COMMAND_SPECS.map((spec) => commandLine(spec).length)) + 2;
-  const sections = [...groups].map(([group, specs]) => `${group}:\n${specs.map((spec) => `  ${commandLine(spec).padEnd(width)}${spec.summary}\n`).join('')}`);
-  const other = `Other:\n  ${'help [command]'.padEnd(width)}Show this help, or a command's (also: <command> --help)\n  ${'version'.padEnd(width)}Print the version (also: -v, --version)\n`;
+  const sections = [...groups].map(([group, specs]) => `${group}:\n${specs.map(entry).join('')}`);
+  const other = `Other:\n${entry({ name: 'help', args: '[command]', summary: "Show this help, or a command's (also: <command> --help)" })}${entry({ name: 'version', args: '', summary: 'Print the version (also: -v, --version)' })}`;
   return `loopfleet — durable AI-agent sessions on a worker fleet
 
 Usage:

@@ -47,9 +47,13 @@ function report(name: string, error: unknown, io: CliIo): number {
 
 /** `help`, `help --json`, `help <command>` (that command's own `--help`). */
 async function help(args: string[], io: CliIo): Promise<number> {
-  const operands = args.filter((arg) => arg !== '--json');
-  if (operands.length === 0) {
+  const operands = args.filter((arg) => arg !== '--json' && arg !== '--help' && arg !== '-h');
+  if (operands.length === 0 || (operands.length === 1 && operands[0] === 'help')) {
     io.stdout(args.includes('--json') ? helpJson() : overviewHelp());
+    return EXIT.ok;
+  }
+  if (operands.length === 1 && operands[0] === 'version') {
+    io.stdout(VERSION_HELP);
     return EXIT.ok;
   }
   const spec = operands.length === 1 ? findCommand(operands[0]!) : undefined;
@@ -61,7 +65,13 @@ async function help(args: string[], io: CliIo): Promise<number> {
   return runCommand(spec, ['--help'], io);
 }
 
+const VERSION_HELP = 'Usage: loopfleet version [--json]\n\nPrint the version (also: -v, --version). --json: {"version": …}.\n';
+
 function version(args: string[], io: CliIo): Promise<number> {
+  if (args.includes('--help') || args.includes('-h')) {
+    io.stdout(VERSION_HELP);
+    return Promise.resolve(EXIT.ok);
+  }
   const extra = args.find((arg) => arg !== '--json');
   if (extra !== undefined) {
     io.stderr(`loopfleet: version takes no arguments, got "${extra}"\n`);

@@ -84,6 +84,15 @@ describe('loopfleet client commands (no services needed)', () => {
     [['timers'], "missing required argument 'session'"],
     [['cancel-timer', 's1'], "missing required argument 'timer'"],
     [['cancel-timer', 's1', 'has space'], 'the timer id must be 1 to 100'],
+    [['send', 's1', 'hi', '--help-me'], "unknown option '--help-me'"],
+    [['sessions', 'extra'], 'too many arguments'],
+    [['sessions', '--limit', '201'], '--limit must be a whole number from 1 to 200'],
+    [['describe'], "missing required argument 'session'"],
+    [['result', 's1'], "missing required argument 'seq'"],
+    [['result', 's1', 'first'], '--seq must be a whole number'],
+    [['result', 's1', '1', '--wait', 'soon'], '--wait must be a duration such as 90s'],
+    [['delete'], "missing required argument 'session'"],
+    [['tail', 's1', '--no-follow', '--after', 'x'], '--after must be a stream id'],
   ])('%j exits 2 before touching configuration or services', async (argv, message) => {
     // An invalid configuration proves the arguments were rejected first: it would otherwise exit 1.
     const run = capture({ REDIS_URL: 'mysql://nope' });
@@ -105,6 +114,8 @@ describe('loopfleet client commands (no services needed)', () => {
     [['abort-pending', 's1', '--reason', 'a', '--reason', 'b'], '--reason'],
     [['worker', '--grace', '5', '--grace', '6'], '--grace'],
     [['migrate', '--create-database', '--create-database'], '--create-database'],
+    [['sessions', '--limit', '1', '--limit=2'], '--limit'],
+    [['result', 's1', '1', '--wait', '--wait', '5m'], '--wait'],
   ])('%j: a repeated option exits 2 naming it, before touching configuration or services', async (argv, option) => {
     const run = capture({ REDIS_URL: 'mysql://nope' });
     expect(await runCli(argv, run.io)).toBe(2);
@@ -140,6 +151,16 @@ describe('loopfleet client commands (no services needed)', () => {
     const run = capture({ REDIS_URL: 'mysql://nope' });
     expect(await runCli(argv, run.io)).toBe(1);
     expect(run.err()).toContain('[config.invalid]');
+  });
+
+  it.each([...COMMAND_NAMES])('%s: <name> --help and help <name> print the same help, exit 0', async (name) => {
+    const flag = capture();
+    const word = capture();
+    expect(await runCli([name, '--help'], flag.io)).toBe(0);
+    expect(await runCli(['help', name], word.io)).toBe(0);
+    expect(flag.out()).toBe(word.out());
+    expect(flag.out()).toMatch(name === 'help' ? /^loopfleet — / : new RegExp(`^Usage: loopfleet ${name} `));
+    expect(flag.err()).toBe('');
   });
 
   it("each command's help states the accepted number ranges", async () => {
