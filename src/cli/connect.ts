@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import { loadClientConfig, type ResolvedConfig } from '../config/index.js';
 import { InfrastructureError } from '../core/errors/index.js';
@@ -94,6 +94,8 @@ async function openPool(config: ResolvedConfig): Promise<pg.Pool> {
 
 /** A Redis connection that is ready, or a typed error naming host and port within the timeout. */
 async function openRedis(url: string): Promise<Redis> {
+  // Loaded here: the commands that only read Postgres never load the Redis driver.
+  const { Redis } = await import('ioredis');
   const redis = new Redis(url, { lazyConnect: true, connectTimeout: CLI_CONNECT_TIMEOUT_MS });
   let lastError: unknown = null;
   redis.on('error', (error: unknown) => {
