@@ -124,6 +124,19 @@ describe('loopfleet client commands against a running fleet', () => {
     await fleet.waitForSessionIdle('cli-abort', 3);
   });
 
+  it('submit-input --follow streams the reply and exits with its status; --json prints the outcome', async () => {
+    expect((await cli('send', 'cli-ask-follow', 'ask:Pick a colour', '--follow')).code).toBe(10);
+    const interactionId = (await fleet.store.getSession('cli-ask-follow'))!.pending!.interactions[0]!.interactionId;
+    const answered = await cli('submit-input', 'cli-ask-follow', interactionId, 'blue', '--follow');
+    expect(answered).toMatchObject({ code: 0, out: 'accepted cli-ask-follow seq 2\nGot: blue\n' });
+    expect(answered.err).toContain('status completed');
+    expect((await cli('send', 'cli-ask-follow', 'ask:And a number', '--follow')).code).toBe(10);
+    const second = (await fleet.store.getSession('cli-ask-follow'))!.pending!.interactions[0]!.interactionId;
+    const json = await cli('submit-input', 'cli-ask-follow', second, '7', '--follow', '--json');
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.out)).toMatchObject({ sessionId: 'cli-ask-follow', seq: 4, status: 'completed', finalText: 'Got: 7' });
+  });
+
   it.each([
     ['cli-ask-big', '12345678901234567890'],
     ['cli-ask-fine', '0.1000000000000000055511151231257827'],
