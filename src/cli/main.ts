@@ -14,6 +14,7 @@ const code = await runCli(process.argv.slice(2), {
   env: process.env,
   isTty: process.stdout.isTTY === true,
   readStdin: async () => {
+    if (process.stdin.isTTY === true) process.stderr.write('# reading the text from the terminal; end it with Ctrl-D\n');
     const chunks: Buffer[] = [];
     for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
     return Buffer.concat(chunks).toString('utf8');

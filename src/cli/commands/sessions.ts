@@ -1,8 +1,8 @@
 import type { ListSessionsOptions, SessionSummary } from '../../core/ports/session-list.js';
-import type { SessionStatus } from '../../core/session-types.js';
+import { SESSION_STATUSES, type SessionStatus } from '../../core/session-types.js';
 import { EXIT, type CliIo } from '../cli-io.js';
 import { paint, paintStatus } from '../colour.js';
-import { parseIntegerOption } from '../command-line.js';
+import { CliUsageError, parseIntegerOption } from '../command-line.js';
 import { withStore } from '../connect.js';
 import { formatTable } from '../format-table.js';
 import { SESSIONS_LIMIT } from '../limits.js';
@@ -20,7 +20,7 @@ export async function sessionsCommand(_args: string[], io: CliIo, parsed: Parsed
   const query: ListSessionsOptions = {};
   if (options.tenant !== undefined) query.tenant = options.tenant;
   if (options.agent !== undefined) query.agent = options.agent;
-  if (options.status !== undefined) query.status = options.status as SessionStatus;
+  if (options.status !== undefined) query.status = sessionStatus(options.status);
   if (options.prefix !== undefined) query.idPrefix = options.prefix;
   if (options.limit !== undefined) query.limit = parseIntegerOption('limit', options.limit, SESSIONS_LIMIT);
   if (options.cursor !== undefined) query.cursor = options.cursor;
@@ -36,6 +36,11 @@ export async function sessionsCommand(_args: string[], io: CliIo, parsed: Parsed
   });
 }
 
+function sessionStatus(raw: string): SessionStatus {
+  if ((SESSION_STATUSES as readonly string[]).includes(raw)) return raw as SessionStatus;
+  throw new CliUsageError(`--status must be one of ${SESSION_STATUSES.join(', ')}; got ${JSON.stringify(raw)}`);
+}
+
 /** The page as a table (the status coloured on a terminal). */
 export function formatSessions(sessions: readonly SessionSummary[], io: CliIo): string {
   const p = paint(io);
@@ -44,6 +49,6 @@ export function formatSessions(sessions: readonly SessionSummary[], io: CliIo): 
   // Padded first, coloured after: escape codes would throw the column widths off.
   return table
     .split('\n')
-    .map((line, index) => (index === 0 || line === '' ? line : line.replace(/ (idle|running|waiting_for_input) /, (_, status: string) => ` ${paintStatus(p, status)} `)))
+    .map((line, index) => (index === 0 || line === '' ? line : line.replace(/ (idle|running|waiting_for_input|waiting_for_children) /, (_, status: string) => ` ${paintStatus(p, status)} `)))
     .join('\n');
 }

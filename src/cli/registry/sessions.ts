@@ -57,7 +57,7 @@ few seconds. Lost events show as a "--- GAP" line. For a child session, "# child
     options: [
       { flags: '--tenant <tenant>', description: 'only this tenant' },
       { flags: '--agent <name>', description: 'only sessions on this agent' },
-      { flags: '--status <status>', description: 'only idle, running or waiting_for_input' },
+      { flags: '--status <status>', description: 'only idle, running, waiting_for_input or waiting_for_children' },
       { flags: '--prefix <text>', description: 'only ids starting with this text (taken literally)' },
       { flags: '--limit <n>', description: `sessions a page (${SESSIONS_LIMIT.min} to ${SESSIONS_LIMIT.max}, default 50)` },
       { flags: '--cursor <cursor>', description: 'the next page: the cursor the last one printed' },

@@ -42,7 +42,8 @@ describe('loopfleet sessions, describe, result, delete, resume against a running
     const text = await cli('sessions', '--prefix', 'ls-', '--limit', '2');
     expect(text.out).toMatch(/^SESSION +TENANT +AGENT +STATUS/);
     expect(text.err).toContain('# more: loopfleet sessions --cursor ');
-    expect(await cli('sessions', '--status', 'asleep')).toMatchObject({ code: 1, err: expect.stringContaining('[input.invalid]') });
+    expect(await cli('sessions', '--status', 'asleep')).toMatchObject({ code: 2, err: expect.stringContaining('--status must be one of idle, running') });
+    expect(JSON.parse((await cli('sessions', '--prefix', 'ls-', '--status', 'idle', '--json')).out)).toMatchObject({ sessions: expect.any(Array) });
   });
 
   it('describe shows status, agent, tenant, lease, counts, usage and cost; --json parses', async () => {
