@@ -1,5 +1,6 @@
 import type { ChildPayload } from '../input-payload.js';
 import type { ToolCallRecord, Usage } from '../session-types.js';
+import type { RunTrace } from './trace-spans.js';
 
 /**
  * The run's own counters: where it is, what it may still do and what it spent. Rebuilt from the
@@ -39,4 +40,6 @@ export interface RunState {
   childResults: ReadonlyMap<string, ChildPayload> | null;
   /** Ledger rows a previous holder left `started`: calls whose outcome is in doubt (I5), until resolved. */
   inDoubt: Map<string, ToolCallRecord>;
+  /** The open input and round spans (docs/tracing.md); no-op spans with tracing off. */
+  trace: RunTrace;
 }
