@@ -4,7 +4,7 @@ import { overridesOf, parseInputPayload, type ParsedInput } from '../input-paylo
 import type { ToolCallRecord } from '../session-types.js';
 import { compileResponseFormat, type StructuredValidator } from '../structured-output/index.js';
 import { recordedProgress } from './recorded-progress.js';
-import { emptyRunTrace } from './trace-spans.js';
+import { emptyRunTrace } from './run-state.js';
 import type { LoopDeps, RunContext, RunParams } from './run-context.js';
 
 /**

@@ -10,17 +10,6 @@ import type { LoopDeps, RunContext, RunParams } from './run-context.js';
  * (`deps.tracer` absent or the no-op one) every function here returns at its first line.
  */
 
-/** The open spans a run's phases hang theirs under: the input's, and the round's while one runs. */
-export interface RunTrace {
-  input: TraceSpan;
-  round: TraceSpan;
-}
-
-/** A run's trace before it opened anything. */
-export function emptyRunTrace(): RunTrace {
-  return { input: NOOP_SPAN, round: NOOP_SPAN };
-}
-
 /** The input's span: a child of the producer's span when the input carried its context. */
 export function openInputSpan(deps: LoopDeps, params: RunParams): TraceSpan {
   const tracer = deps.tracer;
