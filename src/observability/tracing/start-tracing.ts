@@ -10,6 +10,8 @@ export interface Tracing {
   readonly tracer: Tracer;
   /** BullMQ's own spans (bullmq-otel), given as `telemetry` to its Queue and Worker; undefined when off. */
   readonly bullmq: Telemetry | undefined;
+  /** Exports the spans buffered so far. */
+  flush(): Promise<void>;
   /** Exports the spans still buffered, then stops. Idempotent. */
   shutdown(): Promise<void>;
 }
@@ -30,7 +32,7 @@ export interface TracingSdk {
 }
 
 /** Tracing off: a no-op tracer, nothing loaded, nothing to flush. */
-export const TRACING_OFF: Tracing = Object.freeze({ enabled: false, tracer: noopTracer, bullmq: undefined, shutdown: async () => {} });
+export const TRACING_OFF: Tracing = Object.freeze({ enabled: false, tracer: noopTracer, bullmq: undefined, flush: async () => {}, shutdown: async () => {} });
 
 /**
  * Starts tracing as the standard `OTEL_*` variables ask (`OTEL_TRACES_EXPORTER=otlp` and

@@ -19,7 +19,7 @@ export function startSdk(exporter: SpanExporter | TraceExporterKind, serviceName
   const bullmq = new BullMQOtel({ tracerName: 'bullmq' });
   // Another part of the process (the application) registered its SDK: spans go there, it flushes them.
   if (!(trace.getTracer(TRACER_NAME) instanceof ProxyTracer)) {
-    return { enabled: true, tracer: new OtelTracer(trace.getTracer(TRACER_NAME)), bullmq, shutdown: async () => {} };
+    return { enabled: true, tracer: new OtelTracer(trace.getTracer(TRACER_NAME)), bullmq, flush: async () => {}, shutdown: async () => {} };
   }
   const resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: serviceName }).merge(detectResources({ detectors: [envDetector] }));
   const provider = new NodeTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporterOf(exporter))] });
@@ -29,6 +29,7 @@ export function startSdk(exporter: SpanExporter | TraceExporterKind, serviceName
     enabled: true,
     tracer: new OtelTracer(provider.getTracer(TRACER_NAME)),
     bullmq,
+    flush: () => provider.forceFlush(),
     shutdown: () => {
       closing ??= provider.shutdown().finally(() => {
         // The process may start tracing again (tests do): the globals are released with the provider.
