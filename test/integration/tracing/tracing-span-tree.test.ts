@@ -2,7 +2,8 @@
  * The span tree of one input, through a real worker (real Postgres and Redis, the OpenAI SDK against
  * the fake server) into an in-memory exporter: the producer's `send` span, the input's span under it
  * (its context stored with the input), a span per round under that, and the model and tool calls
- * under their round, with the GenAI attributes, the token counts, and a failed tool as an error status.
+ * under their round, with the GenAI attributes, the token counts, and a failed tool as an error status;
+ * and the input of a raw job continuing the span its `traceparent` names.
  */
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
@@ -33,6 +34,8 @@ describe('the span tree of an input', () => {
   let queue: SessionQueue;
   let spans: ReadableSpan[];
   const sessionId = 'traced-session';
+  const RAW_SESSION = 'traced-raw';
+  const RAW_PARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
 
   beforeAll(async () => {
     await server.start();
@@ -49,11 +52,15 @@ describe('the span tree of an input', () => {
         usage: usageBody({ prompt: 120, completion: 30 }),
       },
       textStream(['Low tide at noon.'], { usage: usageBody({ prompt: 180, completion: 7 }) }),
+      textStream(['Raw answer.'], { usage: usageBody({ prompt: 10, completion: 2 }) }),
     );
     queue = new SessionQueue({ databaseUrl: fleet.config.databaseUrl, redisUrl: fleet.config.redisUrl, queueName: fleet.config.queueName });
     const handle = await queue.add('send', { sessionId, input: 'When is low tide?' });
     const outcome = await handle.result({ timeoutMs: 30_000 });
     expect(outcome.status).toBe('completed');
+    // The raw path: a BullMQ job of any client, its span's context in `traceparent`.
+    await fleet.queue.add('send', { sessionId: RAW_SESSION, input: 'raw', traceparent: RAW_PARENT, tracestate: 'vendor=1' }, { jobId: 'traced-raw-1' });
+    await fleet.waitForSessionIdle(RAW_SESSION, 1);
     await tracing.flush();
     spans = exporter.getFinishedSpans();
   });
@@ -71,7 +78,7 @@ describe('the span tree of an input', () => {
 
   it('continues the producer span in the input span, stored with the input', async () => {
     const [producer] = named(`send ${fleet.config.queueName}`);
-    const [input] = named('invoke_agent ');
+    const [input] = named('invoke_agent ').filter((span) => span.attributes['loopfleet.session.id'] === sessionId);
     expect(producer?.kind).toBe(SpanKind.PRODUCER);
     expect(input?.kind).toBe(SpanKind.CONSUMER);
     expect(input!.spanContext().traceId).toBe(producer!.spanContext().traceId);
@@ -82,11 +89,11 @@ describe('the span tree of an input', () => {
   });
 
   it('opens a span per round under the input span, and the model call of each under its round', () => {
-    const [input] = named('invoke_agent ');
-    const rounds = named('loopfleet.round').sort((a, b) => byRound(a) - byRound(b));
+    const [input] = named('invoke_agent ').filter((span) => span.attributes['loopfleet.session.id'] === sessionId);
+    const rounds = named('loopfleet.round').filter((span) => span.attributes['loopfleet.session.id'] === sessionId).sort((a, b) => byRound(a) - byRound(b));
     expect(rounds.map(byRound)).toEqual([0, 1]);
     for (const round of rounds) expect(parentOf(round)).toBe(input!.spanContext().spanId);
-    const calls = named('chat ');
+    const calls = named('chat ').filter((span) => rounds.some((round) => round.spanContext().spanId === parentOf(span)));
     expect(calls).toHaveLength(2);
     const roundOf = (span: ReadableSpan) => rounds.findIndex((round) => round.spanContext().spanId === parentOf(span));
     const [first, second] = [...calls].sort((a, b) => roundOf(a) - roundOf(b));
@@ -108,7 +115,7 @@ describe('the span tree of an input', () => {
   });
 
   it('opens a span per tool call under the first round; the failed call carries an error status', () => {
-    const [firstRound] = named('loopfleet.round').filter((round) => byRound(round) === 0);
+    const [firstRound] = named('loopfleet.round').filter((round) => byRound(round) === 0 && round.attributes['loopfleet.session.id'] === sessionId);
     const calls = named('execute_tool ');
     expect(calls.map((span) => span.attributes['gen_ai.tool.call.id']).sort()).toEqual(['call_boom', 'call_ok']);
     for (const call of calls) {
@@ -120,6 +127,13 @@ describe('the span tree of an input', () => {
     expect(ok.status.code).toBe(SpanStatusCode.UNSET);
     expect(boom.status.code).toBe(SpanStatusCode.ERROR);
     expect(boom.attributes['error.type']).toEqual(expect.any(String));
+  });
+
+  it('continues the span a raw job names in traceparent', () => {
+    const input = named('invoke_agent ').find((span) => span.attributes['loopfleet.session.id'] === RAW_SESSION)!;
+    expect(input.spanContext().traceId).toBe('0af7651916cd43dd8448eb211c80319c');
+    expect(parentOf(input)).toBe('b7ad6b7169203331');
+    expect(input.spanContext().traceState?.get('vendor')).toBe('1');
   });
 
   it('records BullMQ’s own spans for the worker’s jobs', () => {
