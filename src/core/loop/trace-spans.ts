@@ -127,7 +127,9 @@ export function toolSpans(ctx: RunContext): ToolSpans | null {
       if (span === undefined) return;
       open.delete(outcome.toolCallId);
       span.setAttributes({ 'loopfleet.tool.duration_ms': outcome.durationMs });
-      if (outcome.failed) span.recordError({ code: outcome.errorCode ?? 'tool.failed', message: outcome.content.slice(0, 500) });
+      // The code only: the failed result's text is what the tool wrote, and spans carry no contents.
+      const code = outcome.errorCode ?? 'tool.failed';
+      if (outcome.failed) span.recordError({ code, message: code });
       span.end();
     },
     endOpen: () => {
