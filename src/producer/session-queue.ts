@@ -147,7 +147,7 @@ export class SessionQueue {
   static fromEnv(env: NodeJS.ProcessEnv = process.env, options: SessionQueueEnvOptions = {}): SessionQueue {
     const traced = traceExporterKind(env) !== null;
     const queue = new SessionQueue(Object.assign({}, options, clientQueueOptions(loadClientConfig(env))));
-    // Spans of adds made before the SDK is loaded are not recorded; close() flushes the rest (docs/tracing.md).
+    // Loaded in the background (adds wait for it); close() flushes what is buffered (docs/tracing.md).
     if (traced) queue.#tracing = startTracing(env, { serviceName: 'loopfleet-client' }).catch(() => TRACING_OFF);
     return queue;
   }
@@ -168,6 +168,8 @@ export class SessionQueue {
       return this.timers.add(data as TimerAddData);
     }
     const request = toAcceptRequest(kind, data, opts);
+    // fromEnv with tracing on: the first adds wait for the SDK to load, so their spans are recorded too.
+    if (this.#tracing !== null) await this.#tracing;
     const span = addSpan(this.queueName, request.sessionId, kind);
     return this.#track(withProducerSpan(span.name, span.attributes, (traceContext) => this.#accept(traceContext === null ? request : Object.assign({}, request, { traceContext }))));
   }

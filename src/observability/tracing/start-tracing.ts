@@ -28,7 +28,7 @@ export interface StartTracingOptions {
 
 /** What `tracing-sdk.ts` exports: loaded only when tracing is on. */
 export interface TracingSdk {
-  startSdk(exporter: SpanExporter | TraceExporterKind, serviceName: string): Tracing;
+  startSdk(exporter: SpanExporter | TraceExporterKind, serviceName: string, env: NodeJS.ProcessEnv): Tracing;
 }
 
 /** Tracing off: a no-op tracer, nothing loaded, nothing to flush. */
@@ -45,7 +45,7 @@ export async function startTracing(env: NodeJS.ProcessEnv, options: StartTracing
   const kind = options.exporter ?? traceExporterKind(env);
   if (kind === null) return TRACING_OFF;
   const sdk = await (options.loadSdk ?? loadTracingSdk)();
-  return sdk.startSdk(kind, options.serviceName);
+  return sdk.startSdk(kind, options.serviceName, env);
 }
 
 function loadTracingSdk(): Promise<TracingSdk> {
