@@ -41,6 +41,15 @@ export function closeInputSpan(span: TraceSpan, status: string, rounds: number, 
   span.end();
 }
 
+/**
+ * The span a model or tool call goes under: the round's, or the input's for calls made outside a
+ * round (a compaction's summary, the round-limit wrap-up, open calls a previous holder left).
+ */
+function currentSpan(ctx: RunContext): TraceSpan {
+  const { round, input } = ctx.state.trace;
+  return round === NOOP_SPAN ? input : round;
+}
+
 /** Opens the round's span under the input's; the model call and the tool calls of the round go under it. */
 export function openRoundSpan(ctx: RunContext): void {
   const tracer = ctx.deps.tracer;
@@ -60,14 +69,14 @@ export function closeRoundSpan(ctx: RunContext, error?: unknown): void {
   ctx.state.trace.round = NOOP_SPAN;
 }
 
-/** One model call attempt's span (`chat <model>`), under the round's. */
+/** One model call attempt's span (`chat <model>`), under the round's (or the input's, outside a round). */
 export function openLlmSpan(ctx: RunContext, request: LlmRequest, model: string, attempt: number): TraceSpan {
   const tracer = ctx.deps.tracer;
   if (tracer === undefined || !tracer.enabled) return NOOP_SPAN;
   const provider = ctx.deps.llm.provider;
   return tracer.startSpan(`chat ${model}`, {
     kind: 'client',
-    parent: ctx.state.trace.round,
+    parent: currentSpan(ctx),
     attributes: {
       'gen_ai.operation.name': 'chat',
       'gen_ai.provider.name': provider,
@@ -100,7 +109,7 @@ export function closeLlmSpan(span: TraceSpan, response: LlmResponse | null, erro
   span.end();
 }
 
-/** The spans of a batch of tool calls: one per call, from its start to its outcome, under the round's span. */
+/** The spans of a batch of tool calls: one per call, from its start to its outcome, under the round's span (or the input's). */
 export interface ToolSpans {
   start(call: ToolCall): void;
   finish(outcome: ToolOutcome): void;
@@ -113,7 +122,7 @@ export function toolSpans(ctx: RunContext): ToolSpans | null {
   const tracer = ctx.deps.tracer;
   if (tracer === undefined || !tracer.enabled) return null;
   const open = new Map<string, TraceSpan>();
-  const parent = ctx.state.trace.round;
+  const parent = currentSpan(ctx);
   return {
     start: (call) => {
       const span = tracer.startSpan(`execute_tool ${call.name}`, {

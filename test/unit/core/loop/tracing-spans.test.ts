@@ -74,6 +74,19 @@ describe('the loop’s spans', () => {
     expect(tracer.spans.every((span) => span.errors.length === 0)).toBe(true);
   });
 
+  it('puts a model call made outside a round (the round-limit wrap-up) under the input span', async () => {
+    const llm = new ScriptedLlm([{ toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'x' } }] }, { text: 'summary' }]);
+    const harness = new LoopHarness({ llm, tools: [echoTool], profile: { maxRounds: 1 } });
+    const tracer = new RecordingTracer();
+    harness.deps.tracer = tracer;
+    await harness.send('go');
+    expect((await harness.runNext())?.status).toBe('hit_round_limit');
+    const [input] = tracer.named('invoke_agent ');
+    const [round] = tracer.named('loopfleet.round');
+    expect(tracer.named('chat ').map((call) => call.parent)).toEqual([round, input]);
+    expect(tracer.spans.map((span) => span.ended)).toEqual(tracer.spans.map(() => 1));
+  });
+
   it('records a failed attempt on its span, and a degraded call’s failure on the input span', async () => {
     const llm = new ScriptedLlm([{ error: new LlmTransientError('503 from the provider') }, { error: new LlmNonRetryableError('401 from the provider') }]);
     const { harness, tracer } = tracedHarness(llm);
