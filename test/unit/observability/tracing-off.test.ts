@@ -11,12 +11,16 @@ import { noopTracer } from '../../../src/core/ports/tracing.js';
 import { startTracing, TRACING_OFF } from '../../../src/observability/tracing/start-tracing.js';
 import { traceExporterKind } from '../../../src/observability/tracing/tracing-settings.js';
 
-const START_TRACING = fileURLToPath(new URL('../../../src/observability/tracing/start-tracing.ts', import.meta.url));
+const source = (path: string) => fileURLToPath(new URL(`../../../src/${path}`, import.meta.url));
+const START_TRACING = source('observability/tracing/start-tracing.ts');
+/** What the worker, the gateway command and a producer import: none of them may pull the SDK in statically. */
+const ENTRY_POINTS = [source('worker/start-worker.ts'), source('producer/session-queue.ts'), source('cli/commands/gateway.ts')];
 
 /** Which OpenTelemetry SDK and bullmq-otel modules a fresh process loaded after `startTracing(env)`. */
 function sdkModulesLoaded(env: Record<string, string>): Promise<string[]> {
   const script = `
     import { createRequire } from 'node:module';
+    for (const entry of ${JSON.stringify(ENTRY_POINTS)}) await import(entry);
     const { startTracing } = await import(${JSON.stringify(START_TRACING)});
     const tracing = await startTracing(process.env, { serviceName: 'probe' });
     const loaded = Object.keys(createRequire(import.meta.url).cache).filter((path) => /sdk-trace|exporter-trace|bullmq-otel|@opentelemetry[\\\\/]resources/.test(path));
@@ -53,7 +57,7 @@ describe('tracing off', () => {
     expect(() => traceExporterKind({ OTEL_TRACES_EXPORTER: 'zipkin' })).toThrow(expect.objectContaining({ code: 'config.invalid' }));
   });
 
-  it('never loads the SDK in a process without an exporter set, and loads it with one', async () => {
+  it('never loads the SDK in a process that imports the worker, the gateway command and the client without an exporter set, and loads it with one', async () => {
     expect(await sdkModulesLoaded({})).toEqual([]);
     const on = await sdkModulesLoaded({ OTEL_TRACES_EXPORTER: 'console' });
     expect(on.some((path) => path.includes('sdk-trace-node'))).toBe(true);
