@@ -55,22 +55,29 @@ export async function openStore(env: NodeJS.ProcessEnv): Promise<StoreClient> {
 export async function openQueue(env: NodeJS.ProcessEnv): Promise<{ queue: SessionQueue; redis: Redis; close(): Promise<void> }> {
   const config = cliConfig(env);
   const { SessionQueue, clientQueueOptions } = await import('../producer/session-queue.js');
-  const pool = await openPool(config);
+  // As SessionQueue.fromEnv does: with OTEL_TRACES_EXPORTER set, the adds are traced (docs/tracing.md).
+  const { startTracing } = await import('../observability/tracing/start-tracing.js');
+  const tracing = await startTracing(env, { serviceName: 'loopfleet-client' });
+  let pool: pg.Pool | null = null;
   let redis: Redis;
   try {
+    pool = await openPool(config);
     redis = await openRedis(config.redisUrl);
   } catch (error) {
-    await pool.end();
+    await pool?.end();
+    await tracing.shutdown();
     throw error;
   }
-  const queue = new SessionQueue(Object.assign({}, clientQueueOptions(config), { pool, redis }));
+  const opened = pool;
+  const queue = new SessionQueue(Object.assign({}, clientQueueOptions(config), { pool: opened, redis }));
   return {
     queue,
     redis,
     close: async () => {
       await queue.close();
       await redis.quit().catch(() => redis.disconnect());
-      await pool.end();
+      await opened.end();
+      await tracing.shutdown();
     },
   };
 }
