@@ -1,108 +1,95 @@
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { isLoopfleetError } from '../core/errors/index.js';
-import { packageRoot } from '../store/postgres/package-paths.js';
-import { EXIT, type CliIo } from './cli-io.js';
+import { isLoopfleetError } from '../core/errors/loopfleet-error.js';
+import { EXIT, NOT_FOUND_CODES, type CliIo } from './cli-io.js';
 import { CliUsageError } from './command-line.js';
-import { abortPendingCommand } from './commands/abort-pending.js';
-import { agentsCommand } from './commands/agents.js';
-import { cancelCommand } from './commands/cancel.js';
-import { gatewayCommand } from './commands/gateway.js';
-import { historyCommand } from './commands/history.js';
-import { migrateCommand } from './commands/migrate.js';
-import { resumeCommand } from './commands/resume.js';
-import { sendCommand } from './commands/send.js';
-import { statsCommand } from './commands/stats.js';
-import { submitInputCommand } from './commands/submit-input.js';
-import { tailCommand } from './commands/tail.js';
-import { cancelTimerCommand, timerCommand, timersCommand } from './commands/timers.js';
-import { workerCommand } from './commands/worker.js';
-import { HELP } from './help.js';
+import { helpJson, overviewHelp } from './help.js';
+import { COMMAND_NAMES, findCommand } from './registry/index.js';
 
-type Command = (args: string[], io: CliIo) => Promise<number>;
-
-/** A command whose module loads when it runs: the operator commands stay out of every other command's start. */
-function lazy(load: () => Promise<Command>): Command {
-  return async (args, io) => (await load())(args, io);
-}
-
-const COMMANDS: Record<string, Command> = {
-  migrate: migrateCommand,
-  worker: workerCommand,
-  gateway: gatewayCommand,
-  agents: agentsCommand,
-  send: sendCommand,
-  tail: tailCommand,
-  history: historyCommand,
-  stats: statsCommand,
-  cancel: cancelCommand,
-  resume: resumeCommand,
-  'abort-pending': abortPendingCommand,
-  'submit-input': submitInputCommand,
-  timer: timerCommand,
-  timers: timersCommand,
-  'cancel-timer': cancelTimerCommand,
-  budget: lazy(async () => (await import('./commands/budget.js')).budgetCommand),
-  usage: lazy(async () => (await import('./commands/usage.js')).usageCommand),
-  tenant: lazy(async () => (await import('./commands/tenant.js')).tenantCommand),
-  help: async (args, io) => {
-    if (args.length > 0) return takesNoArguments('help', args, io);
-    io.stdout(HELP);
-    return EXIT.ok;
-  },
-  version: async (args, io) => {
-    if (args.length > 0) return takesNoArguments('version', args, io);
-    io.stdout(`${readVersion()}\n`);
-    return EXIT.ok;
-  },
-};
-
-/** Every command name, as the help must list them. */
-export const COMMAND_NAMES: readonly string[] = Object.freeze(Object.keys(COMMANDS));
+export { COMMAND_NAMES };
 
 /**
- * Runs one CLI invocation and returns its exit code. Errors are reported once, here: a typed error
- * prints its code and message (configuration errors name the variable); anything else its message.
- * A malformed session id is a bad command line (exit 2): every session id comes from the arguments.
+ * Runs one CLI invocation and returns its exit code. `help` and `version` are answered here, from
+ * the registry alone; any other command's module loads only when it runs (`runCommand`). Errors are
+ * reported once, here: a typed error prints its code and message (configuration errors name the
+ * variable; "not found" codes exit {@link EXIT.notFound}); anything else its message. A malformed
+ * session id is a bad command line (exit 2): every session id comes from the arguments.
  */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const [name, ...rest] = argv;
-  if (name === undefined || name === '--help' || name === '-h') return COMMANDS.help!(rest, io);
-  if (name === '--version' || name === '-v') return COMMANDS.version!(rest, io);
-  const command = COMMANDS[name];
-  if (command === undefined) {
-    io.stderr(`loopfleet: unknown command "${name}"\n\n${HELP}`);
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') return help(rest, io);
+  if (name === '--version' || name === '-v' || name === 'version') return version(rest, io);
+  const spec = findCommand(name);
+  if (spec === undefined) {
+    io.stderr(`loopfleet: unknown command "${name}"\n\n${overviewHelp()}`);
     return EXIT.usage;
   }
   try {
-    return await command(rest, io);
+    const { runCommand } = await import('./command-runner.js');
+    return await runCommand(spec, rest, io);
   } catch (error) {
-    if (isLoopfleetError(error)) {
-      io.stderr(`loopfleet ${name}: [${error.code}] ${error.message}\n`);
-      return error.code === 'session.invalid_id' ? EXIT.usage : EXIT.failure;
-    }
-    if (isUsageError(error)) {
-      io.stderr(`loopfleet ${name}: ${(error as Error).message}\n`);
-      return EXIT.usage;
-    }
-    io.stderr(`loopfleet ${name}: ${error instanceof Error ? error.message : String(error)}\n`);
-    return EXIT.failure;
+    return report(name, error, io);
   }
+}
+
+function report(name: string, error: unknown, io: CliIo): number {
+  if (isLoopfleetError(error)) {
+    io.stderr(`loopfleet ${name}: [${error.code}] ${error.message}\n`);
+    if (error.code === 'session.invalid_id') return EXIT.usage;
+    return NOT_FOUND_CODES.has(error.code) ? EXIT.notFound : EXIT.failure;
+  }
+  if (isUsageError(error)) {
+    io.stderr(`loopfleet ${name}: ${(error as Error).message}\n`);
+    return EXIT.usage;
+  }
+  io.stderr(`loopfleet ${name}: ${error instanceof Error ? error.message : String(error)}\n`);
+  return EXIT.failure;
+}
+
+/** `help`, `help --json`, `help <command>` (that command's own `--help`). */
+async function help(args: string[], io: CliIo): Promise<number> {
+  const operands = args.filter((arg) => arg !== '--json' && arg !== '--help' && arg !== '-h');
+  if (operands.length === 0 || (operands.length === 1 && operands[0] === 'help')) {
+    io.stdout(args.includes('--json') ? helpJson() : overviewHelp());
+    return EXIT.ok;
+  }
+  if (operands.length === 1 && operands[0] === 'version') {
+    io.stdout(VERSION_HELP);
+    return EXIT.ok;
+  }
+  const spec = operands.length === 1 ? findCommand(operands[0]!) : undefined;
+  if (spec === undefined) {
+    io.stderr(`loopfleet help: ${operands.length === 1 ? `unknown command "${operands[0]!}"` : 'expected at most one command'}\n(run loopfleet help for the list)\n`);
+    return EXIT.usage;
+  }
+  const { runCommand } = await import('./command-runner.js');
+  return runCommand(spec, ['--help'], io);
+}
+
+const VERSION_HELP = 'Usage: loopfleet version [--json]\n\nPrint the version (also: -v, --version). --json: {"version": …}.\n';
+
+function version(args: string[], io: CliIo): Promise<number> {
+  if (args.includes('--help') || args.includes('-h')) {
+    io.stdout(VERSION_HELP);
+    return Promise.resolve(EXIT.ok);
+  }
+  const extra = args.find((arg) => arg !== '--json');
+  if (extra !== undefined) {
+    io.stderr(`loopfleet: version takes no arguments, got "${extra}"\n`);
+    return Promise.resolve(EXIT.usage);
+  }
+  const value = readVersion();
+  io.stdout(args.includes('--json') ? `${JSON.stringify({ version: value })}\n` : `${value}\n`);
+  return Promise.resolve(EXIT.ok);
 }
 
 /** node:util parseArgs errors carry codes starting with ERR_PARSE_ARGS; our own checks throw CliUsageError. */
 function isUsageError(error: unknown): boolean {
   if (error instanceof CliUsageError) return true;
-  const code = (error as { code?: unknown }).code;
+  const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS');
 }
 
+/** From the package's own package.json: two folders up from src/cli and from dist/cli alike. */
 function readVersion(): string {
-  return (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
-}
-
-/** A bad command line, like any other command's unknown argument (exit 2). */
-function takesNoArguments(command: string, args: readonly string[], io: CliIo): number {
-  io.stderr(`loopfleet: ${command} takes no arguments, got "${args[0]!}"\n`);
-  return EXIT.usage;
+  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }

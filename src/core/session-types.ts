@@ -4,6 +4,7 @@
  */
 import type { PendingState } from './pending-state.js';
 import type { BudgetRefusal } from './ports/budgets.js';
+import type { TraceContext } from './ports/tracing.js';
 
 /** What the session is doing, kept on the session row for cheap listing. */
 export type SessionStatus = 'idle' | 'running' | 'waiting_for_input' | 'waiting_for_children';
@@ -238,6 +239,8 @@ export interface InputRecord {
   errorMessage: string | null;
   /** The BullMQ job that delivered it, when it came through the raw path. */
   originJobId: string | null;
+  /** The producer's span (W3C trace context) the input's span continues (docs/tracing.md); null or absent when none came. */
+  traceContext?: TraceContext | null;
   acceptedAt: Date;
   startedAt: Date | null;
   finishedAt: Date | null;

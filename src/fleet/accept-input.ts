@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { parseInputPayload } from '../core/input-payload.js';
 import type { ClientStore } from '../core/ports/client-store.js';
 import type { AcceptedInput } from '../core/ports/session-store.js';
+import type { TraceContext } from '../core/ports/tracing.js';
 import type { InputKind, InputMode } from '../core/session-types.js';
 import type { FleetEvent } from './fleet-events.js';
 import type { TenantAdmission } from './tenant-admission.js';
@@ -17,6 +18,8 @@ export interface AcceptRequest {
   payload: Record<string, unknown>;
   inputId?: string;
   originJobId?: string;
+  /** The producer's span the input's span continues (docs/tracing.md); absent or null: none. */
+  traceContext?: TraceContext | null;
   /** The agent the input is for (checked by the store: `agent.not_found`, `session.agent_mismatch`). */
   agent?: string;
   /** The tenant the input is for (checked by the store: `session.tenant_mismatch`). */
@@ -63,6 +66,7 @@ export async function acceptAndKick(deps: AcceptDeps, request: AcceptRequest): P
     ...(request.mode !== undefined ? { mode: request.mode } : {}),
     ...(request.inputId !== undefined ? { inputId: request.inputId } : {}),
     ...(request.originJobId !== undefined ? { originJobId: request.originJobId } : {}),
+    ...(request.traceContext != null ? { traceContext: request.traceContext } : {}),
     ...(request.agent !== undefined ? { agent: request.agent } : {}),
     ...(request.tenant !== undefined ? { tenant: request.tenant } : {}),
   });

@@ -31,6 +31,9 @@ import { readSessionStats, type SessionStatsReport } from './session-stats.js';
 import { attemptWithin } from '../fleet/settle-within.js';
 import { TimerAdmin, type ScheduledTimer, type TimerAddData } from './timer-admin.js';
 import { waitForResult, type ResultOptions } from './wait-for-result.js';
+import { addSpan, withProducerSpan } from '../observability/tracing/producer-span.js';
+import { startTracing, TRACING_OFF, type Tracing } from '../observability/tracing/start-tracing.js';
+import { traceExporterKind } from '../observability/tracing/tracing-settings.js';
 
 /** Options of {@link SessionQueue.subscribe}. */
 export interface SubscribeOptions {
@@ -71,6 +74,8 @@ export class SessionQueue {
   /** The tenants' admission rates, checked before each add writes (docs/tenant-limits.md). */
   readonly #admission: TenantAdmission;
   #closing: Promise<void> | null = null;
+  /** Tracing {@link SessionQueue.fromEnv} started (`OTEL_TRACES_EXPORTER` set); flushed by close. */
+  #tracing: Promise<Tracing> | null = null;
 
   constructor(options: SessionQueueOptions = {}) {
     this.#options = resolveSessionQueueOptions(options);
@@ -140,7 +145,11 @@ export class SessionQueue {
    * `LOOPFLEET_EVENTS_MAXLEN` and `LOOPFLEET_EVENTS_TTL_SECONDS`. Throws `config.invalid`.
    */
   static fromEnv(env: NodeJS.ProcessEnv = process.env, options: SessionQueueEnvOptions = {}): SessionQueue {
-    return new SessionQueue(Object.assign({}, options, clientQueueOptions(loadClientConfig(env))));
+    const traced = traceExporterKind(env) !== null;
+    const queue = new SessionQueue(Object.assign({}, options, clientQueueOptions(loadClientConfig(env))));
+    // Loaded in the background (adds wait for it); close() flushes what is buffered (docs/tracing.md).
+    if (traced) queue.#tracing = startTracing(env, { serviceName: 'loopfleet-client' }).catch(() => TRACING_OFF);
+    return queue;
   }
 
   /**
@@ -159,7 +168,10 @@ export class SessionQueue {
       return this.timers.add(data as TimerAddData);
     }
     const request = toAcceptRequest(kind, data, opts);
-    return this.#track(this.#accept(request));
+    // fromEnv with tracing on: the first adds wait for the SDK to load, so their spans are recorded too.
+    if (this.#tracing !== null) await this.#tracing;
+    const span = addSpan(this.queueName, request.sessionId, kind);
+    return this.#track(withProducerSpan(span.name, span.attributes, (traceContext) => this.#accept(traceContext === null ? request : Object.assign({}, request, { traceContext }))));
   }
 
   /**
@@ -277,6 +289,7 @@ export class SessionQueue {
     this.#closed.abort();
     await Promise.allSettled([...this.#inFlight]);
     await this.#conn.close();
+    await (await this.#tracing)?.shutdown();
   }
 
   async #accept(request: ReturnType<typeof toAcceptRequest>): Promise<InputHandle> {

@@ -5,6 +5,7 @@ import { assertNewSessionId } from '../fleet/session-id.js';
 import { optionalAgentName } from '../fleet/agent-name.js';
 import { optionalTenant } from '../fleet/tenant-name.js';
 import { INPUT_MODES } from '../core/session-types.js';
+import { parseTraceContext } from '../core/ports/tracing.js';
 import { acceptAndKick } from '../fleet/accept-input.js';
 import { MAX_ORIGIN_JOB_ID_LENGTH } from '../fleet/input-id.js';
 import type { WorkerContext } from './worker-context.js';
@@ -23,6 +24,9 @@ const rawJobSchema = z
     // Checked by optionalAgentName and optionalTenant, like the client's add.
     agent: z.unknown().optional(),
     tenant: z.unknown().optional(),
+    // The sender's span (W3C trace context), continued by the input's span (docs/tracing.md); best effort.
+    traceparent: z.unknown().optional(),
+    tracestate: z.unknown().optional(),
   })
   .strict();
 
@@ -52,7 +56,7 @@ export async function ingestJob(
     const issue = parsed.error.issues[0];
     throw new InputInvalidError(`invalid ${kind} job data: ${issue?.path.join('.') || 'data'}: ${issue?.message ?? 'invalid'}`);
   }
-  const { sessionId, inputId, mode, agent, tenant, ...rest } = parsed.data;
+  const { sessionId, inputId, mode, agent, tenant, traceparent, tracestate, ...rest } = parsed.data;
   const id = assertNewSessionId(sessionId);
   const agentName = optionalAgentName(agent, 'data.agent');
   const tenantName = optionalTenant(tenant, 'data.tenant');
@@ -70,6 +74,7 @@ export async function ingestJob(
       inputId: inputId ?? jobInputId(jobId, jobTimestamp),
       ...(mode !== undefined ? { mode } : {}),
       ...(jobId !== undefined ? { originJobId: originJobId(jobId) } : {}),
+      traceContext: parseTraceContext(traceparent, tracestate),
       ...(agentName !== undefined ? { agent: agentName } : {}),
       ...(tenantName !== undefined ? { tenant: tenantName } : {}),
     },

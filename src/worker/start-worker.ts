@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { fairDispatch, tenantSettingsCache } from '../store/tenants/tenant-settings-source.js';
 import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { Queue, type Worker } from 'bullmq';
+import { Queue, type Telemetry, type Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { checkAgentDefinitions, defaultAgent, resolveAgent, type AgentDefinition, type ResolvedAgent } from '../agents/index.js';
@@ -46,6 +46,8 @@ import { QUEUE_JOB_STATES, WorkerMetrics } from './worker-metrics.js';
 import { bullmqWorkerOptions, drainSettings } from './worker-settings.js';
 import { loadPrices } from './load-prices.js';
 import type { PriceTable } from '../core/pricing/index.js';
+import type { Tracer } from '../core/ports/tracing.js';
+import { startTracing, TRACING_OFF, type Tracing } from '../observability/tracing/start-tracing.js';
 
 export interface StartWorkerOptions {
   logger?: Logger;
@@ -71,6 +73,11 @@ export interface StartWorkerOptions {
   healthServer?: boolean;
   /** Model prices, instead of the shipped ones and `LOOPFLEET_PRICES` (docs/prices.md). */
   prices?: PriceTable;
+  /**
+   * Tracing, instead of what the `OTEL_*` variables of `env` start (docs/tracing.md); the caller
+   * flushes it. Tests pass one on an in-memory exporter.
+   */
+  tracing?: Tracing;
 }
 
 export interface RunningWorker {
@@ -105,6 +112,8 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
   const tools = options.tools ?? (await loadTools(config.worker.toolsModule, systemClock, config.worker.agentTimers ? timers : undefined).catch(scrubbed));
   const hooks = options.hooks ?? (await loadHooks(config.worker.hooksModule).catch(scrubbed));
   const prices = options.prices ?? (await loadPrices(config.worker.pricesFile).catch(scrubbed));
+  const tracing = options.tracing ?? (await startTracing(options.env ?? process.env, { serviceName: 'loopfleet-worker' }).catch(scrubbed));
+  const ownTracing = options.tracing === undefined ? tracing : TRACING_OFF;
   // Checked here, with the tools and the models, before any connection is opened (I8).
   const resolved = await resolveAgents(config, options, tools).catch(scrubbed);
   let mcp: AgentMcpServers | null = null;
@@ -117,13 +126,13 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
   // Last of the checks: a required server that cannot start stops the worker before it connects.
   mcp = await startAgentMcpServers(resolved, logger).catch(scrubbed);
   const workerId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  const connections = openConnections(config, logger);
+  const connections = openConnections(config, logger, tracing.bullmq);
   const stopping = new AbortController();
   const shutdown = new AbortController();
   // Every running drain listens on them (one listener each, removed when the drain ends: linkedSignal,
   // boundWhileStopping); up to WORKER_CONCURRENCY at once is expected, not a leak.
   setMaxListeners(0, shutdown.signal, stopping.signal);
-  const ctx = workerContext(config, options, { workerId, logger, agents, hooks, prices, connections, stopping: stopping.signal, shutdown: shutdown.signal });
+  const ctx = workerContext(config, options, { workerId, logger, agents, hooks, prices, tracer: tracing.tracer, connections, stopping: stopping.signal, shutdown: shutdown.signal });
   timers.bind({ timers: ctx.timers, queue: ctx.queue, logger });
   mcp.reportTo((status) => ctx.metrics.mcpServerStatus(status.server, status.up));
   const jobs = new RunningJobs();
@@ -139,7 +148,7 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
     shutdown,
     jobs,
     logger,
-    after: async () => Promise.all([health?.close(), servers.close()]).then(() => undefined),
+    after: async () => Promise.all([health?.close(), servers.close(), ownTracing.shutdown()]).then(() => undefined),
     leaveRegistry: async () => registration?.close(),
   });
   try {
@@ -151,7 +160,7 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
     registration = held;
     // What `loopfleet agents` lists follows an MCP server's tool list as it changes.
     mcp.onToolsChange(() => void held.update(agentRegistrations(agents)));
-    worker = bullmqWorker(config, createJobProcessor(ctx), connections, jobs, logger);
+    worker = bullmqWorker(config, createJobProcessor(ctx), connections, jobs, logger, tracing.bullmq);
     await scheduleSweeper(ctx);
     stopSweeperWatch = keepSweeperScheduled(ctx);
     health =
@@ -225,7 +234,7 @@ function agentSecrets(config: ResolvedConfig, agents: readonly ResolvedAgent[]):
   return [...new Set(own)];
 }
 
-function openConnections(config: ResolvedConfig, logger: Logger): Connections {
+function openConnections(config: ResolvedConfig, logger: Logger, telemetry: Telemetry | undefined): Connections {
   const pool = createPgPool(config.databaseUrl, {
     maxConnections: config.worker.poolSize,
     statementTimeoutMs: config.worker.statementTimeoutMs,
@@ -242,7 +251,7 @@ function openConnections(config: ResolvedConfig, logger: Logger): Connections {
   for (const connection of [redis, subscriber, workerConnection, events]) {
     connection.on('error', (error: Error) => logger.warn({ err: error }, 'redis connection error'));
   }
-  const queue = new Queue(config.queueName, { connection: redis });
+  const queue = new Queue(config.queueName, telemetry === undefined ? { connection: redis } : { connection: redis, telemetry });
   // BullMQ re-emits its connection's errors on the queue and prints them with console.error when
   // nobody listens: multi-line dumps past the logger, with a failed command's arguments (a refused
   // AUTH's password). The connection's own listener above has logged each already.
@@ -275,6 +284,7 @@ interface ContextParts {
   agents: AgentCatalog;
   hooks: HookRegistry;
   prices: PriceTable;
+  tracer: Tracer;
   connections: Connections;
   stopping: AbortSignal;
   shutdown: AbortSignal;
@@ -315,6 +325,7 @@ function workerContext(config: ResolvedConfig, options: StartWorkerOptions, part
       prices: parts.prices,
       clock: systemClock,
       budgets,
+      tracer: parts.tracer,
       onObserverError: (error) => logger.warn({ err: error }, 'event observer failed'),
     },
     agents: parts.agents,
@@ -336,12 +347,20 @@ function workerContext(config: ResolvedConfig, options: StartWorkerOptions, part
 }
 
 /** The BullMQ worker, not running yet; its processor calls are counted in `jobs` (the close waits for them). */
-function bullmqWorker(config: ResolvedConfig, processor: ReturnType<typeof createJobProcessor>, connections: Connections, jobs: RunningJobs, logger: Logger): Worker {
+function bullmqWorker(
+  config: ResolvedConfig,
+  processor: ReturnType<typeof createJobProcessor>,
+  connections: Connections,
+  jobs: RunningJobs,
+  logger: Logger,
+  telemetry: Telemetry | undefined,
+): Worker {
   const worker = new QueueWorker(config.queueName, jobs.track(processor), {
     connection: connections.workerConnection,
     concurrency: config.worker.concurrency,
     autorun: false,
     ...bullmqWorkerOptions(config.worker.jobLockMs),
+    ...(telemetry !== undefined ? { telemetry } : {}),
   });
   worker.on('lockRenewalFailed', (jobIds) => jobIds.forEach((id) => worker.cancelJob(id, 'lock renewal failed')));
   worker.on('failed', (job, error) => logger.warn({ jobId: job?.id, jobName: job?.name, err: error }, 'job failed'));

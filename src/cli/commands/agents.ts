@@ -1,5 +1,6 @@
 import type { RegisteredAgent } from '../../core/ports/agent-registry.js';
-import { SessionQueue } from '../../producer/session-queue.js';
+import { guardedStoreCall } from '../../core/ports/guard-store.js';
+import { withStore } from '../connect.js';
 import { EXIT, type CliIo } from '../cli-io.js';
 import { parseCommandLine } from '../command-line.js';
 
@@ -19,15 +20,12 @@ export async function agentsCommand(args: string[], io: CliIo): Promise<number> 
     io.stderr(`loopfleet agents: takes no arguments, got "${positionals[0]!}"\nusage: ${USAGE}\n`);
     return EXIT.usage;
   }
-  const queue = SessionQueue.fromEnv(io.env);
-  try {
-    const agents = await queue.agents();
+  return withStore(io, async ({ registry }) => {
+    const agents = await guardedStoreCall('listAgents', registry.listAgents());
     if (values.json) for (const agent of agents) io.stdout(`${JSON.stringify(agent)}\n`);
     else io.stdout(agents.length === 0 ? 'no agents registered (is a worker running?)\n' : formatAgents(agents));
     return EXIT.ok;
-  } finally {
-    await queue.close();
-  }
+  });
 }
 
 /** The registry as a table, columns padded to their widest cell. */

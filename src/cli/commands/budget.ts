@@ -1,7 +1,7 @@
 import type { BudgetPeriod, BudgetScope, BudgetUnit, ListBudgetsOptions } from '../../core/ports/tenant-admin.js';
 import { formatPicoUsd } from '../../core/pricing/usd-amount.js';
 import type { Budget, BudgetParams } from '../../producer/budget-admin.js';
-import { SessionQueue } from '../../producer/session-queue.js';
+import { withStore, type StoreClient } from '../connect.js';
 import { EXIT, type CliIo } from '../cli-io.js';
 import { CliUsageError, parseCommandLine, parseIntegerOption } from '../command-line.js';
 import { formatTable } from '../format-table.js';
@@ -9,7 +9,7 @@ import { formatTable } from '../format-table.js';
 const USAGE = `loopfleet budget set --scope tenant|agent|session [--tenant <t>] [--agent <a>] [--session <id>] --unit tokens|usd --period total|day|month --limit <n> [--json]
        loopfleet budget get <id> [--json]
        loopfleet budget list [--tenant <t>] [--scope <s>] [--agent <a>] [--session <id>] [--json]
-       loopfleet budget delete <id>`;
+       loopfleet budget delete <id> [--json]`;
 
 const HEADER = ['ID', 'SCOPE', 'TENANT', 'TARGET', 'UNIT', 'PERIOD', 'LIMIT', 'USED', 'RESERVED', 'REMAINING', 'WINDOW'];
 const ID_RANGE = { min: 1, max: Number.MAX_SAFE_INTEGER };
@@ -58,7 +58,7 @@ async function setBudget(args: string[], io: CliIo): Promise<number> {
   if (values.tenant !== undefined) params.tenant = values.tenant;
   if (values.agent !== undefined) params.agent = values.agent;
   if (values.session !== undefined) params.sessionId = values.session;
-  return withQueue(io, async (queue) => {
+  return withStore(io, async (queue: StoreClient) => {
     const budget = await queue.budgets.set(params);
     io.stdout(values.json ? `${JSON.stringify(budget)}\n` : `set budget ${budget.id}: ${describe(budget)}\n`);
     return EXIT.ok;
@@ -68,11 +68,11 @@ async function setBudget(args: string[], io: CliIo): Promise<number> {
 async function getBudget(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommandLine({ args, allowPositionals: true, options: { json: { type: 'boolean', default: false } } });
   const id = onlyId(positionals, 'get');
-  return withQueue(io, async (queue) => {
+  return withStore(io, async (queue: StoreClient) => {
     const budget = await queue.budgets.get(id);
     if (budget === null) {
       io.stderr(`loopfleet budget: no budget ${id}\n`);
-      return EXIT.failure;
+      return EXIT.notFound;
     }
     io.stdout(values.json ? `${JSON.stringify(budget)}\n` : formatBudgets([budget]));
     return EXIT.ok;
@@ -91,7 +91,7 @@ async function listBudgets(args: string[], io: CliIo): Promise<number> {
   if (values.scope !== undefined) filter.scope = values.scope as BudgetScope;
   if (values.agent !== undefined) filter.agent = values.agent;
   if (values.session !== undefined) filter.sessionId = values.session;
-  return withQueue(io, async (queue) => {
+  return withStore(io, async (queue: StoreClient) => {
     const budgets: Budget[] = [];
     for (let afterId = 0; ; ) {
       const page = await queue.budgets.list(Object.assign({}, filter, { afterId }));
@@ -106,14 +106,14 @@ async function listBudgets(args: string[], io: CliIo): Promise<number> {
 }
 
 async function deleteBudget(args: string[], io: CliIo): Promise<number> {
-  const { positionals } = parseCommandLine({ args, allowPositionals: true, options: {} });
+  const { values, positionals } = parseCommandLine({ args, allowPositionals: true, options: { json: { type: 'boolean', default: false } } });
   const id = onlyId(positionals, 'delete');
-  return withQueue(io, async (queue) => {
+  return withStore(io, async (queue: StoreClient) => {
     if (!(await queue.budgets.delete(id))) {
       io.stderr(`loopfleet budget: no budget ${id}\n`);
-      return EXIT.failure;
+      return EXIT.notFound;
     }
-    io.stdout(`deleted budget ${id}\n`);
+    io.stdout(values.json ? `${JSON.stringify({ id, deleted: true })}\n` : `deleted budget ${id}\n`);
     return EXIT.ok;
   });
 }
@@ -141,11 +141,3 @@ function onlyId(positionals: string[], action: string): number {
   return parseIntegerOption('id', raw, ID_RANGE);
 }
 
-async function withQueue(io: CliIo, work: (queue: SessionQueue) => Promise<number>): Promise<number> {
-  const queue = SessionQueue.fromEnv(io.env);
-  try {
-    return await work(queue);
-  } finally {
-    await queue.close();
-  }
-}

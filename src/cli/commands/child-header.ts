@@ -1,4 +1,4 @@
-import type { SessionQueue } from '../../producer/session-queue.js';
+import type { SessionRecord } from '../../core/session-types.js';
 import type { CliIo } from '../cli-io.js';
 
 /**
@@ -6,8 +6,8 @@ import type { CliIo } from '../cli-io.js';
  * `# child of <parent> (call <id>, depth <n>, root <root>)` — before `history` or `tail` prints it;
  * nothing for any other session, or none. On stderr, so what stdout carries stays the same.
  */
-export async function printChildHeader(queue: SessionQueue, sessionId: string, io: CliIo): Promise<void> {
-  const session = await queue.sessions.get(sessionId);
+export async function printChildHeader(getSession: (sessionId: string) => Promise<SessionRecord | null>, sessionId: string, io: CliIo): Promise<void> {
+  const session = await getSession(sessionId);
   if (session === null || session.parentSessionId === null) return;
   const call = session.spawn === null ? '' : `call ${session.spawn.toolCallId}, `;
   io.stderr(`# child of ${session.parentSessionId} (${call}agent ${session.agent}, depth ${session.depth}, root ${session.rootSessionId})\n`);

@@ -1,16 +1,16 @@
 import { contentText, type StoredMessage } from '../../core/messages.js';
 import { printChildHeader } from './child-header.js';
-import { SessionQueue } from '../../producer/session-queue.js';
+import { SessionNotFoundError } from '../../core/errors/index.js';
+import type { ClientStore } from '../../core/ports/client-store.js';
+import { assertSessionId } from '../../fleet/session-id.js';
+import { withStore } from '../connect.js';
+import { HISTORY_LIMIT, HISTORY_PAGE } from '../limits.js';
+
+export { HISTORY_LIMIT, HISTORY_PAGE };
 import { EXIT, type CliIo } from '../cli-io.js';
 import { parseCommandLine, parseIntegerOption } from '../command-line.js';
 
 const USAGE = 'loopfleet history <session> [--json] [--all] [--after <seq>] [--limit <n>]';
-
-/** Messages read from Postgres at a time: a long session is printed page by page, never read whole. */
-export const HISTORY_PAGE = 1000;
-
-/** Accepted `--limit` values (the help states the range). */
-export const HISTORY_LIMIT = { min: 1, max: 1_000_000 } as const;
 
 /** Accepted `--after` values: message seqs, 0 for the beginning. */
 const HISTORY_AFTER = { min: 0, max: Number.MAX_SAFE_INTEGER } as const;
@@ -34,15 +34,13 @@ export async function historyCommand(args: string[], io: CliIo): Promise<number>
   }
   const afterSeq = values.after === undefined ? 0 : parseIntegerOption('after', values.after, HISTORY_AFTER);
   const limit = values.limit === undefined ? Number.POSITIVE_INFINITY : parseIntegerOption('limit', values.limit, HISTORY_LIMIT);
-  const queue = SessionQueue.fromEnv(io.env);
-  try {
-    await printChildHeader(queue, sessionId, io);
+  const id = assertSessionId(sessionId);
+  return withStore(io, async ({ store }) => {
+    await printChildHeader((session) => store.getSession(session), id, io);
     const print = (row: StoredMessage): void => io.stdout(`${values.json ? JSON.stringify(row) : formatMessage(row)}\n`);
-    await forEachPage(queue, { sessionId, includeCompacted: values.all, afterSeq, limit }, (page) => page.forEach(print));
+    await forEachPage(store, { sessionId: id, includeCompacted: values.all, afterSeq, limit }, (page) => page.forEach(print));
     return EXIT.ok;
-  } finally {
-    await queue.close();
-  }
+  });
 }
 
 /**
@@ -50,7 +48,7 @@ export async function historyCommand(args: string[], io: CliIo): Promise<number>
  * Not a snapshot: a message compacted while the pages are read is shown as it was when its page was.
  */
 async function forEachPage(
-  queue: SessionQueue,
+  store: ClientStore,
   read: { sessionId: string; includeCompacted: boolean; afterSeq: number; limit: number },
   onPage: (page: StoredMessage[]) => void,
 ): Promise<void> {
@@ -58,7 +56,11 @@ async function forEachPage(
   let left = read.limit;
   while (left > 0) {
     const size = Math.min(HISTORY_PAGE, left);
-    const page = await queue.history(read.sessionId, { includeCompacted: read.includeCompacted, afterSeq, limit: size });
+    const page = await store.loadHistory(read.sessionId, { includeCompacted: read.includeCompacted, afterSeq, limit: size });
+    // An empty first page is ambiguous: a new session, or a mistyped id that should not pass silently.
+    if (page.length === 0 && left === read.limit && (await store.getSession(read.sessionId)) === null) {
+      throw new SessionNotFoundError(`session ${read.sessionId} does not exist`, { details: { sessionId: read.sessionId } });
+    }
     onPage(page);
     const last = page.at(-1);
     if (last === undefined || page.length < size) return;

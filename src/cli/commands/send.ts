@@ -2,13 +2,13 @@ import type { RunOutcome } from '../../core/session-types.js';
 import { INPUT_MODES, type InputMode } from '../../core/session-types.js';
 import type { InputHandle } from '../../producer/input-handle.js';
 import type { InputOutcome } from '../../producer/input-outcome.js';
-import { SessionQueue } from '../../producer/session-queue.js';
+import { withQueue } from '../connect.js';
 import { INPUT_ID_PATTERN } from '../../fleet/input-id.js';
 import { AGENT_NAME_RULE } from '../../fleet/agent-name.js';
 import { EXIT, type CliIo } from '../cli-io.js';
-import { parseCommandLine } from '../command-line.js';
+import { CliUsageError, parseCommandLine } from '../command-line.js';
 
-const USAGE = 'loopfleet send <session> <text> [--follow] [--mode queue|steer|interrupt] [--input-id <id>] [--agent <name>]';
+const USAGE = 'loopfleet send <session> <text>|- [--follow] [--mode queue|steer|interrupt] [--input-id <id>] [--agent <name>] [--json]';
 
 /**
  * Exit code of `send --follow` for each terminal status, so scripts can branch on the outcome
@@ -37,10 +37,11 @@ export async function sendCommand(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommandLine({
     args,
     allowPositionals: true,
-    options: { follow: { type: 'boolean', default: false }, mode: { type: 'string' }, 'input-id': { type: 'string' }, agent: { type: 'string' } },
+    options: { follow: { type: 'boolean', default: false }, mode: { type: 'string' }, 'input-id': { type: 'string' }, agent: { type: 'string' }, json: { type: 'boolean', default: false } },
   });
-  const [sessionId, text, ...extra] = positionals;
-  if (sessionId === undefined || text === undefined || extra.length > 0) return usage(io, 'expected a session and a text');
+  const [sessionId, typed, ...extra] = positionals;
+  if (sessionId === undefined || typed === undefined || extra.length > 0) return usage(io, 'expected a session and a text');
+  const text = typed === '-' ? await readText(io) : typed;
   // An empty message is refused by the providers (Anthropic), so it would only fail on the worker.
   if (text.trim() === '') return usage(io, 'the text must not be empty');
   const mode = values.mode;
@@ -49,14 +50,34 @@ export async function sendCommand(args: string[], io: CliIo): Promise<number> {
   if (inputId !== undefined && !INPUT_ID_PATTERN.test(inputId)) return usage(io, '--input-id must be 1 to 200 of A-Z a-z 0-9 _ . : @ / -');
   const agent = values.agent;
   if (agent !== undefined && !AGENT_NAME_RULE.test(agent)) return usage(io, '--agent must be 1 to 64 of A-Z a-z 0-9 _ . -');
-  const queue = SessionQueue.fromEnv(io.env);
-  try {
-    const handle = await queue.add('send', { sessionId, input: text, ...(agent !== undefined ? { agent } : {}) }, { ...(mode !== undefined ? { mode: mode as InputMode } : {}), ...(inputId !== undefined ? { inputId } : {}) });
-    io.stdout(`accepted ${handle.sessionId} seq ${handle.seq}${handle.duplicate ? ' (duplicate)' : ''}\n`);
-    return values.follow ? await follow(handle, io) : EXIT.ok;
-  } finally {
-    await queue.close();
+  return withQueue(io, async (queue) => {
+    const data = Object.assign({ sessionId, input: text }, agent !== undefined ? { agent } : {});
+    const options = Object.assign({}, mode !== undefined ? { mode: mode as InputMode } : {}, inputId !== undefined ? { inputId } : {});
+    const handle = await queue.add('send', data, options);
+    return acceptedThenFollow(handle, { follow: values.follow, json: values.json }, io);
+  });
+}
+
+/**
+ * Prints `accepted <session> seq <n>` (`--json`: `{"sessionId","seq","duplicate"}`), then, with
+ * `follow`, streams the reply and returns its exit code ({@link FOLLOW_EXIT}). With both, the JSON
+ * is the outcome alone, at the end.
+ */
+export async function acceptedThenFollow(handle: InputHandle, how: { follow: boolean; json: boolean }, io: CliIo): Promise<number> {
+  if (how.follow && how.json) {
+    const outcome = await handle.result();
+    io.stdout(`${JSON.stringify(Object.assign({ sessionId: handle.sessionId, seq: handle.seq }, outcome))}\n`);
+    return FOLLOW_EXIT[outcome.status];
   }
+  if (how.json) io.stdout(`${JSON.stringify({ sessionId: handle.sessionId, seq: handle.seq, duplicate: handle.duplicate })}\n`);
+  else io.stdout(`accepted ${handle.sessionId} seq ${handle.seq}${handle.duplicate ? ' (duplicate)' : ''}\n`);
+  return how.follow ? follow(handle, io) : EXIT.ok;
+}
+
+/** The text of `send <session> -`: all of stdin, without the final newline a shell pipe adds. */
+async function readText(io: CliIo): Promise<string> {
+  if (io.readStdin === undefined) throw new CliUsageError('"-" reads the text from stdin, and there is none here');
+  return (await io.readStdin()).replace(/\r?\n$/, '');
 }
 
 /** Prints the input's text deltas as they arrive; notices go to stderr so stdout is the reply alone. */

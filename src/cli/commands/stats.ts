@@ -1,6 +1,9 @@
 import type { InputRecord } from '../../core/session-types.js';
 import type { SessionStatsReport } from '../../producer/session-stats.js';
-import { SessionQueue } from '../../producer/session-queue.js';
+import type { ClientStore } from '../../core/ports/client-store.js';
+import { assertSessionId } from '../../fleet/session-id.js';
+import { readSessionStats } from '../../producer/session-stats.js';
+import { withStore } from '../connect.js';
 import { EXIT, type CliIo } from '../cli-io.js';
 import { parseCommandLine } from '../command-line.js';
 
@@ -10,7 +13,7 @@ const USAGE = 'loopfleet stats <session> [--json]';
 const INPUT_PAGE = 1000;
 
 /** One input as `stats` shows it: which agent, in which version, ran it (null: not run yet, or before agents). */
-interface InputLine {
+export interface InputLine {
   seq: number;
   kind: string;
   status: string;
@@ -20,7 +23,7 @@ interface InputLine {
 /**
  * `loopfleet stats <session>`: the session's agent, status, cumulative counters and inputs by status,
  * then one line per input with the agent (`name@version`) that ran it. `--json`: the whole report as
- * one JSON object, the inputs under `runs`. Exit 1: no such session.
+ * one JSON object, the inputs under `runs`. Not found (exit 3): no such session.
  */
 export async function statsCommand(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommandLine({ args, allowPositionals: true, options: { json: { type: 'boolean', default: false } } });
@@ -29,22 +32,20 @@ export async function statsCommand(args: string[], io: CliIo): Promise<number> {
     io.stderr(`loopfleet stats: expected one session\nusage: ${USAGE}\n`);
     return EXIT.usage;
   }
-  const queue = SessionQueue.fromEnv(io.env);
-  try {
-    const report = await queue.stats(sessionId);
-    const runs = await inputLines(queue, sessionId);
+  const id = assertSessionId(sessionId);
+  return withStore(io, async ({ store }) => {
+    const report = await readSessionStats(store, id);
+    const runs = await inputLines(store, id);
     io.stdout(values.json ? `${JSON.stringify(Object.assign({}, report, { runs }))}\n` : formatStats(report, runs));
     return EXIT.ok;
-  } finally {
-    await queue.close();
-  }
+  });
 }
 
 /** Every input of the session, page by page. */
-async function inputLines(queue: SessionQueue, sessionId: string): Promise<InputLine[]> {
+export async function inputLines(store: ClientStore, sessionId: string): Promise<InputLine[]> {
   const lines: InputLine[] = [];
   for (let afterSeq = 0; ; ) {
-    const page = await queue.sessions.inputs(sessionId, { afterSeq, limit: INPUT_PAGE });
+    const page = await store.listInputs(sessionId, { afterSeq, limit: INPUT_PAGE });
     lines.push(...page.map(inputLine));
     if (page.length < INPUT_PAGE) return lines;
     afterSeq = page.at(-1)!.seq;

@@ -1,5 +1,5 @@
 import type { TenantSettingsPatch, TenantSettingsRecord } from '../../core/ports/tenant-admin.js';
-import { SessionQueue } from '../../producer/session-queue.js';
+import { withStore, type StoreClient } from '../connect.js';
 import { MAX_CONCURRENT_INPUTS, TENANT_WEIGHT } from '../../store/tenants/tenant-settings-options.js';
 import { EXIT, type CliIo } from '../cli-io.js';
 import { CliUsageError, parseCommandLine, parseIntegerOption } from '../command-line.js';
@@ -8,7 +8,7 @@ import { formatTable } from '../format-table.js';
 const USAGE = `loopfleet tenant set <tenant> [--weight <n>] [--max-concurrent <n>|none] [--max-rate <n>|none] [--json]
        loopfleet tenant get <tenant> [--json]
        loopfleet tenant list [--json]
-       loopfleet tenant delete <tenant>`;
+       loopfleet tenant delete <tenant> [--json]`;
 
 const HEADER = ['TENANT', 'WEIGHT', 'MAX CONCURRENT', 'MAX INPUTS/S', 'UPDATED'];
 
@@ -47,7 +47,7 @@ async function setTenant(args: string[], io: CliIo): Promise<number> {
   const rate = values['max-rate'];
   if (rate !== undefined) patch.maxInputsPerSecond = rate === 'none' ? null : parseRate(rate);
   if (Object.keys(patch).length === 0) throw new CliUsageError('tenant set needs at least one of --weight, --max-concurrent, --max-rate');
-  return withQueue(io, async (queue) => {
+  return withStore(io, async (queue: StoreClient) => {
     const record = await queue.tenants.set(tenant, patch);
     io.stdout(values.json ? `${JSON.stringify(record)}\n` : formatTenants([record]));
     return EXIT.ok;
@@ -57,7 +57,7 @@ async function setTenant(args: string[], io: CliIo): Promise<number> {
 async function getTenant(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommandLine({ args, allowPositionals: true, options: { json: { type: 'boolean', default: false } } });
   const tenant = onlyTenant(positionals, 'get');
-  return withQueue(io, async (queue) => {
+  return withStore(io, async (queue: StoreClient) => {
     const record = await queue.tenants.get(tenant);
     if (values.json) io.stdout(`${JSON.stringify(record ?? { tenant, weight: TENANT_WEIGHT.default, maxConcurrentInputs: null, maxInputsPerSecond: null, stored: false })}\n`);
     else io.stdout(record === null ? `${tenant}: no settings of its own (weight ${TENANT_WEIGHT.default}, no caps)\n` : formatTenants([record]));
@@ -68,7 +68,7 @@ async function getTenant(args: string[], io: CliIo): Promise<number> {
 async function listTenants(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommandLine({ args, allowPositionals: true, options: { json: { type: 'boolean', default: false } } });
   if (positionals.length > 0) throw new CliUsageError(`tenant list takes no arguments, got "${positionals[0]!}"`);
-  return withQueue(io, async (queue) => {
+  return withStore(io, async (queue: StoreClient) => {
     const records: TenantSettingsRecord[] = [];
     for (let after: string | undefined; ; ) {
       const page = await queue.tenants.list(after === undefined ? {} : { after });
@@ -83,14 +83,14 @@ async function listTenants(args: string[], io: CliIo): Promise<number> {
 }
 
 async function deleteTenant(args: string[], io: CliIo): Promise<number> {
-  const { positionals } = parseCommandLine({ args, allowPositionals: true, options: {} });
+  const { values, positionals } = parseCommandLine({ args, allowPositionals: true, options: { json: { type: 'boolean', default: false } } });
   const tenant = onlyTenant(positionals, 'delete');
-  return withQueue(io, async (queue) => {
+  return withStore(io, async (queue: StoreClient) => {
     if (!(await queue.tenants.delete(tenant))) {
       io.stderr(`loopfleet tenant: ${tenant} has no settings\n`);
-      return EXIT.failure;
+      return EXIT.notFound;
     }
-    io.stdout(`deleted the settings of ${tenant}\n`);
+    io.stdout(values.json ? `${JSON.stringify({ tenant, deleted: true })}\n` : `deleted the settings of ${tenant}\n`);
     return EXIT.ok;
   });
 }
@@ -112,11 +112,3 @@ function onlyTenant(positionals: string[], action: string): string {
   return tenant;
 }
 
-async function withQueue(io: CliIo, work: (queue: SessionQueue) => Promise<number>): Promise<number> {
-  const queue = SessionQueue.fromEnv(io.env);
-  try {
-    return await work(queue);
-  } finally {
-    await queue.close();
-  }
-}

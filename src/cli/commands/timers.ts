@@ -1,20 +1,16 @@
 import type { TimerOptions } from '../../producer/timer-admin.js';
-import { SessionQueue } from '../../producer/session-queue.js';
+import { withQueue } from '../connect.js';
+import { parseDuration } from '../duration.js';
+import { TIMER_EVERY, TIMER_IN } from '../limits.js';
 import type { TimerRecord } from '../../core/ports/timer-store.js';
 import { TIMER_ID_PATTERN, TIMER_ID_RULE } from '../../fleet/timer-id.js';
-import { MAX_TIMER_DELAY_DAYS, MAX_TIMER_DELAY_MS, MIN_TIMER_EVERY_MS, withinTimerRange } from '../../fleet/timer-limits.js';
+import { MAX_TIMER_DELAY_DAYS, withinTimerRange } from '../../fleet/timer-limits.js';
 import { EXIT, type CliIo } from '../cli-io.js';
-import { CliUsageError, parseCommandLine, parseIntegerOption } from '../command-line.js';
+import { CliUsageError, parseCommandLine } from '../command-line.js';
 
-const TIMER_USAGE = 'loopfleet timer <session> <note> (--in <ms> | --at <time>) [--every <ms>] [--id <timer>]';
+const TIMER_USAGE = 'loopfleet timer <session> <note> (--in <duration> | --at <time>) [--every <duration>] [--id <timer>] [--json]';
 const TIMERS_USAGE = 'loopfleet timers <session> [--all] [--json]';
-const CANCEL_USAGE = 'loopfleet cancel-timer <session> <timer>';
-
-/** Accepted `--in` values (the help states the range). */
-export const TIMER_IN = { min: 0, max: MAX_TIMER_DELAY_MS, unit: 'ms' } as const;
-
-/** Accepted `--every` values. */
-export const TIMER_EVERY = { min: MIN_TIMER_EVERY_MS, max: MAX_TIMER_DELAY_MS, unit: 'ms' } as const;
+const CANCEL_USAGE = 'loopfleet cancel-timer <session> <timer> [--json]';
 
 /**
  * `loopfleet timer <session> <note> --in <ms> | --at <time>`: schedules a durable timer; `--every`
@@ -25,7 +21,7 @@ export async function timerCommand(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommandLine({
     args,
     allowPositionals: true,
-    options: { in: { type: 'string' }, at: { type: 'string' }, every: { type: 'string' }, id: { type: 'string' } },
+    options: { in: { type: 'string' }, at: { type: 'string' }, every: { type: 'string' }, id: { type: 'string' }, json: { type: 'boolean', default: false } },
   });
   const [sessionId, note, ...extra] = positionals;
   if (sessionId === undefined || note === undefined || extra.length > 0) return usage(io, 'timer', TIMER_USAGE, 'expected a session and a note');
@@ -33,18 +29,15 @@ export async function timerCommand(args: string[], io: CliIo): Promise<number> {
   if ((values.in === undefined) === (values.at === undefined)) return usage(io, 'timer', TIMER_USAGE, 'give exactly one of --in and --at');
   if (values.id !== undefined && !TIMER_ID_PATTERN.test(values.id)) return usage(io, 'timer', TIMER_USAGE, `--id must be ${TIMER_ID_RULE}`);
   const options: TimerOptions = { note };
-  if (values.in !== undefined) options.delayMs = parseIntegerOption('in', values.in, TIMER_IN);
+  if (values.in !== undefined) options.delayMs = parseDuration('in', values.in, TIMER_IN);
   if (values.at !== undefined) options.at = parseTime(values.at);
-  if (values.every !== undefined) options.everyMs = parseIntegerOption('every', values.every, TIMER_EVERY);
+  if (values.every !== undefined) options.everyMs = parseDuration('every', values.every, TIMER_EVERY);
   if (values.id !== undefined) options.timerId = values.id;
-  const queue = SessionQueue.fromEnv(io.env);
-  try {
+  return withQueue(io, async (queue) => {
     const timer = await queue.timers.schedule(sessionId, options);
-    io.stdout(`scheduled ${timer.sessionId} timer ${timer.timerId} due ${timer.dueAt.toISOString()}${timer.duplicate ? ' (duplicate)' : ''}\n`);
+    io.stdout(values.json ? `${JSON.stringify(timer)}\n` : `scheduled ${timer.sessionId} timer ${timer.timerId} due ${timer.dueAt.toISOString()}${timer.duplicate ? ' (duplicate)' : ''}\n`);
     return EXIT.ok;
-  } finally {
-    await queue.close();
-  }
+  });
 }
 
 /** `loopfleet timers <session>`: the armed timers, soonest first (`--all`: every timer); `--json`: one timer as JSON a line. */
@@ -52,32 +45,26 @@ export async function timersCommand(args: string[], io: CliIo): Promise<number> 
   const { values, positionals } = parseCommandLine({ args, allowPositionals: true, options: { all: { type: 'boolean', default: false }, json: { type: 'boolean', default: false } } });
   const [sessionId, ...extra] = positionals;
   if (sessionId === undefined || extra.length > 0) return usage(io, 'timers', TIMERS_USAGE, 'expected one session');
-  const queue = SessionQueue.fromEnv(io.env);
-  try {
+  return withQueue(io, async (queue) => {
     for (const timer of await queue.timers.list(sessionId, { all: values.all })) io.stdout(`${values.json ? JSON.stringify(timer) : formatTimer(timer)}\n`);
     return EXIT.ok;
-  } finally {
-    await queue.close();
-  }
+  });
 }
 
-/** `loopfleet cancel-timer <session> <timer>`: cancels an armed timer; exit 1 when there is none armed under that id. */
+/** `loopfleet cancel-timer <session> <timer>`: cancels an armed timer; not found (exit 3) when there is none armed under that id. */
 export async function cancelTimerCommand(args: string[], io: CliIo): Promise<number> {
-  const { positionals } = parseCommandLine({ args, allowPositionals: true, options: {} });
+  const { values, positionals } = parseCommandLine({ args, allowPositionals: true, options: { json: { type: 'boolean', default: false } } });
   const [sessionId, timerId, ...extra] = positionals;
   if (sessionId === undefined || timerId === undefined || extra.length > 0) return usage(io, 'cancel-timer', CANCEL_USAGE, 'expected a session and a timer id');
   if (!TIMER_ID_PATTERN.test(timerId)) return usage(io, 'cancel-timer', CANCEL_USAGE, `the timer id must be ${TIMER_ID_RULE}`);
-  const queue = SessionQueue.fromEnv(io.env);
-  try {
+  return withQueue(io, async (queue) => {
     if (!(await queue.timers.cancel(sessionId, timerId))) {
       io.stderr(`loopfleet cancel-timer: no armed timer ${timerId} on session ${sessionId}\n`);
-      return EXIT.failure;
+      return EXIT.notFound;
     }
-    io.stdout(`cancelled timer ${timerId} of ${sessionId}\n`);
+    io.stdout(values.json ? `${JSON.stringify({ sessionId, timerId, cancelled: true })}\n` : `cancelled timer ${timerId} of ${sessionId}\n`);
     return EXIT.ok;
-  } finally {
-    await queue.close();
-  }
+  });
 }
 
 /** `<id>  <status>  due <time>  once|every <ms> ms  fired <n>  <note as JSON>`. */

@@ -1,6 +1,7 @@
 import type { UsageGroupBy, UsageQuery } from '../../core/ports/tenant-admin.js';
 import { formatPicoUsd } from '../../core/pricing/usd-amount.js';
-import { SessionQueue } from '../../producer/session-queue.js';
+import { readUsageReport } from '../../producer/usage-report.js';
+import { withStore } from '../connect.js';
 import type { UsageReport, UsageTotals } from '../../producer/usage-report.js';
 import { EXIT, type CliIo } from '../cli-io.js';
 import { CliUsageError, parseCommandLine, parseIntegerOption } from '../command-line.js';
@@ -46,15 +47,12 @@ export async function usageCommand(args: string[], io: CliIo): Promise<number> {
   if (values.tenant !== undefined) query.tenant = values.tenant;
   if (values.agent !== undefined) query.agent = values.agent;
   if (values.limit !== undefined) query.limit = parseIntegerOption('limit', values.limit, USAGE_LIMIT);
-  const queue = SessionQueue.fromEnv(io.env);
-  try {
-    const report = await queue.usage(query);
+  return withStore(io, async ({ store }) => {
+    const report = await readUsageReport(store, query);
     io.stdout(values.json ? `${JSON.stringify(report)}\n` : values.csv ? formatUsageCsv(report) : formatUsage(report));
     if (report.truncated) io.stderr(`loopfleet usage: only the first ${report.rows.length} groups are shown (--limit); the totals cover all\n`);
     return EXIT.ok;
-  } finally {
-    await queue.close();
-  }
+  });
 }
 
 /** The report as a table: a line per group, then TOTAL. */

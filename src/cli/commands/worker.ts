@@ -5,11 +5,12 @@ import { applyHeapGrowth } from '../../worker/heap-growth.js';
 import { startWorker } from '../../worker/start-worker.js';
 import { maxSemiSpaceMb } from '../../worker/young-generation.js';
 import { EXIT, type CliIo } from '../cli-io.js';
-import { parseCommandLine, parseIntegerOption } from '../command-line.js';
-import { MAX_TIMER_MS } from '../../core/ports/clock.js';
+import { parseCommandLine } from '../command-line.js';
+import { parseDuration } from '../duration.js';
+import { FORCED_EXIT_MS, WORKER_GRACE_MS } from '../limits.js';
 
-/** Accepted `--grace` values: past Node's timer maximum (2^31-1 ms) setTimeout would fire at once. */
-export const WORKER_GRACE_MS = { min: 0, max: MAX_TIMER_MS, unit: 'ms' } as const;
+export { FORCED_EXIT_MS, WORKER_GRACE_MS };
+
 
 /**
  * `loopfleet worker [--grace <ms>]`: runs a worker until SIGTERM/SIGINT. The first signal stops
@@ -18,9 +19,10 @@ export const WORKER_GRACE_MS = { min: 0, max: MAX_TIMER_MS, unit: 'ms' } as cons
  * After a second signal the process exits 1 if the close still has not finished {@link FORCED_EXIT_MS} later.
  */
 export async function workerCommand(args: string[], io: CliIo): Promise<number> {
-  const { values } = parseCommandLine({ args, options: { grace: { type: 'string', default: '30000' } } });
-  const graceMs = parseIntegerOption('grace', values.grace, WORKER_GRACE_MS);
-  const config = loadConfig(io.env);
+  const { values } = parseCommandLine({ args, options: { grace: { type: 'string', default: '30s' }, json: { type: 'boolean', default: false } } });
+  const graceMs = parseDuration('grace', values.grace, WORKER_GRACE_MS);
+  // --json: the logs as JSON lines, whatever LOG_FORMAT says.
+  const config = loadConfig(values.json ? Object.assign({}, io.env, { LOG_FORMAT: 'json' }) : io.env);
   const logger = loggerFromConfig(config);
   // The process is the worker's own: its GC may favour a bounded heap (src/worker/heap-growth.ts).
   logger.info({ heapGrowth: applyHeapGrowth(config.worker.heapGrowthPercent) }, 'V8 heap growth');
@@ -51,11 +53,6 @@ export async function workerCommand(args: string[], io: CliIo): Promise<number> 
   });
 }
 
-/**
- * After a second signal, how long the forced close may take before the process exits anyway (code 1),
- * ms: longer than the close's own bounds (`FORCED_CLOSE_WAIT_MS` twice, plus its Redis steps).
- */
-export const FORCED_EXIT_MS = 12_000;
 
 function exitUnclosed(logger: Logger): void {
   logger.error({ waitedMs: FORCED_EXIT_MS }, 'worker did not close after a second signal; exiting');

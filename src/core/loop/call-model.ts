@@ -5,6 +5,7 @@ import { runWithRetry } from '../retry/index.js';
 import { reserveCall, settleCall, settleQuietly, type CallKind } from './budget-gate.js';
 import { emit } from './emit.js';
 import type { RunContext } from './run-context.js';
+import { closeLlmSpan, openLlmSpan } from './trace-spans.js';
 import { callCost } from './usage.js';
 
 /** How one model call ended: a reply, given up on (`degraded`), or cancelled with what had streamed. */
@@ -94,7 +95,9 @@ async function attemptCall(
   let streamed = false;
   emit(ctx, { type: 'llm_call_started', callId, roundIndex: round, attempt, model });
   emit(ctx, { type: 'stream_started', streamId: STREAM_ID, attempt });
+  const span = openLlmSpan(ctx, request, model, attempt);
   const completed = (success: boolean, error: unknown, response: LlmResponse | null) => {
+    closeLlmSpan(span, response, error);
     const costPicoUsd = response === null ? null : callCost(ctx, response, attempt);
     emit(ctx, {
       type: 'llm_call_completed',

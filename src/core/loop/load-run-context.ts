@@ -4,6 +4,7 @@ import { overridesOf, parseInputPayload, type ParsedInput } from '../input-paylo
 import type { ToolCallRecord } from '../session-types.js';
 import { compileResponseFormat, type StructuredValidator } from '../structured-output/index.js';
 import { recordedProgress } from './recorded-progress.js';
+import { emptyRunTrace } from './run-state.js';
 import type { LoopDeps, RunContext, RunParams } from './run-context.js';
 
 /**
@@ -60,6 +61,7 @@ export async function loadRunContext(deps: LoopDeps, params: RunParams): Promise
       spawned: false,
       childResults: null,
       inDoubt: new Map(openCalls.filter((call) => call.status === 'started').map((call): [string, ToolCallRecord] => [call.toolCallId, call])),
+      trace: emptyRunTrace(),
     },
     ...checked,
   };

@@ -9,6 +9,7 @@ import type { EventSink } from '../ports/event-sink.js';
 import type { Llm } from '../ports/llm.js';
 import type { LoopStore } from '../ports/loop-store.js';
 import type { PriceTable } from '../pricing/index.js';
+import type { Tracer } from '../ports/tracing.js';
 import type { RetryPolicy } from '../retry/index.js';
 import type { AgentRef, InputRecord, SessionRecord } from '../session-types.js';
 import type { ToolRegistry } from '../tools/index.js';
@@ -37,6 +38,8 @@ export interface LoopDeps {
    * Absent: costs are null (unpriced), and a money budget refuses every call.
    */
   prices?: PriceTable;
+  /** Spans of inputs, rounds, model and tool calls (docs/tracing.md); absent: tracing off. */
+  tracer?: Tracer;
   /** Called when the sink or a `session.end` hook throws; the run itself carries on. */
   onObserverError?: (error: unknown, event?: LoopEvent) => void;
   /** Randomness for retry jitter; injectable for tests. */

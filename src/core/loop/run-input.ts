@@ -1,6 +1,7 @@
 import type { PendingState } from '../pending-state.js';
 import type { InputResult } from '../session-types.js';
 import { abortReason } from '../ports/clock.js';
+import type { TraceSpan } from '../ports/tracing.js';
 import { emit } from './emit.js';
 import { finishRun } from './finish-run.js';
 import { budgetExceeded, budgetStop, roundLimitReached, wrapUp } from './limits.js';
@@ -16,6 +17,7 @@ import { hookScope, type LoopDeps, type RunContext, type RunParams } from './run
 import { appendInputMessage, startInput } from './start-input.js';
 import { applySteering, checkSteering } from './steering.js';
 import { afterToolPhase, runToolPhase } from './tool-phase.js';
+import { closeInputSpan, closeRoundSpan, openInputSpan, openRoundSpan } from './trace-spans.js';
 
 /**
  * Runs one input of a session to its terminal status, persisting
@@ -43,7 +45,21 @@ export interface RunOutcome {
 
 /** {@link runInput}, returning the {@link RunOutcome}. */
 export async function runInputOutcome(deps: LoopDeps, params: RunParams): Promise<RunOutcome> {
+  const span = openInputSpan(deps, params);
+  let outcome: RunOutcome;
+  try {
+    outcome = await runTraced(deps, params, span);
+  } catch (error) {
+    closeInputSpan(span, 'stopped', 0, error);
+    throw error;
+  }
+  closeInputSpan(span, outcome.result.status, outcome.result.rounds, outcome.error);
+  return outcome;
+}
+
+async function runTraced(deps: LoopDeps, params: RunParams, span: TraceSpan): Promise<RunOutcome> {
   const ctx = await loadRunContext(Object.assign({}, deps, { store: guardStore(deps.store) }), params);
+  ctx.state.trace.input = span;
   const result = await runLoaded(ctx, params);
   // A parked input may be ready already (its children answered while it ran): the drain claims again.
   if (result.status === 'waiting_for_children') return { result, error: null, pendingInputs: true, parked: true };
@@ -136,7 +152,21 @@ async function roundLoop(ctx: RunContext): Promise<EndStep> {
       }
     }
     await maybeCompact(ctx);
-    const next = await runRound(ctx);
+    const next = await tracedRound(ctx);
     if (next.kind !== 'continue') return next;
   }
+}
+
+/** {@link runRound} inside the round's span (docs/tracing.md). */
+async function tracedRound(ctx: RunContext): Promise<NextStep> {
+  openRoundSpan(ctx);
+  let next: NextStep;
+  try {
+    next = await runRound(ctx);
+  } catch (error) {
+    closeRoundSpan(ctx, error);
+    throw error;
+  }
+  closeRoundSpan(ctx);
+  return next;
 }

@@ -1,5 +1,6 @@
 import type { ChildPayload } from '../input-payload.js';
 import type { ToolCallRecord, Usage } from '../session-types.js';
+import { NOOP_SPAN, type TraceSpan } from '../ports/tracing.js';
 
 /**
  * The run's own counters: where it is, what it may still do and what it spent. Rebuilt from the
@@ -39,4 +40,17 @@ export interface RunState {
   childResults: ReadonlyMap<string, ChildPayload> | null;
   /** Ledger rows a previous holder left `started`: calls whose outcome is in doubt (I5), until resolved. */
   inDoubt: Map<string, ToolCallRecord>;
+  /** The open input and round spans (docs/tracing.md); no-op spans with tracing off. */
+  trace: RunTrace;
+}
+
+/** The open spans a run's phases hang theirs under: the input's, and the round's while one runs. */
+export interface RunTrace {
+  input: TraceSpan;
+  round: TraceSpan;
+}
+
+/** A run's trace before it opened anything. */
+export function emptyRunTrace(): RunTrace {
+  return { input: NOOP_SPAN, round: NOOP_SPAN };
 }

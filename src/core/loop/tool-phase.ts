@@ -11,6 +11,7 @@ import { askUser } from './ask-user.js';
 import { cancelledSkipContent, isFinishingCancel } from './run-outcomes.js';
 import { waitForInput, type EndStep } from './next-step.js';
 import { answerSpawn, deliveredOnce, spawnCalls, startChildren } from './spawn-children.js';
+import { toolSpans } from './trace-spans.js';
 
 /**
  * How a tool phase ended: every call answered, a question waiting for the user, calls waiting for
@@ -144,6 +145,7 @@ async function executeCalls(ctx: RunContext, calls: ToolCall[], round: number, r
     if (prepared !== null) runnable.push(prepared);
   }
   const flusher = new ResultFlusher(ctx, runnable, round);
+  const spans = toolSpans(ctx);
   try {
     await runToolBatch(ctx.tools, runnable, {
       sessionId: ctx.params.sessionId,
@@ -151,10 +153,17 @@ async function executeCalls(ctx: RunContext, calls: ToolCall[], round: number, r
       clock: ctx.deps.clock,
       maxResultChars: ctx.profile.maxToolResultChars,
       concurrency: ctx.profile.toolConcurrency,
-      onStart: (call) => (recordedStarted.has(call.id) ? announceStart(ctx, call) : startCall(ctx, call, round)),
-      onFinish: (outcome) => flusher.finished(outcome),
+      onStart: (call) => {
+        spans?.start(call);
+        return recordedStarted.has(call.id) ? announceStart(ctx, call) : startCall(ctx, call, round);
+      },
+      onFinish: (outcome) => {
+        spans?.finish(outcome);
+        return flusher.finished(outcome);
+      },
     });
   } catch (error) {
+    spans?.endOpen();
     // A call that finished ran: when a break or a cancel ends the batch, its real result is recorded,
     // not a skipped one (I5), after closing the earlier calls that never finished.
     await flusher.flushFinished(closingContent(error));

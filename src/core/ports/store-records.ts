@@ -8,6 +8,7 @@
  */
 import type { Message, MessageKind, StoredMessage } from '../messages.js';
 import type { PendingState } from '../pending-state.js';
+import type { TraceContext } from './tracing.js';
 import type {
   InputKind,
   InputMode,
@@ -58,6 +59,11 @@ export interface AcceptInputParams {
   payload: Record<string, unknown>;
   /** The BullMQ job that delivered the input, for tracing. */
   originJobId?: string;
+  /**
+   * The producer's span (W3C trace context) the input's span continues in the worker
+   * (docs/tracing.md). A malformed one is dropped, never refused: tracing is best effort.
+   */
+  traceContext?: TraceContext | null;
   /**
    * The agent the input is for. A session it creates runs on it. Refused, with nothing written, with
    * `agent.not_found` when no live worker registered it (`default` always passes) and with

@@ -32,7 +32,7 @@ import { agentServedSql } from '../agents/agent-served-sql.js';
  * same way when its session belongs to another one; a session the statement creates takes the named
  * tenant, or `default`. A refusal for another tenant wins over one for another agent.
  *
- * Params: $1 a JSON array of `{ session_id, input_id, kind, mode, payload, origin_job_id, agent, tenant }`.
+ * Params: $1 a JSON array of `{ session_id, input_id, kind, mode, payload, origin_job_id, trace_context, agent, tenant }`.
  * Returns per input `sessionId` with its `seq` and the session's `tenant`, or with `refused` (`agent.not_found`,
  * `session.tenant_mismatch` or `session.agent_mismatch`) and the session's agent as the statement
  * saw it (`sessionAgent`).
@@ -42,7 +42,7 @@ export const ACCEPT_INPUTS: BatchStatement = {
   text: `
 WITH req AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb)
-    AS r(session_id text, input_id text, kind text, mode text, payload jsonb, origin_job_id text, agent text, tenant text)
+    AS r(session_id text, input_id text, kind text, mode text, payload jsonb, origin_job_id text, trace_context jsonb, agent text, tenant text)
 ),
 served AS (
   SELECT req.* FROM req WHERE req.agent IS NULL OR ${agentServedSql('req.agent')}
@@ -61,8 +61,8 @@ locked AS (
   RETURNING id, next_seq, tenant
 ),
 inserted AS (
-  INSERT INTO session_inputs (session_id, seq, input_id, kind, mode, payload, origin_job_id, accepted_at)
-  SELECT locked.id, locked.next_seq, req.input_id, req.kind, req.mode, req.payload, req.origin_job_id, clock_timestamp()
+  INSERT INTO session_inputs (session_id, seq, input_id, kind, mode, payload, origin_job_id, trace_context, accepted_at)
+  SELECT locked.id, locked.next_seq, req.input_id, req.kind, req.mode, req.payload, req.origin_job_id, req.trace_context, clock_timestamp()
     FROM locked
     JOIN req ON req.session_id = locked.id
   RETURNING session_id, seq

@@ -8,6 +8,7 @@ import { optionalTenant } from '../../fleet/tenant-name.js';
 import { isPlainObject } from '../postgres/arguments.js';
 import { INPUT_ID_PATTERN, MAX_ORIGIN_JOB_ID_LENGTH } from '../../fleet/input-id.js';
 import { toJsonText } from '../../core/json-text.js';
+import { parseTraceContext } from '../../core/ports/tracing.js';
 
 /** An accept request after validation, ready for the database. */
 export interface ValidatedAccept {
@@ -18,6 +19,8 @@ export interface ValidatedAccept {
   /** The payload as JSON text, exactly what is stored. */
   payloadText: string;
   originJobId: string | null;
+  /** The producer's span, as stored JSON text, or null when none (or a malformed one) came. */
+  traceContextText: string | null;
   /** The agent the input names; null when it names none (any session takes it). */
   agent: string | null;
   /** The tenant the input names; null when it names none (any session takes it). */
@@ -40,7 +43,9 @@ export function validateAcceptInput(params: AcceptInputParams): ValidatedAccept 
   checkSize(payloadText, params.maxBytes, sessionId, inputId);
   const agent = optionalAgentName(params.agent) ?? null;
   const tenant = optionalTenant(params.tenant) ?? null;
-  return { sessionId, inputId, kind, mode, payloadText, originJobId: checkOriginJobId(params.originJobId), agent, tenant };
+  const trace = params.traceContext == null ? null : parseTraceContext(params.traceContext.traceparent, params.traceContext.tracestate);
+  const traceContextText = trace === null ? null : JSON.stringify(trace);
+  return { sessionId, inputId, kind, mode, payloadText, originJobId: checkOriginJobId(params.originJobId), traceContextText, agent, tenant };
 }
 
 function oneOf<T extends string>(value: unknown, allowed: readonly T[], what: string): T {

@@ -47,7 +47,7 @@ export async function acceptInput(pool: pg.Pool, batcher: RowBatcher, params: Ac
  * the agent or tenant it names.
  */
 async function insertInput(batcher: RowBatcher, input: ValidatedAccept): Promise<SeqAndTenant | null> {
-  const record = `{"session_id":${JSON.stringify(input.sessionId)},"input_id":${JSON.stringify(input.inputId)},"kind":${JSON.stringify(input.kind)},"mode":${JSON.stringify(input.mode)},"payload":${input.payloadText},"origin_job_id":${JSON.stringify(input.originJobId)},"agent":${JSON.stringify(input.agent)},"tenant":${JSON.stringify(input.tenant)}}`;
+  const record = `{"session_id":${JSON.stringify(input.sessionId)},"input_id":${JSON.stringify(input.inputId)},"kind":${JSON.stringify(input.kind)},"mode":${JSON.stringify(input.mode)},"payload":${input.payloadText},"origin_job_id":${JSON.stringify(input.originJobId)},"trace_context":${input.traceContextText ?? 'null'},"agent":${JSON.stringify(input.agent)},"tenant":${JSON.stringify(input.tenant)}}`;
   let row: unknown;
   try {
     row = await batcher.submit({ statement: ACCEPT_INPUTS, sessionId: input.sessionId, record });

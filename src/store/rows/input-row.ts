@@ -7,12 +7,13 @@ import {
   type InputRecord,
   type InputResult,
 } from '../../core/session-types.js';
+import { parseTraceContext, type TraceContext } from '../../core/ports/tracing.js';
 import { parseRow } from './parse-row.js';
 
 /** The `session_inputs` columns, named as {@link InputRecord} fields. */
 export const INPUT_COLUMNS = `session_id AS "sessionId", seq, input_id AS "inputId", kind, mode, payload,
   status, attempts, steered_into AS "steeredInto", result, awaiting, error_code AS "errorCode", error_message AS "errorMessage",
-  origin_job_id AS "originJobId", accepted_at AS "acceptedAt", started_at AS "startedAt",
+  origin_job_id AS "originJobId", trace_context AS "traceContext", accepted_at AS "acceptedAt", started_at AS "startedAt",
   finished_at AS "finishedAt"`;
 
 const count = z.number().int().nonnegative();
@@ -81,6 +82,8 @@ const inputRowSchema: z.ZodType<InputRecord> = z.object({
   errorCode: z.string().nullable(),
   errorMessage: z.string().nullable(),
   originJobId: z.string().nullable(),
+  // Best effort, as every trace context read from outside: one that does not parse is dropped, not refused.
+  traceContext: z.unknown().transform((value) => traceContextOf(value)),
   acceptedAt: z.date(),
   startedAt: z.date().nullable(),
   finishedAt: z.date().nullable(),
@@ -90,4 +93,11 @@ const inputRowSchema: z.ZodType<InputRecord> = z.object({
 export function decodeInput(row: unknown): InputRecord {
   const key = row as { sessionId?: unknown; seq?: unknown } | null;
   return parseRow(inputRowSchema, row, `input ${String(key?.sessionId)}#${String(key?.seq)}`);
+}
+
+/** A stored `trace_context` (`{ traceparent, tracestate? }`), or null when absent or malformed. */
+function traceContextOf(value: unknown): TraceContext | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const { traceparent, tracestate } = value as { traceparent?: unknown; tracestate?: unknown };
+  return parseTraceContext(traceparent, tracestate);
 }

@@ -34,6 +34,11 @@ export const sessionInputs = pgTable(
     errorCode: text('error_code'),
     errorMessage: text('error_message'),
     originJobId: text('origin_job_id'),
+    /**
+     * The producer's span as a W3C trace context (`{ traceparent, tracestate? }`), continued by the
+     * input's span in the worker (docs/tracing.md). Null when tracing was off at the add.
+     */
+    traceContext: jsonb('trace_context').$type<{ traceparent: string; tracestate?: string }>(),
     acceptedAt: timestamp('accepted_at', { withTimezone: true }).notNull().defaultNow(),
     startedAt: timestamp('started_at', { withTimezone: true }),
     finishedAt: timestamp('finished_at', { withTimezone: true }),

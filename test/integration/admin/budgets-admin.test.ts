@@ -113,7 +113,7 @@ describe('budgets admin', () => {
       const listed = await fx.cli('budget', 'list', '--tenant', 'cli-t', '--json');
       expect(listed.out.trim().split('\n').map((line) => (JSON.parse(line) as { id: number }).id)).toEqual([budget.id]);
       expect(await fx.cli('budget', 'delete', String(budget.id))).toMatchObject({ code: 0, out: `deleted budget ${budget.id}\n` });
-      expect((await fx.cli('budget', 'delete', String(budget.id))).code).toBe(1);
+      expect((await fx.cli('budget', 'delete', String(budget.id))).code).toBe(3);
     });
 
     it('refuses a bad command line with exit 2 and a bad value with exit 1', async () => {

@@ -74,7 +74,7 @@ describe('loopfleet client commands against a running fleet', () => {
       [1, 'user', 'hello there'],
       [2, 'assistant', 'Echo: hello there'],
     ]);
-    expect(await cli('history', 'cli-nobody')).toMatchObject({ code: 1, err: expect.stringContaining('[session.not_found]') });
+    expect(await cli('history', 'cli-nobody')).toMatchObject({ code: 3, err: expect.stringContaining('[session.not_found]') });
   });
 
   it("runs beside a host application's own LOG_LEVEL, LOG_FORMAT and METRICS_PORT, which only a worker reads", async () => {
@@ -124,6 +124,19 @@ describe('loopfleet client commands against a running fleet', () => {
     await fleet.waitForSessionIdle('cli-abort', 3);
   });
 
+  it('submit-input --follow streams the reply and exits with its status; --json prints the outcome', async () => {
+    expect((await cli('send', 'cli-ask-follow', 'ask:Pick a colour', '--follow')).code).toBe(10);
+    const interactionId = (await fleet.store.getSession('cli-ask-follow'))!.pending!.interactions[0]!.interactionId;
+    const answered = await cli('submit-input', 'cli-ask-follow', interactionId, 'blue', '--follow');
+    expect(answered).toMatchObject({ code: 0, out: 'accepted cli-ask-follow seq 2\nGot: blue\n' });
+    expect(answered.err).toContain('status completed');
+    expect((await cli('send', 'cli-ask-follow', 'ask:And a number', '--follow')).code).toBe(10);
+    const second = (await fleet.store.getSession('cli-ask-follow'))!.pending!.interactions[0]!.interactionId;
+    const json = await cli('submit-input', 'cli-ask-follow', second, '7', '--follow', '--json');
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.out)).toMatchObject({ sessionId: 'cli-ask-follow', seq: 4, status: 'completed', finalText: 'Got: 7' });
+  });
+
   it.each([
     ['cli-ask-big', '12345678901234567890'],
     ['cli-ask-fine', '0.1000000000000000055511151231257827'],
@@ -137,14 +150,14 @@ describe('loopfleet client commands against a running fleet', () => {
     expect(inputs[1]?.result?.finalText).toBe(`Got: ${value}`);
   });
 
-  it('cancel ends a followed input with exit code 14; an unknown session exits 1', async () => {
+  it('cancel ends a followed input with exit code 14; an unknown session exits 3 (not found)', async () => {
     const following = cli('send', 'cli-cancel', 'hold:cli-cancel', '--follow');
     await fleet.waitFor('the run to start', async () => ((await fleet.store.getInput('cli-cancel', 1))?.status === 'running' ? true : undefined));
     expect(await cli('cancel', 'cli-cancel')).toMatchObject({ code: 0, out: 'cancel requested for cli-cancel\n' });
     const run = await following;
     expect(run.code).toBe(14);
     expect(run.err).toContain('status cancelled');
-    expect(await cli('cancel', 'cli-nobody')).toMatchObject({ code: 1, err: expect.stringContaining('no session cli-nobody') });
+    expect(await cli('cancel', 'cli-nobody')).toMatchObject({ code: 3, err: expect.stringContaining('no session cli-nobody') });
   });
 
   it('bad arguments exit 2 and write nothing', async () => {

@@ -86,7 +86,7 @@ describe('loopfleet history, paged', () => {
     expect(await cli('history', 'long', '--after', '2500')).toMatchObject({ code: 0, out: '' });
   });
 
-  it('a session that does not exist exits 1 with session.not_found, --after or not', async () => {
-    expect(await cli('history', 'nobody', '--after', '5', '--limit', '10')).toMatchObject({ code: 1, err: expect.stringContaining('[session.not_found]') });
+  it('a session that does not exist exits 3 (not found) with session.not_found, --after or not', async () => {
+    expect(await cli('history', 'nobody', '--after', '5', '--limit', '10')).toMatchObject({ code: 3, err: expect.stringContaining('[session.not_found]') });
   });
 });

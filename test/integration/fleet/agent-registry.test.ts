@@ -108,7 +108,7 @@ describe('the agent registry and agent refusals', () => {
     expect(text.out).toMatch(/\ntokens \d+ \(prompt \d+, completion \d+, cache read \d+, cache write \d+, reasoning \d+\)\n/);
     const json = await runCliInProcess(['stats', 'stats-on-support', '--json'], env);
     expect(JSON.parse(json.out)).toMatchObject({ sessionId: 'stats-on-support', agent: 'support', runs: [{ seq: 1, kind: 'send', status: 'done', agent: { name: 'support', version } }] });
-    expect(await runCliInProcess(['stats', 'no-such-session'], env)).toMatchObject({ code: 1, err: expect.stringContaining('[session.not_found]') });
+    expect(await runCliInProcess(['stats', 'no-such-session'], env)).toMatchObject({ code: 3, err: expect.stringContaining('[session.not_found]') });
   });
 
   it('a worker that closes is marked stopped: its agents are still accepted (a restart refuses nothing) until its rows are pruned', async () => {

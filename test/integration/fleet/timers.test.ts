@@ -109,7 +109,7 @@ describe('durable timers', () => {
     const json = (await cli('timers', 'tm-cli', '--json')).out.trim().split('\n').map((line) => JSON.parse(line) as { timerId: string; everyMs: number | null });
     expect(json.map((timer) => [timer.timerId, timer.everyMs])).toEqual([['standup', 86_400_000], ['ny', null]]);
     expect(await cli('cancel-timer', 'tm-cli', 'standup')).toMatchObject({ code: 0, out: 'cancelled timer standup of tm-cli\n' });
-    expect(await cli('cancel-timer', 'tm-cli', 'standup')).toMatchObject({ code: 1, err: 'loopfleet cancel-timer: no armed timer standup on session tm-cli\n' });
+    expect(await cli('cancel-timer', 'tm-cli', 'standup')).toMatchObject({ code: 3, err: 'loopfleet cancel-timer: no armed timer standup on session tm-cli\n' });
     expect((await cli('timers', 'tm-cli')).out).toMatch(/^ny {2}armed/);
     expect((await cli('timers', 'tm-cli', '--all')).out.split('\n').filter(Boolean).map((line) => line.split('  ').slice(0, 2))).toEqual(
       expect.arrayContaining([['standup', 'cancelled'], ['ny', 'armed']]),

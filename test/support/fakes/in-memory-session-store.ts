@@ -1,4 +1,5 @@
 import { LeaseLostError, SessionExistsError, SessionNotFoundError, StateConflictError } from '../../../src/core/errors/index.js';
+import type { TraceContext } from '../../../src/core/ports/tracing.js';
 import type { ChildResultPayload } from '../../../src/core/ports/children.js';
 import type { StoredMessage } from '../../../src/core/messages.js';
 import type * as Port from '../../../src/core/ports/session-store.js';
@@ -170,7 +171,7 @@ export class InMemorySessionStore implements Port.SessionStore {
     data.record.nextSeq = seq;
     data.record.updatedAt = at;
     const payload = JSON.parse(valid.payloadText) as Record<string, unknown>;
-    data.inputs.push(Object.assign(newInput(valid.sessionId, seq, valid.inputId, payload, at, valid), { originJobId: valid.originJobId }));
+    data.inputs.push(Object.assign(newInput(valid.sessionId, seq, valid.inputId, payload, at, valid), { originJobId: valid.originJobId, traceContext: valid.traceContextText === null ? null : (JSON.parse(valid.traceContextText) as TraceContext) }));
     return { sessionId: valid.sessionId, seq, inputId: valid.inputId, duplicate: false, tenant: data.record.tenant };
   }
 
@@ -554,6 +555,7 @@ function newInput(
     errorCode: null,
     errorMessage: null,
     originJobId: null,
+    traceContext: null,
     acceptedAt: at,
     startedAt: null,
     finishedAt: null,

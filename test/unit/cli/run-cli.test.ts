@@ -25,10 +25,17 @@ describe('loopfleet CLI', () => {
     expect(run.out()).toMatch(/^\d+\.\d+\.\d+\n$/);
   });
 
-  it.each([['help', '--bogus'], ['version', 'extra'], ['--help', 'x'], ['-v', '--nope']])('%s with an argument (%s) is a bad command line: exit 2', async (name, arg) => {
+  it.each([['version', 'extra'], ['-v', '--nope']])('%s with an argument (%s) is a bad command line: exit 2', async (name, arg) => {
     const run = capture();
     expect(await runCli([name, arg], run.io)).toBe(2);
     expect(run.err()).toContain(`takes no arguments, got "${arg}"`);
+    expect(run.out()).toBe('');
+  });
+
+  it.each([['help', '--bogus'], ['--help', 'x']])('%s of an unknown command (%s) is a bad command line: exit 2', async (name, arg) => {
+    const run = capture();
+    expect(await runCli([name, arg], run.io)).toBe(2);
+    expect(run.err()).toContain(`unknown command "${arg}"`);
     expect(run.out()).toBe('');
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HELP } from '../../../src/cli/help.js';
+import { runCli } from '../../../src/cli/run-cli.js';
 import { parseSubmitValue } from '../../../src/cli/submit-value.js';
 
 /** `loopfleet submit-input`'s value: JSON when it parses exactly, the text itself otherwise. */
@@ -45,7 +45,9 @@ describe('parseSubmitValue', () => {
     expect(parseSubmitValue(raw)).toBe(raw);
   });
 
-  it('the help says so', () => {
-    expect(HELP.replace(/\s+/g, ' ')).toContain('else taken as text; so is JSON with a number a JS number would change (12345678901234567890, 0.1000000000000000055511151231257827): every digit is kept.');
+  it('the help says so', async () => {
+    const out: string[] = [];
+    expect(await runCli(['help', 'submit-input'], { stdout: (text) => void out.push(text), stderr: () => {}, env: {} })).toBe(0);
+    expect(out.join('').replace(/\s+/g, ' ')).toContain('else taken as text; so is JSON with a number a JS number would change (12345678901234567890, 0.1000000000000000055511151231257827): every digit is kept.');
   });
 });

@@ -20,7 +20,7 @@ const services = compose.services;
 
 describe('docker-compose.yml', () => {
   it('has Postgres with a volume, Redis with AOF and noeviction, a one-shot migrate, a worker, a gateway, and Prometheus and Grafana', () => {
-    expect(Object.keys(services).sort()).toEqual(['gateway', 'grafana', 'migrate', 'postgres', 'prometheus', 'redis', 'worker']);
+    expect(Object.keys(services).sort()).toEqual(['gateway', 'grafana', 'jaeger', 'migrate', 'postgres', 'prometheus', 'redis', 'worker']);
     expect(services.postgres!.volumes).toEqual(['postgres-data:/var/lib/postgresql/data']);
     expect(Object.keys(compose.volumes ?? {})).toContain('postgres-data');
     const redisCommand = (services.redis!.command as string[]).join(' ');

@@ -37,6 +37,7 @@ export function acceptInputScenarios(ctx: ContractContext): void {
         errorCode: null,
         errorMessage: null,
         originJobId: 'job-7',
+        traceContext: null,
         acceptedAt: expect.any(Date),
         startedAt: null,
         finishedAt: null,
@@ -46,6 +47,17 @@ export function acceptInputScenarios(ctx: ContractContext): void {
       expect(times).toEqual([...times].sort((a, b) => a - b));
       expect(times[0]).toBeGreaterThanOrEqual(before - CLOCK_SLACK_MS);
       expect(await ctx.store.getSession(id)).toMatchObject({ id, agent: 'default', status: 'idle', nextSeq: 3 });
+    });
+
+    it('keeps the trace context an input carries, and drops a malformed one without refusing the input', async () => {
+      const id = ctx.id('trace');
+      const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+      await accept(ctx.store, id, { traceContext: { traceparent, tracestate: 'vendor=1' } });
+      await accept(ctx.store, id, { traceContext: { traceparent: 'not-a-traceparent' } });
+      await accept(ctx.store, id, { traceContext: { traceparent: '00-00000000000000000000000000000000-b7ad6b7169203331-01' } });
+      const inputs = await ctx.store.listInputs(id);
+      expect(inputs.map((input) => input.traceContext)).toEqual([{ traceparent, tracestate: 'vendor=1' }, null, null]);
+      expect((await ctx.store.getInput(id, 1))?.traceContext).toEqual({ traceparent, tracestate: 'vendor=1' });
     });
 
     it('returns the original seq for a repeated input id, keeps the first payload and burns no seq', async () => {

@@ -1,0 +1,142 @@
+import { HISTORY_LIMIT, HISTORY_PAGE, MAX_ABORT_REASON_LENGTH, MAX_INTERACTION_ID_LENGTH, SESSIONS_LIMIT, TAIL_LIMIT } from '../limits.js';
+import { JSON_OPTION, type CommandSpec } from './types.js';
+
+/** Commands that send to sessions and read them. */
+export const SESSION_COMMANDS: readonly CommandSpec[] = [
+  {
+    name: 'send',
+    group: 'Sessions',
+    args: '<session> <text>',
+    summary: 'Send a user message; - reads it from stdin',
+    options: [
+      { flags: '--follow', description: 'stream the reply to stdout and exit with its status (exit codes below)' },
+      { flags: '--mode <mode>', description: 'queue, steer or interrupt: how it joins a running input (default queue)' },
+      { flags: '--input-id <id>', description: 'idempotency key: repeating it returns the same seq' },
+      { flags: '--agent <name>', description: 'the agent it is for; a new session runs on it (see agents)' },
+      { flags: '--json', description: 'print {"sessionId","seq","duplicate"}; with --follow, the outcome as one object at the end instead of the text' },
+    ],
+    details: `Prints "accepted <session> seq <n>". Give - as the text to read it from stdin (echo hi | loopfleet send s1 -).
+With --follow: 10 waiting_for_input, 11 hit_round_limit, 12 budget_exceeded, 13 degraded,
+14 cancelled, 1 failed, 130 stopped following with Ctrl-C (the input keeps running).`,
+    load: async () => (await import('../commands/send.js')).sendCommand,
+  },
+  {
+    name: 'tail',
+    group: 'Sessions',
+    args: '<session>',
+    summary: "Print the session's events as they arrive",
+    options: [
+      { flags: '--after <id>', description: 'resume after a stream id; 0 = from the oldest retained event (default: only new ones)' },
+      { flags: '--no-follow', description: 'print what the stream holds now and exit (from the oldest unless --after)' },
+      { flags: '--limit <n>', description: `exit after n lines (${TAIL_LIMIT.min} to ${TAIL_LIMIT.max})` },
+      { flags: '--json', description: 'each event or gap as JSON, one a line' },
+    ],
+    details: `Follows until Ctrl-C (exit 0). Says on stderr where it starts, and when nothing has come for a
+few seconds. Lost events show as a "--- GAP" line. For a child session, "# child of <parent> (…)" first, on stderr.`,
+    load: async () => (await import('../commands/tail.js')).tailCommand,
+  },
+  {
+    name: 'history',
+    group: 'Sessions',
+    args: '<session>',
+    summary: "Print the session's messages from Postgres",
+    options: [
+      { flags: '--all', description: 'include messages folded away by compaction' },
+      { flags: '--after <seq>', description: 'start after this message seq (default 0, the beginning)' },
+      { flags: '--limit <n>', description: `stop after n messages (${HISTORY_LIMIT.min} to ${HISTORY_LIMIT.max})` },
+      { flags: '--json', description: 'one stored message as JSON a line' },
+    ],
+    details: `Read ${HISTORY_PAGE} at a time. For a child session, "# child of <parent> (…)" first, on stderr.`,
+    load: async () => (await import('../commands/history.js')).historyCommand,
+  },
+  {
+    name: 'sessions',
+    group: 'Sessions',
+    args: '',
+    summary: 'List sessions, newest first',
+    options: [
+      { flags: '--tenant <tenant>', description: 'only this tenant' },
+      { flags: '--agent <name>', description: 'only sessions on this agent' },
+      { flags: '--status <status>', description: 'only idle, running, waiting_for_input or waiting_for_children' },
+      { flags: '--prefix <text>', description: 'only ids starting with this text (taken literally)' },
+      { flags: '--limit <n>', description: `sessions a page (${SESSIONS_LIMIT.min} to ${SESSIONS_LIMIT.max}, default 50)` },
+      { flags: '--cursor <cursor>', description: 'the next page: the cursor the last one printed' },
+      { flags: '--json', description: 'the page as one object: {"sessions": […], "nextCursor"}' },
+    ],
+    details: 'When more follow, the last line (on stderr) gives the --cursor for the next page.',
+    load: async () => (await import('../commands/sessions.js')).sessionsCommand,
+  },
+  {
+    name: 'describe',
+    group: 'Sessions',
+    args: '<session>',
+    summary: 'Show a session: status, agent, tenant, lease, counts, usage, cost, last error',
+    options: [JSON_OPTION],
+    load: async () => (await import('../commands/describe.js')).describeCommand,
+  },
+  {
+    name: 'stats',
+    group: 'Sessions',
+    args: '<session>',
+    summary: "Print the session's counters, inputs by status and child sessions",
+    options: [JSON_OPTION],
+    details: 'Then one line per input with the agent that ran it (name@version).',
+    load: async () => (await import('../commands/stats.js')).statsCommand,
+  },
+  {
+    name: 'result',
+    group: 'Sessions',
+    args: '<session> <seq>',
+    summary: "Print one input's outcome: status, text, error, usage",
+    options: [
+      { flags: '--wait [duration]', description: 'wait for it to finish, up to the duration (90s, 5m, 2h; default 5m)' },
+      JSON_OPTION,
+    ],
+    details: 'Without --wait, an input still running prints its status and exits 0. A wait that runs out exits 1.',
+    load: async () => (await import('../commands/result.js')).resultCommand,
+  },
+  {
+    name: 'delete',
+    group: 'Sessions',
+    args: '<session>',
+    summary: 'Delete a session with its inputs, messages, usage, child sessions and event stream',
+    options: [JSON_OPTION],
+    load: async () => (await import('../commands/delete.js')).deleteCommand,
+  },
+  {
+    name: 'cancel',
+    group: 'Sessions',
+    args: '<session>',
+    summary: 'Cancel the running input (and those of its child sessions)',
+    options: [JSON_OPTION],
+    load: async () => (await import('../commands/cancel.js')).cancelCommand,
+  },
+  {
+    name: 'resume',
+    group: 'Sessions',
+    args: '<session>',
+    summary: 'Queue a resume: finish open tool calls and run another round',
+    options: [JSON_OPTION],
+    details: 'Refused for a session that does not exist.',
+    load: async () => (await import('../commands/resume.js')).resumeCommand,
+  },
+  {
+    name: 'abort-pending',
+    group: 'Sessions',
+    args: '<session>',
+    summary: 'Close every open tool call and question with "<aborted: reason>"',
+    options: [{ flags: '--reason <text>', description: `at most ${MAX_ABORT_REASON_LENGTH} characters (default "aborted")` }, JSON_OPTION],
+    load: async () => (await import('../commands/abort-pending.js')).abortPendingCommand,
+  },
+  {
+    name: 'submit-input',
+    group: 'Sessions',
+    args: '<session> <interaction> <value>',
+    summary: 'Answer a request_user_input question',
+    options: [{ flags: '--follow', description: 'stream the reply, as send --follow does' }, JSON_OPTION],
+    details: `<interaction>: its id as send --follow prints it, 1 to ${MAX_INTERACTION_ID_LENGTH} characters. The value is
+parsed as JSON when it parses (42, true, {"a":1}), else taken as text; so is JSON with a number a
+JS number would change (12345678901234567890, 0.1000000000000000055511151231257827): every digit is kept.`,
+    load: async () => (await import('../commands/submit-input.js')).submitInputCommand,
+  },
+];

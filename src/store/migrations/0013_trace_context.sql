@@ -1,0 +1,1 @@
+ALTER TABLE "session_inputs" ADD COLUMN "trace_context" jsonb;
