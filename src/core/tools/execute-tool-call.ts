@@ -68,7 +68,13 @@ async function runCall(registry: ToolRegistry, call: ToolCall, options: ExecuteT
   // (a value added that JSON cannot hold would fail the step's commit after the tool's effect).
   const ended = await invokeToolHandler(tool, structuredClone(args), Object.assign({}, options, { toolCallId: call.id }));
   if (ended.kind === 'timed_out') return failure(args, ended.error);
-  if (ended.kind === 'threw') return failure(args, new ToolFailedError(thrownText(ended.error) ?? 'the tool threw a value that is not an Error', { cause: ended.error }));
+  if (ended.kind === 'threw') {
+    const text = thrownText(ended.error) ?? 'the tool threw a value that is not an Error';
+    // A handler's own argument check (a schema library's refinement) is bad arguments, not a broken
+    // tool. Told by its code: a tool module may load the error class from another copy of the package.
+    if (thrownCode(ended.error) === 'tool.invalid_args') return failure(args, new ToolInvalidArgsError(text, { cause: ended.error }));
+    return failure(args, new ToolFailedError(text, { cause: ended.error }));
+  }
   const serialised = serialiseToolResult(ended.value);
   if (!serialised.ok) {
     return failure(args, new ToolFailedError(`tool "${tool.name}" returned a result that cannot be serialised to JSON: ${serialised.reason}`));
@@ -78,4 +84,8 @@ async function runCall(registry: ToolRegistry, call: ToolCall, options: ExecuteT
 
 function failure(args: Record<string, unknown> | null, error: LoopfleetError & { code: ToolOutcomeErrorCode }): CallResult {
   return { args, content: `Error: ${error.message}`, error };
+}
+
+function thrownCode(thrown: unknown): unknown {
+  return typeof thrown === 'object' && thrown !== null ? (thrown as { code?: unknown }).code : undefined;
 }

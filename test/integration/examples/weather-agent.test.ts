@@ -76,7 +76,7 @@ describe('examples: the weather agent, its tools and hooks', () => {
     const text = await ask('w-blank', '/tool get_weather {"city":"   "}');
     expect(text).toBe('get_weather returned: Error: invalid arguments for tool "get_weather": /city name a city');
     const [failed] = await events('w-blank', 'tool_call_failed');
-    expect(failed).toMatchObject({ name: 'get_weather', output: 'Error: invalid arguments for tool "get_weather": /city name a city' });
+    expect(failed).toMatchObject({ name: 'get_weather', errorCode: 'tool.invalid_args', output: 'Error: invalid arguments for tool "get_weather": /city name a city' });
   });
 
   it('the approval hook skips set_alert for a session without approval; an ops- session runs it', async () => {

@@ -93,6 +93,13 @@ describe('executeToolCall: failures are data', () => {
     expect(outcome).toMatchObject({ content: 'Error: disk full', failed: true, errorCode: 'tool.failed', args: {} });
   });
 
+  it("a throw carrying code 'tool.invalid_args' (the handler's own argument check) is bad arguments, from any copy of the class", async () => {
+    const outcome = await runOne(simpleTool('t', () => {
+      throw Object.assign(new Error('invalid arguments for tool "t": /city name a city'), { code: 'tool.invalid_args' });
+    }));
+    expect(outcome).toMatchObject({ content: 'Error: invalid arguments for tool "t": /city name a city', failed: true, errorCode: 'tool.invalid_args' });
+  });
+
   it('an async rejection becomes "Error: <message>"', async () => {
     const outcome = await runOne(simpleTool('t', async () => Promise.reject(new TypeError('bad input'))));
     expect(outcome).toMatchObject({ content: 'Error: bad input', failed: true, errorCode: 'tool.failed' });
