@@ -18,6 +18,7 @@ export const ERROR_CODES = [
   'session.pending',
   'session.agent_mismatch',
   'session.tenant_mismatch',
+  'session.queue_mismatch',
   'agent.not_found',
   'input.invalid',
   'input.too_large',
