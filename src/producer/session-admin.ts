@@ -34,8 +34,10 @@ export class SessionAdmin {
    * `input.invalid` for bad fields.
    */
   async create(params: CreateSessionParams): Promise<SessionRecord> {
-    // On this queue unless the caller names one (another queue's adds are then refused).
-    return this.deps.run(() => this.deps.store.createSession(Object.assign({ queue: this.deps.queueName }, params)));
+    // On this queue unless the caller names one (another queue's adds are then refused). Anything
+    // but an object goes to the store as it is, to be refused there.
+    const onQueue = typeof params === 'object' && params !== null ? Object.assign({ queue: this.deps.queueName }, params) : params;
+    return this.deps.run(() => this.deps.store.createSession(onQueue));
   }
 
   /**

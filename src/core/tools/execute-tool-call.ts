@@ -86,6 +86,12 @@ function failure(args: Record<string, unknown> | null, error: LoopfleetError & {
   return { args, content: `Error: ${error.message}`, error };
 }
 
+/** The thrown value's `code`, if reading it does not throw (a revoked proxy, a throwing getter). */
 function thrownCode(thrown: unknown): unknown {
-  return typeof thrown === 'object' && thrown !== null ? (thrown as { code?: unknown }).code : undefined;
+  if (typeof thrown !== 'object' || thrown === null) return undefined;
+  try {
+    return (thrown as { code?: unknown }).code;
+  } catch {
+    return undefined;
+  }
 }

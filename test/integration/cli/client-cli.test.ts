@@ -33,7 +33,9 @@ describe('loopfleet client commands against a running fleet', () => {
   it('send --follow ends, with the outcome from Postgres, when the input_finished never reaches the stream it follows', async () => {
     expect(await cli('send', 'cli-lost', 'hold:cli-lost', '--input-id', 'lost-1')).toMatchObject({ code: 0, out: 'accepted cli-lost seq 1\n' });
     // The same input sent again through another queue name (same database): the workers never write
-    // to that queue's streams, so the follow never sees the input_finished.
+    // to that queue's streams, so the follow never sees the input_finished. The session is made one
+    // from before queues were recorded, so the duplicate add is taken on the other queue.
+    await fleet.pool.query(`UPDATE sessions SET queue = '' WHERE id = 'cli-lost'`);
     const out: string[] = [];
     const err: string[] = [];
     const blindEnv = Object.assign({}, env, { LOOPFLEET_QUEUE: `${fleet.config.queueName}_y` });

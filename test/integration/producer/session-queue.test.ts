@@ -208,6 +208,8 @@ describe('SessionQueue: add, result, events', () => {
     const blind = new SessionQueue({ databaseUrl: fleet.config.databaseUrl, redisUrl: fleet.config.redisUrl, queueName: `${fleet.config.queueName}_y`, recheckMs: 100 });
     try {
       const handle = await queue.add('send', { sessionId: 'ev-lost', input: 'hold:ev-lost' }, { inputId: 'ev-lost-1' });
+      // As a session from before queues were recorded: a duplicate add through another queue is taken.
+      await fleet.pool.query(`UPDATE sessions SET queue = '' WHERE id = 'ev-lost'`);
       // The same input again: a handle to it that follows a stream its input_finished never reaches.
       const blindHandle = await blind.add('send', { sessionId: 'ev-lost', input: 'hold:ev-lost' }, { inputId: 'ev-lost-1' });
       expect(blindHandle).toMatchObject({ seq: handle.seq, duplicate: true });

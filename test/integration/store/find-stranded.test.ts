@@ -118,7 +118,7 @@ describe('the sweeper query and inputs waiting for child sessions', () => {
       [id],
     );
     await fx.pool.query('ANALYZE session_inputs');
-    const explained = await fx.pool.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${FIND_STRANDED_SESSIONS_SQL}`, [60_000, 100]);
+    const explained = await fx.pool.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${FIND_STRANDED_SESSIONS_SQL}`, [60_000, 100, 'a-queue']);
     const plan = flatten((explained.rows[0]?.['QUERY PLAN'] as [{ Plan: PlanNode }])[0].Plan);
     const inbox = plan.filter((node) => node['Relation Name'] === 'session_inputs');
     expect(inbox.filter((node) => node['Node Type'] === 'Seq Scan')).toEqual([]);

@@ -1,7 +1,11 @@
+import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCliProcess } from '../../support/run-cli-process.js';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database.js';
+
+/** Every migration the package ships, as the migrator reads them. */
+const JOURNAL = JSON.parse(readFileSync(new URL('../../../src/store/migrations/meta/_journal.json', import.meta.url), 'utf8')) as { entries: unknown[] };
 
 describe('loopfleet migrate (processes)', () => {
   let db: TestDatabase;
@@ -33,7 +37,7 @@ describe('loopfleet migrate (processes)', () => {
     await client.connect();
     try {
       const applied = await client.query('SELECT hash FROM drizzle.__drizzle_migrations');
-      expect(applied.rowCount).toBe(11);
+      expect(applied.rowCount).toBe(JOURNAL.entries.length);
       const tables = await client.query("SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'");
       expect(tables.rows[0].n).toBe(12);
     } finally {
