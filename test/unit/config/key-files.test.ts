@@ -2,6 +2,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../../src/cli/run-cli.js';
 import { ConfigInvalidError } from '../../../src/core/errors/index.js';
 import { configuredSecrets, loadConfig } from '../../../src/config/index.js';
 
@@ -79,5 +80,16 @@ describe('API keys from files (OPENAI_API_KEY_FILE, ANTHROPIC_API_KEY_FILE)', ()
     expect(error.message).toContain('OPENAI_API_KEY_FILE: cannot read the file it names (ENOENT)');
     expect(error.message).not.toContain(OPENAI_KEY);
     expect(JSON.stringify(error.details)).not.toContain(OPENAI_KEY);
+  });
+
+  it('`loopfleet worker` with a missing key file exits 1 naming the variable, before connecting', async () => {
+    const err: string[] = [];
+    // Nothing listens on port 1: had the worker got as far as connecting, the error would say so.
+    const env = { DATABASE_URL: 'postgres://x@127.0.0.1:1/db', REDIS_URL: 'redis://127.0.0.1:1', OPENAI_API_KEY_FILE: join(dir, 'absent') };
+    const code = await runCli(['worker'], { stdout: () => undefined, stderr: (text) => void err.push(text), env });
+    expect(code).toBe(1);
+    expect(err.join('')).toContain('[config.invalid]');
+    expect(err.join('')).toContain('OPENAI_API_KEY_FILE: cannot read the file it names (ENOENT)');
+    expect(err.join('')).not.toContain('ECONNREFUSED');
   });
 });
