@@ -2,6 +2,7 @@ import { z } from 'zod';
 // No millisecond setting may exceed it: Node's timers fire at once past it.
 import { MAX_TIMER_MS } from '../core/ports/clock.js';
 import { envVariable, flag, integer, matching, oneOf, REDIS_DATABASE_PATH, text, url, zeroOr } from './env-variable.js';
+import { KEY_FILE_VARIABLES } from './key-files.js';
 import { LLM_PROVIDERS, LOG_FORMATS, LOG_LEVELS, LLM_HTTP_CLIENTS, type LlmProviderName, type LlmHttpClient } from './resolved-config.js';
 
 /** Defaults match `docker-compose.yml` and README's "Configuration" table. */
@@ -153,7 +154,11 @@ function inferProvider(openaiKey: string | null, anthropicKey: string | null): L
 export const envSchema = z.intersection(independentSchema, providerSchema);
 
 /** The name of every variable loopfleet reads (the compose file forwards each to its workers). */
-export const CONFIG_VARIABLES: readonly string[] = [...Object.keys(independentSchema.shape), ...Object.keys(providerVariables.shape)];
+export const CONFIG_VARIABLES: readonly string[] = [
+  ...Object.keys(independentSchema.shape),
+  ...Object.keys(providerVariables.shape),
+  ...Object.values(KEY_FILE_VARIABLES),
+];
 
 /** The environment after validation: every variable present, with its default applied. */
 export type ParsedEnv = z.output<typeof envSchema>;

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { ConfigInvalidError } from '../core/errors/index.js';
 import { envSchema, type ParsedEnv } from './env-schema.js';
+import { KEY_FILE_VARIABLES, withKeyFiles } from './key-files.js';
 import type { LlmProviderName, ResolvedConfig } from './resolved-config.js';
 
 /** The model of each provider when neither `LLM_MODEL` nor an agent names one. */
@@ -12,15 +13,22 @@ export const DEFAULT_MODEL: Readonly<Record<LlmProviderName, string>> = {
 
 /**
  * Reads and validates the whole configuration once (README, "Configuration"). Empty variables count
- * as unset and take their defaults.
+ * as unset and take their defaults. A key may come from a file (`OPENAI_API_KEY_FILE`,
+ * `ANTHROPIC_API_KEY_FILE`), read here, once.
  *
  * @param env - the environment to read; defaults to `process.env`.
  * @throws ConfigInvalidError listing every offending variable at once, with `details.variables`
  *   naming them. Messages never contain an API key or a URL password.
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
-  const result = envSchema.safeParse(env);
-  if (!result.success) throw toConfigError(result.error.issues);
+  const keyFiles = withKeyFiles(env);
+  const result = envSchema.safeParse(keyFiles.env);
+  if (keyFiles.problems.length > 0 || !result.success) {
+    // A key whose file failed is reported once, against its file variable, not also as missing.
+    const failedKeys = new Set<string>(Object.entries(KEY_FILE_VARIABLES).filter(([, file]) => keyFiles.problems.some((problem) => problem.variable === file)).map(([key]) => key));
+    const issues = result.success ? [] : result.error.issues.filter((issue) => !failedKeys.has(String(issue.path[0])));
+    throw toConfigError([...keyFiles.problems.map((problem) => ({ path: [problem.variable], message: problem.message })), ...issues]);
+  }
   checkPoolRoom(result.data);
   return toResolvedConfig(result.data);
 }
@@ -127,7 +135,7 @@ function toResolvedConfig(env: ParsedEnv): ResolvedConfig {
  * One error for all issues. Only our own messages are used, and the built-in ones zod could add (a
  * non-string value) state the expected type without the value, so no secret can slip in.
  */
-export function toConfigError(issues: readonly z.core.$ZodIssue[]): ConfigInvalidError {
+export function toConfigError(issues: readonly Pick<z.core.$ZodIssue, 'path' | 'message'>[]): ConfigInvalidError {
   const lines = new Map<string, string>();
   for (const issue of issues) {
     const variable = String(issue.path[0] ?? '(environment)');

@@ -15,11 +15,17 @@ const read = (path: string) => readFileSync(new URL(path, root), 'utf8');
 const compose = parse(read('docker-compose.yml'), { merge: true }) as { services: Record<string, { volumes?: string[]; environment?: Record<string, string> }> };
 const prometheus = parse(read('deploy/prometheus/prometheus.yml')) as {
   rule_files: string[];
+  alerting: { alertmanagers: { static_configs: { targets: string[] }[] }[] };
   scrape_configs: { job_name: string; dns_sd_configs: { names: string[]; type: string; port: number }[] }[];
 };
 const alerts = parse(read('deploy/prometheus/alerts.yml')) as { groups: { name: string; rules: { alert: string; expr: string; for?: string; annotations: { summary: string } }[] }[] };
+const alertmanager = parse(read('deploy/prometheus/alertmanager.yml')) as {
+  route: { receiver: string };
+  receivers: { name: string; webhook_configs?: { url: string }[] }[];
+};
 const dashboard = JSON.parse(read('deploy/grafana/dashboards/loopfleet.json')) as {
   uid: string;
+  templating: { list: { name: string; type: string; query: { query: string }; includeAll: boolean; allValue: string }[] };
   panels: { title: string; datasource: { uid: string }; targets: { expr: string; legendFormat?: string }[] }[];
 };
 const datasources = parse(read('deploy/grafana/provisioning/datasources/prometheus.yml')) as { datasources: { uid: string; url: string }[] };
@@ -130,5 +136,36 @@ describe('the shipped monitoring', () => {
       ...dashboard.panels.flatMap((panel) => panel.targets.flatMap((target) => queryProblems(`panel ${panel.title}`, target.expr, exported, target.legendFormat))),
     ];
     expect(problems).toEqual([]);
+  });
+
+  it('Prometheus sends its alerts to the compose file’s Alertmanager, whose default receiver is a documented placeholder webhook', () => {
+    const targets = prometheus.alerting.alertmanagers.flatMap((manager) => manager.static_configs.flatMap((config) => config.targets));
+    expect(targets).toEqual(['alertmanager:9093']);
+    expect(compose.services.alertmanager).toBeDefined();
+    const volumes = compose.services.alertmanager!.volumes ?? [];
+    expect(volumes).toContain('${ALERTMANAGER_CONFIG:-./deploy/prometheus/alertmanager.yml}:/etc/alertmanager/alertmanager.yml:ro');
+    const receiver = alertmanager.receivers.find((candidate) => candidate.name === alertmanager.route.receiver);
+    // `.invalid` never resolves: nothing leaves the machine until a real receiver is chosen.
+    expect(receiver?.webhook_configs?.[0]?.url).toMatch(/^https?:\/\/[^/]+\.invalid\//);
+    expect(read('deploy/prometheus/alertmanager.yml')).toContain('ALERTMANAGER_CONFIG=');
+  });
+
+  it('the dashboard has queue and instance variables, and every query of a worker metric filters by them', () => {
+    const variables = new Map(dashboard.templating.list.map((variable) => [variable.name, variable]));
+    for (const name of ['queue', 'instance']) {
+      expect(variables.get(name), name).toMatchObject({ type: 'query', includeAll: true, allValue: '.*' });
+      expect(variables.get(name)!.query.query).toMatch(new RegExp(`^label_values\\(loopfleet_\\w+.*, ${name}\\)$`));
+    }
+    const unfiltered: string[] = [];
+    for (const panel of dashboard.panels) {
+      for (const { expr } of panel.targets) {
+        // Every selector: the worker's own metrics carry `queue`; `up` and the process metrics only `instance`.
+        for (const [, metric, matchers = ''] of expr.matchAll(/\b(loopfleet_\w+|process_\w+|nodejs_\w+|up)(?:\{([^}]*)\})?/g)) {
+          const wanted = metric!.startsWith('loopfleet_') ? ['queue=~"$queue"', 'instance=~"$instance"'] : ['instance=~"$instance"'];
+          if (!wanted.every((matcher) => matchers.includes(matcher))) unfiltered.push(`${panel.title}: ${metric!}`);
+        }
+      }
+    }
+    expect(unfiltered).toEqual([]);
   });
 });
