@@ -1,0 +1,41 @@
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { ConnectionTrouble, serverAddress } from '../../../src/observability/connection-trouble.js';
+import { createLogger } from '../../../src/observability/logger.js';
+
+function collectingLogger() {
+  const lines: Record<string, unknown>[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+      callback();
+    },
+  });
+  return { lines, logger: createLogger({ level: 'info', format: 'json', redactContent: true, destination }) };
+}
+
+describe('ConnectionTrouble', () => {
+  it('logs at most one record per interval, counting the failures it stood for', () => {
+    const { lines, logger } = collectingLogger();
+    let now = 0;
+    const trouble = new ConnectionTrouble(logger, { component: 'redis', address: '127.0.0.1:6379', now: () => now });
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379\n    at TCPConnectWrap.afterConnect'), { code: 'ECONNREFUSED' });
+    for (let i = 0; i < 10; i += 1) {
+      trouble.failed(refused);
+      now += 1000;
+    }
+    expect(lines.map((line) => line.suppressed)).toEqual([0, 4]);
+    expect(lines[0]).toMatchObject({ component: 'redis', address: '127.0.0.1:6379', error: { code: 'ECONNREFUSED', message: 'connect ECONNREFUSED 127.0.0.1:6379' } });
+    expect(JSON.stringify(lines)).not.toContain('    at ');
+    trouble.recovered();
+    expect(lines[2]).toMatchObject({ msg: 'connection back: redis at 127.0.0.1:6379', suppressed: 4 });
+    trouble.recovered();
+    expect(lines).toHaveLength(3);
+  });
+
+  it('names host:port, never the user or password of the URL', () => {
+    expect(serverAddress('redis://default:s3cret@redis.internal:6380/2', 6379)).toBe('redis.internal:6380');
+    expect(serverAddress('postgres://u:p@db/x', 5432)).toBe('db:5432');
+    expect(serverAddress('not a url', 6379)).toBe('unknown');
+  });
+});
