@@ -1,5 +1,5 @@
 export * from './resolved-config.js';
-export { DEFAULT_MODEL, loadClientConfig, loadConfig } from './load-config.js';
+export { DEFAULT_MODEL, defaultLogFormat, loadClientConfig, loadConfig } from './load-config.js';
 export { configSummary } from './config-summary.js';
 export { redactUrl, urlSecrets } from './redact-url.js';
 export { configuredSecrets } from './configured-secrets.js';
