@@ -5,7 +5,8 @@ import type { GatewayConfig } from '../config/gateway-config.js';
 import type { ResolvedConfig } from '../config/resolved-config.js';
 import { clientQueueOptions, SessionQueue } from '../producer/session-queue.js';
 import { buildGateway } from './build-gateway.js';
-import { serverAddress, watchConnection } from '../observability/connection-trouble.js';
+import { watchConnection } from '../observability/connection-trouble.js';
+import { serverAddress } from '../config/redact-url.js';
 
 /** A listening gateway and how to stop it. */
 export interface RunningGateway {

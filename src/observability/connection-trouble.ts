@@ -99,13 +99,3 @@ export function watchConnection(target: ConnectionEvents, logger: Logger, option
   emitter.on('ready', () => trouble.recovered());
   return trouble;
 }
-
-/** `host:port` of a Redis or Postgres URL, without user or password; the text `unknown` when unparsable. */
-export function serverAddress(url: string, defaultPort: number): string {
-  try {
-    const parsed = new URL(url);
-    return `${parsed.hostname || '127.0.0.1'}:${parsed.port || String(defaultPort)}`;
-  } catch {
-    return 'unknown';
-  }
-}

@@ -18,7 +18,8 @@ import { PostgresAgentRegistry } from '../store/agents/postgres-agent-registry.j
 import { FinishNotices } from './finish-notices.js';
 import type { ResolvedQueueOptions } from './session-queue-options.js';
 import { settleWithin } from '../fleet/settle-within.js';
-import { serverAddress, watchConnection, type ConnectionEvents } from '../observability/connection-trouble.js';
+import { watchConnection, type ConnectionEvents } from '../observability/connection-trouble.js';
+import { serverAddress } from '../config/redact-url.js';
 
 /** What a {@link SessionQueue} talks to: the store on Postgres, Redis, the BullMQ queue and an event publisher. */
 export interface QueueConnections {

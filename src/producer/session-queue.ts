@@ -11,7 +11,7 @@ import { followSessionEvents, readNewest } from '../events/event-subscriber.js';
 import type { EventSubscription } from '../fleet/fleet-events.js';
 import { assertCursor, ONLY_NEW } from '../events/stream-id.js';
 import { resolveHistoryOptions } from '../store/history/history-options.js';
-import { acceptAndKick } from '../fleet/accept-input.js';
+import { acceptAndReport } from '../fleet/accept-input.js';
 import { TenantAdmission } from '../fleet/tenant-admission.js';
 import { readSessionTenant, readTenantRates } from '../store/tenants/read-tenant-rates.js';
 import { kickSession } from '../fleet/kick.js';
@@ -295,7 +295,7 @@ export class SessionQueue {
   async #accept(request: ReturnType<typeof toAcceptRequest>): Promise<InputHandle> {
     let acceptedEventId: string | null = null;
     const { store, queue, fair, publisher } = this.#conn;
-    const accepted = await acceptAndKick(
+    const { accepted, wakeQueued } = await acceptAndReport(
       {
         store,
         queue,
@@ -310,7 +310,7 @@ export class SessionQueue {
       },
       request,
     );
-    return createInputHandle(this.#backend, accepted, acceptedEventId);
+    return createInputHandle(this.#backend, accepted, { acceptedEventId, wakeQueued });
   }
 
   async #history(sessionId: string, options: LoadHistoryOptions): Promise<StoredMessage[]> {

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { ConnectionTrouble, serverAddress } from '../../../src/observability/connection-trouble.js';
+import { serverAddress } from '../../../src/config/index.js';
+import { ConnectionTrouble } from '../../../src/observability/connection-trouble.js';
 import { createLogger } from '../../../src/observability/logger.js';
 
 function collectingLogger() {
@@ -36,6 +37,6 @@ describe('ConnectionTrouble', () => {
   it('names host:port, never the user or password of the URL', () => {
     expect(serverAddress('redis://default:s3cret@redis.internal:6380/2', 6379)).toBe('redis.internal:6380');
     expect(serverAddress('postgres://u:p@db/x', 5432)).toBe('db:5432');
-    expect(serverAddress('not a url', 6379)).toBe('unknown');
+    expect(serverAddress('not a url', 6379)).toBe('(unparsable URL):6379');
   });
 });
