@@ -3,6 +3,7 @@ import { acceptAndKick } from '../../../src/fleet/accept-input.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
 import type { LogLine, WorkerProcess } from '../../support/worker-process.js';
 import { PrivateRedis } from './fixtures/private-redis.js';
+import { startTcpProxyTo } from '../../support/tcp-proxy.js';
 
 /**
  * A worker process whose Redis goes away and comes back (docs/fleet.md, "Logging"): the trouble is
@@ -62,6 +63,24 @@ describe('connection trouble in a worker process (private redis-server)', () => 
       expectOnlyJsonLines(worker);
     } finally {
       await worker.kill();
+    }
+  }, 180_000);
+
+  it('Postgres connections cut: a rate-limited postgres record without a stack; inputs run again', async () => {
+    const proxy = await startTcpProxyTo(fleet.db.url);
+    const worker = await fleet.processes.start({ DATABASE_URL: proxy.via(fleet.db.url) });
+    try {
+      await acceptAndKick(fleet.acceptDeps, { sessionId: 'pg-before', kind: 'send', payload: { input: 'one' } });
+      await fleet.waitForSessionIdle('pg-before', 1, 45_000);
+      proxy.cut();
+      await worker.waitForLog(() => trouble(worker, (record) => String(record.component).startsWith('postgres')).length > 0, 'a postgres trouble record', 60_000);
+      expect(trouble(worker, (record) => String(record.component).startsWith('postgres'))[0]).toMatchObject({ address: `127.0.0.1:${proxy.port}` });
+      await acceptAndKick(fleet.acceptDeps, { sessionId: 'pg-after', kind: 'send', payload: { input: 'two' } });
+      expect((await fleet.waitForSessionIdle('pg-after', 1, 60_000)).map((input) => input.status)).toEqual(['done']);
+      expectOnlyJsonLines(worker);
+    } finally {
+      await worker.kill();
+      await proxy.close();
     }
   }, 180_000);
 });

@@ -40,3 +40,18 @@ describe('ConnectionTrouble', () => {
     expect(serverAddress('not a url', 6379)).toBe('(unparsable URL):6379');
   });
 });
+
+describe('the logged error of a lost connection', () => {
+  it('has no stack, nor have its causes; other errors keep theirs', () => {
+    const { lines, logger } = collectingLogger();
+    const reset = Object.assign(new Error('write ECONNRESET'), { code: 'ECONNRESET' });
+    logger.warn({ err: new Error('lease release failed', { cause: reset }) }, 'wrapped');
+    logger.warn({ err: new Error('Connection terminated unexpectedly') }, 'pg');
+    logger.warn({ err: new TypeError('a bug') }, 'bug');
+    const [wrapped, pg, bug] = lines.map((line) => JSON.stringify(line));
+    expect(wrapped).not.toContain('    at ');
+    expect(wrapped).toContain('ECONNRESET');
+    expect(pg).not.toContain('    at ');
+    expect(bug).toContain('    at ');
+  });
+});
