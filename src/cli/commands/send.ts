@@ -75,11 +75,14 @@ export async function acceptedThenFollow(handle: InputHandle, how: { follow: boo
   return how.follow ? follow(handle, io) : EXIT.ok;
 }
 
-/** One stderr line when the input is stored but its wake-up job is not queued: Redis went away after the connect. */
-export function warnIfNotWoken(handle: Pick<InputHandle, 'wakeQueued'>, io: CliIo): void {
+/**
+ * One stderr line when an input (or a timer) is stored but its wake-up job is not queued: Redis went
+ * away after the connect. `then` says what the sweeper does about it.
+ */
+export function warnIfNotWoken(handle: { wakeQueued: boolean }, io: CliIo, then = 'the sweeper will run it'): void {
   if (handle.wakeQueued) return;
   const address = serverAddress(cliConfig(io.env).redisUrl, 6379);
-  io.stderr(`warning: stored, but the wake-up could not be queued (Redis at ${address}); the sweeper will run it\n`);
+  io.stderr(`warning: stored, but the wake-up could not be queued (Redis at ${address}); ${then}\n`);
 }
 
 /** The text of `send <session> -`: all of stdin, without the final newline a shell pipe adds. */

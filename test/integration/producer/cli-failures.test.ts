@@ -56,4 +56,19 @@ describe('loopfleet submit-input and send when part of the add fails', () => {
     const inputs = await fleet.waitForSessionIdle('cli-wake-lost', 1, 45_000);
     expect(inputs.map((input) => input.status)).toEqual(['done']);
   }, 90_000);
+
+  it('timer whose alarm is not queued warns once on stderr and exits 0; the timer is stored', async () => {
+    proxy.silenceWhen((chunk) => chunk.includes('cli-timer-lost'));
+    const err: string[] = [];
+    const running = runCli(['timer', 'cli-timer-lost', 'check', '--in', '1h', '--id', 't1'], { stdout: () => undefined, stderr: (text) => void err.push(text), env });
+    try {
+      await fleet.waitFor('the warning', async () => (err.length > 0 ? true : undefined), 30_000);
+    } finally {
+      proxy.silenceWhen(() => false);
+      proxy.cut();
+    }
+    expect(await running).toBe(0);
+    expect(err.join('')).toBe(`warning: stored, but the wake-up could not be queued (Redis at 127.0.0.1:${proxy.port}); the sweeper will set its alarm once it is due\n`);
+    expect(await runCliInProcess(['timers', 'cli-timer-lost', '--json'], env)).toMatchObject({ code: 0, out: expect.stringContaining('"timerId":"t1"') });
+  }, 90_000);
 });
