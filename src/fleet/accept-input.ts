@@ -78,6 +78,8 @@ export async function acceptAndReport(deps: AcceptDeps, request: AcceptRequest):
     kind: request.kind,
     payload: request.payload,
     maxBytes: deps.maxInputBytes,
+    // The queue it is added on: a session of another queue on this database refuses it.
+    queue: deps.queue.name,
     ...(request.mode !== undefined ? { mode: request.mode } : {}),
     ...(request.inputId !== undefined ? { inputId: request.inputId } : {}),
     ...(request.originJobId !== undefined ? { originJobId: request.originJobId } : {}),

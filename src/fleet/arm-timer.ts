@@ -40,7 +40,7 @@ export async function scheduleAndArm(
   queue: Queue,
   params: ScheduleTimerParams,
 ): Promise<{ timer: TimerRecord; duplicate: boolean; armed: Promise<unknown> }> {
-  const { timer, duplicate } = await guardedStoreCall('scheduleTimer', timers.scheduleTimer(params));
+  const { timer, duplicate } = await guardedStoreCall('scheduleTimer', timers.scheduleTimer(Object.assign({ queue: queue.name }, params)));
   const armed = timer.status === 'armed' ? armTimer(queue, timer).then(() => null, (error: unknown) => error) : Promise.resolve(null);
   return { timer, duplicate, armed };
 }

@@ -18,6 +18,7 @@ export const STATUS_BY_CODE: Readonly<Record<string, number>> = Object.freeze({
   'session.exists': 409,
   'session.agent_mismatch': 409,
   'session.tenant_mismatch': 409,
+  'session.queue_mismatch': 409,
   'session.pending': 409,
   'interaction.not_pending': 409,
   'state.conflict': 409,

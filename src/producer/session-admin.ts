@@ -34,7 +34,8 @@ export class SessionAdmin {
    * `input.invalid` for bad fields.
    */
   async create(params: CreateSessionParams): Promise<SessionRecord> {
-    return this.deps.run(() => this.deps.store.createSession(params));
+    // On this queue unless the caller names one (another queue's adds are then refused).
+    return this.deps.run(() => this.deps.store.createSession(Object.assign({ queue: this.deps.queueName }, params)));
   }
 
   /**

@@ -42,7 +42,8 @@ export interface IngestResult {
  * throws a typed input error: the job router fails the job without retry and nothing is written. So
  * does `data.agent` naming an agent no worker registered (`agent.not_found`) or another agent than its
  * session's (`session.agent_mismatch`), and `data.tenant` naming another tenant than its session's
- * (`session.tenant_mismatch`): the store refuses those in the accept itself.
+ * (`session.tenant_mismatch`), and a session of another queue on the database (`session.queue_mismatch`):
+ * the store refuses those in the accept itself.
  */
 export async function ingestJob(
   ctx: WorkerContext,

@@ -50,7 +50,7 @@ const LINE_TRIM_AGE_MS = 10_000;
  * registry rows of workers not seen for `STALE_WORKER_MS`.
  */
 export async function sweep(ctx: WorkerContext, limit = 500): Promise<SweepReport> {
-  const sessions = await ctx.upkeep.findStrandedSessions({ graceMs: ctx.settings.sweepGraceMs, limit });
+  const sessions = await ctx.upkeep.findStrandedSessions({ graceMs: ctx.settings.sweepGraceMs, limit, queue: ctx.queueName });
   const report: SweepReport = { stranded: sessions.length, kicked: 0, parked: 0, strayKeysRemoved: 0, timersRearmed: 0 };
   const waiting = await waitingDrains(ctx.redis, ctx.queue.qualifiedName, sessions.map((session) => session.sessionId));
   for (const { sessionId, tenant, parkFor } of sessions) {
@@ -69,7 +69,7 @@ export async function sweep(ctx: WorkerContext, limit = 500): Promise<SweepRepor
   }
   // After the kicks: a member whose ZREM was lost no longer pushes its tenant's drains back.
   report.lineMembersTrimmed = await trimFairLines(ctx.redis, ctx.queueName, ctx.queue.qualifiedName, Math.max(LINE_TRIM_AGE_MS, ctx.settings.sweepGraceMs));
-  for (const timer of await ctx.timers.findOverdueTimers({ graceMs: ctx.settings.sweepGraceMs, limit })) {
+  for (const timer of await ctx.timers.findOverdueTimers({ graceMs: ctx.settings.sweepGraceMs, limit, queue: ctx.queueName })) {
     if (await rearmTimer(ctx, timer)) report.timersRearmed += 1;
   }
   if (report.stranded > 0 || report.timersRearmed > 0) ctx.logger.info({ ...report }, 'sweeper repaired stranded sessions and timers');

@@ -31,6 +31,7 @@ import { pendingInputScenarios } from './scenarios/loop/pending-inputs.js';
 import { queryScenarios } from './scenarios/client/queries.js';
 import { sessionScenarios } from './scenarios/client/sessions.js';
 import { sessionListScenarios } from './scenarios/client/session-list.js';
+import { queueScenarios } from './scenarios/client/queues.js';
 import { tenantScenarios } from './scenarios/client/tenants.js';
 import { budgetAdminScenarios } from './scenarios/admin/budgets.js';
 import { usageReportScenarios } from './scenarios/admin/usage-report.js';
@@ -74,6 +75,7 @@ export function sessionStoreContract(name: string, factory: StoreFactory): void 
       acceptInputScenarios(ctx);
       agentChoiceScenarios(ctx);
       tenantScenarios(ctx);
+      queueScenarios(ctx);
       sessionListScenarios(ctx);
       queryScenarios(ctx);
       historyPageScenarios(ctx);

@@ -18,6 +18,7 @@ export const ERROR_CODES = [
   'session.pending',
   'session.agent_mismatch',
   'session.tenant_mismatch',
+  'session.queue_mismatch',
   'interaction.not_pending',
   'agent.not_found',
   'input.invalid',

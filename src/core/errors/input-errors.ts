@@ -80,3 +80,8 @@ export class SessionAgentMismatchError extends InputFault {
 export class SessionTenantMismatchError extends InputFault {
   readonly code = 'session.tenant_mismatch';
 }
+
+/** An add reaches a session that runs on another queue (`LOOPFLEET_QUEUE`) of the same database (docs/fleet.md). */
+export class SessionQueueMismatchError extends InputFault {
+  readonly code = 'session.queue_mismatch';
+}

@@ -35,6 +35,11 @@ export interface CreateSessionParams {
   agent?: string;
   /** Whose session it is, for good: 1–128 characters of `[A-Za-z0-9_.:-]`. Default `default`. */
   tenant?: string;
+  /**
+   * The queue (`LOOPFLEET_QUEUE`) the session runs on, for good. Absent: the queue of its first add.
+   * Adds on another queue are refused with `session.queue_mismatch`.
+   */
+  queue?: string;
   /** The system prompt every run of the session starts from. */
   systemPrompt?: string | null;
   /** Stored and returned as given. */
@@ -76,6 +81,12 @@ export interface AcceptInputParams {
    * session belongs to another tenant. Absent: any session takes it.
    */
   tenant?: string;
+  /**
+   * The queue (`LOOPFLEET_QUEUE`) the input is added on. A session it creates runs on it (a session
+   * from before queues were recorded takes it). Refused, with nothing written, with
+   * `session.queue_mismatch` when the session runs on another queue. Absent: any session takes it.
+   */
+  queue?: string;
   /** Largest accepted payload, in bytes of its UTF-8 JSON text. */
   maxBytes: number;
 }

@@ -32,6 +32,8 @@ export interface ScheduleTimerParams {
   /** Idempotency key: a repeated schedule with the same id returns the existing timer. Default: random. */
   timerId?: string;
   createdBy?: 'host' | 'agent';
+  /** The queue scheduling it: a session the schedule creates runs on it (docs/fleet.md). */
+  queue?: string;
 }
 
 /**
@@ -52,5 +54,5 @@ export interface TimerStore {
   /** Moves firing `fireCount + 1` to `delayMs` from now if still expected; null when it is not. */
   postponeFiring(sessionId: string, timerId: string, fireCount: number, delayMs: number): Promise<TimerRecord | null>;
   /** Armed timers overdue by more than `graceMs` (their alarm was lost), soonest first. */
-  findOverdueTimers(options: { graceMs: number; limit: number }): Promise<TimerRecord[]>;
+  findOverdueTimers(options: { graceMs: number; limit: number; queue?: string }): Promise<TimerRecord[]>;
 }

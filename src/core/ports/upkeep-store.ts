@@ -14,6 +14,11 @@ export interface StrandedQuery {
   graceMs: number;
   /** Most sessions returned per sweep. */
   limit: number;
+  /**
+   * Only sessions of this queue (and those from before queues were recorded). Absent: every queue's.
+   * A sweeper passes its own: it must never run another queue's sessions (docs/fleet.md).
+   */
+  queue?: string;
 }
 
 /** A session the sweeper wakes, or parks, with its tenant (the line its kick joins). */

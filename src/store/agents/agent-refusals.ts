@@ -1,4 +1,4 @@
-import { AgentNotFoundError, SessionAgentMismatchError, SessionTenantMismatchError } from '../../core/errors/index.js';
+import { AgentNotFoundError, SessionAgentMismatchError, SessionQueueMismatchError, SessionTenantMismatchError } from '../../core/errors/index.js';
 
 /** The refusal of an add or a create naming an agent no live worker registered. */
 export function agentNotFound(sessionId: string, agent: string): AgentNotFoundError {
@@ -10,6 +10,14 @@ export function agentMismatch(sessionId: string, agent: string, current: string 
   const runs = current === null ? 'another agent' : `agent "${current}"`;
   return new SessionAgentMismatchError(`session ${sessionId} runs on ${runs}, not "${agent}"; nothing was written`, {
     details: { sessionId, agent, sessionAgent: current },
+  });
+}
+
+/** The refusal of an add on one queue to a session of another queue of the same database. */
+export function queueMismatch(sessionId: string, queue: string, current: string | null): SessionQueueMismatchError {
+  const runs = current === null ? 'another queue' : `queue "${current}"`;
+  return new SessionQueueMismatchError(`session ${sessionId} runs on ${runs}, not "${queue}"; nothing was written`, {
+    details: { sessionId, queue, sessionQueue: current },
   });
 }
 

@@ -17,7 +17,7 @@
  */
 export const SPAWN_CHILD_SQL = `
 WITH fence AS MATERIALIZED (
-  SELECT id, tenant FROM sessions WHERE id = $1 AND lease_token = $2 FOR NO KEY UPDATE
+  SELECT id, tenant, queue FROM sessions WHERE id = $1 AND lease_token = $2 FOR NO KEY UPDATE
 ),
 existing AS (
   SELECT 1 FROM sessions WHERE id = $5
@@ -26,8 +26,8 @@ siblings AS (
   SELECT count(*)::int AS n FROM sessions WHERE parent_session_id = $1 AND spawn_input_seq = $3
 ),
 created AS (
-  INSERT INTO sessions (id, agent, tenant, parent_session_id, root_session_id, depth, spawn_input_seq, spawn_tool_call_id, spawn_wait, next_seq)
-  SELECT $5, $6, fence.tenant, fence.id, $7, $8, $3, $4, $9, 1
+  INSERT INTO sessions (id, agent, tenant, queue, parent_session_id, root_session_id, depth, spawn_input_seq, spawn_tool_call_id, spawn_wait, next_seq)
+  SELECT $5, $6, fence.tenant, fence.queue, fence.id, $7, $8, $3, $4, $9, 1
     FROM fence
    WHERE NOT EXISTS (SELECT 1 FROM existing) AND (SELECT n FROM siblings) < $10
   ON CONFLICT (id) DO NOTHING

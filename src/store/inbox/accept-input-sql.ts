@@ -32,9 +32,12 @@ import { agentServedSql } from '../agents/agent-served-sql.js';
  * same way when its session belongs to another one; a session the statement creates takes the named
  * tenant, or `default`. A refusal for another tenant wins over one for another agent.
  *
- * Params: $1 a JSON array of `{ session_id, input_id, kind, mode, payload, origin_job_id, trace_context, agent, tenant }`.
+ * An input names its queue (`queue`, null: any). A session the statement creates records it; one on
+ * another queue refuses the input (`session.queue_mismatch`), so no queue's worker runs another's.
+ *
+ * Params: $1 a JSON array of `{ session_id, input_id, kind, mode, payload, origin_job_id, trace_context, agent, tenant, queue }`.
  * Returns per input `sessionId` with its `seq` and the session's `tenant`, or with `refused` (`agent.not_found`,
- * `session.tenant_mismatch` or `session.agent_mismatch`) and the session's agent as the statement
+ * `session.queue_mismatch`, `session.tenant_mismatch` or `session.agent_mismatch`) and the session's agent as the statement
  * saw it (`sessionAgent`).
  */
 export const ACCEPT_INPUTS: BatchStatement = {
@@ -42,20 +45,21 @@ export const ACCEPT_INPUTS: BatchStatement = {
   text: `
 WITH req AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb)
-    AS r(session_id text, input_id text, kind text, mode text, payload jsonb, origin_job_id text, trace_context jsonb, agent text, tenant text)
+    AS r(session_id text, input_id text, kind text, mode text, payload jsonb, origin_job_id text, trace_context jsonb, agent text, tenant text, queue text)
 ),
 served AS (
   SELECT req.* FROM req WHERE req.agent IS NULL OR ${agentServedSql('req.agent')}
 ),
 locked AS (
   -- In session id order, as every batched statement locks sessions (../fencing/lock-sessions-sql.ts).
-  INSERT INTO sessions (id, agent, tenant, next_seq)
-  SELECT served.session_id, COALESCE(served.agent, '${DEFAULT_SESSION_AGENT}'), COALESCE(served.tenant, '${DEFAULT_TENANT}'), 1
+  INSERT INTO sessions (id, agent, tenant, queue, next_seq)
+  SELECT served.session_id, COALESCE(served.agent, '${DEFAULT_SESSION_AGENT}'), COALESCE(served.tenant, '${DEFAULT_TENANT}'), COALESCE(served.queue, ''), 1
     FROM served ORDER BY served.session_id COLLATE "C"
-  ON CONFLICT (id) DO UPDATE SET next_seq = sessions.next_seq + 1, updated_at = now()
-  -- Locked, yet neither advanced nor returned: the session runs on another agent, or belongs to
-  -- another tenant, than the one named.
-   WHERE NOT EXISTS (
+  ON CONFLICT (id) DO UPDATE SET next_seq = sessions.next_seq + 1, updated_at = now(),
+    queue = CASE WHEN sessions.queue = '' THEN EXCLUDED.queue ELSE sessions.queue END
+  -- Locked, yet neither advanced nor returned: the session runs on another queue or agent, or
+  -- belongs to another tenant, than the one named.
+   WHERE (EXCLUDED.queue = '' OR sessions.queue IN ('', EXCLUDED.queue)) AND NOT EXISTS (
      SELECT 1 FROM req WHERE req.session_id = EXCLUDED.id
         AND ((req.agent IS NOT NULL AND req.agent <> sessions.agent) OR (req.tenant IS NOT NULL AND req.tenant <> sessions.tenant)))
   RETURNING id, next_seq, tenant
@@ -67,16 +71,17 @@ inserted AS (
     JOIN req ON req.session_id = locked.id
   RETURNING session_id, seq
 )
-SELECT inserted.session_id AS "sessionId", inserted.seq, NULL AS refused, NULL AS "sessionAgent", locked.tenant
+SELECT inserted.session_id AS "sessionId", inserted.seq, NULL AS refused, NULL AS "sessionAgent", NULL AS "sessionQueue", locked.tenant
   FROM inserted JOIN locked ON locked.id = inserted.session_id
 UNION ALL
 SELECT req.session_id, NULL,
-       CASE WHEN served.session_id IS NULL THEN 'agent.not_found'
+       CASE WHEN req.queue IS NOT NULL AND current.queue NOT IN ('', req.queue) THEN 'session.queue_mismatch'
+            WHEN served.session_id IS NULL THEN 'agent.not_found'
             -- The row may be invisible to this statement's snapshot (created meanwhile): an input
             -- naming a tenant is then refused for it.
             WHEN req.tenant IS NOT NULL AND (req.agent IS NULL OR current.tenant IS DISTINCT FROM req.tenant) THEN 'session.tenant_mismatch'
             ELSE 'session.agent_mismatch' END,
-       current.agent, NULL
+       current.agent, current.queue, NULL
   FROM req LEFT JOIN served ON served.session_id = req.session_id
   LEFT JOIN sessions AS current ON current.id = req.session_id
  WHERE NOT EXISTS (SELECT 1 FROM locked WHERE locked.id = req.session_id)`,

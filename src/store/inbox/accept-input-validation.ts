@@ -4,6 +4,7 @@ import type { AcceptInputParams } from '../../core/ports/session-store.js';
 import { INPUT_KINDS, INPUT_MODES, type InputKind, type InputMode } from '../../core/session-types.js';
 import { assertNewSessionId } from '../../fleet/session-id.js';
 import { optionalAgentName } from '../../fleet/agent-name.js';
+import { optionalQueueName } from '../../fleet/queue-name.js';
 import { optionalTenant } from '../../fleet/tenant-name.js';
 import { isPlainObject } from '../postgres/arguments.js';
 import { INPUT_ID_PATTERN, MAX_ORIGIN_JOB_ID_LENGTH } from '../../fleet/input-id.js';
@@ -25,6 +26,8 @@ export interface ValidatedAccept {
   agent: string | null;
   /** The tenant the input names; null when it names none (any session takes it). */
   tenant: string | null;
+  /** The queue the input is added on; null when it names none (any session takes it). */
+  queue: string | null;
 }
 
 /**
@@ -43,9 +46,10 @@ export function validateAcceptInput(params: AcceptInputParams): ValidatedAccept 
   checkSize(payloadText, params.maxBytes, sessionId, inputId);
   const agent = optionalAgentName(params.agent) ?? null;
   const tenant = optionalTenant(params.tenant) ?? null;
+  const queue = optionalQueueName(params.queue);
   const trace = params.traceContext == null ? null : parseTraceContext(params.traceContext.traceparent, params.traceContext.tracestate);
   const traceContextText = trace === null ? null : JSON.stringify(trace);
-  return { sessionId, inputId, kind, mode, payloadText, originJobId: checkOriginJobId(params.originJobId), traceContextText, agent, tenant };
+  return { sessionId, inputId, kind, mode, payloadText, originJobId: checkOriginJobId(params.originJobId), traceContextText, agent, tenant, queue };
 }
 
 function oneOf<T extends string>(value: unknown, allowed: readonly T[], what: string): T {

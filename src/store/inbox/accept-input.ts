@@ -4,7 +4,7 @@ import { StateConflictError } from '../../core/errors/index.js';
 import type { AcceptedInput, AcceptInputParams } from '../../core/ports/session-store.js';
 import { validateAcceptInput, type ValidatedAccept } from './accept-input-validation.js';
 import { parseRow } from '../rows/parse-row.js';
-import { agentMismatch, agentNotFound, tenantMismatch } from '../agents/agent-refusals.js';
+import { agentMismatch, agentNotFound, queueMismatch, tenantMismatch } from '../agents/agent-refusals.js';
 import type { RowBatcher } from '../batching/row-batcher.js';
 import { ACCEPT_INPUTS, FIND_ACCEPTED_INPUT_SQL, INPUT_ID_UNIQUE_INDEX } from './accept-input-sql.js';
 
@@ -13,7 +13,12 @@ const seqRowSchema = z.object({ seq: z.number().int().positive(), tenant: z.stri
 /** A row of {@link ACCEPT_INPUTS}: the seq the input got, or why it was refused. */
 const acceptRowSchema = z.union([
   z.object({ seq: z.number().int().positive(), refused: z.null(), tenant: z.string() }),
-  z.object({ seq: z.null(), refused: z.enum(['agent.not_found', 'session.tenant_mismatch', 'session.agent_mismatch']), sessionAgent: z.string().nullable() }),
+  z.object({
+    seq: z.null(),
+    refused: z.enum(['agent.not_found', 'session.queue_mismatch', 'session.tenant_mismatch', 'session.agent_mismatch']),
+    sessionAgent: z.string().nullable(),
+    sessionQueue: z.string().nullable(),
+  }),
 ]);
 
 /** SQLSTATE `unique_violation`. */
@@ -43,11 +48,11 @@ export async function acceptInput(pool: pg.Pool, batcher: RowBatcher, params: Ac
 
 /**
  * The seq the input got (and the session's tenant), or null when its id was already taken in this session. Throws
- * `agent.not_found`, `session.tenant_mismatch` or `session.agent_mismatch` when the statement refused
- * the agent or tenant it names.
+ * `session.queue_mismatch`, `agent.not_found`, `session.tenant_mismatch` or `session.agent_mismatch` when
+ * the statement refused the queue, agent or tenant it names.
  */
 async function insertInput(batcher: RowBatcher, input: ValidatedAccept): Promise<SeqAndTenant | null> {
-  const record = `{"session_id":${JSON.stringify(input.sessionId)},"input_id":${JSON.stringify(input.inputId)},"kind":${JSON.stringify(input.kind)},"mode":${JSON.stringify(input.mode)},"payload":${input.payloadText},"origin_job_id":${JSON.stringify(input.originJobId)},"trace_context":${input.traceContextText ?? 'null'},"agent":${JSON.stringify(input.agent)},"tenant":${JSON.stringify(input.tenant)}}`;
+  const record = `{"session_id":${JSON.stringify(input.sessionId)},"input_id":${JSON.stringify(input.inputId)},"kind":${JSON.stringify(input.kind)},"mode":${JSON.stringify(input.mode)},"payload":${input.payloadText},"origin_job_id":${JSON.stringify(input.originJobId)},"trace_context":${input.traceContextText ?? 'null'},"agent":${JSON.stringify(input.agent)},"tenant":${JSON.stringify(input.tenant)},"queue":${JSON.stringify(input.queue)}}`;
   let row: unknown;
   try {
     row = await batcher.submit({ statement: ACCEPT_INPUTS, sessionId: input.sessionId, record });
@@ -59,7 +64,8 @@ async function insertInput(batcher: RowBatcher, input: ValidatedAccept): Promise
   if (row === undefined) throw new StateConflictError(`input ${input.inputId} of session ${input.sessionId} was not inserted`);
   const parsed = parseRow(acceptRowSchema, row, `input ${input.sessionId}`);
   if (parsed.refused === null) return { seq: parsed.seq, tenant: parsed.tenant };
-  // A tenant or an agent is refused only when the input names one.
+  // A queue, a tenant or an agent is refused only when the input names one.
+  if (parsed.refused === 'session.queue_mismatch') throw queueMismatch(input.sessionId, input.queue ?? '', parsed.sessionQueue);
   if (parsed.refused === 'session.tenant_mismatch') throw tenantMismatch(input.sessionId, input.tenant ?? '');
   const agent = input.agent ?? '';
   throw parsed.refused === 'agent.not_found' ? agentNotFound(input.sessionId, agent) : agentMismatch(input.sessionId, agent, parsed.sessionAgent);

@@ -27,6 +27,11 @@ export const sessions = pgTable(
     agent: text('agent').notNull().default('default'),
     /** Whose session it is (1–128 of `[A-Za-z0-9_.:-]`); set at creation, never changed. */
     tenant: text('tenant').notNull().default('default'),
+    /**
+     * The queue (`LOOPFLEET_QUEUE`) the session runs on; set at creation, never changed (docs/fleet.md,
+     * "Several queues on one database"). `''`: created before queues were recorded; its next add records it.
+     */
+    queue: text('queue').notNull().default(''),
     systemPrompt: text('system_prompt'),
     metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
     config: jsonb('config').$type<Record<string, unknown>>().notNull().default({}),

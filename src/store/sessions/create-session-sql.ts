@@ -6,13 +6,14 @@ import { SESSION_COLUMNS } from '../rows/session-row.js';
  * nothing is written when refused. Always one row: `agentServed`, and the created session's columns
  * (null when nothing was created).
  *
- * Params: $1 id, $2 agent, $3 system prompt (or null), $4 metadata and $5 config as JSON text, $6 tenant.
+ * Params: $1 id, $2 agent, $3 system prompt (or null), $4 metadata and $5 config as JSON text, $6 tenant,
+ * $7 queue (`''`: recorded by the session's first add).
  */
 export const CREATE_SESSION_SQL = `
 WITH served AS (SELECT ${agentServedSql('$2::text')} AS ok),
 created AS (
-  INSERT INTO sessions (id, agent, system_prompt, metadata, config, tenant)
-  SELECT $1, $2, $3, $4::jsonb, $5::jsonb, $6 FROM served WHERE served.ok
+  INSERT INTO sessions (id, agent, system_prompt, metadata, config, tenant, queue)
+  SELECT $1, $2, $3, $4::jsonb, $5::jsonb, $6, $7 FROM served WHERE served.ok
   ON CONFLICT (id) DO NOTHING
   RETURNING ${SESSION_COLUMNS}
 )

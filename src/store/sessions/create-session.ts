@@ -3,6 +3,7 @@ import type { CreateSessionParams } from '../../core/ports/session-store.js';
 import type { SessionRecord } from '../../core/session-types.js';
 import { DEFAULT_SESSION_AGENT, optionalAgentName } from '../../fleet/agent-name.js';
 import { assertNewSessionId } from '../../fleet/session-id.js';
+import { optionalQueueName } from '../../fleet/queue-name.js';
 import { DEFAULT_TENANT, optionalTenant } from '../../fleet/tenant-name.js';
 import { isPlainObject } from '../postgres/arguments.js';
 import type { Queryable } from '../postgres/queryable.js';
@@ -30,7 +31,8 @@ export async function createSession(db: Queryable, params: CreateSessionParams):
   const metadata = jsonObjectText(params.metadata, 'metadata');
   const config = jsonObjectText(params.config, 'config');
 
-  const result = await db.query(CREATE_SESSION_SQL, [id, agent, systemPrompt, metadata, config, tenant]);
+  const queue = optionalQueueName(params.queue) ?? '';
+  const result = await db.query(CREATE_SESSION_SQL, [id, agent, systemPrompt, metadata, config, tenant, queue]);
   const row = result.rows[0] as { agentServed?: unknown; id?: unknown } | undefined;
   if (row?.agentServed !== true) throw agentNotFound(id, agent);
   if (row.id === null) throw new SessionExistsError(`session ${id} already exists`, { details: { sessionId: id } });

@@ -30,7 +30,7 @@ export class PostgresTimerStore implements TimerStore {
     return postponeFiring(this.db, sessionId, timerId, fireCount, delayMs);
   }
 
-  findOverdueTimers(options: { graceMs: number; limit: number }): Promise<TimerRecord[]> {
+  findOverdueTimers(options: { graceMs: number; limit: number; queue?: string }): Promise<TimerRecord[]> {
     return findOverdueTimers(this.db, options);
   }
 }

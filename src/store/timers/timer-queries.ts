@@ -5,6 +5,7 @@ import { assertTimerId } from '../../fleet/timer-id.js';
 import type { Queryable } from '../postgres/queryable.js';
 import { parseRow } from '../rows/parse-row.js';
 import { validateSchedule } from './validate-schedule.js';
+import { optionalQueueName } from '../../fleet/queue-name.js';
 
 const TIMER_COLUMNS = `session_id AS "sessionId", timer_id AS "timerId", due_at AS "dueAt", note, every_ms AS "everyMs",
        status, fire_count AS "fireCount", created_by AS "createdBy", last_fired_at AS "lastFiredAt", created_at AS "createdAt"`;
@@ -32,7 +33,7 @@ function decodeTimer(row: unknown): TimerRecord {
  */
 const SCHEDULE_TIMER_SQL = `
 WITH created AS (
-  INSERT INTO sessions (id) VALUES ($1) ON CONFLICT (id) DO NOTHING
+  INSERT INTO sessions (id, queue) VALUES ($1, coalesce($8::text, '')) ON CONFLICT (id) DO NOTHING
 ), inserted AS (
   INSERT INTO timers (session_id, timer_id, due_at, note, every_ms, created_by)
   VALUES ($1, $2, coalesce($3::timestamptz, now() + $4::bigint * interval '1 millisecond'), $5, $6, $7)
@@ -44,7 +45,7 @@ SELECT * FROM inserted`;
 /** Schedules a timer (validated first; nothing written for a bad one). */
 export async function scheduleTimer(db: Queryable, params: ScheduleTimerParams): Promise<{ timer: TimerRecord; duplicate: boolean }> {
   const request = validateSchedule(params);
-  const values = [request.sessionId, request.timerId, request.at, request.delayMs, request.note, request.everyMs, request.createdBy];
+  const values = [request.sessionId, request.timerId, request.at, request.delayMs, request.note, request.everyMs, request.createdBy, optionalQueueName(params.queue)];
   const result = await db.query({ name: 'loopfleet_schedule_timer', text: SCHEDULE_TIMER_SQL, values });
   if (result.rows[0] !== undefined) return { timer: decodeTimer(result.rows[0]), duplicate: false };
   const existing = await getTimer(db, request.sessionId, request.timerId);
@@ -120,14 +121,18 @@ export async function postponeFiring(db: Queryable, sessionId: string, timerId: 
   return result.rows[0] === undefined ? null : decodeTimer(result.rows[0]);
 }
 
-/** Armed timers overdue by more than `graceMs` (their alarm was lost), soonest first: for the sweeper. */
-export async function findOverdueTimers(db: Queryable, options: { graceMs: number; limit: number }): Promise<TimerRecord[]> {
+/**
+ * Armed timers overdue by more than `graceMs` (their alarm was lost), soonest first: for the sweeper.
+ * `queue`: only timers of that queue's sessions (and of sessions from before queues were recorded).
+ */
+export async function findOverdueTimers(db: Queryable, options: { graceMs: number; limit: number; queue?: string }): Promise<TimerRecord[]> {
   const result = await db.query({
     name: 'loopfleet_find_overdue_timers',
     text: `SELECT ${TIMER_COLUMNS} FROM timers
             WHERE status = 'armed' AND due_at < now() - $1::bigint * interval '1 millisecond'
+              AND ($3::text IS NULL OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = timers.session_id AND s.queue IN ($3, '')))
             ORDER BY due_at LIMIT $2`,
-    values: [options.graceMs, options.limit],
+    values: [options.graceMs, options.limit, options.queue ?? null],
   });
   return result.rows.map(decodeTimer);
 }

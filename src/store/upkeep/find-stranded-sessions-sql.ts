@@ -28,7 +28,10 @@ import { waitingReadySql } from '../inbox/waiting-ready-sql.js';
  * with `parkFor` set to the tenant, for the sweeper to park rather than kick — kicked, each would only
  * find the tenant at its cap. A tenant without a cap is read through one primary-key probe per
  * session found; the count runs only for capped tenants (`sessions_tenant_leased_idx`).
- * Returns each session's id, its tenant (its kick's line) and `parkFor`. Params: $1 grace in milliseconds, $2 limit.
+ * Only sessions of the sweeper's queue, and those from before queues were recorded (`''`): a sweeper
+ * must never run another queue's sessions on its own (docs/fleet.md).
+ * Returns each session's id, its tenant (its kick's line) and `parkFor`. Params: $1 grace in milliseconds,
+ * $2 limit, $3 queue (null: every queue's).
  */
 export const FIND_STRANDED_SESSIONS_SQL = `
 WITH stranded AS (
@@ -63,6 +66,7 @@ candidates AS (
   SELECT st."sessionId", s.tenant, ts.max_concurrent_inputs AS cap
     FROM stranded AS st
     JOIN sessions AS s ON s.id = st."sessionId"
+                         AND ($3::text IS NULL OR s.queue IN ($3, ''))
     LEFT JOIN tenant_settings AS ts ON ts.tenant = s.tenant AND ts.max_concurrent_inputs IS NOT NULL
 ),
 capped AS (

@@ -8,6 +8,6 @@ import { FIND_STRANDED_SESSIONS_SQL } from './find-stranded-sessions-sql.js';
  * leases (index), so its cost follows the backlog, not the history.
  */
 export async function findStrandedSessions(db: Queryable, query: StrandedQuery): Promise<StrandedSession[]> {
-  const result = await db.query<StrandedSession>(FIND_STRANDED_SESSIONS_SQL, [query.graceMs, query.limit]);
+  const result = await db.query<StrandedSession>(FIND_STRANDED_SESSIONS_SQL, [query.graceMs, query.limit, query.queue ?? null]);
   return result.rows.map((row) => ({ sessionId: row.sessionId, tenant: row.tenant, parkFor: row.parkFor }));
 }

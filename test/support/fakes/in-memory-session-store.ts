@@ -6,7 +6,8 @@ import type * as Port from '../../../src/core/ports/session-store.js';
 import { assertSessionId } from '../../../src/fleet/session-id.js';
 import { INPUT_STATUSES, type InputRecord, type SessionRecord, type ToolCallRecord, type UsageRoundRecord } from '../../../src/core/session-types.js';
 import { validateAcceptInput } from '../../../src/store/inbox/accept-input-validation.js';
-import { agentMismatch, agentNotFound, tenantMismatch } from '../../../src/store/agents/agent-refusals.js';
+import { agentMismatch, agentNotFound, queueMismatch, tenantMismatch } from '../../../src/store/agents/agent-refusals.js';
+import { optionalQueueName } from '../../../src/fleet/queue-name.js';
 import { InMemoryAgentRegistry } from './in-memory-agent-registry.js';
 import { listSessionRecords } from './in-memory-session-list.js';
 import { InMemoryBudgetAdmin } from './in-memory-budget-admin.js';
@@ -46,6 +47,8 @@ interface SessionData {
   usage: Map<string, UsageRoundRecord>;
   /** `sessions.finishes_owed`: set by every commit that ends an input, cleared by a release that says all were published. */
   finishesOwed: boolean;
+  /** `sessions.queue`: the queue it runs on; `''` until its first add on a queue records one. */
+  queue: string;
 }
 
 const clone = <T>(value: T): T => structuredClone(value);
@@ -123,10 +126,12 @@ export class InMemorySessionStore implements Port.SessionStore {
 
   async createSession(params: Port.CreateSessionParams): Promise<SessionRecord> {
     const profile = validateCreateSession(params);
+    const queue = optionalQueueName(params.queue) ?? '';
     if (!this.agents.served(profile.agent)) throw agentNotFound(profile.id, profile.agent);
     if (this.#sessions.has(profile.id)) throw new SessionExistsError(`session ${profile.id} already exists`);
     const data = this.#newSession(profile.id);
     Object.assign(data.record, profile);
+    data.queue = queue;
     return clone(data.record);
   }
 
@@ -158,12 +163,18 @@ export class InMemorySessionStore implements Port.SessionStore {
 
   async acceptInput(params: Port.AcceptInputParams): Promise<Port.AcceptedInput> {
     const valid = validateAcceptInput(params);
-    // As the statement: an unserved agent is refused first, then another tenant, then another agent than the session's.
+    // As the statement: another queue is refused first, then an unserved agent, then another tenant,
+    // then another agent than the session's.
+    const known = this.#sessions.get(valid.sessionId);
+    if (valid.queue !== null && known !== undefined && known.queue !== '' && known.queue !== valid.queue) {
+      throw queueMismatch(valid.sessionId, valid.queue, known.queue);
+    }
     if (valid.agent !== null && !this.agents.served(valid.agent)) throw agentNotFound(valid.sessionId, valid.agent);
-    const current = this.#sessions.get(valid.sessionId)?.record;
+    const current = known?.record;
     if (valid.tenant !== null && current !== undefined && current.tenant !== valid.tenant) throw tenantMismatch(valid.sessionId, valid.tenant);
     if (valid.agent !== null && current !== undefined && current.agent !== valid.agent) throw agentMismatch(valid.sessionId, valid.agent, current.agent);
     const data = this.#sessions.get(valid.sessionId) ?? this.#newSession(valid.sessionId, valid.agent ?? undefined, valid.tenant ?? undefined);
+    if (data.queue === '' && valid.queue !== null) data.queue = valid.queue;
     const existing = data.inputs.find((input) => input.inputId === valid.inputId);
     if (existing !== undefined) return { sessionId: valid.sessionId, seq: existing.seq, inputId: existing.inputId, duplicate: true, tenant: data.record.tenant };
     const at = this.#at();
@@ -391,6 +402,7 @@ export class InMemorySessionStore implements Port.SessionStore {
     ).length;
     if (siblings >= spawn.maxChildrenPerInput) return { kind: 'refused', reason: 'too_many_children', limit: spawn.maxChildrenPerInput };
     const child = this.#newSession(spawn.childSessionId, spawn.agent, parent.record.tenant);
+    child.queue = parent.queue;
     const at = child.record.createdAt;
     Object.assign(child.record, {
       parentSessionId: spawn.parentSessionId,
@@ -489,7 +501,7 @@ export class InMemorySessionStore implements Port.SessionStore {
     const record = emptySessionRecord(id, this.#at());
     if (agent !== undefined) record.agent = agent;
     if (tenant !== undefined) record.tenant = tenant;
-    const data: SessionData = { record, inputs: [], messages: [], toolCalls: new Map(), usage: new Map(), finishesOwed: true };
+    const data: SessionData = { record, inputs: [], messages: [], toolCalls: new Map(), usage: new Map(), finishesOwed: true, queue: '' };
     this.#sessions.set(id, data);
     return data;
   }

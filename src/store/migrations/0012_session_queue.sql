@@ -1,0 +1,1 @@
+ALTER TABLE "sessions" ADD COLUMN "queue" text DEFAULT '' NOT NULL;
