@@ -11,9 +11,9 @@ const NETWORK_CODES: ReadonlySet<string> = new Set([
   'ENETUNREACH',
 ]);
 
-/** What pg and ioredis say when a connection they held goes away or cannot be had (they set no code). */
+/** What pg, ioredis and the event publisher say when a connection they held goes away or cannot be had (no code). */
 const CLOSED_CONNECTION =
-  /^(Connection terminated|Connection is closed|Client has encountered a connection error|Stream isn't writeable|Reached the max retries per request limit|timeout exceeded when trying to connect)/;
+  /^(Connection terminated|Connection is closed|the connection closed|Client has encountered a connection error|Stream isn't writeable|Reached the max retries per request limit|timeout exceeded when trying to connect)/;
 
 const MAX_DEPTH = 5;
 

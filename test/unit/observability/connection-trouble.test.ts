@@ -48,7 +48,9 @@ describe('the logged error of a lost connection', () => {
     logger.warn({ err: new Error('lease release failed', { cause: reset }) }, 'wrapped');
     logger.warn({ err: new Error('Connection terminated unexpectedly') }, 'pg');
     logger.warn({ err: new TypeError('a bug') }, 'bug');
-    const [wrapped, pg, bug] = lines.map((line) => JSON.stringify(line));
+    logger.warn({ err: new Error('writing 3 event(s) failed', { cause: new Error('the connection closed with this publish in flight') }) }, 'publish');
+    const [wrapped, pg, bug, publish] = lines.map((line) => JSON.stringify(line));
+    expect(publish).not.toContain('    at ');
     expect(wrapped).not.toContain('    at ');
     expect(wrapped).toContain('ECONNRESET');
     expect(pg).not.toContain('    at ');
