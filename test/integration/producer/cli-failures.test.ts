@@ -37,38 +37,38 @@ describe('loopfleet submit-input and send when part of the add fails', () => {
     expect(await fleet.store.listInputs('cli-ask', { limit: 10 })).toHaveLength(1);
   });
 
-  it('send whose wake-up is not queued warns once on stderr, exits 0, and the sweeper runs the input', async () => {
-    // Every Redis connection that carries this session's id stops answering: the kick and the event.
-    proxy.silenceWhen((chunk) => chunk.includes('cli-wake-lost'));
+  /**
+   * Runs one CLI command while every Redis connection that carries `sessionId` stops answering (the
+   * kick, the event, the alarm), until the command prints on stderr; then resets those connections,
+   * so the command's close ends instead of waiting on them.
+   */
+  async function runWithRedisSilenced(sessionId: string, argv: string[]): Promise<{ code: number; out: string; err: string }> {
+    proxy.silenceWhen((chunk) => chunk.includes(sessionId));
     const out: string[] = [];
     const err: string[] = [];
-    const running = runCli(['send', 'cli-wake-lost', 'stored anyway'], { stdout: (text) => void out.push(text), stderr: (text) => void err.push(text), env });
+    const running = runCli(argv, { stdout: (text) => void out.push(text), stderr: (text) => void err.push(text), env });
     try {
       await fleet.waitFor('the warning', async () => (err.length > 0 ? true : undefined), 30_000);
     } finally {
       proxy.silenceWhen(() => false);
-      // The silenced connections are reset: the command's close ends instead of waiting on them.
       proxy.cut();
     }
-    expect(await running).toBe(0);
-    expect(out.join('')).toBe('accepted cli-wake-lost seq 1\n');
-    expect(err.join('')).toBe(`warning: stored, but the wake-up could not be queued (Redis at 127.0.0.1:${proxy.port}); the sweeper will run it\n`);
+    return { code: await running, out: out.join(''), err: err.join('') };
+  }
+
+  it('send whose wake-up is not queued warns once on stderr, exits 0, and the sweeper runs the input', async () => {
+    const { code, out, err } = await runWithRedisSilenced('cli-wake-lost', ['send', 'cli-wake-lost', 'stored anyway']);
+    expect(code).toBe(0);
+    expect(out).toBe('accepted cli-wake-lost seq 1\n');
+    expect(err).toBe(`warning: stored, but the wake-up could not be queued (Redis at 127.0.0.1:${proxy.port}); the sweeper will run it\n`);
     const inputs = await fleet.waitForSessionIdle('cli-wake-lost', 1, 45_000);
     expect(inputs.map((input) => input.status)).toEqual(['done']);
   }, 90_000);
 
   it('timer whose alarm is not queued warns once on stderr and exits 0; the timer is stored', async () => {
-    proxy.silenceWhen((chunk) => chunk.includes('cli-timer-lost'));
-    const err: string[] = [];
-    const running = runCli(['timer', 'cli-timer-lost', 'check', '--in', '1h', '--id', 't1'], { stdout: () => undefined, stderr: (text) => void err.push(text), env });
-    try {
-      await fleet.waitFor('the warning', async () => (err.length > 0 ? true : undefined), 30_000);
-    } finally {
-      proxy.silenceWhen(() => false);
-      proxy.cut();
-    }
-    expect(await running).toBe(0);
-    expect(err.join('')).toBe(`warning: stored, but the wake-up could not be queued (Redis at 127.0.0.1:${proxy.port}); the sweeper will set its alarm once it is due\n`);
+    const { code, err } = await runWithRedisSilenced('cli-timer-lost', ['timer', 'cli-timer-lost', 'check', '--in', '1h', '--id', 't1']);
+    expect(code).toBe(0);
+    expect(err).toBe(`warning: stored, but the wake-up could not be queued (Redis at 127.0.0.1:${proxy.port}); the sweeper will set its alarm once it is due\n`);
     expect(await runCliInProcess(['timers', 'cli-timer-lost', '--json'], env)).toMatchObject({ code: 0, out: expect.stringContaining('"timerId":"t1"') });
   }, 90_000);
 });
