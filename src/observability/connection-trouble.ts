@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { isConnectionFailure } from './connection-failure.js';
 
 /** How often one component may log its connection trouble: at most one record per this many ms. */
 export const CONNECTION_TROUBLE_INTERVAL_MS = 5000;
@@ -82,6 +83,9 @@ function summarise(error: unknown): TroubleSummary {
   return typeof code === 'string' ? { code, message } : { message };
 }
 
+/** Redis refusing the connection itself (credentials, permissions, a server loading or read-only): connection trouble too. */
+const SERVER_REFUSALS = /^(WRONGPASS|NOAUTH|NOPERM|LOADING|READONLY|MASTERDOWN)/;
+
 /** What {@link watchConnection} needs of an ioredis client, a BullMQ queue or worker: their events. */
 export interface ConnectionEvents {
   on(event: 'error', listener: (error: Error) => void): unknown;
@@ -92,9 +96,17 @@ export interface ConnectionEvents {
  * {@link ConnectionTrouble}. Without an `error` listener ioredis prints "Unhandled error event" and
  * BullMQ prints the error with `console.error`: multi-line stack traces past the logger.
  */
-export function watchConnection(target: ConnectionEvents, logger: Logger, options: ConnectionTroubleOptions): ConnectionTrouble {
+export function watchConnection(target: ConnectionEvents, logger: Logger, options: ConnectionTroubleOptions & { alsoOtherErrors?: boolean }): ConnectionTrouble {
   const trouble = new ConnectionTrouble(logger, options);
-  target.on('error', (error) => trouble.failed(error));
+  target.on('error', (error) => {
+    // A BullMQ queue or worker also emits errors that are not the connection's (a failed script, a
+    // bug): those keep their stack, at error level.
+    if (options.alsoOtherErrors === true && !isConnectionFailure(error) && !SERVER_REFUSALS.test(String((error as { message?: unknown } | null)?.message ?? ''))) {
+      logger.error({ component: options.component, err: error }, `${options.component} error`);
+      return;
+    }
+    trouble.failed(error);
+  });
   const emitter = target as { on(event: string, listener: () => void): unknown };
   emitter.on('ready', () => trouble.recovered());
   return trouble;

@@ -71,7 +71,7 @@ export function openQueueConnections(options: ResolvedQueueOptions): QueueConnec
   if (ownsRedis) watched.push(['client.redis', redis]);
   for (const [component, target] of watched) {
     if (log === null) target.on('error', () => undefined);
-    else watchConnection(target, log, { component, address });
+    else watchConnection(target, log, { component, address, alsoOtherErrors: target === queue });
   }
   const publisher = new RedisEventPublisher(events, {
     ownsConnection: true,

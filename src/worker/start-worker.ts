@@ -254,7 +254,7 @@ function openConnections(config: ResolvedConfig, logger: Logger, telemetry: Tele
   const watched = { redis, 'redis.subscriber': subscriber, 'redis.worker': workerConnection, 'redis.events': events };
   for (const [component, connection] of Object.entries(watched)) watchConnection(connection, logger, { component, address });
   const queue = new Queue(config.queueName, telemetry === undefined ? { connection: redis } : { connection: redis, telemetry });
-  watchConnection(queue, logger, { component: 'bullmq.queue', address });
+  watchConnection(queue, logger, { component: 'bullmq.queue', address, alsoOtherErrors: true });
   return {
     pool,
     redis,
@@ -363,6 +363,6 @@ function bullmqWorker(
   });
   worker.on('lockRenewalFailed', (jobIds) => jobIds.forEach((id) => worker.cancelJob(id, 'lock renewal failed')));
   worker.on('failed', (job, error) => logger.warn({ jobId: job?.id, jobName: job?.name, err: error }, 'job failed'));
-  watchConnection(worker, logger, { component: 'bullmq.worker', address: serverAddress(config.redisUrl, 6379) });
+  watchConnection(worker, logger, { component: 'bullmq.worker', address: serverAddress(config.redisUrl, 6379), alsoOtherErrors: true });
   return worker;
 }

@@ -1,7 +1,8 @@
+import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { serverAddress } from '../../../src/config/index.js';
-import { ConnectionTrouble } from '../../../src/observability/connection-trouble.js';
+import { ConnectionTrouble, watchConnection } from '../../../src/observability/connection-trouble.js';
 import { createLogger } from '../../../src/observability/logger.js';
 
 function collectingLogger() {
@@ -55,5 +56,23 @@ describe('the logged error of a lost connection', () => {
     expect(wrapped).toContain('ECONNRESET');
     expect(pg).not.toContain('    at ');
     expect(bug).toContain('    at ');
+  });
+});
+
+describe('watchConnection', () => {
+  it("a BullMQ object's errors that are not the connection's keep their stack, at error level", () => {
+    const { lines, logger } = collectingLogger();
+    const target = new EventEmitter();
+    watchConnection(target, logger, { component: 'bullmq.worker', address: '127.0.0.1:6379', alsoOtherErrors: true });
+    target.emit('error', Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), { code: 'ECONNREFUSED' }));
+    target.emit('error', new Error('WRONGPASS invalid username-password pair'));
+    target.emit('error', new TypeError('a bug in a script'));
+    expect(lines.map((line) => [line.level, line.msg])).toEqual([
+      [40, 'connection trouble: bullmq.worker at 127.0.0.1:6379'],
+      [50, 'bullmq.worker error'],
+    ]);
+    expect(JSON.stringify(lines[1])).toContain('    at ');
+    target.emit('ready');
+    expect(lines[2]).toMatchObject({ msg: 'connection back: bullmq.worker at 127.0.0.1:6379', suppressed: 1 });
   });
 });
