@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type pg from 'pg';
-import { loadClientConfig, type ResolvedConfig } from '../config/index.js';
+import { loadClientConfig, serverAddress, type ResolvedConfig } from '../config/index.js';
 import { InfrastructureError } from '../core/errors/index.js';
 import type { ClientStore } from '../core/ports/client-store.js';
 import type { AgentRegistry } from '../core/ports/agent-registry.js';
@@ -123,15 +123,7 @@ async function openRedis(url: string): Promise<Redis> {
   }
 }
 
-/** `host:port` of a connection URL: never its user or password. */
-export function serverAddress(url: string, defaultPort: number): string {
-  try {
-    const parsed = new URL(url);
-    return `${parsed.hostname === '' ? 'localhost' : parsed.hostname}:${parsed.port === '' ? defaultPort : parsed.port}`;
-  } catch {
-    return `(unparsable URL):${defaultPort}`;
-  }
-}
+export { serverAddress } from '../config/index.js';
 
 function unreachable(server: string, address: string, cause: unknown): InfrastructureError {
   const reason = cause instanceof Error && cause.message !== '' ? cause.message : String(cause);

@@ -21,7 +21,7 @@ const ENVIRONMENT_HELP = `Environment (validated at start; see README for all of
   REDIS_URL         Redis connection string (default redis://127.0.0.1:6379)
   LOOPFLEET_QUEUE   BullMQ queue name and Redis key prefix (default loopfleet)
   LOG_LEVEL         worker only: fatal|error|warn|info|debug|trace|silent (default info)
-  LOG_FORMAT        worker only: json|pretty (default json)
+  LOG_FORMAT        worker only: json|pretty (default pretty on a terminal, else json)
   GATEWAY_*         gateway only: port, host, JWT secret or JWKS URL, CORS, limits (docs/gateway.md)
   NO_COLOR          set: never colour the output (colour is used only on a terminal anyway)
 `;

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { MAX_TIMER_MS } from '../core/ports/clock.js';
 import { envVariable, flag, integer, matching, oneOf, REDIS_DATABASE_PATH, text, url, zeroOr } from './env-variable.js';
 import { KEY_FILE_VARIABLES } from './key-files.js';
-import { LLM_PROVIDERS, LOG_FORMATS, LOG_LEVELS, LLM_HTTP_CLIENTS, type LlmProviderName, type LlmHttpClient } from './resolved-config.js';
+import { LLM_PROVIDERS, LOG_FORMATS, LOG_LEVELS, LLM_HTTP_CLIENTS, type LlmProviderName, type LlmHttpClient, type LogFormat } from './resolved-config.js';
 
 /** Defaults match `docker-compose.yml` and README's "Configuration" table. */
 export const DEFAULT_DATABASE_URL = 'postgres://postgres:postgres@127.0.0.1:5432/loopfleet';
@@ -50,7 +50,8 @@ const independentSchema = z.object({
   METRICS_PORT: envVariable(9464, integer({ min: 0, max: 65_535, expected: 'an integer from 0 to 65535' })),
   METRICS_TENANT_LABEL: envVariable(false, flag),
   LOG_LEVEL: envVariable('info', oneOf(LOG_LEVELS)),
-  LOG_FORMAT: envVariable('json', oneOf(LOG_FORMATS)),
+  // Unset: chosen by whether standard output is a terminal (defaultLogFormat).
+  LOG_FORMAT: envVariable<LogFormat | null>(null, oneOf(LOG_FORMATS)),
   LOG_CONTENT: envVariable(false, flag),
   LOOPFLEET_TOOLS: envVariable<string | null>(null, text),
   LOOPFLEET_AGENTS: envVariable<string | null>(null, text),

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { ConfigInvalidError } from '../core/errors/index.js';
 import { envSchema, type ParsedEnv } from './env-schema.js';
 import { KEY_FILE_VARIABLES, withKeyFiles } from './key-files.js';
-import type { LlmProviderName, ResolvedConfig } from './resolved-config.js';
+import type { LlmProviderName, LogFormat, ResolvedConfig } from './resolved-config.js';
 
 /** The model of each provider when neither `LLM_MODEL` nor an agent names one. */
 export const DEFAULT_MODEL: Readonly<Record<LlmProviderName, string>> = {
@@ -127,8 +127,16 @@ function toResolvedConfig(env: ParsedEnv): ResolvedConfig {
       coalesceMs: env.LOOPFLEET_EVENTS_COALESCE_MS,
     },
     metrics: { port: env.METRICS_PORT, tenantLabel: env.METRICS_TENANT_LABEL },
-    log: { level: env.LOG_LEVEL, format: env.LOG_FORMAT, content: env.LOG_CONTENT },
+    log: { level: env.LOG_LEVEL, format: env.LOG_FORMAT ?? defaultLogFormat(process.stdout.isTTY === true), content: env.LOG_CONTENT },
   };
+}
+
+/**
+ * The log format when `LOG_FORMAT` is unset: `pretty` for a person at a terminal, `json` lines for
+ * everything else (a pipe, a file, a log collector).
+ */
+export function defaultLogFormat(stdoutIsTty: boolean): LogFormat {
+  return stdoutIsTty ? 'pretty' : 'json';
 }
 
 /**

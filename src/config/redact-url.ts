@@ -83,3 +83,13 @@ export function urlSecrets(url: string | null): string[] {
   return found.length === 0 ? [] : [url, ...new Set(found)];
 }
 
+
+/** `host:port` of a connection URL: never its user or password (log lines, error messages). */
+export function serverAddress(url: string, defaultPort: number): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.hostname === '' ? 'localhost' : parsed.hostname}:${parsed.port === '' ? defaultPort : parsed.port}`;
+  } catch {
+    return `(unparsable URL):${defaultPort}`;
+  }
+}

@@ -192,7 +192,7 @@ export interface MetricsConfig {
 export interface LogConfig {
   /** `LOG_LEVEL`: least severe level written. Default `info`. */
   level: LogLevel;
-  /** `LOG_FORMAT`: `json` lines, or `pretty` for people at a terminal. Default `json`. */
+  /** `LOG_FORMAT`: `json` lines, or `pretty` for people at a terminal. Default `pretty` when standard output is a terminal, else `json`. */
   format: LogFormat;
   /** `LOG_CONTENT`: whether message contents (prompts, replies, tool arguments) are logged. Default `false`. */
   content: boolean;

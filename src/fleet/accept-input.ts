@@ -56,6 +56,21 @@ export interface AcceptDeps {
  * accepted (I1): the sweeper kicks it later.
  */
 export async function acceptAndKick(deps: AcceptDeps, request: AcceptRequest): Promise<AcceptedInput> {
+  return (await acceptAndReport(deps, request)).accepted;
+}
+
+/** What {@link acceptAndReport} did: the stored input, and whether its drain's wake-up job was queued. */
+export interface AcceptReport {
+  accepted: AcceptedInput;
+  /**
+   * False when the input is stored but the wake-up (the drain kick) failed or did not finish within
+   * `kickTimeoutMs`: Redis is down or slow. The sweeper runs the input once Redis answers.
+   */
+  wakeQueued: boolean;
+}
+
+/** {@link acceptAndKick}, also telling whether the wake-up was queued. */
+export async function acceptAndReport(deps: AcceptDeps, request: AcceptRequest): Promise<AcceptReport> {
   parseInputPayload(request.kind, request.payload);
   await deps.admission?.admit(request.sessionId, request.tenant);
   const accepted = await deps.store.acceptInput({
@@ -72,20 +87,24 @@ export async function acceptAndKick(deps: AcceptDeps, request: AcceptRequest): P
     ...(request.agent !== undefined ? { agent: request.agent } : {}),
     ...(request.tenant !== undefined ? { tenant: request.tenant } : {}),
   });
-  const notified = notifyAccepted(deps, request, accepted);
+  let wakeQueued = false;
+  const notified = notifyAccepted(deps, request, accepted).then((kicked) => {
+    wakeQueued = kicked;
+  });
   if (deps.kickTimeoutMs === undefined) {
     await notified;
   } else if (!(await settleWithin(notified, deps.kickTimeoutMs))) {
     deps.logger?.warn({ sessionId: accepted.sessionId, seq: accepted.seq }, 'input accepted; its kick is still pending (Redis slow or down), the sweeper covers it');
+    return { accepted, wakeQueued: false };
   }
-  return accepted;
+  return { accepted, wakeQueued };
 }
 
 /**
- * Publishes `input_accepted`, then kicks the drain; never rejects. The two are independent: a lost
+ * Publishes `input_accepted`, then kicks the drain; never rejects: resolves true when the kick was queued. The two are independent: a lost
  * event only leaves a hole subscribers see as a gap, a lost kick is repaired by the sweeper.
  */
-async function notifyAccepted(deps: AcceptDeps, request: AcceptRequest, accepted: AcceptedInput): Promise<void> {
+async function notifyAccepted(deps: AcceptDeps, request: AcceptRequest, accepted: AcceptedInput): Promise<boolean> {
   const where = { sessionId: accepted.sessionId, seq: accepted.seq };
   if (!accepted.duplicate && deps.publish !== undefined) {
     try {
@@ -102,7 +121,9 @@ async function notifyAccepted(deps: AcceptDeps, request: AcceptRequest, accepted
   try {
     // A duplicate is kicked too: the first attempt's kick may be the one that was lost (R6).
     await kickSession({ queue: deps.queue, fair: deps.fair ?? null }, { sessionId: accepted.sessionId, tenant: accepted.tenant });
+    return true;
   } catch (error) {
     deps.logger?.warn({ err: error, ...where }, 'input accepted but not kicked; the sweeper will');
+    return false;
   }
 }

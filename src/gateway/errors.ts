@@ -20,6 +20,7 @@ export const STATUS_BY_CODE: Readonly<Record<string, number>> = Object.freeze({
   'session.tenant_mismatch': 409,
   'session.queue_mismatch': 409,
   'session.pending': 409,
+  'interaction.not_pending': 409,
   'state.conflict': 409,
   'auth.missing_token': 401,
   'auth.invalid_token': 401,

@@ -5,6 +5,8 @@ import type { GatewayConfig } from '../config/gateway-config.js';
 import type { ResolvedConfig } from '../config/resolved-config.js';
 import { clientQueueOptions, SessionQueue } from '../producer/session-queue.js';
 import { buildGateway } from './build-gateway.js';
+import { watchConnection } from '../observability/connection-trouble.js';
+import { serverAddress } from '../config/redact-url.js';
 
 /** A listening gateway and how to stop it. */
 export interface RunningGateway {
@@ -22,7 +24,7 @@ export interface RunningGateway {
  */
 export async function startGateway(client: ResolvedConfig, config: GatewayConfig, logger: Logger): Promise<RunningGateway> {
   const redis = new Redis(client.redisUrl, { maxRetriesPerRequest: 2 });
-  redis.on('error', (error: unknown) => logger.warn({ err: error }, 'gateway Redis connection error'));
+  watchConnection(redis, logger, { component: 'gateway.redis', address: serverAddress(client.redisUrl, 6379) });
   let queue: SessionQueue | null = null;
   let app: FastifyInstance | null = null;
   let closing: Promise<void> | null = null;

@@ -1,4 +1,5 @@
 import { pino } from 'pino';
+import { isConnectionFailure, withoutStacks } from './connection-failure.js';
 
 /** What pino writes in place of a redacted value. */
 export const REDACTED = '[redacted]';
@@ -140,6 +141,9 @@ const MAX_ERROR_DEPTH = 8;
  *   message keeps its SQL and loses its values, wherever it appears, and `params` is redacted; so is
  *   Postgres's `detail` when it is a failing row.
  *
+ * A lost or refused connection (`isConnectionFailure`) is logged without its stacks, its causes'
+ * included: they point into the driver, and an outage would print one for every failed call.
+ *
  * Every other field is pino's own serialisation, with each of `secrets` replaced wherever it
  * appears; an error found inside a field (a `previousErrors` entry) is serialised the same way
  * rather than left to `JSON.stringify`.
@@ -148,7 +152,9 @@ export function errorSerializer(redactContent: boolean, secrets: SecretScrubber 
   return (value) => {
     const serialized = pino.stdSerializers.err(value as Error);
     const rules: CleanRules = { redactContent, replacements: redactContent ? contentCarriers(value) : new Map(), secrets };
-    return cleaned(serialized, rules, 0);
+    const clean = cleaned(serialized, rules, 0);
+    // A lost connection is an outage, not a bug: its stack only floods the log while the outage lasts.
+    return isConnectionFailure(value) ? withoutStacks(clean) : clean;
   };
 }
 

@@ -21,6 +21,12 @@ export interface InputHandle {
    * start. Null for a duplicate, or when the event could not be published (Redis down).
    */
   eventId: string | null;
+  /**
+   * True when the job that wakes a worker for the session was queued in Redis. False when the input
+   * is stored in Postgres but the wake-up failed or did not finish within `redisTimeoutMs` (Redis
+   * down or slow): the input is safe, and the workers' sweeper runs it once Redis answers again.
+   */
+  wakeQueued: boolean;
   /** The input's terminal outcome: see `SessionQueue.result`. */
   result(options?: ResultOptions): Promise<InputOutcome>;
   /**
@@ -36,15 +42,23 @@ export interface HandleBackend {
   inputEvents(sessionId: string, seq: number, acceptedEventId: string | null, options?: InputEventsOptions): EventSubscription;
 }
 
-/** Builds the handle of an accepted input; `acceptedEventId` is the stream id of its `input_accepted`, when this add published one. */
-export function createInputHandle(backend: HandleBackend, accepted: AcceptedInput, acceptedEventId: string | null): InputHandle {
+/** What the add learnt after the commit: the stream id of its `input_accepted` (when it published one), and whether the wake-up was queued. */
+export interface AfterCommit {
+  acceptedEventId: string | null;
+  wakeQueued: boolean;
+}
+
+/** Builds the handle of an accepted input. */
+export function createInputHandle(backend: HandleBackend, accepted: AcceptedInput, after: AfterCommit): InputHandle {
   const { sessionId, seq, inputId, duplicate } = accepted;
+  const { acceptedEventId, wakeQueued } = after;
   return {
     sessionId,
     seq,
     inputId,
     duplicate,
     eventId: acceptedEventId,
+    wakeQueued,
     result: (options) => backend.result(sessionId, seq, options),
     events: (options) => backend.inputEvents(sessionId, seq, acceptedEventId, options),
   };

@@ -18,6 +18,8 @@ import { PostgresAgentRegistry } from '../store/agents/postgres-agent-registry.j
 import { FinishNotices } from './finish-notices.js';
 import type { ResolvedQueueOptions } from './session-queue-options.js';
 import { settleWithin } from '../fleet/settle-within.js';
+import { watchConnection, type ConnectionEvents } from '../observability/connection-trouble.js';
+import { serverAddress } from '../config/redact-url.js';
 
 /** What a {@link SessionQueue} talks to: the store on Postgres, Redis, the BullMQ queue and an event publisher. */
 export interface QueueConnections {
@@ -59,13 +61,18 @@ export function openQueueConnections(options: ResolvedQueueOptions): QueueConnec
     });
   const ownsRedis = options.redis === null;
   const redis = options.redis ?? new Redis(options.redisUrl);
-  // Without a listener ioredis prints every reconnect failure; commands still reject on their own.
-  if (ownsRedis) redis.on('error', (error: Error) => log?.debug({ err: error }, 'redis connection error'));
   const queue = new Queue(options.queueName, { connection: redis });
-  queue.on('error', (error: Error) => log?.warn({ err: error }, 'bullmq queue error'));
   // The publisher's own connection: a script call is never re-sent after a reconnect (publisherConnection).
   const events = publisherConnection(redis);
-  events.on('error', (error: Error) => log?.debug({ err: error }, 'redis connection error (event publisher)'));
+  // Without a listener ioredis prints every reconnect failure and BullMQ its queue's errors, stacks
+  // and all; commands still reject on their own. One rate-limited record per connection instead.
+  const address = serverAddress(options.redisUrl, 6379);
+  const watched: [string, ConnectionEvents][] = [['client.queue', queue], ['client.events', events]];
+  if (ownsRedis) watched.push(['client.redis', redis]);
+  for (const [component, target] of watched) {
+    if (log === null) target.on('error', () => undefined);
+    else watchConnection(target, log, { component, address, alsoOtherErrors: target === queue });
+  }
   const publisher = new RedisEventPublisher(events, {
     ownsConnection: true,
     queueName: options.queueName,

@@ -11,10 +11,11 @@ import { followSessionEvents, readNewest } from '../events/event-subscriber.js';
 import type { EventSubscription } from '../fleet/fleet-events.js';
 import { assertCursor, ONLY_NEW } from '../events/stream-id.js';
 import { resolveHistoryOptions } from '../store/history/history-options.js';
-import { acceptAndKick } from '../fleet/accept-input.js';
+import { acceptAndReport } from '../fleet/accept-input.js';
 import { TenantAdmission } from '../fleet/tenant-admission.js';
 import { readSessionTenant, readTenantRates } from '../store/tenants/read-tenant-rates.js';
 import { kickSession } from '../fleet/kick.js';
+import { assertInteractionPending } from './pending-interaction.js';
 import { toAcceptRequest, type AddData, type AddKind, type AddOptions } from './add-request.js';
 import { cancelChannel } from '../fleet/fleet-keys.js';
 import { createInputHandle, type HandleBackend, type InputHandle } from './input-handle.js';
@@ -265,7 +266,10 @@ export class SessionQueue {
     return this.#track(this.#cancel(assertSessionId(sessionId)));
   }
 
-  /** Answers a `request_user_input` question: `add('resume', { sessionId, submit: { interactionId, value } })`. */
+  /**
+   * Answers a `request_user_input` question: `add('resume', { sessionId, submit: { interactionId, value } })`. Throws
+   * `interaction.not_pending` when the session waits on no question with that id, `session.not_found` without the session.
+   */
   async submitInput(sessionId: string, interactionId: string, value: unknown, opts?: AddOptions): Promise<InputHandle> {
     return this.add('resume', { sessionId, submit: { interactionId, value } }, opts);
   }
@@ -295,7 +299,8 @@ export class SessionQueue {
   async #accept(request: ReturnType<typeof toAcceptRequest>): Promise<InputHandle> {
     let acceptedEventId: string | null = null;
     const { store, queue, fair, publisher } = this.#conn;
-    const accepted = await acceptAndKick(
+    await assertInteractionPending(store, request);
+    const { accepted, wakeQueued } = await acceptAndReport(
       {
         store,
         queue,
@@ -310,7 +315,7 @@ export class SessionQueue {
       },
       request,
     );
-    return createInputHandle(this.#backend, accepted, acceptedEventId);
+    return createInputHandle(this.#backend, accepted, { acceptedEventId, wakeQueued });
   }
 
   async #history(sessionId: string, options: LoadHistoryOptions): Promise<StoredMessage[]> {

@@ -25,8 +25,13 @@ export interface TimerOptions {
 /** The data of `add('timer', …)`: the session and the {@link TimerOptions}. */
 export type TimerAddData = TimerOptions & { sessionId: string };
 
-/** A timer as scheduled: the stored row, and whether the id was scheduled before (nothing new written). */
-export type ScheduledTimer = TimerRecord & { duplicate: boolean };
+/**
+ * A timer as scheduled: the stored row, whether the id was scheduled before (nothing new written),
+ * and `wakeQueued`: whether its alarm (the delayed job that fires it) was queued in Redis. False when
+ * Redis failed or did not answer within `redisTimeoutMs`: the timer is stored, and the workers'
+ * sweeper sets the alarm once it is overdue.
+ */
+export type ScheduledTimer = TimerRecord & { duplicate: boolean; wakeQueued: boolean };
 
 const OPTION_KEYS = new Set(['delayMs', 'at', 'note', 'everyMs', 'timerId']);
 const DATA_KEYS = new Set(['sessionId', ...OPTION_KEYS]);
@@ -93,11 +98,16 @@ export class TimerAdmin {
   async #schedule(params: ScheduleTimerParams): Promise<ScheduledTimer> {
     const { timer, duplicate, armed } = await scheduleAndArm(this.deps.timers, this.deps.queue, params);
     const where = { sessionId: timer.sessionId, timerId: timer.timerId };
+    let wakeQueued = false;
     const reported = armed.then((error) => {
+      wakeQueued = error === null;
       if (error !== null) this.deps.logger?.warn({ err: error, ...where }, 'timer scheduled; its alarm was not set (the sweeper will set it once it is overdue)');
     });
-    if (!(await settleWithin(reported, this.deps.redisTimeoutMs))) this.deps.logger?.warn(where, 'timer scheduled; its alarm is still pending (Redis slow or down)');
-    return Object.assign({}, timer, { duplicate });
+    if (!(await settleWithin(reported, this.deps.redisTimeoutMs))) {
+      this.deps.logger?.warn(where, 'timer scheduled; its alarm is still pending (Redis slow or down)');
+      return Object.assign({}, timer, { duplicate, wakeQueued: false });
+    }
+    return Object.assign({}, timer, { duplicate, wakeQueued });
   }
 }
 

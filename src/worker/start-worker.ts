@@ -6,7 +6,7 @@ import { Queue, type Telemetry, type Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { checkAgentDefinitions, defaultAgent, resolveAgent, type AgentDefinition, type ResolvedAgent } from '../agents/index.js';
-import { configuredSecrets, urlSecrets, type ResolvedConfig } from '../config/index.js';
+import { configuredSecrets, serverAddress, urlSecrets, type ResolvedConfig } from '../config/index.js';
 import { checkedAgentProfile, type AgentProfile } from '../core/agent-profile.js';
 import { CancelledError } from '../core/errors/index.js';
 import { HookRegistry } from '../core/hooks/index.js';
@@ -17,6 +17,7 @@ import type { ToolRegistry } from '../core/tools/index.js';
 import { publisherConnection, RedisEventPublisher } from '../events/index.js';
 import { createLlm } from '../llm/create-llm.js';
 import { loggerFromConfig } from '../observability/logger.js';
+import { ConnectionTrouble, watchConnection } from '../observability/connection-trouble.js';
 import { SecretScrubber } from '../observability/redaction.js';
 import { cancelChannel } from '../fleet/fleet-keys.js';
 import { createPgPool } from '../store/postgres/pool.js';
@@ -235,10 +236,11 @@ function agentSecrets(config: ResolvedConfig, agents: readonly ResolvedAgent[]):
 }
 
 function openConnections(config: ResolvedConfig, logger: Logger, telemetry: Telemetry | undefined): Connections {
+  const postgresTrouble = new ConnectionTrouble(logger, { component: 'postgres.idle', address: serverAddress(config.databaseUrl, 5432) });
   const pool = createPgPool(config.databaseUrl, {
     maxConnections: config.worker.poolSize,
     statementTimeoutMs: config.worker.statementTimeoutMs,
-    onIdleClientError: (error: Error) => logger.warn({ err: error }, 'idle postgres connection failed'),
+    onIdleClientError: (error: Error) => postgresTrouble.failed(error),
   });
   const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
   const subscriber = redis.duplicate();
@@ -246,16 +248,13 @@ function openConnections(config: ResolvedConfig, logger: Logger, telemetry: Tele
   const workerConnection = redis.duplicate({ maxRetriesPerRequest: null });
   // The publisher's own: a script call is never re-sent after a reconnect (publisherConnection).
   const events = publisherConnection(redis);
-  // ioredis reconnects by itself; without a listener each failed attempt is printed as an
-  // "Unhandled error event" instead of being logged.
-  for (const connection of [redis, subscriber, workerConnection, events]) {
-    connection.on('error', (error: Error) => logger.warn({ err: error }, 'redis connection error'));
-  }
+  // ioredis reconnects by itself, and BullMQ re-emits its connections' errors on the queue and the
+  // worker: each failed attempt is one rate-limited JSON record per component, never a printed stack.
+  const address = serverAddress(config.redisUrl, 6379);
+  const watched = { redis, 'redis.subscriber': subscriber, 'redis.worker': workerConnection, 'redis.events': events };
+  for (const [component, connection] of Object.entries(watched)) watchConnection(connection, logger, { component, address });
   const queue = new Queue(config.queueName, telemetry === undefined ? { connection: redis } : { connection: redis, telemetry });
-  // BullMQ re-emits its connection's errors on the queue and prints them with console.error when
-  // nobody listens: multi-line dumps past the logger, with a failed command's arguments (a refused
-  // AUTH's password). The connection's own listener above has logged each already.
-  queue.on('error', (error: Error) => logger.debug({ err: error }, 'bullmq queue error'));
+  watchConnection(queue, logger, { component: 'bullmq.queue', address, alsoOtherErrors: true });
   return {
     pool,
     redis,
@@ -364,6 +363,6 @@ function bullmqWorker(
   });
   worker.on('lockRenewalFailed', (jobIds) => jobIds.forEach((id) => worker.cancelJob(id, 'lock renewal failed')));
   worker.on('failed', (job, error) => logger.warn({ jobId: job?.id, jobName: job?.name, err: error }, 'job failed'));
-  worker.on('error', (error) => logger.error({ err: error }, 'worker error'));
+  watchConnection(worker, logger, { component: 'bullmq.worker', address: serverAddress(config.redisUrl, 6379), alsoOtherErrors: true });
   return worker;
 }

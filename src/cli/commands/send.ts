@@ -2,7 +2,7 @@ import type { RunOutcome } from '../../core/session-types.js';
 import { INPUT_MODES, type InputMode } from '../../core/session-types.js';
 import type { InputHandle } from '../../producer/input-handle.js';
 import type { InputOutcome } from '../../producer/input-outcome.js';
-import { withQueue } from '../connect.js';
+import { cliConfig, serverAddress, withQueue } from '../connect.js';
 import { INPUT_ID_PATTERN } from '../../fleet/input-id.js';
 import { AGENT_NAME_RULE } from '../../fleet/agent-name.js';
 import { EXIT, type CliIo } from '../cli-io.js';
@@ -64,6 +64,7 @@ export async function sendCommand(args: string[], io: CliIo): Promise<number> {
  * is the outcome alone, at the end.
  */
 export async function acceptedThenFollow(handle: InputHandle, how: { follow: boolean; json: boolean }, io: CliIo): Promise<number> {
+  warnIfNotWoken(handle, io);
   if (how.follow && how.json) {
     const outcome = await handle.result();
     io.stdout(`${JSON.stringify(Object.assign({ sessionId: handle.sessionId, seq: handle.seq }, outcome))}\n`);
@@ -72,6 +73,16 @@ export async function acceptedThenFollow(handle: InputHandle, how: { follow: boo
   if (how.json) io.stdout(`${JSON.stringify({ sessionId: handle.sessionId, seq: handle.seq, duplicate: handle.duplicate })}\n`);
   else io.stdout(`accepted ${handle.sessionId} seq ${handle.seq}${handle.duplicate ? ' (duplicate)' : ''}\n`);
   return how.follow ? follow(handle, io) : EXIT.ok;
+}
+
+/**
+ * One stderr line when an input (or a timer) is stored but its wake-up job is not queued: Redis went
+ * away after the connect. `then` says what the sweeper does about it.
+ */
+export function warnIfNotWoken(handle: { wakeQueued: boolean }, io: CliIo, then = 'the sweeper will run it'): void {
+  if (handle.wakeQueued) return;
+  const address = serverAddress(cliConfig(io.env).redisUrl, 6379);
+  io.stderr(`warning: stored, but the wake-up could not be queued (Redis at ${address}); ${then}\n`);
 }
 
 /** The text of `send <session> -`: all of stdin, without the final newline a shell pipe adds. */

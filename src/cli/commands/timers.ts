@@ -7,6 +7,7 @@ import { TIMER_ID_PATTERN, TIMER_ID_RULE } from '../../fleet/timer-id.js';
 import { MAX_TIMER_DELAY_DAYS, withinTimerRange } from '../../fleet/timer-limits.js';
 import { EXIT, type CliIo } from '../cli-io.js';
 import { CliUsageError, parseCommandLine } from '../command-line.js';
+import { warnIfNotWoken } from './send.js';
 
 const TIMER_USAGE = 'loopfleet timer <session> <note> (--in <duration> | --at <time>) [--every <duration>] [--id <timer>] [--json]';
 const TIMERS_USAGE = 'loopfleet timers <session> [--all] [--json]';
@@ -35,6 +36,7 @@ export async function timerCommand(args: string[], io: CliIo): Promise<number> {
   if (values.id !== undefined) options.timerId = values.id;
   return withQueue(io, async (queue) => {
     const timer = await queue.timers.schedule(sessionId, options);
+    warnIfNotWoken(timer, io, 'the sweeper will set its alarm once it is due');
     io.stdout(values.json ? `${JSON.stringify(timer)}\n` : `scheduled ${timer.sessionId} timer ${timer.timerId} due ${timer.dueAt.toISOString()}${timer.duplicate ? ' (duplicate)' : ''}\n`);
     return EXIT.ok;
   });

@@ -19,6 +19,7 @@ export const ERROR_CODES = [
   'session.agent_mismatch',
   'session.tenant_mismatch',
   'session.queue_mismatch',
+  'interaction.not_pending',
   'agent.not_found',
   'input.invalid',
   'input.too_large',

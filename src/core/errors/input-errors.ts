@@ -57,6 +57,15 @@ export class SessionPendingError extends InputFault {
   readonly code = 'session.pending';
 }
 
+/**
+ * An answer (`submitInput`, a `resume` with `submit`) names an interaction id that is not one of the
+ * questions the session is waiting on: a typo, an old question already answered, or a session that
+ * asked nothing. `details.pending` lists the ids it waits on (empty when none).
+ */
+export class InteractionNotPendingError extends InputFault {
+  readonly code = 'interaction.not_pending';
+}
+
 /** A session or an input names an agent no worker serves (docs/agents.md). */
 export class AgentNotFoundError extends InputFault {
   readonly code = 'agent.not_found';
