@@ -1,0 +1,294 @@
+-- Budget reserves and settles of many calls in one transaction (docs/budgets.md, "What it costs"):
+-- a process's calls that are ready at once go together, so a tenant's usage rows are locked once per
+-- batch instead of once per call. The calls are of distinct sessions. Lock order, the same as in
+-- every budget function (no deadlock): the batch's reservation rows by (session_id, call_key,
+-- budget_id), then budget_usage rows by (budget_id, window_start), then the writes, which touch only
+-- rows already locked. Each call is decided in session id order against running totals, as if the
+-- calls had run one after the other, so the overshoot bound and the thresholds hold as for one call.
+
+-- The budgets each of `p_sessions` draws from (see loopfleet_budget_applicable), for all at once.
+CREATE OR REPLACE FUNCTION loopfleet_budget_applicable_batch(p_sessions text[])
+RETURNS TABLE (session_id text, budget_id bigint, period text)
+LANGUAGE sql STABLE AS $$
+  WITH RECURSIVE req AS (
+    SELECT s.id, s.tenant, s.agent, s.parent_session_id FROM sessions s WHERE s.id = ANY (p_sessions)
+  ), up(id, ancestor, parent, hops) AS (
+    SELECT r.id, r.id, r.parent_session_id, 0 FROM req r
+    UNION ALL
+    SELECT up.id, s.id, s.parent_session_id, up.hops + 1 FROM up JOIN sessions s ON s.id = up.parent WHERE up.hops < 1000
+  )
+  SELECT r.id, b.id, b.period FROM req r JOIN budgets b ON b.tenant = r.tenant
+   WHERE b.scope = 'tenant' OR (b.scope = 'agent' AND b.agent = r.agent)
+  UNION
+  SELECT r.id, b.id, b.period FROM up JOIN req r ON r.id = up.id
+    JOIN budgets b ON b.scope = 'session' AND b.session_id = up.ancestor AND b.tenant = r.tenant
+$$;--> statement-breakpoint
+
+-- Locks the usage rows of `p_ids`/`p_windows` in key order in one statement, creating missing ones
+-- for budgets that exist (a given-back reservation's budget may be gone). DO UPDATE (a no-op) locks
+-- a row whether it is new or not. Returns the keys locked.
+CREATE OR REPLACE FUNCTION loopfleet_budget_lock_usage_batch(p_ids bigint[], p_windows timestamptz[])
+RETURNS TABLE (budget_id bigint, window_start timestamptz)
+LANGUAGE sql AS $$
+  INSERT INTO budget_usage AS u (budget_id, window_start)
+  SELECT DISTINCT k.id, k.win FROM unnest(p_ids, p_windows) AS k(id, win)
+   WHERE EXISTS (SELECT 1 FROM budgets b WHERE b.id = k.id)
+   ORDER BY k.id, k.win
+  ON CONFLICT ON CONSTRAINT budget_usage_budget_id_window_start_pk DO UPDATE SET updated_at = u.updated_at
+  RETURNING u.budget_id, u.window_start
+$$;--> statement-breakpoint
+
+-- loopfleet_budget_reserve for many calls of distinct sessions. `p_calls`: a JSON array of
+-- {session_id, lease_token, call_key, tokens, pico_usd}. One row per call, its session in
+-- r_session_id (r_budget_session: the session of a refusing session budget). A stale lease refuses
+-- only its own call.
+CREATE OR REPLACE FUNCTION loopfleet_budget_reserve_batch(p_calls jsonb)
+RETURNS TABLE (
+  r_session_id text, r_status text, r_reason text, r_budget_id bigint, r_scope text, r_tenant text, r_agent text,
+  r_budget_session text, r_unit text, r_period text, r_window_start timestamptz, r_limit bigint, r_used bigint, r_reserved bigint
+)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_now timestamptz := loopfleet_now();
+  v_sids text[];
+  v_old_sids text[];
+  v_old_calls text[];
+  v_old_ids bigint[];
+  v_old_wins timestamptz[];
+  v_app_sids text[];
+  v_app_ids bigint[];
+  v_app_wins timestamptz[];
+  v_keys_id bigint[];
+  v_keys_win timestamptz[];
+  v_used bigint[];
+  v_reserved bigint[];
+  v_row record;
+  v_refused boolean := false;
+  v_need bigint;
+  v_left bigint;
+  v_idx integer;
+  v_pending_idx integer[] := '{}';
+  v_pending_amounts bigint[] := '{}';
+  v_grant_sids text[] := '{}';
+  v_grant_calls text[] := '{}';
+  v_grant_ids bigint[] := '{}';
+  v_grant_wins timestamptz[] := '{}';
+  v_grant_amounts bigint[] := '{}';
+  v_grant_tokens bigint[] := '{}';
+  v_decided text[] := '{}';
+BEGIN
+  -- Stale leases, and tenants without budgets (one index probe each), are answered at once.
+  RETURN QUERY
+    SELECT c.session_id, CASE WHEN s.id IS NULL OR s.lease_token <> c.lease_token THEN 'stale' ELSE 'none' END,
+           NULL, NULL::bigint, NULL, NULL, NULL, NULL, NULL, NULL, NULL::timestamptz, NULL::bigint, NULL::bigint, NULL::bigint
+      FROM jsonb_to_recordset(p_calls) AS c(session_id text, lease_token bigint) LEFT JOIN sessions s ON s.id = c.session_id
+     WHERE s.id IS NULL OR s.lease_token <> c.lease_token OR NOT EXISTS (SELECT 1 FROM budgets b WHERE b.tenant = s.tenant);
+  SELECT coalesce(array_agg(c.session_id ORDER BY c.session_id), '{}') INTO v_sids
+    FROM jsonb_to_recordset(p_calls) AS c(session_id text, lease_token bigint) JOIN sessions s ON s.id = c.session_id
+   WHERE s.lease_token = c.lease_token AND EXISTS (SELECT 1 FROM budgets b WHERE b.tenant = s.tenant);
+  IF cardinality(v_sids) = 0 THEN
+    RETURN;
+  END IF;
+
+  -- Their earlier reservations (dead or replaced holders'), locked first, in the global order.
+  SELECT coalesce(array_agg(o.session_id), '{}'), coalesce(array_agg(o.call_key), '{}'), coalesce(array_agg(o.budget_id), '{}'), coalesce(array_agg(o.window_start), '{}')
+    INTO v_old_sids, v_old_calls, v_old_ids, v_old_wins
+    FROM (SELECT r.session_id, r.call_key, r.budget_id, r.window_start FROM budget_reservations r
+           WHERE r.session_id = ANY (v_sids) ORDER BY r.session_id, r.call_key, r.budget_id FOR UPDATE) AS o;
+
+  SELECT coalesce(array_agg(a.session_id ORDER BY a.session_id, a.budget_id), '{}'), coalesce(array_agg(a.budget_id ORDER BY a.session_id, a.budget_id), '{}'),
+         coalesce(array_agg(loopfleet_budget_window(a.period, v_now) ORDER BY a.session_id, a.budget_id), '{}')
+    INTO v_app_sids, v_app_ids, v_app_wins
+    FROM loopfleet_budget_applicable_batch(v_sids) AS a;
+
+  -- Then every usage row either touches, in key order, in one statement.
+  SELECT coalesce(array_agg(k.budget_id ORDER BY k.budget_id, k.window_start), '{}'), coalesce(array_agg(k.window_start ORDER BY k.budget_id, k.window_start), '{}')
+    INTO v_keys_id, v_keys_win
+    FROM loopfleet_budget_lock_usage_batch(v_old_ids || v_app_ids, v_old_wins || v_app_wins) AS k;
+
+  IF cardinality(v_old_ids) > 0 THEN
+    WITH gone AS (
+      DELETE FROM budget_reservations r
+       USING unnest(v_old_sids, v_old_calls, v_old_ids) AS o(session_id, call_key, id)
+       WHERE r.session_id = o.session_id AND r.call_key = o.call_key AND r.budget_id = o.id
+      RETURNING r.budget_id, r.window_start, r.amount
+    ), sums AS (
+      SELECT g.budget_id, g.window_start, sum(g.amount)::bigint AS amount FROM gone g GROUP BY g.budget_id, g.window_start
+    )
+    UPDATE budget_usage u SET reserved = greatest(0, u.reserved - sums.amount), updated_at = now()
+      FROM sums WHERE u.budget_id = sums.budget_id AND u.window_start = sums.window_start;
+  END IF;
+
+  SELECT coalesce(array_agg(u.used ORDER BY k.ord), '{}'), coalesce(array_agg(u.reserved ORDER BY k.ord), '{}') INTO v_used, v_reserved
+    FROM unnest(v_keys_id, v_keys_win) WITH ORDINALITY AS k(id, win, ord)
+    JOIN budget_usage u ON u.budget_id = k.id AND u.window_start = k.win;
+
+  -- Each call in session id order, against the totals the calls before it left.
+  FOR v_row IN
+    SELECT a.sid, c.call_key, c.lease_token, c.tokens, c.pico_usd, b.id, b.scope, b.tenant, b.agent, b.session_id AS budget_session,
+           b.unit, b.period, b.limit_amount, a.win, k.ord::integer AS idx, a.id = max(a.id) OVER (PARTITION BY a.sid) AS last
+      FROM unnest(v_app_sids, v_app_ids, v_app_wins) AS a(sid, id, win)
+      JOIN jsonb_to_recordset(p_calls) AS c(session_id text, lease_token bigint, call_key text, tokens bigint, pico_usd bigint) ON c.session_id = a.sid
+      JOIN budgets b ON b.id = a.id
+      JOIN unnest(v_keys_id, v_keys_win) WITH ORDINALITY AS k(id, win, ord) ON k.id = a.id AND k.win = a.win
+     ORDER BY a.sid, a.id
+  LOOP
+    IF NOT v_refused THEN
+      r_reason := NULL;
+      IF v_row.unit = 'usd' AND v_row.pico_usd IS NULL THEN
+        r_reason := 'unpriced_model';
+      ELSE
+        v_need := CASE v_row.unit WHEN 'tokens' THEN v_row.tokens ELSE v_row.pico_usd END;
+        v_left := v_row.limit_amount - v_used[v_row.idx] - v_reserved[v_row.idx];
+        -- The bound (docs/budgets.md): a reservation short of the worst case only when nothing else is reserved.
+        IF v_left <= 0 OR (v_left < v_need AND v_reserved[v_row.idx] > 0) THEN
+          r_reason := 'limit';
+        END IF;
+      END IF;
+      IF r_reason IS NOT NULL THEN
+        v_refused := true;
+        r_session_id := v_row.sid;
+        r_status := 'refused';
+        r_budget_id := v_row.id;
+        r_scope := v_row.scope;
+        r_tenant := v_row.tenant;
+        r_agent := v_row.agent;
+        r_budget_session := v_row.budget_session;
+        r_unit := v_row.unit;
+        r_period := v_row.period;
+        r_window_start := v_row.win;
+        r_limit := v_row.limit_amount;
+        r_used := v_used[v_row.idx];
+        r_reserved := v_reserved[v_row.idx];
+        RETURN NEXT;
+      ELSE
+        v_pending_idx := v_pending_idx || v_row.idx;
+        v_pending_amounts := v_pending_amounts || least(v_need, v_left);
+      END IF;
+    END IF;
+    IF v_row.last THEN
+      IF NOT v_refused THEN
+        FOR i IN 1 .. cardinality(v_pending_idx) LOOP
+          v_idx := v_pending_idx[i];
+          v_reserved[v_idx] := v_reserved[v_idx] + v_pending_amounts[i];
+          v_grant_sids := v_grant_sids || v_row.sid;
+          v_grant_calls := v_grant_calls || v_row.call_key;
+          v_grant_ids := v_grant_ids || v_keys_id[v_idx];
+          v_grant_wins := v_grant_wins || v_keys_win[v_idx];
+          v_grant_amounts := v_grant_amounts || v_pending_amounts[i];
+          v_grant_tokens := v_grant_tokens || v_row.lease_token;
+        END LOOP;
+        r_session_id := v_row.sid;
+        r_status := 'reserved';
+        r_reason := NULL;
+        r_budget_id := NULL;
+        r_scope := NULL;
+        r_tenant := NULL;
+        r_agent := NULL;
+        r_budget_session := NULL;
+        r_unit := NULL;
+        r_period := NULL;
+        r_window_start := NULL;
+        r_limit := NULL;
+        r_used := NULL;
+        r_reserved := NULL;
+        RETURN NEXT;
+      END IF;
+      v_decided := v_decided || v_row.sid;
+      v_refused := false;
+      v_pending_idx := '{}';
+      v_pending_amounts := '{}';
+    END IF;
+  END LOOP;
+
+  -- Live calls no budget applies to.
+  RETURN QUERY
+    SELECT s.sid, 'none', NULL, NULL::bigint, NULL, NULL, NULL, NULL, NULL, NULL, NULL::timestamptz, NULL::bigint, NULL::bigint, NULL::bigint
+      FROM unnest(v_sids) AS s(sid) WHERE NOT (s.sid = ANY (v_decided));
+
+  IF cardinality(v_grant_ids) > 0 THEN
+    INSERT INTO budget_reservations AS r (session_id, call_key, budget_id, window_start, amount, lease_token)
+      SELECT * FROM unnest(v_grant_sids, v_grant_calls, v_grant_ids, v_grant_wins, v_grant_amounts, v_grant_tokens)
+      ON CONFLICT (session_id, call_key, budget_id) DO UPDATE SET amount = r.amount + excluded.amount, lease_token = excluded.lease_token;
+    UPDATE budget_usage u SET reserved = k.reserved, updated_at = now()
+      FROM unnest(v_keys_id, v_keys_win, v_reserved) AS k(id, win, reserved)
+     WHERE u.budget_id = k.id AND u.window_start = k.win AND u.reserved <> k.reserved;
+  END IF;
+END
+$$;--> statement-breakpoint
+
+-- loopfleet_budget_settle for many calls of distinct sessions. `p_calls`: a JSON array of
+-- {session_id, call_key, tokens, pico_usd}. One row per budget charged per call, its session in
+-- r_session_id; the charges of one budget go in session id order, each with `used` before and after,
+-- so exactly one settle crosses a threshold.
+CREATE OR REPLACE FUNCTION loopfleet_budget_settle_batch(p_calls jsonb)
+RETURNS TABLE (
+  r_session_id text, r_budget_id bigint, r_scope text, r_unit text, r_period text, r_window_start timestamptz,
+  r_limit bigint, r_used_before bigint, r_used_after bigint
+)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_now timestamptz;
+  v_held_sids text[];
+  v_held_calls text[];
+  v_held_ids bigint[];
+  v_held_wins timestamptz[];
+  v_free text[];
+  v_free_sids text[] := '{}';
+  v_free_ids bigint[] := '{}';
+  v_free_wins timestamptz[] := '{}';
+BEGIN
+  SELECT coalesce(array_agg(o.session_id), '{}'), coalesce(array_agg(o.call_key), '{}'), coalesce(array_agg(o.budget_id), '{}'), coalesce(array_agg(o.window_start), '{}')
+    INTO v_held_sids, v_held_calls, v_held_ids, v_held_wins
+    FROM (SELECT r.session_id, r.call_key, r.budget_id, r.window_start
+            FROM budget_reservations r JOIN jsonb_to_recordset(p_calls) AS c(session_id text, call_key text)
+              ON r.session_id = c.session_id AND r.call_key = c.call_key
+           ORDER BY r.session_id, r.call_key, r.budget_id FOR UPDATE OF r) AS o;
+
+  -- Calls whose reservations were given back are still charged, to the budgets that apply now.
+  SELECT coalesce(array_agg(c.session_id), '{}') INTO v_free
+    FROM jsonb_to_recordset(p_calls) AS c(session_id text, tokens bigint, pico_usd bigint)
+   WHERE NOT (c.session_id = ANY (v_held_sids)) AND (c.tokens > 0 OR coalesce(c.pico_usd, 0) > 0);
+  IF cardinality(v_free) > 0 THEN
+    v_now := loopfleet_now();
+    SELECT coalesce(array_agg(a.session_id), '{}'), coalesce(array_agg(a.budget_id), '{}'), coalesce(array_agg(loopfleet_budget_window(a.period, v_now)), '{}')
+      INTO v_free_sids, v_free_ids, v_free_wins
+      FROM loopfleet_budget_applicable_batch(v_free) AS a;
+  END IF;
+  IF cardinality(v_held_ids) + cardinality(v_free_ids) = 0 THEN
+    RETURN;
+  END IF;
+  PERFORM 1 FROM loopfleet_budget_lock_usage_batch(v_held_ids || v_free_ids, v_held_wins || v_free_wins);
+
+  RETURN QUERY
+  WITH calls AS (
+    SELECT * FROM jsonb_to_recordset(p_calls) AS c(session_id text, call_key text, tokens bigint, pico_usd bigint)
+  ), gone AS (
+    DELETE FROM budget_reservations r
+     USING unnest(v_held_sids, v_held_calls, v_held_ids) AS o(session_id, call_key, id)
+     WHERE r.session_id = o.session_id AND r.call_key = o.call_key AND r.budget_id = o.id
+    RETURNING r.session_id, r.budget_id, r.window_start, r.amount
+  ), charges AS (
+    SELECT g.session_id, g.budget_id, g.window_start, g.amount AS released, b.scope, b.unit, b.period, b.limit_amount,
+           CASE b.unit WHEN 'tokens' THEN c.tokens ELSE coalesce(c.pico_usd, g.amount) END AS charge
+      FROM gone g JOIN budgets b ON b.id = g.budget_id JOIN calls c ON c.session_id = g.session_id
+    UNION ALL
+    SELECT f.sid, f.id, f.win, 0, b.scope, b.unit, b.period, b.limit_amount,
+           CASE b.unit WHEN 'tokens' THEN c.tokens ELSE coalesce(c.pico_usd, 0) END
+      FROM unnest(v_free_sids, v_free_ids, v_free_wins) AS f(sid, id, win) JOIN budgets b ON b.id = f.id JOIN calls c ON c.session_id = f.sid
+  ), totals AS (
+    SELECT ch.budget_id, ch.window_start, sum(ch.charge)::bigint AS charge, sum(ch.released)::bigint AS released
+      FROM charges ch GROUP BY ch.budget_id, ch.window_start
+  ), written AS (
+    UPDATE budget_usage u SET used = u.used + t.charge, reserved = greatest(0, u.reserved - t.released), updated_at = now()
+      FROM totals t WHERE u.budget_id = t.budget_id AND u.window_start = t.window_start
+    RETURNING u.budget_id
+  ), ordered AS (
+    SELECT ch.*, u.used + coalesce(sum(ch.charge) OVER (PARTITION BY ch.budget_id, ch.window_start ORDER BY ch.session_id
+                                    ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)::bigint AS used_before
+      FROM charges ch JOIN budget_usage u ON u.budget_id = ch.budget_id AND u.window_start = ch.window_start
+  )
+  SELECT o.session_id, o.budget_id, o.scope, o.unit, o.period, o.window_start, o.limit_amount, o.used_before, o.used_before + o.charge
+    FROM ordered o;
+END
+$$;
