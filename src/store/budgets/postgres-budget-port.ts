@@ -19,7 +19,7 @@ export class PostgresBudgetPort implements BudgetPort {
     batch: BatchOptions = {},
   ) {
     this.reserves = new BatchQueue<BudgetReserveRequest, ReserveOutcome>(batch, 'budget reserve', (requests) => sendReserves(db, requests), oneCallPerSession);
-    this.settles = new BatchQueue<BudgetReserveRequest, ReserveOutcome>(batch, 'budget settle', (requests) => sendSettles(db, requests), oneCallPerSession);
+    this.settles = new BatchQueue<BudgetSettleRequest, BudgetCrossing[]>(batch, 'budget settle', (requests) => sendSettles(db, requests), oneCallPerSession);
   }
 
   async reserve(request: BudgetReserveRequest): Promise<BudgetReservation> {
