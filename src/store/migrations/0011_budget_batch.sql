@@ -7,35 +7,65 @@
 -- calls had run one after the other, so the overshoot bound and the thresholds hold as for one call.
 
 -- The budgets each of `p_sessions` draws from (see loopfleet_budget_applicable), for all at once.
+-- plpgsql, not sql: its plan is kept for the connection instead of made again at every call. Each
+-- row is reached through an index (OFFSET 0 keeps the lookups per row), however small the tables
+-- look to the planner.
 CREATE OR REPLACE FUNCTION loopfleet_budget_applicable_batch(p_sessions text[])
 RETURNS TABLE (session_id text, budget_id bigint, period text)
-LANGUAGE sql STABLE AS $$
-  WITH RECURSIVE req AS (
-    SELECT s.id, s.tenant, s.agent, s.parent_session_id FROM sessions s WHERE s.id = ANY (p_sessions)
-  ), up(id, ancestor, parent, hops) AS (
-    SELECT r.id, r.id, r.parent_session_id, 0 FROM req r
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  RETURN QUERY
+  WITH RECURSIVE req AS MATERIALIZED (
+    SELECT s.id, s.tenant, s.agent, s.parent_session_id
+      FROM unnest(p_sessions) AS x(id)
+      CROSS JOIN LATERAL (SELECT s.id, s.tenant, s.agent, s.parent_session_id FROM sessions s WHERE s.id = x.id OFFSET 0) AS s
+  ), up(id, tenant, ancestor, parent, hops) AS (
+    SELECT r.id, r.tenant, r.id, r.parent_session_id, 0 FROM req r
     UNION ALL
-    SELECT up.id, s.id, s.parent_session_id, up.hops + 1 FROM up JOIN sessions s ON s.id = up.parent WHERE up.hops < 1000
+    SELECT up.id, up.tenant, s.id, s.parent_session_id, up.hops + 1
+      FROM up CROSS JOIN LATERAL (SELECT s.id, s.parent_session_id FROM sessions s WHERE s.id = up.parent OFFSET 0) AS s
+     WHERE up.hops < 1000
   )
-  SELECT r.id, b.id, b.period FROM req r JOIN budgets b ON b.tenant = r.tenant
-   WHERE b.scope = 'tenant' OR (b.scope = 'agent' AND b.agent = r.agent)
-  UNION
-  SELECT r.id, b.id, b.period FROM up JOIN req r ON r.id = up.id
-    JOIN budgets b ON b.scope = 'session' AND b.session_id = up.ancestor AND b.tenant = r.tenant
+  SELECT r.id, b.id, b.period FROM req r
+    CROSS JOIN LATERAL (SELECT b.id, b.period FROM budgets b WHERE b.tenant = r.tenant AND b.scope = 'tenant' OFFSET 0) AS b
+  UNION ALL
+  SELECT r.id, b.id, b.period FROM req r
+    CROSS JOIN LATERAL (SELECT b.id, b.period FROM budgets b WHERE b.tenant = r.tenant AND b.scope = 'agent' AND b.agent = r.agent OFFSET 0) AS b
+  UNION ALL
+  SELECT DISTINCT up.id, b.id, b.period FROM up
+    CROSS JOIN LATERAL (SELECT b.id, b.period FROM budgets b WHERE b.scope = 'session' AND b.session_id = up.ancestor AND b.tenant = up.tenant OFFSET 0) AS b;
+END
 $$;--> statement-breakpoint
 
--- Locks the usage rows of `p_ids`/`p_windows` in key order in one statement, creating missing ones
--- for budgets that exist (a given-back reservation's budget may be gone). DO UPDATE (a no-op) locks
--- a row whether it is new or not. Returns the keys locked.
+-- Locks the usage rows of `p_ids`/`p_windows` in key order, creating missing ones for budgets that
+-- exist (a given-back reservation's budget may be gone); returns the keys locked. When every row
+-- exists (all but a window's first calls), one SELECT … FOR UPDATE, which locks in its ORDER BY's
+-- order; otherwise one INSERT in key order whose DO UPDATE (a no-op) locks a row whether it is new
+-- or not.
 CREATE OR REPLACE FUNCTION loopfleet_budget_lock_usage_batch(p_ids bigint[], p_windows timestamptz[])
 RETURNS TABLE (budget_id bigint, window_start timestamptz)
-LANGUAGE sql AS $$
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF NOT EXISTS (
+    SELECT 1 FROM unnest(p_ids, p_windows) AS k(id, win)
+     WHERE NOT EXISTS (SELECT 1 FROM budget_usage u WHERE u.budget_id = k.id AND u.window_start = k.win)
+       AND EXISTS (SELECT 1 FROM budgets b WHERE b.id = k.id)
+  ) THEN
+    RETURN QUERY
+    SELECT u.budget_id, u.window_start FROM budget_usage u
+     WHERE (u.budget_id, u.window_start) IN (SELECT k.id, k.win FROM unnest(p_ids, p_windows) AS k(id, win))
+     ORDER BY u.budget_id, u.window_start
+       FOR UPDATE OF u;
+    RETURN;
+  END IF;
+  RETURN QUERY
   INSERT INTO budget_usage AS u (budget_id, window_start)
   SELECT DISTINCT k.id, k.win FROM unnest(p_ids, p_windows) AS k(id, win)
    WHERE EXISTS (SELECT 1 FROM budgets b WHERE b.id = k.id)
    ORDER BY k.id, k.win
   ON CONFLICT ON CONSTRAINT budget_usage_budget_id_window_start_pk DO UPDATE SET updated_at = u.updated_at
-  RETURNING u.budget_id, u.window_start
+  RETURNING u.budget_id, u.window_start;
+END
 $$;--> statement-breakpoint
 
 -- loopfleet_budget_reserve for many calls of distinct sessions. `p_calls`: a JSON array of
@@ -51,6 +81,8 @@ LANGUAGE plpgsql AS $$
 DECLARE
   v_now timestamptz := loopfleet_now();
   v_sids text[];
+  v_stale text[];
+  v_free text[];
   v_old_sids text[];
   v_old_calls text[];
   v_old_ids bigint[];
@@ -78,14 +110,17 @@ DECLARE
   v_decided text[] := '{}';
 BEGIN
   -- Stale leases, and tenants without budgets (one index probe each), are answered at once.
+  SELECT coalesce(array_agg(c.session_id ORDER BY c.session_id) FILTER (WHERE c.live AND c.budgeted), '{}'),
+         coalesce(array_agg(c.session_id) FILTER (WHERE NOT c.live), '{}'),
+         coalesce(array_agg(c.session_id) FILTER (WHERE c.live AND NOT c.budgeted), '{}')
+    INTO v_sids, v_stale, v_free
+    FROM (SELECT c.session_id, coalesce(s.lease_token = c.lease_token, false) AS live,
+                 EXISTS (SELECT 1 FROM budgets b WHERE b.tenant = s.tenant) AS budgeted
+            FROM jsonb_to_recordset(p_calls) AS c(session_id text, lease_token bigint)
+            LEFT JOIN LATERAL (SELECT s.tenant, s.lease_token FROM sessions s WHERE s.id = c.session_id OFFSET 0) AS s ON true) AS c;
   RETURN QUERY
-    SELECT c.session_id, CASE WHEN s.id IS NULL OR s.lease_token <> c.lease_token THEN 'stale' ELSE 'none' END,
-           NULL, NULL::bigint, NULL, NULL, NULL, NULL, NULL, NULL, NULL::timestamptz, NULL::bigint, NULL::bigint, NULL::bigint
-      FROM jsonb_to_recordset(p_calls) AS c(session_id text, lease_token bigint) LEFT JOIN sessions s ON s.id = c.session_id
-     WHERE s.id IS NULL OR s.lease_token <> c.lease_token OR NOT EXISTS (SELECT 1 FROM budgets b WHERE b.tenant = s.tenant);
-  SELECT coalesce(array_agg(c.session_id ORDER BY c.session_id), '{}') INTO v_sids
-    FROM jsonb_to_recordset(p_calls) AS c(session_id text, lease_token bigint) JOIN sessions s ON s.id = c.session_id
-   WHERE s.lease_token = c.lease_token AND EXISTS (SELECT 1 FROM budgets b WHERE b.tenant = s.tenant);
+    SELECT x.sid, x.status, NULL, NULL::bigint, NULL, NULL, NULL, NULL, NULL, NULL, NULL::timestamptz, NULL::bigint, NULL::bigint, NULL::bigint
+      FROM (SELECT unnest(v_stale) AS sid, 'stale' AS status UNION ALL SELECT unnest(v_free), 'none') AS x;
   IF cardinality(v_sids) = 0 THEN
     RETURN;
   END IF;
