@@ -5,6 +5,8 @@
 -- budget_id), then budget_usage rows by (budget_id, window_start), then the writes, which touch only
 -- rows already locked. Each call is decided in session id order against running totals, as if the
 -- calls had run one after the other, so the overshoot bound and the thresholds hold as for one call.
+-- The usage rows are the hot ones (every call of a tenant locks its tenant's): the reservation rows
+-- are written before they are locked, so a batch holds them only for the decisions and one UPDATE.
 
 -- The budgets each of `p_sessions` draws from (see loopfleet_budget_applicable), for all at once.
 -- plpgsql, not sql: its plan is kept for the connection instead of made again at every call. Each
@@ -71,7 +73,8 @@ $$;--> statement-breakpoint
 -- loopfleet_budget_reserve for many calls of distinct sessions. `p_calls`: a JSON array of
 -- {session_id, lease_token, call_key, tokens, pico_usd}. One row per call, its session in
 -- r_session_id (r_budget_session: the session of a refusing session budget). A stale lease refuses
--- only its own call.
+-- only its own call. Each call's worst case is written as reserved before the usage rows are
+-- locked; what a refusal or a short reservation did not grant is taken off again after.
 CREATE OR REPLACE FUNCTION loopfleet_budget_reserve_batch(p_calls jsonb)
 RETURNS TABLE (
   r_session_id text, r_status text, r_reason text, r_budget_id bigint, r_scope text, r_tenant text, r_agent text,
@@ -87,6 +90,9 @@ DECLARE
   v_old_calls text[];
   v_old_ids bigint[];
   v_old_wins timestamptz[];
+  v_back_ids bigint[];
+  v_back_wins timestamptz[];
+  v_back_amounts bigint[];
   v_app_sids text[];
   v_app_ids bigint[];
   v_app_wins timestamptz[];
@@ -99,14 +105,13 @@ DECLARE
   v_need bigint;
   v_left bigint;
   v_idx integer;
+  v_tentative integer;
+  v_whole boolean := true;
   v_pending_idx integer[] := '{}';
   v_pending_amounts bigint[] := '{}';
   v_grant_sids text[] := '{}';
-  v_grant_calls text[] := '{}';
   v_grant_ids bigint[] := '{}';
-  v_grant_wins timestamptz[] := '{}';
   v_grant_amounts bigint[] := '{}';
-  v_grant_tokens bigint[] := '{}';
   v_decided text[] := '{}';
 BEGIN
   -- Stale leases, and tenants without budgets (one index probe each), are answered at once.
@@ -125,45 +130,55 @@ BEGIN
     RETURN;
   END IF;
 
-  -- Their earlier reservations (dead or replaced holders'), locked first, in the global order.
+  -- Their earlier reservations (dead or replaced holders'), locked first in the global order, then
+  -- deleted; what they held is given back below, under the usage rows' locks.
   SELECT coalesce(array_agg(o.session_id), '{}'), coalesce(array_agg(o.call_key), '{}'), coalesce(array_agg(o.budget_id), '{}'), coalesce(array_agg(o.window_start), '{}')
     INTO v_old_sids, v_old_calls, v_old_ids, v_old_wins
     FROM (SELECT r.session_id, r.call_key, r.budget_id, r.window_start FROM budget_reservations r
            WHERE r.session_id = ANY (v_sids) ORDER BY r.session_id, r.call_key, r.budget_id FOR UPDATE) AS o;
-
-  SELECT coalesce(array_agg(a.session_id ORDER BY a.session_id, a.budget_id), '{}'), coalesce(array_agg(a.budget_id ORDER BY a.session_id, a.budget_id), '{}'),
-         coalesce(array_agg(loopfleet_budget_window(a.period, v_now) ORDER BY a.session_id, a.budget_id), '{}')
-    INTO v_app_sids, v_app_ids, v_app_wins
-    FROM loopfleet_budget_applicable_batch(v_sids) AS a;
-
-  -- Then every usage row either touches, in key order, in one statement.
-  SELECT coalesce(array_agg(k.budget_id ORDER BY k.budget_id, k.window_start), '{}'), coalesce(array_agg(k.window_start ORDER BY k.budget_id, k.window_start), '{}')
-    INTO v_keys_id, v_keys_win
-    FROM loopfleet_budget_lock_usage_batch(v_old_ids || v_app_ids, v_old_wins || v_app_wins) AS k;
-
   IF cardinality(v_old_ids) > 0 THEN
     WITH gone AS (
       DELETE FROM budget_reservations r
        USING unnest(v_old_sids, v_old_calls, v_old_ids) AS o(session_id, call_key, id)
        WHERE r.session_id = o.session_id AND r.call_key = o.call_key AND r.budget_id = o.id
       RETURNING r.budget_id, r.window_start, r.amount
-    ), sums AS (
-      SELECT g.budget_id, g.window_start, sum(g.amount)::bigint AS amount FROM gone g GROUP BY g.budget_id, g.window_start
     )
-    UPDATE budget_usage u SET reserved = greatest(0, u.reserved - sums.amount), updated_at = now()
-      FROM sums WHERE u.budget_id = sums.budget_id AND u.window_start = sums.window_start;
+    SELECT coalesce(array_agg(g.budget_id), '{}'), coalesce(array_agg(g.window_start), '{}'), coalesce(array_agg(g.amount), '{}')
+      INTO v_back_ids, v_back_wins, v_back_amounts
+      FROM (SELECT g.budget_id, g.window_start, sum(g.amount)::bigint AS amount FROM gone g GROUP BY g.budget_id, g.window_start) AS g;
   END IF;
 
-  SELECT coalesce(array_agg(u.used ORDER BY k.ord), '{}'), coalesce(array_agg(u.reserved ORDER BY k.ord), '{}') INTO v_used, v_reserved
+  SELECT coalesce(array_agg(a.session_id ORDER BY a.session_id, a.budget_id), '{}'), coalesce(array_agg(a.budget_id ORDER BY a.session_id, a.budget_id), '{}'),
+         coalesce(array_agg(loopfleet_budget_window(a.period, v_now) ORDER BY a.session_id, a.budget_id), '{}')
+    INTO v_app_sids, v_app_ids, v_app_wins
+    FROM loopfleet_budget_applicable_batch(v_sids) AS a;
+
+  -- Each call's worst case, as if every call were granted in full (the common case).
+  INSERT INTO budget_reservations AS r (session_id, call_key, budget_id, window_start, amount, lease_token)
+    SELECT a.sid, c.call_key, a.id, a.win, CASE b.unit WHEN 'tokens' THEN c.tokens ELSE coalesce(c.pico_usd, 0) END, c.lease_token
+      FROM unnest(v_app_sids, v_app_ids, v_app_wins) AS a(sid, id, win)
+      JOIN jsonb_to_recordset(p_calls) AS c(session_id text, lease_token bigint, call_key text, tokens bigint, pico_usd bigint) ON c.session_id = a.sid
+      CROSS JOIN LATERAL (SELECT b.unit FROM budgets b WHERE b.id = a.id OFFSET 0) AS b
+    ON CONFLICT (session_id, call_key, budget_id) DO UPDATE SET amount = r.amount + excluded.amount, lease_token = excluded.lease_token;
+  GET DIAGNOSTICS v_tentative = ROW_COUNT;
+
+  -- Then every usage row either touches, in key order.
+  SELECT coalesce(array_agg(k.budget_id ORDER BY k.budget_id, k.window_start), '{}'), coalesce(array_agg(k.window_start ORDER BY k.budget_id, k.window_start), '{}')
+    INTO v_keys_id, v_keys_win
+    FROM loopfleet_budget_lock_usage_batch(v_old_ids || v_app_ids, v_old_wins || v_app_wins) AS k;
+
+  SELECT coalesce(array_agg(u.used ORDER BY k.ord), '{}'), coalesce(array_agg(greatest(0, u.reserved - coalesce(g.amount, 0)) ORDER BY k.ord), '{}')
+    INTO v_used, v_reserved
     FROM unnest(v_keys_id, v_keys_win) WITH ORDINALITY AS k(id, win, ord)
-    JOIN budget_usage u ON u.budget_id = k.id AND u.window_start = k.win;
+    JOIN budget_usage u ON u.budget_id = k.id AND u.window_start = k.win
+    LEFT JOIN unnest(v_back_ids, v_back_wins, v_back_amounts) AS g(id, win, amount) ON g.id = k.id AND g.win = k.win;
 
   -- Each call in session id order, against the totals the calls before it left.
   FOR v_row IN
-    SELECT a.sid, c.call_key, c.lease_token, c.tokens, c.pico_usd, b.id, b.scope, b.tenant, b.agent, b.session_id AS budget_session,
+    SELECT a.sid, c.tokens, c.pico_usd, b.id, b.scope, b.tenant, b.agent, b.session_id AS budget_session,
            b.unit, b.period, b.limit_amount, a.win, k.ord::integer AS idx, a.id = max(a.id) OVER (PARTITION BY a.sid) AS last
       FROM unnest(v_app_sids, v_app_ids, v_app_wins) AS a(sid, id, win)
-      JOIN jsonb_to_recordset(p_calls) AS c(session_id text, lease_token bigint, call_key text, tokens bigint, pico_usd bigint) ON c.session_id = a.sid
+      JOIN jsonb_to_recordset(p_calls) AS c(session_id text, tokens bigint, pico_usd bigint) ON c.session_id = a.sid
       JOIN budgets b ON b.id = a.id
       JOIN unnest(v_keys_id, v_keys_win) WITH ORDINALITY AS k(id, win, ord) ON k.id = a.id AND k.win = a.win
      ORDER BY a.sid, a.id
@@ -199,19 +214,19 @@ BEGIN
       ELSE
         v_pending_idx := v_pending_idx || v_row.idx;
         v_pending_amounts := v_pending_amounts || least(v_need, v_left);
+        v_whole := v_whole AND v_left >= v_need;
       END IF;
     END IF;
     IF v_row.last THEN
-      IF NOT v_refused THEN
+      IF v_refused THEN
+        v_whole := false;
+      ELSE
         FOR i IN 1 .. cardinality(v_pending_idx) LOOP
           v_idx := v_pending_idx[i];
           v_reserved[v_idx] := v_reserved[v_idx] + v_pending_amounts[i];
           v_grant_sids := v_grant_sids || v_row.sid;
-          v_grant_calls := v_grant_calls || v_row.call_key;
           v_grant_ids := v_grant_ids || v_keys_id[v_idx];
-          v_grant_wins := v_grant_wins || v_keys_win[v_idx];
           v_grant_amounts := v_grant_amounts || v_pending_amounts[i];
-          v_grant_tokens := v_grant_tokens || v_row.lease_token;
         END LOOP;
         r_session_id := v_row.sid;
         r_status := 'reserved';
@@ -241,13 +256,22 @@ BEGIN
     SELECT s.sid, 'none', NULL, NULL::bigint, NULL, NULL, NULL, NULL, NULL, NULL, NULL::timestamptz, NULL::bigint, NULL::bigint, NULL::bigint
       FROM unnest(v_sids) AS s(sid) WHERE NOT (s.sid = ANY (v_decided));
 
-  IF cardinality(v_grant_ids) > 0 THEN
-    INSERT INTO budget_reservations AS r (session_id, call_key, budget_id, window_start, amount, lease_token)
-      SELECT * FROM unnest(v_grant_sids, v_grant_calls, v_grant_ids, v_grant_wins, v_grant_amounts, v_grant_tokens)
-      ON CONFLICT (session_id, call_key, budget_id) DO UPDATE SET amount = r.amount + excluded.amount, lease_token = excluded.lease_token;
-    UPDATE budget_usage u SET reserved = k.reserved, updated_at = now()
-      FROM unnest(v_keys_id, v_keys_win, v_reserved) AS k(id, win, reserved)
-     WHERE u.budget_id = k.id AND u.window_start = k.win AND u.reserved <> k.reserved;
+  UPDATE budget_usage u SET reserved = k.reserved, updated_at = now()
+    FROM unnest(v_keys_id, v_keys_win, v_reserved) AS k(id, win, reserved)
+   WHERE u.budget_id = k.id AND u.window_start = k.win AND u.reserved <> k.reserved;
+
+  -- What was written and not granted: refused calls' rows go, short ones keep what they were granted.
+  IF NOT v_whole OR v_tentative <> cardinality(v_grant_ids) THEN
+    UPDATE budget_reservations r SET amount = r.amount - (t.amount - coalesce(g.amount, 0))
+      FROM (SELECT a.sid, a.id, c.call_key, CASE b.unit WHEN 'tokens' THEN c.tokens ELSE coalesce(c.pico_usd, 0) END AS amount
+              FROM unnest(v_app_sids, v_app_ids) AS a(sid, id)
+              JOIN jsonb_to_recordset(p_calls) AS c(session_id text, call_key text, tokens bigint, pico_usd bigint) ON c.session_id = a.sid
+              JOIN budgets b ON b.id = a.id) AS t
+      LEFT JOIN unnest(v_grant_sids, v_grant_ids, v_grant_amounts) AS g(sid, id, amount) ON g.sid = t.sid AND g.id = t.id
+     WHERE r.session_id = t.sid AND r.call_key = t.call_key AND r.budget_id = t.id AND (g.id IS NULL OR g.amount < t.amount);
+    DELETE FROM budget_reservations r
+     USING unnest(v_app_sids, v_app_ids) AS a(sid, id) JOIN jsonb_to_recordset(p_calls) AS c(session_id text, call_key text) ON c.session_id = a.sid
+     WHERE r.session_id = a.sid AND r.call_key = c.call_key AND r.budget_id = a.id AND r.amount <= 0;
   END IF;
 END
 $$;--> statement-breakpoint
@@ -255,7 +279,8 @@ $$;--> statement-breakpoint
 -- loopfleet_budget_settle for many calls of distinct sessions. `p_calls`: a JSON array of
 -- {session_id, call_key, tokens, pico_usd}. One row per budget charged per call, its session in
 -- r_session_id; the charges of one budget go in session id order, each with `used` before and after,
--- so exactly one settle crosses a threshold.
+-- so exactly one settle crosses a threshold. The calls' reservation rows go before the usage rows
+-- are locked.
 CREATE OR REPLACE FUNCTION loopfleet_budget_settle_batch(p_calls jsonb)
 RETURNS TABLE (
   r_session_id text, r_budget_id bigint, r_scope text, r_unit text, r_period text, r_window_start timestamptz,
@@ -268,6 +293,7 @@ DECLARE
   v_held_calls text[];
   v_held_ids bigint[];
   v_held_wins timestamptz[];
+  v_held_amounts bigint[] := '{}';
   v_free text[];
   v_free_sids text[] := '{}';
   v_free_ids bigint[] := '{}';
@@ -279,6 +305,17 @@ BEGIN
             FROM budget_reservations r JOIN jsonb_to_recordset(p_calls) AS c(session_id text, call_key text)
               ON r.session_id = c.session_id AND r.call_key = c.call_key
            ORDER BY r.session_id, r.call_key, r.budget_id FOR UPDATE OF r) AS o;
+  IF cardinality(v_held_ids) > 0 THEN
+    WITH gone AS (
+      DELETE FROM budget_reservations r
+       USING unnest(v_held_sids, v_held_calls, v_held_ids) AS o(session_id, call_key, id)
+       WHERE r.session_id = o.session_id AND r.call_key = o.call_key AND r.budget_id = o.id
+      RETURNING r.session_id, r.budget_id, r.window_start, r.amount
+    )
+    SELECT coalesce(array_agg(g.session_id), '{}'), coalesce(array_agg(g.budget_id), '{}'), coalesce(array_agg(g.window_start), '{}'), coalesce(array_agg(g.amount), '{}')
+      INTO v_held_sids, v_held_ids, v_held_wins, v_held_amounts
+      FROM gone g;
+  END IF;
 
   -- Calls whose reservations were given back are still charged, to the budgets that apply now.
   SELECT coalesce(array_agg(c.session_id), '{}') INTO v_free
@@ -297,33 +334,29 @@ BEGIN
 
   RETURN QUERY
   WITH calls AS (
-    SELECT * FROM jsonb_to_recordset(p_calls) AS c(session_id text, call_key text, tokens bigint, pico_usd bigint)
-  ), gone AS (
-    DELETE FROM budget_reservations r
-     USING unnest(v_held_sids, v_held_calls, v_held_ids) AS o(session_id, call_key, id)
-     WHERE r.session_id = o.session_id AND r.call_key = o.call_key AND r.budget_id = o.id
-    RETURNING r.session_id, r.budget_id, r.window_start, r.amount
+    SELECT * FROM jsonb_to_recordset(p_calls) AS c(session_id text, tokens bigint, pico_usd bigint)
   ), charges AS (
-    SELECT g.session_id, g.budget_id, g.window_start, g.amount AS released, b.scope, b.unit, b.period, b.limit_amount,
-           CASE b.unit WHEN 'tokens' THEN c.tokens ELSE coalesce(c.pico_usd, g.amount) END AS charge
-      FROM gone g JOIN budgets b ON b.id = g.budget_id JOIN calls c ON c.session_id = g.session_id
+    SELECT h.sid, h.id, h.win, h.amount AS released, b.scope, b.unit, b.period, b.limit_amount,
+           CASE b.unit WHEN 'tokens' THEN c.tokens ELSE coalesce(c.pico_usd, h.amount) END AS charge
+      FROM unnest(v_held_sids, v_held_ids, v_held_wins, v_held_amounts) AS h(sid, id, win, amount)
+      JOIN budgets b ON b.id = h.id JOIN calls c ON c.session_id = h.sid
     UNION ALL
     SELECT f.sid, f.id, f.win, 0, b.scope, b.unit, b.period, b.limit_amount,
            CASE b.unit WHEN 'tokens' THEN c.tokens ELSE coalesce(c.pico_usd, 0) END
       FROM unnest(v_free_sids, v_free_ids, v_free_wins) AS f(sid, id, win) JOIN budgets b ON b.id = f.id JOIN calls c ON c.session_id = f.sid
   ), totals AS (
-    SELECT ch.budget_id, ch.window_start, sum(ch.charge)::bigint AS charge, sum(ch.released)::bigint AS released
-      FROM charges ch GROUP BY ch.budget_id, ch.window_start
+    SELECT ch.id, ch.win, sum(ch.charge)::bigint AS charge, sum(ch.released)::bigint AS released
+      FROM charges ch GROUP BY ch.id, ch.win
   ), written AS (
     UPDATE budget_usage u SET used = u.used + t.charge, reserved = greatest(0, u.reserved - t.released), updated_at = now()
-      FROM totals t WHERE u.budget_id = t.budget_id AND u.window_start = t.window_start
+      FROM totals t WHERE u.budget_id = t.id AND u.window_start = t.win
     RETURNING u.budget_id
   ), ordered AS (
-    SELECT ch.*, u.used + coalesce(sum(ch.charge) OVER (PARTITION BY ch.budget_id, ch.window_start ORDER BY ch.session_id
+    SELECT ch.*, u.used + coalesce(sum(ch.charge) OVER (PARTITION BY ch.id, ch.win ORDER BY ch.sid
                                     ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)::bigint AS used_before
-      FROM charges ch JOIN budget_usage u ON u.budget_id = ch.budget_id AND u.window_start = ch.window_start
+      FROM charges ch JOIN budget_usage u ON u.budget_id = ch.id AND u.window_start = ch.win
   )
-  SELECT o.session_id, o.budget_id, o.scope, o.unit, o.period, o.window_start, o.limit_amount, o.used_before, o.used_before + o.charge
+  SELECT o.sid, o.id, o.scope, o.unit, o.period, o.win, o.limit_amount, o.used_before, o.used_before + o.charge
     FROM ordered o;
 END
 $$;

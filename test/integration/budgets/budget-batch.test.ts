@@ -62,6 +62,12 @@ describe('budget batches', () => {
     return { used: Number(rows[0]?.used ?? 0), reserved: Number(rows[0]?.reserved ?? 0) };
   }
 
+  /** What the budget's reservation rows hold: their count and their sum. */
+  async function held(id: number): Promise<{ rows: number; amount: number }> {
+    const { rows } = await pool.query<{ n: number; amount: string }>(`SELECT count(*)::int AS n, coalesce(sum(amount), 0)::text AS amount FROM budget_reservations WHERE budget_id = $1`, [id]);
+    return { rows: rows[0]!.n, amount: Number(rows[0]!.amount) };
+  }
+
   function call(tokens: Map<string, number>, sessionId: string, amount: number, callKey = '1:0:model'): BudgetReserveRequest {
     return { sessionId, leaseToken: tokens.get(sessionId)!, callKey, tokens: amount, picoUsd: null };
   }
@@ -76,6 +82,7 @@ describe('budget batches', () => {
     expect(ids.slice(0, 3).map((sessionId) => byId.get(sessionId))).toEqual([{ kind: 'reserved' }, { kind: 'reserved' }, { kind: 'reserved' }]);
     for (const sessionId of ids.slice(3)) expect(byId.get(sessionId)).toMatchObject({ kind: 'refused', reason: 'limit', limit: 1_000, used: 0, reserved: 900 });
     expect(await usage(id)).toEqual({ used: 0, reserved: 900 });
+    expect(await held(id)).toEqual({ rows: 3, amount: 900 });
 
     const crossings = await settleBudgets(pool, ids.slice(0, 3).map((sessionId) => ({ sessionId, callKey: '1:0:model', tokens: 300, picoUsd: null })));
     // 300, 600, 900 in session id order: the third crosses 80 %, and only it.
@@ -93,6 +100,8 @@ describe('budget batches', () => {
       { kind: 'refused', reserved: 200 },
     ]);
     expect(await usage(id)).toEqual({ used: 0, reserved: 200 });
+    // The refused calls' rows are gone, the short one's holds what it was granted.
+    expect(await held(id)).toEqual({ rows: 1, amount: 200 });
   });
 
   it('a refusal and a stale lease in a batch touch only their own calls', async () => {
@@ -108,6 +117,8 @@ describe('budget batches', () => {
     expect(outcomes.slice(2)).toEqual([{ kind: 'reserved' }, { kind: 'reserved' }]);
     expect(await usage(tenantBudget)).toEqual({ used: 0, reserved: 200 });
     expect(await usage(tightBudget)).toEqual({ used: 0, reserved: 0 });
+    expect(await held(tenantBudget)).toEqual({ rows: 2, amount: 200 });
+    expect(await held(tightBudget)).toEqual({ rows: 0, amount: 0 });
 
     // The same through the port, all at once: one batch, and each call gets its own outcome.
     const port = new PostgresBudgetPort(pool);
