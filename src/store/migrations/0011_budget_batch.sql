@@ -113,6 +113,10 @@ DECLARE
   v_grant_ids bigint[] := '{}';
   v_grant_amounts bigint[] := '{}';
   v_decided text[] := '{}';
+  v_fits boolean;
+  v_need_ids bigint[];
+  v_need_wins timestamptz[];
+  v_needs bigint[];
 BEGIN
   -- Stale leases, and tenants without budgets (one index probe each), are answered at once.
   SELECT coalesce(array_agg(c.session_id ORDER BY c.session_id) FILTER (WHERE c.live AND c.budgeted), '{}'),
@@ -166,6 +170,35 @@ BEGIN
   SELECT coalesce(array_agg(k.budget_id ORDER BY k.budget_id, k.window_start), '{}'), coalesce(array_agg(k.window_start ORDER BY k.budget_id, k.window_start), '{}')
     INTO v_keys_id, v_keys_win
     FROM loopfleet_budget_lock_usage_batch(v_old_ids || v_app_ids, v_old_wins || v_app_wins) AS k;
+
+  -- The common case: with every call's worst case added, each budget still has room left (and every
+  -- money budget a price). Then every call is granted in full whatever the order: all at once.
+  WITH needs AS (
+    SELECT a.id, a.win, sum(CASE b.unit WHEN 'tokens' THEN c.tokens ELSE c.pico_usd END)::bigint AS need,
+           bool_and(b.unit = 'tokens' OR c.pico_usd IS NOT NULL) AS priced, min(b.limit_amount) AS limit_amount
+      FROM unnest(v_app_sids, v_app_ids, v_app_wins) AS a(sid, id, win)
+      JOIN jsonb_to_recordset(p_calls) AS c(session_id text, tokens bigint, pico_usd bigint) ON c.session_id = a.sid
+      JOIN budgets b ON b.id = a.id
+     GROUP BY a.id, a.win
+  )
+  SELECT count(*) = (SELECT count(DISTINCT (a.id, a.win)) FROM unnest(v_app_ids, v_app_wins) AS a(id, win))
+           AND coalesce(bool_and(n.priced AND n.limit_amount - u.used - greatest(0, u.reserved - coalesce(g.amount, 0)) - n.need > 0), true),
+         coalesce(array_agg(n.id), '{}'), coalesce(array_agg(n.win), '{}'), coalesce(array_agg(n.need), '{}')
+    INTO v_fits, v_need_ids, v_need_wins, v_needs
+    FROM needs n JOIN budget_usage u ON u.budget_id = n.id AND u.window_start = n.win
+    LEFT JOIN unnest(v_back_ids, v_back_wins, v_back_amounts) AS g(id, win, amount) ON g.id = n.id AND g.win = n.win;
+  IF v_fits THEN
+    UPDATE budget_usage u SET reserved = greatest(0, u.reserved - coalesce(x.back, 0)) + coalesce(x.need, 0), updated_at = now()
+      FROM (SELECT coalesce(n.id, g.id) AS id, coalesce(n.win, g.win) AS win, n.need, g.amount AS back
+              FROM unnest(v_need_ids, v_need_wins, v_needs) AS n(id, win, need)
+              FULL JOIN unnest(v_back_ids, v_back_wins, v_back_amounts) AS g(id, win, amount) ON g.id = n.id AND g.win = n.win) AS x
+     WHERE u.budget_id = x.id AND u.window_start = x.win;
+    RETURN QUERY
+      SELECT s.sid, CASE WHEN s.sid = ANY (v_app_sids) THEN 'reserved' ELSE 'none' END,
+             NULL, NULL::bigint, NULL, NULL, NULL, NULL, NULL, NULL, NULL::timestamptz, NULL::bigint, NULL::bigint, NULL::bigint
+        FROM unnest(v_sids) AS s(sid);
+    RETURN;
+  END IF;
 
   SELECT coalesce(array_agg(u.used ORDER BY k.ord), '{}'), coalesce(array_agg(greatest(0, u.reserved - coalesce(g.amount, 0)) ORDER BY k.ord), '{}')
     INTO v_used, v_reserved
