@@ -7,7 +7,8 @@
  *   above what the run spends), and every session a token budget of its own, so each LLM call
  *   reserves on three budgets before it is made and settles them after.
  * Both use the `scripted` model (priced at zero, so the money budget is enforced on a real price).
- * Reports inputs/s of each, their ratio, Postgres statements per input, and checks that the `on`
+ * Reports inputs/s of each, their ratio, Postgres statements per input, how many calls each budget
+ * round trip carried (reserves and settles go in batches, docs/budgets.md), and checks that the `on`
  * runs settled everything (no reservation left, `used` equal to the tokens recorded).
  *
  * Run alone: `npx tsx bench/budgets.bench.ts` (BENCH_INPUTS per run, default 1000; BENCH_RUNS, default 5).
@@ -26,6 +27,8 @@ import {
   uniqueName,
 } from './lib/fleet.js';
 import { startProducerProcess } from './lib/producer-process.js';
+import { BatchQueue } from '../src/store/batching/batch-queue.js';
+import { processCpuMs } from './lib/process-cpu.js';
 import { standardRun } from './lib/standard-run.js';
 import { deadline, median, report, round } from './lib/stats.js';
 import { Redis } from 'ioredis';
@@ -49,8 +52,12 @@ async function main(): Promise<void> {
   const times: Record<Workload, number[]> = { off: [], on: [] };
   const statementsPerInput: Record<Workload, number[]> = { off: [], on: [] };
   const notDone: Record<Workload, number> = { off: 0, on: 0 };
+  const nodeCpuPerInput: Record<Workload, number[]> = { off: [], on: [] };
+  const postgresCpuPerInput: Record<Workload, number[]> = { off: [], on: [] };
   const leftReserved: number[] = [];
+  const budgetBatches = countBudgetBatches();
   const usedMismatch: number[] = [];
+  const callsPerBudgetRoundTrip: number[] = [];
   try {
     const fleetRun = async (workload: Workload, run: number, measure: boolean) => {
       const prefix = `${workload}-${run}`;
@@ -73,8 +80,13 @@ async function main(): Promise<void> {
       const counter = new FinishCounter();
       const worker = await startBenchWorker(config, { wrapStore: counter.wrapStore, llm: new StandardScriptedLlm() });
       const statements = countPgStatements();
+      budgetBatches.reset();
+      const nodeBefore = process.cpuUsage();
+      const backendsBefore = await backendCpu(sql, db.name);
       const result = await standardRun({ producer, counter, n: N, sessions: SESSIONS, producerConcurrency: PRODUCER_CONCURRENCY, prefix, timeoutMs: 90_000 });
       const counted = statements.read();
+      const backendsAfter = await backendCpu(sql, db.name);
+      const node = process.cpuUsage(nodeBefore);
       statements.restore();
       await worker.close({ graceMs: 5_000 });
       notDone[workload] += N - (result.finished['done'] ?? 0);
@@ -94,6 +106,11 @@ async function main(): Promise<void> {
       times[workload].push(result.ms);
       // The worker's statements only (the producer's are the same in both workloads).
       statementsPerInput[workload].push(counted.statements / N);
+      nodeCpuPerInput[workload].push((node.user + node.system) / 1000 / N);
+      let backendMs = 0;
+      for (const [pid, ms] of backendsAfter) backendMs += ms - (backendsBefore.get(pid) ?? 0);
+      postgresCpuPerInput[workload].push(backendMs / N);
+      if (workload === 'on') callsPerBudgetRoundTrip.push(budgetBatches.callsPerBatch());
     };
     for (let run = -1; run < RUNS; run += 1) {
       const measure = run >= 0;
@@ -114,6 +131,13 @@ async function main(): Promise<void> {
         onInputsPerSec: on,
         runsMs: { off: times.off.map((ms) => round(ms, 0)), on: times.on.map((ms) => round(ms, 0)) },
         workerPgStatementsPerInput: { off: round(median(statementsPerInput.off), 2), on: round(median(statementsPerInput.on), 2) },
+        // CPU ms per input: this process (the worker and its store; the producer is another process), and
+        // the Postgres backends of the bench database, the worker's and the producer's (one that closes mid-run is missed).
+        cpuMsPerInput: {
+          worker: { off: round(median(nodeCpuPerInput.off), 3), on: round(median(nodeCpuPerInput.on), 3) },
+          postgres: { off: round(median(postgresCpuPerInput.off), 3), on: round(median(postgresCpuPerInput.on), 3) },
+        },
+        budgetCallsPerRoundTrip: round(median(callsPerBudgetRoundTrip), 1),
         notCompleted: notDone,
         // Every `on` run, warm-up included: what was still reserved after it, and tenant tokens used minus tokens recorded.
         reservedLeftAfterRun: leftReserved,
@@ -126,6 +150,7 @@ async function main(): Promise<void> {
       ],
     });
   } finally {
+    budgetBatches.restore();
     await sql.end();
     await producerProcess.close();
     await deleteQueueKeys(redis, queueName);
@@ -133,6 +158,43 @@ async function main(): Promise<void> {
     await db.drop();
     await cleanupAll();
   }
+}
+
+/** CPU ms so far of each Postgres backend connected to `database`, by pid. */
+async function backendCpu(sql: pg.Pool, database: string): Promise<Map<string, number>> {
+  const { rows } = await sql.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [database]);
+  const cpu = new Map<string, number>();
+  for (const { pid } of rows) {
+    const ms = processCpuMs(pid);
+    if (ms !== null) cpu.set(String(pid), ms);
+  }
+  return cpu;
+}
+
+/** Counts the budget port's round trips (batches of reserves or settles) and the calls they carried. */
+function countBudgetBatches(): { reset: () => void; callsPerBatch: () => number; restore: () => void } {
+  const queue = BatchQueue.prototype as unknown as { dispatch: (this: unknown, batch: { item: unknown }[]) => Promise<void> };
+  const dispatch = queue.dispatch;
+  let batches = 0;
+  let calls = 0;
+  queue.dispatch = function (this: unknown, batch: { item: unknown }[]) {
+    const item = batch[0]?.item;
+    if (typeof item === 'object' && item !== null && 'callKey' in item) {
+      batches += 1;
+      calls += batch.length;
+    }
+    return dispatch.call(this, batch);
+  };
+  return {
+    reset: () => {
+      batches = 0;
+      calls = 0;
+    },
+    callsPerBatch: () => (batches === 0 ? 0 : calls / batches),
+    restore: () => {
+      queue.dispatch = dispatch;
+    },
+  };
 }
 
 await main();

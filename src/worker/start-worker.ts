@@ -294,7 +294,7 @@ function workerContext(config: ResolvedConfig, options: StartWorkerOptions, part
   const postgres = new PostgresSessionStore(connections.pool, { batch: config.worker.batch, windowCache: config.worker.windowCache });
   const store = options.wrapStore?.(postgres) ?? postgres;
   const upkeep = new PostgresUpkeepStore(connections.pool);
-  const budgets = new PostgresBudgetPort(connections.pool);
+  const budgets = new PostgresBudgetPort(connections.pool, config.worker.batch);
   const workerLogger = logger.child({ workerId: parts.workerId });
   const tenantSettings = tenantSettingsCache(connections.pool, (error) => workerLogger.warn({ err: error }, 'tenant settings not read; their defaults apply for now'));
   return {

@@ -20,7 +20,7 @@ describe('runMigrations', () => {
 
   it('creates the schema on an empty database, then does nothing', async () => {
     const first = await runMigrations({ databaseUrl: db.url });
-    expect(first.applied).toEqual(['0000_init', '0001_finishes_owed', '0002_window_epoch', '0003_finishes_owed_sweep', '0004_agent_registry', '0005_cache_write_tokens', '0006_agent_registry_stopped', '0007_child_sessions', '0008_session_tenant', '0009_tenant_budgets', '0010_budget_functions', '0011_trace_context', '0012_session_queue']);
+    expect(first.applied).toEqual(['0000_init', '0001_finishes_owed', '0002_window_epoch', '0003_finishes_owed_sweep', '0004_agent_registry', '0005_cache_write_tokens', '0006_agent_registry_stopped', '0007_child_sessions', '0008_session_tenant', '0009_tenant_budgets', '0010_budget_functions', '0011_trace_context', '0012_session_queue', '0013_budget_batch']);
     const second = await runMigrations({ databaseUrl: db.url });
     expect(second.applied).toEqual([]);
     expect(second.total).toBe(first.total);
@@ -58,7 +58,7 @@ describe('the migrations after 0000_init on a database at 0000_init', () => {
       ]);
       await client.query(`INSERT INTO sessions (id) VALUES ('before-upgrade'), ('before-upgrade-2')`);
       const upgrade = await runMigrations({ databaseUrl: db.url });
-      expect(upgrade.applied).toEqual(['0001_finishes_owed', '0002_window_epoch', '0003_finishes_owed_sweep', '0004_agent_registry', '0005_cache_write_tokens', '0006_agent_registry_stopped', '0007_child_sessions', '0008_session_tenant', '0009_tenant_budgets', '0010_budget_functions', '0011_trace_context', '0012_session_queue']);
+      expect(upgrade.applied).toEqual(['0001_finishes_owed', '0002_window_epoch', '0003_finishes_owed_sweep', '0004_agent_registry', '0005_cache_write_tokens', '0006_agent_registry_stopped', '0007_child_sessions', '0008_session_tenant', '0009_tenant_budgets', '0010_budget_functions', '0011_trace_context', '0012_session_queue', '0013_budget_batch']);
       expect((await client.query(`SELECT finishes_owed FROM sessions WHERE id = 'before-upgrade'`)).rows).toEqual([{ finishes_owed: true }]);
       // Every existing session gets its own epoch from the sequence; new ones continue it.
       await client.query(`INSERT INTO sessions (id) VALUES ('after-upgrade')`);
