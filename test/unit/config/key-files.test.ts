@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../../src/cli/run-cli.js';
 import { ConfigInvalidError } from '../../../src/core/errors/index.js';
 import { configuredSecrets, loadConfig } from '../../../src/config/index.js';
+import { configError } from './config-error.js';
 
 const OPENAI_KEY = 'sk-test-openai-from-file-0123456789';
 const ANTHROPIC_KEY = 'sk-ant-test-from-file-0123456789';
@@ -19,16 +20,6 @@ function secretFile(name: string, contents: string): string {
   return path;
 }
 
-/** Runs `loadConfig` expecting a failure, and returns the error for inspection. */
-function configError(env: NodeJS.ProcessEnv): ConfigInvalidError {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigInvalidError);
-    return error as ConfigInvalidError;
-  }
-  throw new Error('loadConfig accepted an invalid environment');
-}
 
 describe('API keys from files (OPENAI_API_KEY_FILE, ANTHROPIC_API_KEY_FILE)', () => {
   it('reads each key from its file, trimmed, and infers the provider from it as from the key itself', () => {

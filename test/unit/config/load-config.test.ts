@@ -2,20 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { ConfigInvalidError } from '../../../src/core/errors/index.js';
 import { configSummary, loadClientConfig, loadConfig, redactUrl, type ResolvedConfig } from '../../../src/config/index.js';
 import { CLIENT_VARIABLES } from '../../../src/config/load-config.js';
+import { configError } from './config-error.js';
 
 const OPENAI_KEY = 'sk-test-openai-0123456789abcdef';
 const ANTHROPIC_KEY = 'sk-ant-test-0123456789abcdef';
 
-/** Runs `loadConfig` expecting a failure, and returns the error for inspection. */
-function configError(env: NodeJS.ProcessEnv): ConfigInvalidError {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigInvalidError);
-    return error as ConfigInvalidError;
-  }
-  throw new Error('loadConfig accepted an invalid environment');
-}
 
 describe('loadConfig defaults', () => {
   it('resolves every field from an empty environment', () => {
