@@ -155,7 +155,7 @@ function idempotencyKey(request: FastifyRequest, inBody: string | undefined): st
 }
 
 function accepted(reply: FastifyReply, handle: InputHandle): FastifyReply {
-  return reply.code(202).send({ sessionId: handle.sessionId, seq: handle.seq, inputId: handle.inputId, duplicate: handle.duplicate, eventId: handle.eventId });
+  return reply.code(202).send({ sessionId: handle.sessionId, seq: handle.seq, inputId: handle.inputId, duplicate: handle.duplicate, eventId: handle.eventId, wakeQueued: handle.wakeQueued });
 }
 
 function notFoundBody(sessionId: string): { error: { code: string; message: string } } {

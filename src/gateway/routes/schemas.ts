@@ -91,13 +91,14 @@ export const inputRecordSchema = {
 
 export const acceptedSchema = {
   type: 'object',
-  required: ['sessionId', 'seq', 'inputId', 'duplicate', 'eventId'],
+  required: ['sessionId', 'seq', 'inputId', 'duplicate', 'eventId', 'wakeQueued'],
   properties: {
     sessionId: { type: 'string' },
     seq: { type: 'integer' },
     inputId: { type: 'string' },
     duplicate: { type: 'boolean', description: 'The Idempotency-Key was accepted before: seq is the original' },
     eventId: { type: 'string', nullable: true, description: 'Stream id of the input_accepted event (null for a duplicate)' },
+    wakeQueued: { type: 'boolean', description: 'False when the wake-up job could not be queued (Redis down): the input is stored, and the sweeper runs it' },
   },
 } as const;
 

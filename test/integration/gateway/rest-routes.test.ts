@@ -79,7 +79,7 @@ describe('gateway REST routes', () => {
     const headers = Object.assign({ 'idempotency-key': 'key-1' }, write);
     const first = await inject('POST', '/v1/sessions/rest-input/inputs', headers, { input: 'hello' });
     expect(first.statusCode).toBe(202);
-    expect(first.json()).toMatchObject({ sessionId: 'rest-input', seq: 1, inputId: 'key-1', duplicate: false });
+    expect(first.json()).toMatchObject({ sessionId: 'rest-input', seq: 1, inputId: 'key-1', duplicate: false, wakeQueued: true });
     expect(first.json().eventId).toMatch(/^\d+-\d+$/);
     const again = await inject('POST', '/v1/sessions/rest-input/inputs', headers, { input: 'hello' });
     expect(again.json()).toMatchObject({ seq: 1, inputId: 'key-1', duplicate: true, eventId: null });
