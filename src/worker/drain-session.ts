@@ -1,4 +1,4 @@
-import { CancelledError, LeaseLostError, SessionNotFoundError } from '../core/errors/index.js';
+import { CancelledError, LeaseLostError, SessionNotFoundError, SessionQueueMismatchError } from '../core/errors/index.js';
 import type { ClaimedInput } from '../core/ports/session-store.js';
 import { kickSession } from '../fleet/kick.js';
 import { DEFAULT_TENANT } from '../fleet/tenant-name.js';
@@ -49,6 +49,11 @@ export async function drainSession(ctx: WorkerContext, sessionId: string, jobSig
     attempt = await takeLeaseOrPark(ctx, sessionId);
   } catch (error) {
     if (error instanceof SessionNotFoundError) return { kind: 'no_session' };
+    // Another queue's session: there is none of that id on this queue. Its own queue's workers run it.
+    if (error instanceof SessionQueueMismatchError) {
+      ctx.logger.warn({ sessionId, queue: ctx.queueName, sessionQueue: error.details?.sessionQueue }, "drain of another queue's session refused; left to its own queue");
+      return { kind: 'no_session' };
+    }
     throw error;
   }
   // The lease runs a TTL from no earlier than `asked`: the keeper counts a lapse from there.

@@ -18,7 +18,8 @@ export interface LeaseAttempt {
  * that wake-up be lost). A tenant without a cap never gets here past the first call.
  */
 export async function takeLeaseOrPark(ctx: WorkerContext, sessionId: string): Promise<LeaseAttempt> {
-  const params = { sessionId, owner: ctx.workerId, ttlMs: ctx.settings.leaseTtlMs };
+  // Its own queue's sessions only: another queue's kick (a forged job) must not run theirs here.
+  const params = { sessionId, owner: ctx.workerId, ttlMs: ctx.settings.leaseTtlMs, queue: ctx.queueName };
   const asked = Date.now();
   const lease = await ctx.store.acquireLeaseAndClaim(params);
   if (lease.acquired || lease.atCap === undefined) return { lease, asked };

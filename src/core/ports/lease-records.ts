@@ -17,6 +17,12 @@ export interface AcquireLeaseParams {
    * of first trying the plain one, which refuses sessions of capped tenants anyway.
    */
   cappedTenant?: string;
+  /**
+   * `acquireLeaseAndClaim` only: the queue (`LOOPFLEET_QUEUE`) of the drain asking. A session of
+   * another queue is refused with `session.queue_mismatch`, nothing written; one from before queues
+   * were recorded (`''`) is claimed for it. Absent: any queue's session.
+   */
+  queue?: string;
 }
 
 /** The session's lease is free but its tenant runs as many inputs as its cap allows. */

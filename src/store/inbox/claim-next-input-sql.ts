@@ -85,6 +85,13 @@ const claimedColumns = (session: string, sessionId: string) => `${qualifiedColum
 const uncappedOrCounted = (alias: string, req: string) =>
   `(coalesce(${req}.capped, false) OR NOT EXISTS (SELECT 1 FROM tenant_settings AS ts WHERE ts.tenant = ${alias}.tenant AND ts.max_concurrent_inputs IS NOT NULL))`;
 
+/**
+ * The session row `alias` runs on the queue of the request `req` (none named: any), or on none yet
+ * (`''`, from before queues were recorded; the take then records the request's). A drain never takes
+ * the lease of another queue's session: it would run it and publish on its own queue's streams.
+ */
+const onQueue = (alias: string, req: string) => `(${req}.queue IS NULL OR ${alias}.queue IN ('', ${req}.queue))`;
+
 /** The column of a next-claim row naming the session it answers (any other row may be all null). */
 export const CLAIM_FOR = 'claimFor';
 
@@ -156,20 +163,23 @@ SELECT req.session_id AS "${CLAIM_FOR}",
  * tenant's settings row and counted its leases below the cap (`../lease/acquire-capped-lease.ts`). A
  * tenant without a cap pays one primary-key probe of `tenant_settings` inside the statement, no round
  * trip (docs/tenant-limits.md).
- * Params: $1 a JSON array of `{ "session_id", "owner", "ttl_ms", "capped"? }`.
+ * It takes no lease of a session of another queue than the record's `queue` (`onQueue`), and records
+ * that queue on a session that has none yet.
+ * Params: $1 a JSON array of `{ "session_id", "owner", "ttl_ms", "capped"?, "queue"? }`.
  */
 export const ACQUIRE_LEASES_AND_CLAIM: BatchStatement = {
   name: 'loopfleet_acquire_leases_and_claim',
   key: `${SESSION_PREFIX}id`,
   text: `
 WITH req AS (
-  SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(session_id text, owner text, ttl_ms bigint, capped boolean)
+  SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(session_id text, owner text, ttl_ms bigint, capped boolean, queue text)
 ),
 ${NEXT_OPEN_INPUTS},
-${lockSessionsCte('req', `(locking.lease_expires_at IS NULL OR locking.lease_expires_at <= now()) AND ${uncappedOrCounted('locking', 'req')}`)},
+${lockSessionsCte('req', `(locking.lease_expires_at IS NULL OR locking.lease_expires_at <= now()) AND ${uncappedOrCounted('locking', 'req')} AND ${onQueue('locking', 'req')}`)},
 leased AS (
   UPDATE sessions AS s
      SET lease_owner = req.owner,
+         queue = CASE WHEN s.queue = '' THEN coalesce(req.queue, '') ELSE s.queue END,
          lease_token = nextval('lease_token_seq'),
          lease_expires_at = now() + req.ttl_ms * interval '1 millisecond',
          status = CASE WHEN NOT ${owesFinishes('s')} AND EXISTS (SELECT 1 FROM next WHERE next.session_id = s.id) THEN 'running' ELSE s.status END,
@@ -178,6 +188,7 @@ leased AS (
    WHERE s.id = req.session_id AND ${lockedSession('s')}
      AND (s.lease_expires_at IS NULL OR s.lease_expires_at <= now())
      AND ${uncappedOrCounted('s', 'req')}
+     AND ${onQueue('s', 'req')}
   RETURNING s.*
 ),
 ${claimedCte('leased', `NOT ${owesFinishes('g')}`)}

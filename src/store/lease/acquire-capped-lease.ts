@@ -19,7 +19,7 @@ export type CappedTake = { kind: 'row'; row: Record<string, unknown> | undefined
  * tenant whose cap was removed meanwhile is taken without counting. Four round trips plus the
  * transaction's own, paid only by capped tenants.
  */
-export async function takeCappedLease(pool: pg.Pool, params: Required<Pick<AcquireLeaseParams, 'sessionId' | 'owner' | 'ttlMs'>>, tenant: string): Promise<CappedTake> {
+export async function takeCappedLease(pool: pg.Pool, params: Required<Pick<AcquireLeaseParams, 'sessionId' | 'owner' | 'ttlMs'>> & Pick<AcquireLeaseParams, 'queue'>, tenant: string): Promise<CappedTake> {
   const client = await pool.connect();
   let broken = false;
   try {
@@ -33,7 +33,7 @@ export async function takeCappedLease(pool: pg.Pool, params: Required<Pick<Acqui
         return { kind: 'at_cap', limit: cap };
       }
     }
-    const record = JSON.stringify([{ session_id: params.sessionId, owner: params.owner, ttl_ms: params.ttlMs, capped: true }]);
+    const record = JSON.stringify([{ session_id: params.sessionId, owner: params.owner, ttl_ms: params.ttlMs, capped: true, queue: params.queue ?? null }]);
     const taken = await client.query(ACQUIRE_LEASES_AND_CLAIM.text, [record]);
     await client.query('COMMIT');
     return { kind: 'row', row: taken.rows[0] as Record<string, unknown> | undefined };

@@ -18,12 +18,13 @@ RETURNING lease_token AS "token", lease_expires_at AS "expiresAt"`;
 
 /**
  * Who holds the lease and for how much longer (ms, rounded up), the session's tenant and that
- * tenant's cap on inputs running at once (null: none). Params: $1 session id.
+ * tenant's cap on inputs running at once (null: none), and the session's queue. Params: $1 session id.
  */
 export const LEASE_HOLDER_SQL = `
 SELECT lease_owner AS "holder",
        greatest(0, ceil(extract(epoch FROM lease_expires_at - now()) * 1000))::bigint AS "retryAfterMs",
        tenant,
+       queue,
        (SELECT ts.max_concurrent_inputs FROM tenant_settings AS ts WHERE ts.tenant = sessions.tenant) AS "cap"
   FROM sessions
  WHERE id = $1`;

@@ -12,6 +12,8 @@ import { ACQUIRE_LEASE_SQL, LEASE_HOLDER_SQL } from './acquire-lease-sql.js';
 import { ACQUIRE_LEASES_AND_CLAIM, SESSION_PREFIX } from '../inbox/claim-next-input-sql.js';
 import type { RowBatcher } from '../batching/row-batcher.js';
 import { atCap, takeCappedLease } from './acquire-capped-lease.js';
+import { queueMismatch } from '../agents/agent-refusals.js';
+import { optionalQueueName } from '../../fleet/queue-name.js';
 
 /** Longest owner string; it is a worker id, shown to others and in logs. */
 const MAX_OWNER_LENGTH = 200;
@@ -22,6 +24,7 @@ const holderSchema = z.object({
   retryAfterMs: z.number().int().nonnegative(),
   tenant: z.string(),
   cap: z.number().int().positive().nullable(),
+  queue: z.string(),
 });
 
 /**
@@ -52,10 +55,11 @@ export async function acquireLeaseAndClaim(pool: pg.Pool, batcher: RowBatcher, p
   const request = leaseRequest(params);
   const { sessionId, owner, ttlMs } = request;
   if (params.cappedTenant !== undefined) return takeUnderCap(pool, request, assertTenant(params.cappedTenant, 'cappedTenant'));
-  const record = `{"session_id":${JSON.stringify(sessionId)},"owner":${JSON.stringify(owner)},"ttl_ms":${ttlMs}}`;
+  const record = `{"session_id":${JSON.stringify(sessionId)},"owner":${JSON.stringify(owner)},"ttl_ms":${ttlMs},"queue":${JSON.stringify(request.queue ?? null)}}`;
   const row = (await batcher.submit({ statement: ACQUIRE_LEASES_AND_CLAIM, sessionId, record })) as Record<string, unknown> | undefined;
   if (row !== undefined) return decodeLeaseAndClaim(sessionId, row);
   const held = await readHolder(pool, sessionId);
+  assertOnQueue(request, held.queue);
   // Free, but the plain take refused it: its tenant caps the inputs it runs at once.
   if (held.retryAfterMs === 0 && held.cap !== null) return takeUnderCap(pool, request, held.tenant);
   return { acquired: false, holder: held.holder, retryAfterMs: held.retryAfterMs };
@@ -65,7 +69,10 @@ export async function acquireLeaseAndClaim(pool: pg.Pool, batcher: RowBatcher, p
 async function takeUnderCap(pool: pg.Pool, request: AcquireLeaseParams, tenant: string): Promise<LeaseAndClaim> {
   const taken = await takeCappedLease(pool, request, tenant);
   if (taken.kind === 'at_cap') return atCap(tenant, taken.limit);
-  if (taken.row === undefined) return leaseHeld(pool, request.sessionId);
+  if (taken.row === undefined) {
+    assertOnQueue(request, (await readHolder(pool, request.sessionId)).queue);
+    return leaseHeld(pool, request.sessionId);
+  }
   return Object.assign(decodeLeaseAndClaim(request.sessionId, taken.row), { cappedTenant: tenant });
 }
 
@@ -85,11 +92,17 @@ function decodeLeaseAndClaim(sessionId: string, row: Record<string, unknown>): E
 }
 
 function leaseRequest(params: AcquireLeaseParams): AcquireLeaseParams {
-  return {
-    sessionId: assertSessionId(params.sessionId),
-    owner: assertText(params.owner, 'owner', MAX_OWNER_LENGTH),
-    ttlMs: assertTtlMs(params.ttlMs),
-  };
+  const queue = optionalQueueName(params.queue);
+  return Object.assign(
+    { sessionId: assertSessionId(params.sessionId), owner: assertText(params.owner, 'owner', MAX_OWNER_LENGTH), ttlMs: assertTtlMs(params.ttlMs) },
+    queue === null ? {} : { queue },
+  );
+}
+
+/** A take refused because the session runs on another queue than the drain's: `session.queue_mismatch`. */
+function assertOnQueue(request: AcquireLeaseParams, sessionQueue: string): void {
+  if (request.queue === undefined || sessionQueue === '' || sessionQueue === request.queue) return;
+  throw queueMismatch(request.sessionId, request.queue, sessionQueue);
 }
 
 /** After a failed attempt, in its own snapshot: the holder that beat us, or `session.not_found`. */

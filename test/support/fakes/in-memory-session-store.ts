@@ -251,7 +251,12 @@ export class InMemorySessionStore implements Port.SessionStore {
   }
 
   async acquireLeaseAndClaim(params: Port.AcquireLeaseParams): Promise<Port.LeaseAndClaim> {
+    // As the statement: another queue's session is refused, one with none yet takes the drain's.
+    const queue = optionalQueueName(params.queue);
+    const onQueue = this.#sessions.get(assertSessionId(params.sessionId));
+    if (queue !== null && onQueue !== undefined && onQueue.queue !== '' && onQueue.queue !== queue) throw queueMismatch(params.sessionId, queue, onQueue.queue);
     const lease = await this.acquireLease(params);
+    if (lease.acquired && queue !== null && onQueue !== undefined && onQueue.queue === '') onQueue.queue = queue;
     if (!lease.acquired) return lease;
     const data = this.#sessions.get(assertSessionId(params.sessionId))!;
     // As the statement: a session that never ended an input owes nothing, and while one may be owed
