@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { InputInvalidError, InternalError, isLoopfleetError, toLoopfleetError } from '../core/errors/index.js';
+import { InputInvalidError, InternalError, isLoopfleetError, SessionQueueMismatchError, toLoopfleetError } from '../core/errors/index.js';
 import type { AcceptedInput } from '../core/ports/session-store.js';
 import { linkedSignal } from '../core/linked-signal.js';
 import { assertSessionId } from '../fleet/session-id.js';
@@ -70,6 +70,13 @@ export async function fireTimerJob(ctx: WorkerContext, data: unknown): Promise<T
       { sessionId: job.sessionId, kind: 'timer', payload: { timerId: job.timerId, note, fireCount: firing }, inputId },
     );
   } catch (error) {
+    // An alarm of another queue's session (set through this queue before timers kept to theirs):
+    // nothing is written here, nor published on this queue's stream. Its own queue's sweeper finds the
+    // timer overdue with no alarm there, and sets it on that queue.
+    if (error instanceof SessionQueueMismatchError) {
+      ctx.logger.warn({ sessionId: job.sessionId, timerId: job.timerId, queue: ctx.queueName }, "alarm of another queue's session; left to its own queue");
+      return { outcome: 'stale', timerId: job.timerId };
+    }
     if (isLoopfleetError(error) && error.fault === 'input' && !error.retryable) {
       // A note the hook rewrote is the hook's fault, as any invalid answer of it: the timer stays
       // armed and the alarm is retried (the hook decides again then).

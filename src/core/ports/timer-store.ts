@@ -32,7 +32,7 @@ export interface ScheduleTimerParams {
   /** Idempotency key: a repeated schedule with the same id returns the existing timer. Default: random. */
   timerId?: string;
   createdBy?: 'host' | 'agent';
-  /** The queue scheduling it: a session the schedule creates runs on it (docs/fleet.md). */
+  /** The queue scheduling it: a session the schedule creates runs on it; a session of another queue refuses it with `session.queue_mismatch` (docs/fleet.md). */
   queue?: string;
 }
 

@@ -6,6 +6,7 @@ import type { Queryable } from '../postgres/queryable.js';
 import { parseRow } from '../rows/parse-row.js';
 import { validateSchedule } from './validate-schedule.js';
 import { optionalQueueName } from '../../fleet/queue-name.js';
+import { queueMismatch } from '../agents/agent-refusals.js';
 
 const TIMER_COLUMNS = `session_id AS "sessionId", timer_id AS "timerId", due_at AS "dueAt", note, every_ms AS "everyMs",
        status, fire_count AS "fireCount", created_by AS "createdBy", last_fired_at AS "lastFiredAt", created_at AS "createdAt"`;
@@ -30,28 +31,46 @@ function decodeTimer(row: unknown): TimerRecord {
 /**
  * Creates the session if it is missing and inserts the timer, in one statement; a timer id the
  * session already has is not scheduled again (`duplicate: true`, the stored timer returned as it is).
+ * `$8` is the queue the timer is scheduled on (null: any): a session it creates runs on it, one with
+ * none yet (`''`) takes it, and a session of another queue gets no timer (its alarm would fire on
+ * this queue's workers).
  */
 const SCHEDULE_TIMER_SQL = `
 WITH created AS (
   INSERT INTO sessions (id, queue) VALUES ($1, coalesce($8::text, '')) ON CONFLICT (id) DO NOTHING
+), claimed AS (
+  UPDATE sessions SET queue = $8::text, updated_at = now() WHERE id = $1 AND queue = '' AND $8::text IS NOT NULL
 ), inserted AS (
   INSERT INTO timers (session_id, timer_id, due_at, note, every_ms, created_by)
-  VALUES ($1, $2, coalesce($3::timestamptz, now() + $4::bigint * interval '1 millisecond'), $5, $6, $7)
+  SELECT $1, $2, coalesce($3::timestamptz, now() + $4::bigint * interval '1 millisecond'), $5, $6, $7
+   WHERE $8::text IS NULL OR NOT EXISTS (SELECT 1 FROM sessions WHERE id = $1 AND queue NOT IN ('', $8::text))
   ON CONFLICT (session_id, timer_id) DO NOTHING
   RETURNING ${TIMER_COLUMNS}
 )
 SELECT * FROM inserted`;
 
-/** Schedules a timer (validated first; nothing written for a bad one). */
+/**
+ * Schedules a timer (validated first; nothing written for a bad one). Throws `session.queue_mismatch`
+ * when `queue` is given and the session runs on another one.
+ */
 export async function scheduleTimer(db: Queryable, params: ScheduleTimerParams): Promise<{ timer: TimerRecord; duplicate: boolean }> {
   const request = validateSchedule(params);
-  const values = [request.sessionId, request.timerId, request.at, request.delayMs, request.note, request.everyMs, request.createdBy, optionalQueueName(params.queue)];
+  const queue = optionalQueueName(params.queue);
+  const values = [request.sessionId, request.timerId, request.at, request.delayMs, request.note, request.everyMs, request.createdBy, queue];
   const result = await db.query({ name: 'loopfleet_schedule_timer', text: SCHEDULE_TIMER_SQL, values });
   if (result.rows[0] !== undefined) return { timer: decodeTimer(result.rows[0]), duplicate: false };
+  if (queue !== null) await assertSessionOnQueue(db, request.sessionId, queue);
   const existing = await getTimer(db, request.sessionId, request.timerId);
   // Deleted with its session between the two statements: schedule it again, once.
   if (existing === null) return scheduleTimer(db, Object.assign({}, params, { timerId: request.timerId }));
   return { timer: existing, duplicate: true };
+}
+
+/** `session.queue_mismatch` when the session runs on another queue than `queue`. */
+async function assertSessionOnQueue(db: Queryable, sessionId: string, queue: string): Promise<void> {
+  const found = await db.query({ text: 'SELECT queue FROM sessions WHERE id = $1', values: [sessionId] });
+  const current = (found.rows[0] as { queue?: unknown } | undefined)?.queue;
+  if (typeof current === 'string' && current !== '' && current !== queue) throw queueMismatch(sessionId, queue, current);
 }
 
 /** One timer, or null. */
