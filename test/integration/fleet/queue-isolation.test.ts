@@ -95,4 +95,17 @@ describe('two queues on one database', () => {
     expect(mine.map((timer) => timer.sessionId)).not.toContain('iso-timer-b');
     expect(theirs.map((timer) => timer.sessionId)).toContain('iso-timer-b');
   });
+
+  it("refuses a timer or a lease take through another queue, and a legacy session goes to the first queue that takes it", async () => {
+    const { PostgresTimerStore } = await import('../../../src/store/timers/postgres-timer-store.js');
+    const timers = new PostgresTimerStore(fleet.pool);
+    await expect(timers.scheduleTimer({ sessionId: 'iso-a', delayMs: 60_000, note: 'crossing', queue: otherName })).rejects.toMatchObject({ code: 'session.queue_mismatch' });
+    expect(await timers.listTimers('iso-a', { all: true })).toEqual([]);
+    await expect(fleet.store.acquireLeaseAndClaim({ sessionId: 'iso-a', owner: 'other', ttlMs: 5_000, queue: otherName })).rejects.toMatchObject({ code: 'session.queue_mismatch' });
+    await fleet.pool.query(`INSERT INTO sessions (id) VALUES ('iso-legacy')`);
+    const lease = await fleet.store.acquireLeaseAndClaim({ sessionId: 'iso-legacy', owner: 'other', ttlMs: 5_000, queue: otherName });
+    expect(lease.acquired).toBe(true);
+    expect((await fleet.pool.query(`SELECT queue FROM sessions WHERE id = 'iso-legacy'`)).rows[0]).toEqual({ queue: otherName });
+    await expect(fleet.store.acquireLeaseAndClaim({ sessionId: 'iso-legacy', owner: 'mine', ttlMs: 5_000, queue: fleet.config.queueName })).rejects.toMatchObject({ code: 'session.queue_mismatch' });
+  });
 });
