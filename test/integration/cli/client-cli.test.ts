@@ -35,6 +35,7 @@ describe('loopfleet client commands against a running fleet', () => {
     // The same input sent again through another queue name (same database): the workers never write
     // to that queue's streams, so the follow never sees the input_finished. The session is made one
     // from before queues were recorded, so the duplicate add is taken on the other queue.
+    await fleet.waitFor('the run to start', async () => ((await fleet.store.getInput('cli-lost', 1))?.status === 'running' ? true : undefined));
     await fleet.pool.query(`UPDATE sessions SET queue = '' WHERE id = 'cli-lost'`);
     const out: string[] = [];
     const err: string[] = [];

@@ -208,13 +208,14 @@ describe('SessionQueue: add, result, events', () => {
     const blind = new SessionQueue({ databaseUrl: fleet.config.databaseUrl, redisUrl: fleet.config.redisUrl, queueName: `${fleet.config.queueName}_y`, recheckMs: 100 });
     try {
       const handle = await queue.add('send', { sessionId: 'ev-lost', input: 'hold:ev-lost' }, { inputId: 'ev-lost-1' });
+      // Held mid-run: the drain holds the lease, so no lease take records the queue again meanwhile.
+      await fleet.waitFor('the run to start', async () => ((await fleet.store.getInput('ev-lost', handle.seq))?.status === 'running' ? true : undefined));
       // As a session from before queues were recorded: a duplicate add through another queue is taken.
       await fleet.pool.query(`UPDATE sessions SET queue = '' WHERE id = 'ev-lost'`);
       // The same input again: a handle to it that follows a stream its input_finished never reaches.
       const blindHandle = await blind.add('send', { sessionId: 'ev-lost', input: 'hold:ev-lost' }, { inputId: 'ev-lost-1' });
       expect(blindHandle).toMatchObject({ seq: handle.seq, duplicate: true });
       const following = collect(blindHandle.events(), () => false);
-      await fleet.waitFor('the run to start', async () => ((await fleet.store.getInput('ev-lost', handle.seq))?.status === 'running' ? true : undefined));
       gates.open('ev-lost');
       await expect(handle.result({ timeoutMs: 20_000 })).resolves.toMatchObject({ status: 'completed' });
       let timer: NodeJS.Timeout | undefined;
