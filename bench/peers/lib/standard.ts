@@ -123,3 +123,79 @@ export class InputEvents {
     p.xadd(this.#key, 'MAXLEN', '~', '1000', '*', 'type', type, 'data', JSON.stringify(data));
   }
 }
+
+/** The scripted model, in process: no I/O, the same replies as loopfleet's `StandardScriptedLlm`. */
+export function scriptedModel(): StandardModel {
+  let calls = 0;
+  return {
+    async call(messages, onDelta) {
+      calls += 1;
+      if (messages.at(-1)?.role !== 'tool') {
+        return { text: '', toolCalls: [{ id: `call_${calls}`, name: 'noop', arguments: '{}' }], usage: { promptTokens: 30, completionTokens: 5 } };
+      }
+      const chunks = Array.from({ length: ANSWER_CHUNKS }, (_, i) => `word${i} `);
+      for (const chunk of chunks) onDelta(chunk);
+      return { text: chunks.join(''), toolCalls: [], usage: { promptTokens: 40, completionTokens: 20 } };
+    },
+  };
+}
+
+/**
+ * The real `openai` SDK against the bench's fake server (`bench/lib/openai-fake-process.ts`): both calls
+ * stream, and the SDK's own stream is iterated, as a peer's user would write it.
+ */
+export async function openAiModel(baseURL: string): Promise<StandardModel> {
+  const { default: OpenAI } = await import('openai');
+  const client = new OpenAI({ apiKey: 'bench', baseURL, maxRetries: 0 });
+  return {
+    async call(messages, onDelta) {
+      const stream = await client.chat.completions.create({
+        model: 'bench',
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: messages.map(toOpenAi),
+      });
+      let text = '';
+      const toolCalls: ModelReply['toolCalls'] = [];
+      const usage = { promptTokens: 0, completionTokens: 0 };
+      for await (const chunk of stream) {
+        if (chunk.usage) {
+          usage.promptTokens = chunk.usage.prompt_tokens;
+          usage.completionTokens = chunk.usage.completion_tokens;
+        }
+        const delta = chunk.choices[0]?.delta;
+        if (delta?.content) {
+          text += delta.content;
+          onDelta(delta.content);
+        }
+        for (const call of delta?.tool_calls ?? []) {
+          const slot = (toolCalls[call.index] ??= { id: '', name: '', arguments: '' });
+          if (call.id) slot.id = call.id;
+          if (call.function?.name) slot.name += call.function.name;
+          if (call.function?.arguments) slot.arguments += call.function.arguments;
+        }
+      }
+      return { text, toolCalls, usage };
+    },
+  };
+}
+
+export function createStandardModel(kind: 'scripted' | 'openai', baseURL?: string): Promise<StandardModel> {
+  if (kind === 'scripted') return Promise.resolve(scriptedModel());
+  if (baseURL === undefined) throw new Error('the openai model needs the fake server URL');
+  return openAiModel(baseURL);
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function toOpenAi(message: ChatMessage): any {
+  if (message.role === 'tool') return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
+  if (message.role === 'assistant' && message.toolCalls && message.toolCalls.length > 0) {
+    return { role: 'assistant', content: message.content || null, tool_calls: message.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) };
+  }
+  return { role: message.role, content: message.content };
+}
+
+/** The `noop` tool. */
+export function noopTool(_args: string): string {
+  return 'ok';
+}
