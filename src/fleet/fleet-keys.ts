@@ -117,3 +117,16 @@ export function fairLineKey(queueName: string, tenant: string): string {
 export function fairTenantsKey(queueName: string): string {
   return `${queueName}:fair:tenants`;
 }
+
+/**
+ * The raw jobs of a session waiting to be ingested, in add order (a sorted set: member the job id,
+ * score its number from {@link rawOrderSeqKey}): `<queue>:raw-order:<sessionId>` (src/worker/raw-ingest-order.ts).
+ */
+export function rawOrderKey(queueName: string, sessionId: string): string {
+  return `${queueName}:raw-order:${sessionId}`;
+}
+
+/** The counter that numbers raw jobs in the order BullMQ handed them out: `<queue>:raw-order-seq`. */
+export function rawOrderSeqKey(queueName: string): string {
+  return `${queueName}:raw-order-seq`;
+}

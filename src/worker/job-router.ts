@@ -5,8 +5,9 @@ import { JOB } from '../fleet/fleet-keys.js';
 import { leaveFairLine } from '../fleet/fair-line.js';
 import { TENANT_RULE } from '../fleet/tenant-name.js';
 import { drainSession } from './drain-session.js';
-import { ingestJob } from './ingest-job.js';
+import { ingestJob, type IngestResult } from './ingest-job.js';
 import { UnreadableJobData } from './queue-worker.js';
+import { RawIngestOrder, rawSessionId } from './raw-ingest-order.js';
 import { sweep } from './sweep-job.js';
 import { fireTimerJob } from './timer-job.js';
 import { reidentifyJob } from './unreadable-job-id.js';
@@ -21,11 +22,12 @@ import type { WorkerContext } from './worker-context.js';
  * one attempt); anything else is thrown for BullMQ to retry with backoff.
  */
 export function createJobProcessor(ctx: WorkerContext) {
+  const order = new RawIngestOrder(ctx.redis, ctx.queueName);
   return async (job: Job, token?: string, signal?: AbortSignal): Promise<unknown> => {
     // A name the worker does not handle is counted as `other`: job names come from producers.
     const kind = HANDLED_JOBS.includes(job.name) ? job.name : 'other';
     try {
-      const result = await route(ctx, job, token, signal);
+      const result = await route(ctx, order, job, token, signal);
       ctx.metrics.jobDone(kind, 'ok');
       return result;
     } catch (error) {
@@ -73,7 +75,7 @@ function isRejection(error: unknown): error is LoopfleetError {
   return isLoopfleetError(error) && !error.retryable && (error.fault === 'input' || error.fault === 'config');
 }
 
-async function route(ctx: WorkerContext, job: Job, token: string | undefined, signal: AbortSignal | undefined): Promise<unknown> {
+async function route(ctx: WorkerContext, order: RawIngestOrder, job: Job, token: string | undefined, signal: AbortSignal | undefined): Promise<unknown> {
   // Whatever its name: a job under an id that is not UTF-8, or with data that cannot be read, is
   // failed once before anything is written (S5).
   await refuseUnreadableId(ctx, job, token);
@@ -97,25 +99,7 @@ async function route(ctx: WorkerContext, job: Job, token: string | undefined, si
     }
     case JOB.send:
     case JOB.resume:
-      try {
-        return await ingestJob(ctx, job.name, job.id, job.data, job.timestamp);
-      } catch (error) {
-        // Over its tenant's admission rate: ingested later, when the bucket has a token again. Not a
-        // failure, so it does not count toward the starts a failing ingest is allowed.
-        if (error instanceof TenantRateLimitedError) {
-          await job.moveToDelayed(ctx.clock.now() + rateLimitedDelayMs(error), token);
-          throw new DelayedError();
-        }
-        // Not yet in Postgres, so failing the job would lose the input (I1): a producer in any
-        // language may leave BullMQ's default of one attempt. Try again later, within a bound.
-        if (isRejection(error) || job.attemptsStarted >= RAW_INGEST_MAX_STARTS) throw error;
-        const delayMs = rawIngestDelayMs(job.attemptsStarted);
-        ctx.logger.warn({ jobId: job.id, jobName: job.name, attempt: job.attemptsStarted, delayMs, err: error }, 'raw input not ingested; trying again');
-        await job.moveToDelayed(ctx.clock.now() + delayMs, token);
-        // Counted as what it is, a failure retried later, not as the `delayed` of a busy lease.
-        ctx.metrics.jobDone(job.name, 'retry');
-        throw new RetryLaterError();
-      }
+      return ingestInOrder(ctx, order, job, job.name, token, signal);
     case JOB.timer: {
       const result = await fireTimerJob(ctx, job.data);
       if (result.outcome === 'early' || result.outcome === 'postponed') {
@@ -151,4 +135,49 @@ async function refuseUnreadableId(ctx: WorkerContext, job: Job, token: string | 
  */
 async function leaveLine(ctx: WorkerContext, tenant: string, sessionId: string): Promise<void> {
   await leaveFairLine(ctx.redis, ctx.queueName, tenant, sessionId).catch((error: unknown) => ctx.logger.warn({ err: error, sessionId, tenant }, 'drain did not leave its tenant line; the sweeper trims it'));
+}
+
+/**
+ * Ingests a raw job once every raw job of its session added before it has been (src/worker/raw-ingest-order.ts),
+ * so a session's raw inputs get their seqs in add order. Put back as delayed while one before it waits
+ * for a retry; released once its input is committed or it is rejected.
+ */
+async function ingestInOrder(ctx: WorkerContext, order: RawIngestOrder, job: Job, kind: 'send' | 'resume', token: string | undefined, signal: AbortSignal | undefined): Promise<IngestResult> {
+  const sessionId = rawSessionId(job.data);
+  const ref = { id: job.id ?? '', queueQualifiedName: job.queueQualifiedName };
+  let deferrals = 0;
+  if (sessionId !== undefined && job.id !== undefined) {
+    const gate = await order.take(ref, sessionId, signal);
+    if (!gate.go) {
+      await order.deferred(ref);
+      await job.moveToDelayed(gate.deferUntil, token);
+      ctx.metrics.jobDone(kind, 'ordered');
+      throw new RetryLaterError();
+    }
+    deferrals = gate.deferrals;
+  }
+  try {
+    const result = await ingestJob(ctx, kind, job.id, job.data, job.timestamp);
+    if (sessionId !== undefined) await order.release(ref, sessionId);
+    return result;
+  } catch (error) {
+    if (sessionId !== undefined && isRejection(error)) await order.release(ref, sessionId).catch(() => undefined);
+    // Over its tenant's admission rate: ingested later, when the bucket has a token again. Not a
+    // failure, so it does not count toward the starts a failing ingest is allowed.
+    if (error instanceof TenantRateLimitedError) {
+      await job.moveToDelayed(ctx.clock.now() + rateLimitedDelayMs(error), token);
+      throw new DelayedError();
+    }
+    // Not yet in Postgres, so failing the job would lose the input (I1): a producer in any
+    // language may leave BullMQ's default of one attempt. Try again later, within a bound. Starts
+    // that only waited for the jobs before it do not count.
+    const starts = job.attemptsStarted - deferrals;
+    if (isRejection(error) || starts >= RAW_INGEST_MAX_STARTS) throw error;
+    const delayMs = rawIngestDelayMs(starts);
+    ctx.logger.warn({ jobId: job.id, jobName: job.name, attempt: starts, delayMs, err: error }, 'raw input not ingested; trying again');
+    await job.moveToDelayed(ctx.clock.now() + delayMs, token);
+    // Counted as what it is, a failure retried later, not as the `delayed` of a busy lease.
+    ctx.metrics.jobDone(job.name, 'retry');
+    throw new RetryLaterError();
+  }
 }

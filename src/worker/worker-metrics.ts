@@ -54,9 +54,10 @@ export type QueueJobCounts = Partial<Record<(typeof QUEUE_JOB_STATES)[number], n
 
 /**
  * How a job's processing ended: `delayed` (a busy lease: checked again later), `retry` (a raw input
- * not ingested, Postgres failing: tried again later), `rejected` (bad data, failed for good), `error`.
+ * not ingested, Postgres failing: tried again later), `ordered` (a raw input put back to wait for one
+ * of its session's raw inputs added before it), `rejected` (bad data, failed for good), `error`.
  */
-export type JobOutcome = 'ok' | 'delayed' | 'retry' | 'rejected' | 'error';
+export type JobOutcome = 'ok' | 'delayed' | 'retry' | 'ordered' | 'rejected' | 'error';
 
 /** prom-client's process metrics, started once per process: each start adds its own GC observer. */
 let processRegistry: Registry | null = null;
