@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { MAX_TIMER_MS } from '../core/ports/clock.js';
 import { envVariable, flag, integer, matching, oneOf, REDIS_DATABASE_PATH, text, url, zeroOr } from './env-variable.js';
 import { KEY_FILE_VARIABLES } from './key-files.js';
+import { QUEUE_RULE } from '../fleet/queue-name.js';
 import { LLM_PROVIDERS, LOG_FORMATS, LOG_LEVELS, LLM_HTTP_CLIENTS, type LlmProviderName, type LlmHttpClient, type LogFormat } from './resolved-config.js';
 
 /** Defaults match `docker-compose.yml` and README's "Configuration" table. */
@@ -26,7 +27,7 @@ const independentSchema = z.object({
   LOOPFLEET_QUEUE: envVariable(
     'loopfleet',
     // BullMQ rejects ":" in queue names, and the name becomes part of every Redis key.
-    matching(/^[A-Za-z0-9_-]{1,64}$/, '1 to 64 characters of A-Z, a-z, 0-9, "_" or "-" (no ":")'),
+    matching(QUEUE_RULE, '1 to 64 characters of A-Z, a-z, 0-9, "_" or "-" (no ":")'),
   ),
   LLM_MODEL: envVariable<string | null>(null, text),
   OPENAI_BASE_URL: httpUrl,

@@ -5,6 +5,7 @@ import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL } from '../config/env-schema.js
 import { REDIS_DATABASE_PATH, url as urlRule } from '../config/env-variable.js';
 import { ConfigInvalidError } from '../core/errors/index.js';
 import { MAX_TIMER_MS } from '../core/ports/clock.js';
+import { QUEUE_RULE } from '../fleet/queue-name.js';
 import { hasStoreTypes } from '../store/postgres/pool.js';
 
 /**
@@ -101,15 +102,12 @@ export const SESSION_QUEUE_DEFAULTS = {
   recheckMs: 2_000,
 } as const;
 
-/** BullMQ rejects ":" in queue names, and the name prefixes every Redis key (same rule as `LOOPFLEET_QUEUE`). */
-const QUEUE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
-
 /** Validates once, at construction; throws `config.invalid` naming the option. */
 export function resolveSessionQueueOptions(options: SessionQueueOptions): ResolvedQueueOptions {
   if (typeof options !== 'object' || options === null) throw new ConfigInvalidError('SessionQueue: options must be an object');
   const d = SESSION_QUEUE_DEFAULTS;
   const queueName = options.queueName ?? d.queueName;
-  if (typeof queueName !== 'string' || !QUEUE_NAME.test(queueName)) {
+  if (typeof queueName !== 'string' || !QUEUE_RULE.test(queueName)) {
     throw invalid('queueName', 'must be 1 to 64 characters of A-Z, a-z, 0-9, "_" or "-" (no ":")');
   }
   const batch = group('batch', options.batch);
