@@ -335,7 +335,7 @@ function workerContext(config: ResolvedConfig, options: StartWorkerOptions, part
       tenantLabel: config.metrics.tenantLabel,
       isTool: (name) => parts.agents.hasTool(name),
       events: () => connections.publisher,
-      backlog: () => upkeep.readBacklog(),
+      backlog: () => upkeep.readBacklog(config.queueName),
       queueJobs: () => connections.queue.getJobCounts(...QUEUE_JOB_STATES),
     }),
     logger: workerLogger,

@@ -39,6 +39,9 @@ export interface StrandedSession {
 export interface UpkeepStore {
   /** Session ids with open inputs and no live lease, or a lease that lapsed unreleased (I1, I6). */
   findStrandedSessions(query: StrandedQuery): Promise<StrandedSession[]>;
-  /** One aggregate read of the backlog (for `/metrics`: the signal to scale workers on). */
-  readBacklog(): Promise<Backlog>;
+  /**
+   * One aggregate read of the backlog (for `/metrics`: the signal to scale workers on): of the
+   * sessions of `queue` (and those from before queues were recorded) when given, else of every queue.
+   */
+  readBacklog(queue?: string): Promise<Backlog>;
 }

@@ -11,7 +11,7 @@ export class PostgresUpkeepStore implements UpkeepStore {
     return findStrandedSessions(this.db, query);
   }
 
-  readBacklog(): Promise<Backlog> {
-    return readBacklog(this.db);
+  readBacklog(queue?: string): Promise<Backlog> {
+    return readBacklog(this.db, queue ?? null);
   }
 }

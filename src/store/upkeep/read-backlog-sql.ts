@@ -6,6 +6,8 @@
  * long the oldest of these has waited, by Postgres's clock. Reads `session_inputs_pending_age_idx`
  * (pending inputs) and, per pending input, `session_inputs_open_idx` (open inputs by session and seq),
  * so it costs the backlog's size, never the table's. `::int`: a backlog past 2^31 is not one to count.
+ * Only inputs of sessions of the reading worker's queue, and of sessions from before queues were
+ * recorded (`''`): several queues on one database each see their own backlog. $1 queue (null: every queue's).
  */
 export const READ_BACKLOG_SQL = `SELECT count(*)::int AS pending,
        count(*) FILTER (WHERE startable)::int AS sessions_waiting,
@@ -14,4 +16,5 @@ export const READ_BACKLOG_SQL = `SELECT count(*)::int AS pending,
                NOT EXISTS (SELECT 1 FROM session_inputs o
                             WHERE o.session_id = p.session_id AND o.seq < p.seq AND o.status IN ('pending', 'running', 'waiting')) AS startable
           FROM session_inputs p
-         WHERE p.status = 'pending') AS waiting`;
+         WHERE p.status = 'pending'
+           AND ($1::text IS NULL OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = p.session_id AND s.queue IN ($1, '')))) AS waiting`;

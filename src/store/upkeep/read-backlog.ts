@@ -10,9 +10,9 @@ const backlogRowSchema = z.object({
   oldest_wait_seconds: z.number(),
 });
 
-/** One aggregate read of the backlog (for `/metrics`: the signal to scale workers on). */
-export async function readBacklog(db: Queryable): Promise<Backlog> {
-  const result = await db.query({ name: 'loopfleet_read_backlog', text: READ_BACKLOG_SQL });
+/** One aggregate read of the backlog (for `/metrics`: the signal to scale workers on), of one queue's sessions unless `queue` is null. */
+export async function readBacklog(db: Queryable, queue: string | null = null): Promise<Backlog> {
+  const result = await db.query({ name: 'loopfleet_read_backlog', text: READ_BACKLOG_SQL, values: [queue] });
   const row = parseRow(backlogRowSchema, result.rows[0], 'the backlog');
   return { pending: row.pending, sessionsWaiting: row.sessions_waiting, oldestWaitSeconds: Math.max(0, row.oldest_wait_seconds) };
 }

@@ -127,4 +127,17 @@ describe('readBacklog', () => {
     await fleet.pool.query("UPDATE session_inputs SET status = 'cancelled', finished_at = now() WHERE session_id = 'backlog-b'");
     expect(await readBacklog(fleet.pool)).toEqual({ pending: 2, sessionsWaiting: 0, oldestWaitSeconds: 0 });
   });
+
+  it("counts only its queue's sessions (and those from before queues were recorded) when given a queue", async () => {
+    await fleet.pool.query("UPDATE session_inputs SET status = 'cancelled', finished_at = now() WHERE status IN ('pending', 'running')");
+    const accept = (sessionId: string) => fleet.store.acceptInput({ sessionId, kind: 'send', payload: { input: 'waiting' }, maxBytes: fleet.config.worker.maxInputBytes });
+    await accept('backlog-q1');
+    await accept('backlog-q2');
+    await accept('backlog-q2');
+    await accept('backlog-legacy');
+    await fleet.pool.query("UPDATE sessions SET queue = CASE id WHEN 'backlog-q1' THEN 'q1' WHEN 'backlog-q2' THEN 'q2' ELSE '' END WHERE id IN ('backlog-q1', 'backlog-q2', 'backlog-legacy')");
+    expect(await readBacklog(fleet.pool, 'q1')).toMatchObject({ pending: 2, sessionsWaiting: 2 });
+    expect(await readBacklog(fleet.pool, 'q2')).toMatchObject({ pending: 3, sessionsWaiting: 2 });
+    expect(await readBacklog(fleet.pool)).toMatchObject({ pending: 4, sessionsWaiting: 3 });
+  });
 });
