@@ -59,6 +59,11 @@ export interface PeerSystem {
   name: string;
   /** The package versions used, recorded in the JSON (e.g. `{ 'graphile-worker': '0.17.1' }`). */
   versions(): Record<string, string>;
+  /**
+   * The node binary for this system's worker and producer processes, when it is not the harness's own
+   * (a peer whose current version needs Node 22: `nodeBinary: node22()` from `lib/node22.ts`). Recorded.
+   */
+  nodeBinary?: string;
   /** The settings to try; the best (highest inputs/s) is kept and recorded. At least one point. */
   sweep: Array<Record<string, string | number>>;
   /** In the orchestrator: schema, migrations, servers the system needs (their pids for CPU and RSS). */
