@@ -120,7 +120,7 @@ export class InputEvents {
   }
 
   #add(p: ReturnType<Redis['pipeline']>, type: string, data: Record<string, unknown>): void {
-    p.xadd(this.#key, 'MAXLEN', '~', '1000', '*', 'type', type, 'data', JSON.stringify(data));
+    p.xadd(this.#key, 'MAXLEN', '~', '10000', '*', 'type', type, 'data', JSON.stringify(data));
   }
 }
 

@@ -1,0 +1,90 @@
+/**
+ * graphile-worker 0.17 (Node 20; 0.18 needs Node 22): a job per input, `queueName` = the session id,
+ * which graphile-worker runs one job at a time, in order. The job runs the whole standard input (the
+ * job is its unit of retry), history in `peer_history` through the worker's own pool
+ * (`helpers.withPgClient`). Producer: `makeWorkerUtils().addJob`.
+ */
+import { createRequire } from 'node:module';
+import { Redis } from 'ioredis';
+import { Logger, makeWorkerUtils, run, runMigrations, type Runner, type Task, type WorkerUtils } from 'graphile-worker';
+import { appendHistory, createHistoryTable, loadHistory, verifyHistory, verifyStreams } from '../lib/pg-history.js';
+import { runStandardInput } from '../lib/standard-loop.js';
+import { InputEvents } from '../lib/standard.js';
+import type { PeerContext, PeerSystem, StandardInput } from '../lib/system.js';
+
+const require = createRequire(import.meta.url);
+const TASK = 'standard_input';
+
+const system: PeerSystem = {
+  name: 'graphile-worker',
+  versions: () => ({ 'graphile-worker': (require('graphile-worker/package.json') as { version: string }).version, node: process.version }),
+  // concurrentJobs. Not the local queue (`localQueue.size` > 1, its docs' advice for throughput): its
+  // batch fetch takes several jobs of one named queue at once and runs them side by side (0.17.3,
+  // `getJobs` with batchSize > 1), which breaks "one at a time per session": measured here, jobs of a
+  // session overlapped and their history appends collided, retried and ran out of order.
+  sweep: [{ concurrency: 16 }, { concurrency: 32 }, { concurrency: 64 }],
+  async setup(ctx) {
+    await runMigrations({ connectionString: ctx.pgUrl, logger: makeLogger() });
+    await createHistoryTable(ctx.pgUrl);
+    return { serverPids: [] };
+  },
+  async startWorker(ctx, model) {
+    const redis = new Redis(ctx.redisUrl);
+    const concurrency = Number(ctx.settings['concurrency'] ?? 32);
+    const task: Task = async (payload, helpers) => {
+      const input = payload as StandardInput;
+      const events = new InputEvents(redis, ctx.runId, input);
+      await runStandardInput(model, events, input.text, {
+        loadHistory: () => helpers.withPgClient((client) => loadHistory(client, input.sessionId)),
+        step: (_name, fn) => fn(),
+        appendHistory: (messages) => helpers.withPgClient((client) => appendHistory(client, input.sessionId, input.inputId, messages)),
+      });
+    };
+    const runner: Runner = await run({
+      connectionString: ctx.pgUrl,
+      concurrency,
+      noHandleSignals: true,
+      pollInterval: 1000,
+      taskList: { [TASK]: task },
+      logger: makeLogger(),
+      preset: {
+        worker: {
+          // Its docs' advice (concurrentJobs + 2), within the server's max_connections (100 here).
+          maxPoolSize: Math.min(concurrency + 2, 50),
+        },
+      },
+    });
+    return {
+      async stop() {
+        await runner.stop();
+        redis.disconnect();
+      },
+    };
+  },
+  async createProducer(ctx: PeerContext) {
+    const utils: WorkerUtils = await makeWorkerUtils({ connectionString: ctx.pgUrl, logger: makeLogger() });
+    return {
+      async add(input) {
+        await utils.addJob(TASK, input, { queueName: input.sessionId, jobKey: input.inputId, jobKeyMode: 'preserve_run_at', maxAttempts: 25 });
+      },
+      async close() {
+        await utils.release();
+      },
+    };
+  },
+  async verify(ctx, expected) {
+    const result = await verifyHistory(ctx.pgUrl, expected);
+    const streams = await verifyStreams(ctx.redisUrl, ctx.runId, expected);
+    return { ok: result.ok && streams.length === 0, historyInputs: result.historyInputs, problems: [...result.problems, ...streams] };
+  },
+  async teardown() {},
+};
+
+/** graphile-worker's logger, quiet. */
+function makeLogger(): Logger {
+  return new Logger(() => (level, message) => {
+    if (process.env.PEERS_DEBUG && (level === "error" || level === "warning")) console.error("graphile", level, message);
+  });
+}
+
+export default system;
