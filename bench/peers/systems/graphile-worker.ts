@@ -4,20 +4,19 @@
  * job is its unit of retry), history in `peer_history` through the worker's own pool
  * (`helpers.withPgClient`). Producer: `makeWorkerUtils().addJob`.
  */
-import { createRequire } from 'node:module';
 import { Redis } from 'ioredis';
 import { Logger, makeWorkerUtils, run, runMigrations, type Runner, type Task, type WorkerUtils } from 'graphile-worker';
 import { appendHistory, createHistoryTable, loadHistory, verifyHistory, verifyStreams } from '../lib/pg-history.js';
+import { packageVersion } from '../lib/package-version.js';
 import { runStandardInput } from '../lib/standard-loop.js';
 import { InputEvents } from '../lib/standard.js';
 import type { PeerContext, PeerSystem, StandardInput } from '../lib/system.js';
 
-const require = createRequire(import.meta.url);
 const TASK = 'standard_input';
 
 const system: PeerSystem = {
   name: 'graphile-worker',
-  versions: () => ({ 'graphile-worker': (require('graphile-worker/package.json') as { version: string }).version, node: process.version }),
+  versions: () => ({ 'graphile-worker': packageVersion('graphile-worker'), node: process.version }),
   // concurrentJobs. Not the local queue (`localQueue.size` > 1, its docs' advice for throughput): its
   // batch fetch takes several jobs of one named queue at once and runs them side by side (0.17.3,
   // `getJobs` with batchSize > 1), which breaks "one at a time per session": measured here, jobs of a

@@ -5,16 +5,15 @@
  * `transactional`, in the same transaction as the jobs' completion.
  * Producer: `boss.send`.
  */
-import { createRequire } from 'node:module';
 import { Redis } from 'ioredis';
 import { PgBoss } from 'pg-boss';
 import { node22 } from '../lib/node22.js';
 import { appendHistory, createHistoryTable, loadHistory, verifyHistory, verifyStreams, type Queryable } from '../lib/pg-history.js';
+import { packageVersion } from '../lib/package-version.js';
 import { runStandardInput } from '../lib/standard-loop.js';
 import { InputEvents } from '../lib/standard.js';
 import type { PeerContext, PeerSystem, StandardInput } from '../lib/system.js';
 
-const require = createRequire(import.meta.url);
 const QUEUE = 'standard_input';
 
 function boss(ctx: PeerContext, max: number): PgBoss {
@@ -33,7 +32,7 @@ function queryable(db: { executeSql(text: string, values?: unknown[]): Promise<{
 const system: PeerSystem = {
   name: 'pg-boss',
   nodeBinary: node22(),
-  versions: () => ({ 'pg-boss': (require('pg-boss/package.json') as { version: string }).version, node: process.version }),
+  versions: () => ({ 'pg-boss': packageVersion('pg-boss'), node: process.version }),
   // Workers per process (`localConcurrency`), jobs per fetch (`batchSize`, fetched again at once while
   // batches come back full: `burstWhenBatchFull`; a batch's jobs run side by side, and
   // `key_strict_fifo` gives a batch at most one job per session), and whether the history commits with
