@@ -66,7 +66,11 @@ export interface PeerSystem {
   nodeBinary?: string;
   /** The settings to try; the best (highest inputs/s) is kept and recorded. At least one point. */
   sweep: Array<Record<string, string | number>>;
-  /** In the orchestrator: schema, migrations, servers the system needs (their pids for CPU and RSS). */
+  /**
+   * In the orchestrator: schema, migrations, servers the system needs (their pids for CPU and RSS). It
+   * may add entries to `ctx.settings` (a server's URLs): the worker and producer processes get the
+   * settings as they are after `setup`.
+   */
   setup(ctx: PeerContext): Promise<{ serverPids: number[] }>;
   /** In the worker process: starts processing inputs. `model` is the standard model for `ctx.modelKind`. */
   startWorker(ctx: PeerContext, model: StandardModel): Promise<PeerWorker>;
