@@ -95,3 +95,10 @@ export async function verifyStreams(redisUrl: string, runId: string, expected: R
   }
   return problems.slice(0, 20);
 }
+
+/** The whole check of a peer that keeps its history in `peer_history`: the rows, then the streams. */
+export async function verifyPgPeer(ctx: { pgUrl: string; redisUrl: string; runId: string }, expected: ReadonlyMap<string, readonly string[]>): Promise<VerifyResult> {
+  const result = await verifyHistory(ctx.pgUrl, expected);
+  const streams = await verifyStreams(ctx.redisUrl, ctx.runId, expected);
+  return { ok: result.ok && streams.length === 0, historyInputs: result.historyInputs, problems: [...result.problems, ...streams] };
+}

@@ -10,7 +10,7 @@
 import { DBOS, DBOSClient } from '@dbos-inc/dbos-sdk';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { appendHistory, createHistoryTable, loadHistory, verifyHistory, verifyStreams } from '../lib/pg-history.js';
+import { appendHistory, createHistoryTable, loadHistory, verifyPgPeer } from '../lib/pg-history.js';
 import { packageVersion } from '../lib/package-version.js';
 import { runStandardInput } from '../lib/standard-loop.js';
 import { InputEvents, type StandardModel } from '../lib/standard.js';
@@ -82,11 +82,7 @@ const system: PeerSystem = {
       },
     };
   },
-  async verify(ctx, expected) {
-    const result = await verifyHistory(ctx.pgUrl, expected);
-    const streams = await verifyStreams(ctx.redisUrl, ctx.runId, expected);
-    return { ok: result.ok && streams.length === 0, historyInputs: result.historyInputs, problems: [...result.problems, ...streams] };
-  },
+  verify: verifyPgPeer,
   async teardown() {},
 };
 

@@ -6,7 +6,7 @@
  */
 import { Redis } from 'ioredis';
 import { Logger, makeWorkerUtils, run, runMigrations, type Runner, type Task, type WorkerUtils } from 'graphile-worker';
-import { appendHistory, createHistoryTable, loadHistory, verifyHistory, verifyStreams } from '../lib/pg-history.js';
+import { appendHistory, createHistoryTable, loadHistory, verifyPgPeer } from '../lib/pg-history.js';
 import { packageVersion } from '../lib/package-version.js';
 import { runStandardInput } from '../lib/standard-loop.js';
 import { InputEvents } from '../lib/standard.js';
@@ -71,11 +71,7 @@ const system: PeerSystem = {
       },
     };
   },
-  async verify(ctx, expected) {
-    const result = await verifyHistory(ctx.pgUrl, expected);
-    const streams = await verifyStreams(ctx.redisUrl, ctx.runId, expected);
-    return { ok: result.ok && streams.length === 0, historyInputs: result.historyInputs, problems: [...result.problems, ...streams] };
-  },
+  verify: verifyPgPeer,
   async teardown() {},
 };
 

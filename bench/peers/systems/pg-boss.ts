@@ -8,7 +8,7 @@
 import { Redis } from 'ioredis';
 import { PgBoss } from 'pg-boss';
 import { node22 } from '../lib/node22.js';
-import { appendHistory, createHistoryTable, loadHistory, verifyHistory, verifyStreams, type Queryable } from '../lib/pg-history.js';
+import { appendHistory, createHistoryTable, loadHistory, verifyPgPeer, type Queryable } from '../lib/pg-history.js';
 import { packageVersion } from '../lib/package-version.js';
 import { runStandardInput } from '../lib/standard-loop.js';
 import { InputEvents } from '../lib/standard.js';
@@ -90,11 +90,7 @@ const system: PeerSystem = {
       },
     };
   },
-  async verify(ctx, expected) {
-    const result = await verifyHistory(ctx.pgUrl, expected);
-    const streams = await verifyStreams(ctx.redisUrl, ctx.runId, expected);
-    return { ok: result.ok && streams.length === 0, historyInputs: result.historyInputs, problems: [...result.problems, ...streams] };
-  },
+  verify: verifyPgPeer,
   async teardown() {},
 };
 
