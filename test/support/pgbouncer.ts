@@ -35,6 +35,8 @@ export interface PgBouncerOptions {
 
 export interface RunningPgBouncer {
   port: number;
+  /** The pgbouncer process (for CPU readings). */
+  pid: number;
   /** `url` (a database of the server behind it) as reached through this PgBouncer. */
   via(url: string): string;
   /** What the process wrote (its log), for failure messages. */
@@ -100,7 +102,7 @@ export async function startPgBouncer(serverUrl: string, options: PgBouncerOption
     await stop();
     throw error;
   }
-  return { port, via, log: () => output, stop };
+  return { port, pid: child.pid ?? 0, via, log: () => output, stop };
 }
 
 /** The unprivileged user a root-started pgbouncer runs as: `postgres` where the server is installed, else `nobody`. */
