@@ -40,10 +40,14 @@ export class FleetFixture {
    * fixture's, its workers' and its worker processes' — at the URL `through` makes of its own.
    */
   static async create(label: string, env: Record<string, string> = {}, options: { through?: (url: string) => string } = {}): Promise<FleetFixture> {
-    const db = await createTestDatabase(label, { migrate: options.through === undefined });
-    const databaseUrl = options.through === undefined ? db.url : options.through(db.url);
-    if (options.through !== undefined) await runMigrations({ databaseUrl });
+    // LOOPFLEET_TEST_PGBOUNCER=1 (global-setup.ts): every fleet through the run's PgBouncer, unless the test chose its own way.
+    const bouncerPort = inject('pgbouncerPort');
+    const through = options.through ?? (bouncerPort > 0 ? (url: string) => viaPort(url, bouncerPort) : undefined);
+    const db = await createTestDatabase(label, { migrate: through === undefined });
+    const databaseUrl = through === undefined ? db.url : through(db.url);
+    if (through !== undefined) await runMigrations({ databaseUrl });
     const fullEnv = {
+      ...(through !== undefined && options.through === undefined ? { DATABASE_POOLER: 'transaction' } : {}),
       DATABASE_URL: databaseUrl,
       REDIS_URL: inject('redisUrl'),
       LOOPFLEET_QUEUE: uniqueName(label),
@@ -161,4 +165,12 @@ export class FleetFixture {
     await this.pool.end();
     await this.db.drop();
   }
+}
+
+/** `url` with its host and port replaced by loopback:`port`. */
+function viaPort(url: string, port: number): string {
+  const through = new URL(url);
+  through.hostname = '127.0.0.1';
+  through.port = String(port);
+  return through.toString();
 }

@@ -72,6 +72,8 @@ export async function startPgBouncer(serverUrl: string, options: PgBouncerOption
     `default_pool_size = ${options.poolSize ?? 4}`,
     `max_client_conn = ${options.maxClientConn ?? 400}`,
     // No ignore_startup_parameters: a pool that sent statement_timeout would be refused, as in production.
+    // Idle server connections go soon: a test database is dropped, and others wait for the server's slots.
+    'server_idle_timeout = 10',
     'log_connections = 0',
     'log_disconnections = 0',
   ].join('\n');
