@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { createPgPool, parseTimestamptz } from '../../../src/store/postgres/pool.js';
+import { DATABASE_POOLERS as CONFIG_POOLERS } from '../../../src/config/resolved-config.js';
+import { createPgPool, DATABASE_POOLERS as POOL_POOLERS, parseTimestamptz } from '../../../src/store/postgres/pool.js';
 
 /** pg's own `timestamptz` parser, which the pool's fast one must agree with on every input. */
 const pgParse = pg.types.getTypeParser(1184, 'text') as (value: string) => unknown;
@@ -98,6 +99,10 @@ describe('createPgPool connection settings', () => {
     // The caller's config is left as it was.
     expect(config.name).toBe('loopfleet_probe');
     await Promise.all([session.end(), transaction.end()]);
+  });
+
+  it('knows the same poolers as DATABASE_POOLER', () => {
+    expect(POOL_POOLERS).toEqual(CONFIG_POOLERS);
   });
 
   it.each(['pgbouncer', '', 'Transaction'])('refuses pooler %j with config.invalid', (pooler) => {
