@@ -86,6 +86,7 @@ async function openPool(config: ResolvedConfig): Promise<pg.Pool> {
   const pool = createPgPool(config.databaseUrl, {
     applicationName: 'loopfleet-cli',
     maxConnections: config.worker.poolSize,
+    pooler: config.worker.pooler,
     statementTimeoutMs: config.worker.statementTimeoutMs,
     connectionTimeoutMs: CLI_CONNECT_TIMEOUT_MS,
   });

@@ -4,7 +4,7 @@ import { MAX_TIMER_MS } from '../core/ports/clock.js';
 import { envVariable, flag, integer, matching, oneOf, REDIS_DATABASE_PATH, text, url, zeroOr } from './env-variable.js';
 import { KEY_FILE_VARIABLES } from './key-files.js';
 import { QUEUE_RULE } from '../fleet/queue-name.js';
-import { LLM_PROVIDERS, LOG_FORMATS, LOG_LEVELS, LLM_HTTP_CLIENTS, type LlmProviderName, type LlmHttpClient, type LogFormat } from './resolved-config.js';
+import { DATABASE_POOLERS, LLM_PROVIDERS, LOG_FORMATS, LOG_LEVELS, LLM_HTTP_CLIENTS, type DatabasePooler, type LlmProviderName, type LlmHttpClient, type LogFormat } from './resolved-config.js';
 
 /** Defaults match `docker-compose.yml` and README's "Configuration" table. */
 export const DEFAULT_DATABASE_URL = 'postgres://postgres:postgres@127.0.0.1:5432/loopfleet';
@@ -41,6 +41,7 @@ const independentSchema = z.object({
   WORKER_CONCURRENCY: envVariable(16, integer({ min: 1, max: 10_000, expected: 'a positive integer' })),
   WORKER_HEAP_GROWTH_PERCENT: envVariable(100, integer({ min: 0, max: 1000, expected: 'an integer from 0 to 1000 (percent; 0 leaves V8 its own)' })),
   DATABASE_POOL_SIZE: envVariable(10, integer({ min: 1, max: 1000, expected: 'a positive integer' })),
+  DATABASE_POOLER: envVariable<DatabasePooler>('none', oneOf(DATABASE_POOLERS)),
   DATABASE_BATCH_SIZE: envVariable(64, integer({ min: 1, max: 1000, expected: 'an integer from 1 to 1000 (writes per statement)' })),
   DATABASE_BATCH_STATEMENTS: envVariable(2, integer({ min: 1, max: 1000, expected: 'an integer from 1 to 1000 (batched statements at once)' })),
   DATABASE_BATCH_OVERLAP_MIN: envVariable(16, integer({ min: 1, max: 100_000, expected: 'an integer from 1 to 100000 (writes or reads waiting)' })),

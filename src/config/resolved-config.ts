@@ -10,6 +10,10 @@ export type LlmHttpClient = (typeof LLM_HTTP_CLIENTS)[number];
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+/** What stands between the workers' pools and Postgres (`DATABASE_POOLER`, docs/postgres-pooling.md). */
+export const DATABASE_POOLERS = ['none', 'session', 'transaction'] as const;
+export type DatabasePooler = (typeof DATABASE_POOLERS)[number];
+
 export const LOG_FORMATS = ['json', 'pretty'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
 
@@ -82,6 +86,13 @@ export interface WorkerConfig {
    * the server's `max_connections` (100 by default) — the limit to watch when scaling out.
    */
   poolSize: number;
+  /**
+   * `DATABASE_POOLER`: `none` (default; the pool talks to Postgres itself), `session` (a pooler in
+   * session mode: no `statement_timeout` startup parameter, which PgBouncer refuses) or
+   * `transaction` (a pooler in transaction mode, e.g. PgBouncer 1.18: that, and every statement sent
+   * unnamed instead of as a named prepared statement). docs/postgres-pooling.md.
+   */
+  pooler: DatabasePooler;
   /**
    * `DATABASE_STATEMENT_TIMEOUT_MS`: longest one Postgres statement may run, in milliseconds,
    * 0 (none) or 1000–3600000. Default 30000. The server cancels a statement past it (`statement_timeout`; it

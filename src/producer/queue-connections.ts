@@ -56,6 +56,7 @@ export function openQueueConnections(options: ResolvedQueueOptions): QueueConnec
     createPgPool(options.databaseUrl, {
       applicationName: 'loopfleet-client',
       maxConnections: options.poolSize,
+      pooler: options.pooler,
       statementTimeoutMs: options.statementTimeoutMs,
       onIdleClientError: (error) => log?.warn({ err: error }, 'idle postgres connection failed'),
     });

@@ -6,7 +6,7 @@ import { REDIS_DATABASE_PATH, url as urlRule } from '../config/env-variable.js';
 import { ConfigInvalidError } from '../core/errors/index.js';
 import { MAX_TIMER_MS } from '../core/ports/clock.js';
 import { QUEUE_RULE } from '../fleet/queue-name.js';
-import { hasStoreTypes } from '../store/postgres/pool.js';
+import { DATABASE_POOLERS, hasStoreTypes, type DatabasePooler } from '../store/postgres/pool.js';
 
 /**
  * Options of {@link SessionQueue}. Connections are either given (`pool`, `redis`: the caller keeps
@@ -26,6 +26,11 @@ export interface SessionQueueOptions {
   redis?: Redis;
   /** Most connections the queue's own pool opens (`DATABASE_POOL_SIZE`). Ignored when `pool` is given. Default 10. */
   poolSize?: number;
+  /**
+   * What stands between the queue's own pool and Postgres (`DATABASE_POOLER`; `createPgPool`'s
+   * `pooler`): `none`, `session` or `transaction` (docs/postgres-pooling.md). Ignored when `pool` is given. Default `none`.
+   */
+  pooler?: DatabasePooler;
   /**
    * Longest one statement of the queue's own pool may run, in milliseconds
    * (`DATABASE_STATEMENT_TIMEOUT_MS`; `createPgPool`'s `statementTimeoutMs`): past it the server
@@ -79,6 +84,7 @@ export interface ResolvedQueueOptions {
   redisUrl: string;
   redis: Redis | null;
   poolSize: number;
+  pooler: DatabasePooler;
   statementTimeoutMs: number;
   batch: { maxSize: number; maxInFlight: number };
   events: { maxLen: number; idleExpirySeconds: number };
@@ -118,6 +124,7 @@ export function resolveSessionQueueOptions(options: SessionQueueOptions): Resolv
     redisUrl: options.redis === undefined ? url('redisUrl', options.redisUrl ?? DEFAULT_REDIS_URL, ['redis:', 'rediss:'], REDIS_DATABASE_PATH) : '',
     redis: options.redis ?? null,
     poolSize: positiveInteger('poolSize', options.poolSize ?? d.poolSize),
+    pooler: pooler(options.pooler ?? 'none'),
     statementTimeoutMs: statementTimeout(options.statementTimeoutMs ?? d.statementTimeoutMs),
     batch: {
       maxSize: positiveInteger('batch.maxSize', batch.maxSize ?? d.batch.maxSize),
@@ -134,6 +141,11 @@ export function resolveSessionQueueOptions(options: SessionQueueOptions): Resolv
     recheckMs: milliseconds('recheckMs', options.recheckMs ?? d.recheckMs),
     logger: options.logger ?? null,
   };
+}
+
+function pooler(value: unknown): DatabasePooler {
+  if (typeof value === 'string' && (DATABASE_POOLERS as readonly string[]).includes(value)) return value as DatabasePooler;
+  throw invalid('pooler', `must be one of ${DATABASE_POOLERS.join(', ')}, got ${String(value)}`);
 }
 
 function storePool(pool: unknown): pg.Pool {

@@ -385,6 +385,7 @@ export function clientQueueOptions(config: ResolvedConfig): SessionQueueOptions 
     maxInputBytes: config.worker.maxInputBytes,
     fairDispatch: config.fairDispatch,
     poolSize: config.worker.poolSize,
+    pooler: config.worker.pooler,
     statementTimeoutMs: config.worker.statementTimeoutMs,
     batch: { maxSize: config.worker.batch.maxSize, maxInFlight: config.worker.batch.maxInFlight },
     events: { maxLen: config.events.maxLen, idleExpirySeconds: config.events.idleExpirySeconds },

@@ -239,6 +239,7 @@ function openConnections(config: ResolvedConfig, logger: Logger, telemetry: Tele
   const postgresTrouble = new ConnectionTrouble(logger, { component: 'postgres.idle', address: serverAddress(config.databaseUrl, 5432) });
   const pool = createPgPool(config.databaseUrl, {
     maxConnections: config.worker.poolSize,
+    pooler: config.worker.pooler,
     statementTimeoutMs: config.worker.statementTimeoutMs,
     onIdleClientError: (error: Error) => postgresTrouble.failed(error),
   });

@@ -8,6 +8,7 @@ import type { SessionStore } from '../../src/core/ports/session-store.js';
 import type { AcceptDeps } from '../../src/fleet/accept-input.js';
 import { eventStreamKey } from '../../src/fleet/fleet-keys.js';
 import { createLogger } from '../../src/observability/logger.js';
+import { runMigrations } from '../../src/store/postgres/migrate.js';
 import { createPgPool } from '../../src/store/postgres/pool.js';
 import { PostgresSessionStore } from '../../src/store/postgres-session-store.js';
 import { startWorker, type RunningWorker, type StartWorkerOptions } from '../../src/worker/start-worker.js';
@@ -33,10 +34,21 @@ export class FleetFixture {
     readonly queue: Queue,
   ) {}
 
-  static async create(label: string, env: Record<string, string> = {}): Promise<FleetFixture> {
-    const db = await createTestDatabase(label);
+  /**
+   * `options.through` reaches the database another way (a pooler in front of it: test/support/pgbouncer.ts):
+   * the database is created on the server, then migrated, and used by every pool of the fleet — the
+   * fixture's, its workers' and its worker processes' — at the URL `through` makes of its own.
+   */
+  static async create(label: string, env: Record<string, string> = {}, options: { through?: (url: string) => string } = {}): Promise<FleetFixture> {
+    // LOOPFLEET_TEST_PGBOUNCER=1 (global-setup.ts): every fleet through the run's PgBouncer, unless the test chose its own way.
+    const bouncerPort = inject('pgbouncerPort');
+    const through = options.through ?? (bouncerPort > 0 ? (url: string) => viaPort(url, bouncerPort) : undefined);
+    const db = await createTestDatabase(label, { migrate: through === undefined });
+    const databaseUrl = through === undefined ? db.url : through(db.url);
+    if (through !== undefined) await runMigrations({ databaseUrl });
     const fullEnv = {
-      DATABASE_URL: db.url,
+      ...(through !== undefined && options.through === undefined ? { DATABASE_POOLER: 'transaction' } : {}),
+      DATABASE_URL: databaseUrl,
       REDIS_URL: inject('redisUrl'),
       LOOPFLEET_QUEUE: uniqueName(label),
       LLM_PROVIDER: 'scripted',
@@ -47,7 +59,7 @@ export class FleetFixture {
       ...env,
     };
     const config = loadConfig(fullEnv);
-    const pool = createPgPool(config.databaseUrl);
+    const pool = createPgPool(config.databaseUrl, { pooler: config.worker.pooler });
     const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
     // Tests that restart a private Redis see connection errors: ioredis reconnects by itself.
     redis.on('error', () => undefined);
@@ -153,4 +165,12 @@ export class FleetFixture {
     await this.pool.end();
     await this.db.drop();
   }
+}
+
+/** `url` with its host and port replaced by loopback:`port`. */
+function viaPort(url: string, port: number): string {
+  const through = new URL(url);
+  through.hostname = '127.0.0.1';
+  through.port = String(port);
+  return through.toString();
 }

@@ -1,14 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { drizzle } from 'drizzle-orm/node-postgres';
+import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { parse as parseConnectionString } from 'pg-connection-string';
-import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
 import { migrationsFolder } from './package-paths.js';
 
 /**
- * Session-level advisory lock key shared by every `loopfleet migrate`, so concurrent runs (three
- * containers starting at once) apply migrations one after another instead of racing on DDL.
+ * Advisory lock key shared by every `loopfleet migrate`, so concurrent runs (three containers
+ * starting at once) apply migrations one after another instead of racing on DDL. Taken for the run's
+ * one transaction (`pg_advisory_xact_lock`), not for its session: behind a pooler in transaction mode
+ * (PgBouncer) a session-level lock would stay on whichever server connection took it, and the run's
+ * next statements could go to another.
  */
 const MIGRATION_LOCK_KEY = 7_210_443_551_002_001n;
 
@@ -30,29 +32,56 @@ interface Journal {
   entries: { idx: number; tag: string }[];
 }
 
-/** Applies the committed migrations. Idempotent, and safe to run from several processes at once. */
+/**
+ * Applies the committed migrations. Idempotent, and safe to run from several processes at once. The
+ * whole run is one transaction on one connection — the lock, drizzle's bookkeeping table, every
+ * pending migration and its row in that table — so it works the same straight to Postgres and
+ * through a pooler in transaction mode, and a run that fails applies nothing.
+ */
 export async function runMigrations(options: MigrateOptions): Promise<MigrationReport> {
   if (options.createDatabase === true) await ensureDatabase(options.databaseUrl);
   const client = await connect(options.databaseUrl);
   try {
-    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY.toString()]);
-    const before = await appliedCount(client);
-    const folder = migrationsFolder();
-    await migrate(drizzle(client), { migrationsFolder: folder });
-    const after = await appliedCount(client);
-    const tags = readJournal(folder).entries.map((entry) => entry.tag);
-    // Lets the next waiter in before this connection has closed. The lock is the session's, so
-    // closing releases it anyway: an unlock that fails (the connection broke after the migrations
-    // committed) changes nothing, and a failed run does not try one, which would only hide its error.
-    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY.toString()]).catch(() => {});
-    return { applied: tags.slice(before, after), total: after };
+    await client.query('BEGIN');
+    try {
+      const report = await applyPending(client, migrationsFolder());
+      await client.query('COMMIT');
+      return report;
+    } catch (error) {
+      // Nothing of the run stays; on a connection that broke there is nothing to roll back, and the
+      // error to report is the one that ended the run.
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    }
   } finally {
     await disconnect(client);
   }
 }
 
 /**
- * A connection of its own (no pool: the advisory lock is held by one session). Its `'error'` listener
+ * What drizzle's migrator does (`drizzle-orm/pg-core/dialect.js`, same table, hashes and rule: a
+ * migration is pending when its journal time is after the last recorded one), inside the caller's
+ * transaction and under the lock, so the table agrees with `drizzle-kit`'s.
+ */
+async function applyPending(client: pg.Client, folder: string): Promise<MigrationReport> {
+  await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY.toString()]);
+  const before = await appliedCount(client);
+  await client.query('CREATE SCHEMA IF NOT EXISTS drizzle');
+  await client.query('CREATE TABLE IF NOT EXISTS drizzle.__drizzle_migrations (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at bigint)');
+  const last = await client.query<{ created_at: string | null }>('SELECT created_at::text AS created_at FROM drizzle.__drizzle_migrations ORDER BY created_at DESC LIMIT 1');
+  const lastMillis = last.rows[0] === undefined ? null : Number(last.rows[0].created_at);
+  for (const migration of readMigrationFiles({ migrationsFolder: folder })) {
+    if (lastMillis !== null && lastMillis >= migration.folderMillis) continue;
+    for (const statement of migration.sql) await client.query(statement);
+    await client.query('INSERT INTO drizzle.__drizzle_migrations (hash, created_at) VALUES ($1, $2)', [migration.hash, migration.folderMillis]);
+  }
+  const after = await appliedCount(client);
+  const tags = readJournal(folder).entries.map((entry) => entry.tag);
+  return { applied: tags.slice(before, after), total: after };
+}
+
+/**
+ * A connection of its own (no pool: the run's transaction holds it throughout). Its `'error'` listener
  * keeps a connection dropped between statements (a restart, `pg_terminate_backend`) from crashing the
  * process: the statement that was running, or the next one, fails instead.
  */

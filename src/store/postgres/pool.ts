@@ -23,11 +23,24 @@ export interface PgPoolOptions {
    */
   statementTimeoutMs?: number;
   /**
+   * What stands between the pool and Postgres (`DATABASE_POOLER`, docs/postgres-pooling.md):
+   * `none` (the server itself), `session` (a pooler in session mode: PgBouncer refuses the
+   * `statement_timeout` startup parameter, so none is sent) or `transaction` (a pooler in
+   * transaction mode, such as PgBouncer below 1.21: each transaction may run on another server
+   * connection, so statements are also sent unnamed — planned per execution — instead of as the named
+   * prepared statements a connection keeps). Default `none`.
+   */
+  pooler?: DatabasePooler;
+  /**
    * Called when an idle connection fails (server restart, network cut). The pool has already dropped
    * that connection, and the next query opens a new one, so this is informational. Default: ignore.
    */
   onIdleClientError?: (error: Error) => void;
 }
+
+/** The poolers {@link PgPoolOptions.pooler} knows. */
+export const DATABASE_POOLERS = ['none', 'session', 'transaction'] as const;
+export type DatabasePooler = (typeof DATABASE_POOLERS)[number];
 
 /**
  * How much longer than the statement timeout the client waits for an answer before it gives up on
@@ -111,7 +124,10 @@ export function hasStoreTypes(pool: pg.Pool): boolean {
  */
 export function createPgPool(url: string, options: PgPoolOptions = {}): pg.Pool {
   const statementTimeoutMs = statementTimeout(options.statementTimeoutMs ?? 30_000);
+  const pooler = databasePooler(options.pooler ?? 'none');
   const pool = new pg.Pool({
+    // Behind a transaction-mode pooler every statement goes unnamed (one place, not every query).
+    Client: pooler === 'transaction' ? UnnamedStatementClient : pg.Client,
     connectionString: url,
     application_name: options.applicationName ?? 'loopfleet',
     max: options.maxConnections ?? 10,
@@ -122,7 +138,9 @@ export function createPgPool(url: string, options: PgPoolOptions = {}): pg.Pool 
     keepAlive: true,
     keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS,
     // A startup parameter, so it costs no round trip per statement (0 sends none: the server's own).
-    statement_timeout: statementTimeoutMs,
+    // A pooler refuses it (PgBouncer: "unsupported startup parameter"): set it on the server's role
+    // or database there; the client's timer below still bounds a statement never answered.
+    statement_timeout: pooler === 'none' ? statementTimeoutMs : undefined,
     // The client's own timer, for a connection that answers nothing at all.
     query_timeout: statementTimeoutMs === 0 ? 0 : statementTimeoutMs + QUERY_TIMEOUT_SLACK_MS,
     types: {
@@ -140,6 +158,29 @@ export function createPgPool(url: string, options: PgPoolOptions = {}): pg.Pool 
   const onError = options.onIdleClientError ?? (() => {});
   pool.on('error', onError);
   return pool;
+}
+
+/**
+ * A `pg.Client` that sends every statement unnamed: a config object's `name` is dropped, so pg
+ * neither parses it into a named prepared statement on the connection nor expects one there later
+ * (behind a transaction-mode pooler the next use may reach another server connection, which never
+ * saw it: `prepared statement "loopfleet_…" does not exist`). A statement with values still goes
+ * through the extended protocol (Parse, Bind, Execute, Sync in one message), as one transaction;
+ * one without values as a simple query. Everything else of the config is passed on as it is.
+ */
+class UnnamedStatementClient extends pg.Client {}
+const sendQuery = pg.Client.prototype.query;
+UnnamedStatementClient.prototype.query = function query(this: pg.Client, ...args: unknown[]): unknown {
+  const config = args[0];
+  if (typeof config === 'object' && config !== null && (config as { name?: unknown }).name !== undefined && typeof (config as { submit?: unknown }).submit !== 'function') {
+    args[0] = Object.assign({}, config, { name: undefined });
+  }
+  return (sendQuery as (...all: unknown[]) => unknown).apply(this, args);
+} as typeof sendQuery;
+
+function databasePooler(value: unknown): DatabasePooler {
+  if (typeof value === 'string' && (DATABASE_POOLERS as readonly string[]).includes(value)) return value as DatabasePooler;
+  throw new ConfigInvalidError(`createPgPool: pooler must be one of ${DATABASE_POOLERS.join(', ')}`, { details: { received: String(value) } });
 }
 
 function statementTimeout(value: number): number {

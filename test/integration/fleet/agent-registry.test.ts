@@ -80,7 +80,7 @@ describe('the agent registry and agent refusals', () => {
   });
 
   it('loopfleet agents prints the registry as a table and as JSON lines', async () => {
-    const env = { DATABASE_URL: fleet.config.databaseUrl, REDIS_URL: fleet.config.redisUrl, LOOPFLEET_QUEUE: fleet.config.queueName };
+    const env = { DATABASE_URL: fleet.config.databaseUrl, DATABASE_POOLER: fleet.config.worker.pooler, REDIS_URL: fleet.config.redisUrl, LOOPFLEET_QUEUE: fleet.config.queueName };
     const table = await runCliInProcess(['agents'], env);
     expect(table).toMatchObject({ code: 0, err: '' });
     const lines = table.out.trimEnd().split('\n');
@@ -97,7 +97,7 @@ describe('the agent registry and agent refusals', () => {
   });
 
   it('loopfleet stats shows the session\'s agent and the agent that ran each input', async () => {
-    const env = { DATABASE_URL: fleet.config.databaseUrl, REDIS_URL: fleet.config.redisUrl, LOOPFLEET_QUEUE: fleet.config.queueName };
+    const env = { DATABASE_URL: fleet.config.databaseUrl, DATABASE_POOLER: fleet.config.worker.pooler, REDIS_URL: fleet.config.redisUrl, LOOPFLEET_QUEUE: fleet.config.queueName };
     const handle = await queue.add('send', { sessionId: 'stats-on-support', agent: 'support', input: 'hi' });
     await handle.result({ timeoutMs: 20_000 });
     const version = (await registry.listAgents()).find((agent) => agent.name === 'support')!.version;

@@ -18,7 +18,7 @@ describe('the cancel channel wakes a check of the durable flag, it does not canc
 
   beforeAll(async () => {
     fleet = await FleetFixture.create('cancel_forged');
-    queue = new SessionQueue({ databaseUrl: fleet.config.databaseUrl, redisUrl: fleet.config.redisUrl, queueName: fleet.config.queueName, recheckMs: 60_000 });
+    queue = new SessionQueue({ databaseUrl: fleet.config.databaseUrl, pooler: fleet.config.worker.pooler, redisUrl: fleet.config.redisUrl, queueName: fleet.config.queueName, recheckMs: 60_000 });
   });
 
   afterAll(async () => {

@@ -40,7 +40,7 @@ describe('a worker that gives an input up', () => {
     const sessionId = ctx.id('worker-give-up');
     await spentAndAbandoned(ctx, sessionId);
     const worker = await fleet.startWorker({ settings: { sweepEveryMs: 3_600_000, maxInputAttempts: 1 } });
-    const queue = new SessionQueue({ databaseUrl: fleet.config.databaseUrl, redisUrl: fleet.config.redisUrl, queueName: fleet.config.queueName });
+    const queue = new SessionQueue({ databaseUrl: fleet.config.databaseUrl, pooler: fleet.config.worker.pooler, redisUrl: fleet.config.redisUrl, queueName: fleet.config.queueName });
     try {
       await kickSession({ queue: fleet.queue }, { sessionId, tenant: 'default' });
       const [input] = await fleet.waitForSessionFinished(sessionId, 1);

@@ -42,7 +42,7 @@ describe('the cost of LLM calls, from the provider’s usage to the bill', () =>
       METRICS_TENANT_LABEL: 'true',
     });
     worker = await fleet.startWorker({ healthServer: true });
-    queue = new SessionQueue({ databaseUrl: fleet.config.databaseUrl, redisUrl: fleet.config.redisUrl, queueName: fleet.config.queueName });
+    queue = new SessionQueue({ databaseUrl: fleet.config.databaseUrl, pooler: fleet.config.worker.pooler, redisUrl: fleet.config.redisUrl, queueName: fleet.config.queueName });
     await fleet.store.createSession({ id: sessionId, tenant: 'acme' });
     server.enqueue(
       textStream(['One.'], { usage: usageBody({ prompt: 1300, completion: 50, cached: 1024 }) }),

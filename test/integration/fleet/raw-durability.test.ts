@@ -71,7 +71,8 @@ describe('raw path: a worker killed mid-ingest (processes)', () => {
     const sessionId = 'raw-killed';
     const doomed = await fleet.processes.start({ DATABASE_URL: proxy.via(fleet.db.url) });
     // The doomed worker's accept statement never reaches Postgres: it is held mid-ingest, job active.
-    proxy.silenceWhen((chunk) => chunk.includes('loopfleet_accept_inputs'));
+    // By its name, or its text where it goes unnamed (DATABASE_POOLER=transaction: LOOPFLEET_TEST_PGBOUNCER=1).
+    proxy.silenceWhen((chunk) => chunk.includes('loopfleet_accept_inputs') || chunk.includes('AS r(session_id text, input_id text, kind text'));
     await fleet.queue.add('send', { sessionId, input: 'taken over' }, { jobId: 'killed-1' });
     await fleet.waitFor('the accept held in the proxy', async () => (proxy.silenced() > 0 ? true : undefined));
     expect(await fleet.queue.getJobState('killed-1')).toBe('active');

@@ -176,7 +176,8 @@ describe('worker start-up failure, late claims and shutdown without Redis', () =
       // No statement timeout: a silent connection is never given up, so the step commit on it never
       // settles, the drain cannot end, and the pool's end waits for it.
       const env = own.processEnv({ DATABASE_URL: proxy.via(own.config.databaseUrl), DATABASE_STATEMENT_TIMEOUT_MS: '0' });
-      proxy.silenceWhen((chunk) => chunk.includes('loopfleet_commit_step_'));
+      // By its name, or its text where it goes unnamed (DATABASE_POOLER=transaction: LOOPFLEET_TEST_PGBOUNCER=1).
+      proxy.silenceWhen((chunk) => chunk.includes('loopfleet_commit_step_') || chunk.includes('WITH step AS ('));
       const worker = WorkerProcess.spawn('stop-edges-hung-close', env);
       try {
         await worker.ready();

@@ -133,4 +133,22 @@ describe('docker-compose.yml secrets', () => {
     expect(overlay.services.grafana.ports).toEqual(['${GRAFANA_BIND:-0.0.0.0}:${GRAFANA_PORT:-3000}:3000']);
     expect(readFileSync(new URL('deploy/compose.grafana-public.yml', root), 'utf8')).toMatch(/^\s+ports: !override$/m);
   });
+
+  it('runs PgBouncer in transaction mode in front of Postgres, and the overlay points every database user at it with DATABASE_POOLER=transaction', () => {
+    const pgbouncer = services.pgbouncer!;
+    const env = pgbouncer.environment as Record<string, string>;
+    expect(env.POOL_MODE).toBe('transaction');
+    expect(env.DATABASE_URL).toBe('postgres://postgres:postgres@postgres:5432/loopfleet');
+    expect(env.LISTEN_PORT).toBe('6432');
+    expect(pgbouncer.ports).toBeUndefined();
+    expect(pgbouncer.depends_on).toMatchObject({ postgres: { condition: 'service_healthy' } });
+    // Nothing uses it without the overlay.
+    expect((services.worker!.environment as Record<string, string>).DATABASE_URL).not.toContain('pgbouncer');
+    const overlay = parse(readFileSync(new URL('deploy/compose.pgbouncer.yml', root), 'utf8'), { merge: true }) as { services: Record<string, { environment: Record<string, string>; depends_on: Record<string, { condition: string }> }> };
+    expect(Object.keys(overlay.services).sort()).toEqual(['gateway', 'migrate', 'worker']);
+    for (const service of Object.values(overlay.services)) {
+      expect(service.environment).toEqual({ DATABASE_URL: 'postgres://postgres:postgres@pgbouncer:6432/loopfleet', DATABASE_POOLER: 'transaction' });
+      expect(service.depends_on).toEqual({ pgbouncer: { condition: 'service_healthy' } });
+    }
+  });
 });

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { createPgPool, parseTimestamptz } from '../../../src/store/postgres/pool.js';
+import { DATABASE_POOLERS as CONFIG_POOLERS } from '../../../src/config/resolved-config.js';
+import { createPgPool, DATABASE_POOLERS as POOL_POOLERS, parseTimestamptz } from '../../../src/store/postgres/pool.js';
 
 /** pg's own `timestamptz` parser, which the pool's fast one must agree with on every input. */
 const pgParse = pg.types.getTypeParser(1184, 'text') as (value: string) => unknown;
@@ -75,6 +76,37 @@ describe('createPgPool connection settings', () => {
     expect(settings(createPgPool(url))).toEqual({ keepAlive: true, statement_timeout: 30_000, query_timeout: 31_000 });
     expect(settings(createPgPool(url, { statementTimeoutMs: 250 }))).toEqual({ keepAlive: true, statement_timeout: 250, query_timeout: 1_250 });
     expect(settings(createPgPool(url, { statementTimeoutMs: 0 }))).toEqual({ keepAlive: true, statement_timeout: 0, query_timeout: 0 });
+  });
+
+  it('behind a pooler sends no statement_timeout startup parameter (the client timer stays), and in transaction mode makes clients that send statements unnamed', async () => {
+    const session = createPgPool(url, { pooler: 'session' });
+    const transaction = createPgPool(url, { pooler: 'transaction' });
+    expect(settings(session)).toEqual({ keepAlive: true, statement_timeout: undefined, query_timeout: 31_000 });
+    expect(settings(transaction)).toEqual({ keepAlive: true, statement_timeout: undefined, query_timeout: 31_000 });
+    const clientClass = (pool: pg.Pool) => (pool as unknown as { Client: typeof pg.Client }).Client;
+    expect(clientClass(session)).toBe(pg.Client);
+    expect(clientClass(transaction)).not.toBe(pg.Client);
+    // A client never connected queues its queries: what pg made of each config is there, unsent.
+    const client = new (clientClass(transaction))({ connectionString: url });
+    const config = { name: 'loopfleet_probe', text: 'SELECT $1::int', values: [1], rowMode: 'array' as const };
+    client.query(config).catch(() => {});
+    client.query('SELECT 1').catch(() => {});
+    const queued = (client as unknown as { queryQueue: { name?: string; text: string; values?: unknown[]; _rowMode?: string }[] }).queryQueue;
+    expect(queued.map((query) => [query.name, query.text, query.values, query._rowMode])).toEqual([
+      [undefined, 'SELECT $1::int', [1], 'array'],
+      [undefined, 'SELECT 1', undefined, undefined],
+    ]);
+    // The caller's config is left as it was.
+    expect(config.name).toBe('loopfleet_probe');
+    await Promise.all([session.end(), transaction.end()]);
+  });
+
+  it('knows the same poolers as DATABASE_POOLER', () => {
+    expect(POOL_POOLERS).toEqual(CONFIG_POOLERS);
+  });
+
+  it.each(['pgbouncer', '', 'Transaction'])('refuses pooler %j with config.invalid', (pooler) => {
+    expect(() => createPgPool(url, { pooler: pooler as never })).toThrowError(expect.objectContaining({ code: 'config.invalid' }));
   });
 
   it.each([-1, 1.5, Number.NaN, 2 ** 31])('refuses statementTimeoutMs %s with config.invalid', (statementTimeoutMs) => {
