@@ -17,11 +17,22 @@ const TASK = 'standard_input';
 const system: PeerSystem = {
   name: 'graphile-worker',
   versions: () => ({ 'graphile-worker': packageVersion('graphile-worker'), node: process.version }),
-  // concurrentJobs. Not the local queue (`localQueue.size` > 1, its docs' advice for throughput): its
-  // batch fetch takes several jobs of one named queue at once and runs them side by side (0.17.3,
-  // `getJobs` with batchSize > 1), which breaks "one at a time per session": measured here, jobs of a
-  // session overlapped and their history appends collided, retried and ran out of order.
-  sweep: [{ concurrency: 16 }, { concurrency: 32 }, { concurrency: 64 }],
+  // concurrentJobs, the poll interval and completion batching (its performance docs' knobs). The poll
+  // matters although jobs are announced by LISTEN/NOTIFY: a session's next job becomes runnable when
+  // the previous one completes and unlocks the session's queue, which notifies nobody, so an idle
+  // worker only sees it at its next poll (2 s by default). `completeJobBatchDelay` batches
+  // completions (fewer commits) but keeps the queue locked that much longer.
+  // Not the local queue (`localQueue.size`, its docs' advice for throughput): its batch fetch takes
+  // several jobs of one named queue at once and runs them side by side (0.17.3 `getJobs` with
+  // batchSize > 1; graphile/worker#621, fix proposed in #622, unreleased), which breaks "one at a
+  // time per session": measured here, jobs of a session overlapped, their history appends collided,
+  // retried and ran out of order.
+  sweep: [
+    { concurrency: 16, pollInterval: 2000, completeJobBatchDelay: -1 },
+    { concurrency: 32, pollInterval: 100, completeJobBatchDelay: -1 },
+    { concurrency: 32, pollInterval: 100, completeJobBatchDelay: 1 },
+    { concurrency: 48, pollInterval: 100, completeJobBatchDelay: -1 },
+  ],
   async setup(ctx) {
     await runMigrations({ connectionString: ctx.pgUrl, logger: makeLogger() });
     await createHistoryTable(ctx.pgUrl);
@@ -30,6 +41,8 @@ const system: PeerSystem = {
   async startWorker(ctx, model) {
     const redis = new Redis(ctx.redisUrl);
     const concurrency = Number(ctx.settings['concurrency'] ?? 32);
+    const pollInterval = Number(ctx.settings['pollInterval'] ?? 2000);
+    const completeJobBatchDelay = Number(ctx.settings['completeJobBatchDelay'] ?? -1);
     const task: Task = async (payload, helpers) => {
       const input = payload as StandardInput;
       const events = new InputEvents(redis, ctx.runId, input);
@@ -43,13 +56,14 @@ const system: PeerSystem = {
       connectionString: ctx.pgUrl,
       concurrency,
       noHandleSignals: true,
-      pollInterval: 1000,
+      pollInterval,
       taskList: { [TASK]: task },
       logger: makeLogger(),
       preset: {
         worker: {
           // Its docs' advice (concurrentJobs + 2), within the server's max_connections (100 here).
           maxPoolSize: Math.min(concurrency + 2, 50),
+          completeJobBatchDelay,
         },
       },
     });

@@ -35,19 +35,23 @@ const system: PeerSystem = {
   versions: () => ({ 'pg-boss': packageVersion('pg-boss'), node: process.version }),
   // Workers per process (`localConcurrency`), jobs per fetch (`batchSize`, fetched again at once while
   // batches come back full: `burstWhenBatchFull`; a batch's jobs run side by side, and
-  // `key_strict_fifo` gives a batch at most one job per session), and whether the history commits with
-  // the completion (`transactional`: the batch in one transaction). Measured here with 20 sessions:
-  // one job per fetch ran about 30 inputs/s (each worker waits out its polling interval between
-  // fetches), NOTIFY on the queue slower still; batches with burst about 320/s, 245/s transactional.
+  // `key_strict_fifo` gives a batch at most one job per session), the queue's LISTEN/NOTIFY opt-in
+  // (`notify`: a `send` wakes the workers instead of their next poll; the NOTIFY backstop poll is kept
+  // at the base poll, 0.5 s, pg-boss's minimum, because a session's next job becomes fetchable on the
+  // previous one's completion, which notifies nobody), and whether the history commits with the
+  // completion (`transactional`: the batch in one transaction). Measured here with 20 sessions: one
+  // job per fetch ran about 30 inputs/s (each worker waits out its poll between fetches); batches with
+  // burst about 320/s, 245/s transactional.
   sweep: [
-    { concurrency: 4, batchSize: 8, transactional: 0 },
-    { concurrency: 8, batchSize: 16, transactional: 0 },
-    { concurrency: 4, batchSize: 8, transactional: 1 },
+    { concurrency: 4, batchSize: 8, notify: 1, transactional: 0 },
+    { concurrency: 8, batchSize: 16, notify: 1, transactional: 0 },
+    { concurrency: 4, batchSize: 8, notify: 0, transactional: 0 },
+    { concurrency: 4, batchSize: 8, notify: 1, transactional: 1 },
   ],
   async setup(ctx) {
     const admin = boss(ctx, 2);
     await admin.start();
-    await admin.createQueue(QUEUE, { policy: 'key_strict_fifo' });
+    await admin.createQueue(QUEUE, { policy: 'key_strict_fifo', notify: Number(ctx.settings['notify'] ?? 1) === 1 });
     await admin.stop({ graceful: false });
     await createHistoryTable(ctx.pgUrl);
     return { serverPids: [] };
@@ -60,7 +64,7 @@ const system: PeerSystem = {
     // A connection per worker's transaction, plus fetches and LISTEN; within max_connections (100 here).
     const instance = boss(ctx, Math.min(concurrency * (transactional ? 1 : 4) + 4, 52));
     await instance.start();
-    await instance.work<StandardInput, unknown, { localConcurrency: number; batchSize: number; burstWhenBatchFull: boolean; transactional: boolean; pollingIntervalSeconds: number }>(QUEUE, { localConcurrency: concurrency, batchSize, burstWhenBatchFull: true, transactional, pollingIntervalSeconds: 0.5 }, async (jobs: Array<{ data: StandardInput }>, tx?: Parameters<typeof queryable>[0]) => {
+    await instance.work<StandardInput, unknown, { localConcurrency: number; batchSize: number; burstWhenBatchFull: boolean; transactional: boolean; pollingIntervalSeconds: number; notifyPollingIntervalSeconds: number }>(QUEUE, { localConcurrency: concurrency, batchSize, burstWhenBatchFull: true, transactional, pollingIntervalSeconds: 0.5, notifyPollingIntervalSeconds: 0.5 }, async (jobs: Array<{ data: StandardInput }>, tx?: Parameters<typeof queryable>[0]) => {
       const db = queryable(tx ?? instance.getDb() as Parameters<typeof queryable>[0]);
       await Promise.all(jobs.map(async (job) => {
         const input = job.data;

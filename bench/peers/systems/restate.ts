@@ -76,8 +76,12 @@ async function waitFor(url: string, deadlineMs: number): Promise<void> {
 const system: PeerSystem = {
   name: 'restate',
   versions: () => ({ '@restatedev/restate-sdk': packageVersion('@restatedev/restate-sdk'), 'restate-server': packageVersion('@restatedev/restate-server'), node: process.version }),
-  // The server's partitions (its unit of parallelism: each a log and a state store; default 24).
-  sweep: [{ partitions: 4 }, { partitions: 8 }, { partitions: 24 }],
+  // The server's partitions (its unit of parallelism: each a log and a state store; default 24) and its
+  // default thread pool (`default-thread-pool-size`, unset = one per core): on 2 cores shared with the
+  // worker process, fewer server threads may win. Durability settings stay the defaults (checked with
+  // `restate-server --dump-config`: bifrost replicated loglet, log-server `rocksdb-disable-wal-fsync =
+  // false`, `rocksdb-disable-wal = false`).
+  sweep: [{ partitions: 4 }, { partitions: 24 }, { partitions: 4, threads: 1 }, { partitions: 8, threads: 1 }],
   async setup(ctx) {
     const [ingress, admin, fabric, pgsql] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
     const dir = mkdtempSync(join(tmpdir(), 'peers-restate-'));
@@ -89,7 +93,7 @@ const system: PeerSystem = {
         RESTATE_ADMIN__QUERY_ENGINE__PGSQL_BIND_ADDRESS: `127.0.0.1:${pgsql}`,
         RESTATE_BIND_ADDRESS: `127.0.0.1:${fabric}`,
         RESTATE_ADVERTISED_ADDRESS: `http://127.0.0.1:${fabric}`,
-      }),
+      }, ctx.settings['threads'] === undefined ? {} : { RESTATE_DEFAULT_THREAD_POOL_SIZE: String(ctx.settings['threads']) }),
     });
     servers.set(ctx.runId, { child, dir });
     ctx.settings['ingressUrl'] = `http://127.0.0.1:${ingress}`;
@@ -116,7 +120,8 @@ const system: PeerSystem = {
             },
           });
         },
-        inputs: async (rc: import('@restatedev/restate-sdk').ObjectContext) => ((await rc.get<string[]>('inputs')) ?? []),
+        // Read-only, for verify: a shared handler does not queue behind the key's exclusive `run` calls.
+        inputs: restate.handlers.object.shared(async (rc: import('@restatedev/restate-sdk').ObjectSharedContext) => (await rc.get<string[]>('inputs')) ?? []),
       },
     });
     const server = http2.createServer(restate.createEndpointHandler({ services: [session] }));
