@@ -58,13 +58,12 @@ describe.runIf(pgbouncerAvailable())('the fleet through PgBouncer in transaction
     await queue.budgets.set({ scope: 'tenant', tenant: 'capped', unit: 'tokens', period: 'day', limit: 10_000_000 });
     const sessions = Array.from({ length: 12 }, (_, i) => `pgb-${i}`);
     const text = (sessionId: string, n: number) => (n === 0 ? '/tool current_time {}' : `${sessionId} says ${n}`);
-    const handles = [];
+    // Each round's adds go together, the rounds one after another: a session's inputs have a defined
+    // order (two adds of one session in flight at once may be accepted in either order).
+    const added = [];
     for (let n = 0; n < 4; n += 1) {
-      for (const [i, sessionId] of sessions.entries()) {
-        handles.push(queue.add('send', { sessionId, input: text(sessionId, n), tenant: i % 3 === 0 ? 'capped' : 'default' }));
-      }
+      added.push(...(await Promise.all(sessions.map((sessionId, i) => queue.add('send', { sessionId, input: text(sessionId, n), tenant: i % 3 === 0 ? 'capped' : 'default' })))));
     }
-    const added = await Promise.all(handles);
     expect(added.every((handle) => !handle.duplicate)).toBe(true);
     for (const sessionId of sessions) {
       const inputs = await fleet.waitForSessionFinished(sessionId, 4, 60_000);
