@@ -1,0 +1,166 @@
+/**
+ * One system run: a fresh database (`peers_<system>_<random>`), `setup`, a worker process and a
+ * producer process, the saturation phase, optionally the two open-loop latency phases, `verify`,
+ * `teardown`, the database dropped — whatever fails, with every step bounded in time.
+ */
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import type { Redis } from 'ioredis';
+import { ADMIN_URL, onCleanup, REDIS_URL } from '../../lib/fleet.js';
+import { WORKER_NODE_FLAGS } from '../../../src/worker/young-generation.js';
+import { quoteIdent } from '../../../src/store/postgres/migrate.js';
+import { round } from '../../lib/stats.js';
+import { startPeerChild, type PeerChild } from './child.js';
+import { plannedInput, type AddedInput, type HarnessSystem } from './extras.js';
+import { cpuSplit, finishedCount, latency, peakRssMb, snapshot, waitFinished, type Latency, type Pids } from './measure.js';
+import { startsKey } from './standard.js';
+import type { PeerContext, VerifyResult } from './system.js';
+
+const WORKER_MAIN = fileURLToPath(new URL('./worker-main.ts', import.meta.url));
+const PRODUCER_MAIN = fileURLToPath(new URL('./producer-main.ts', import.meta.url));
+
+export interface RunPlan {
+  system: HarnessSystem;
+  systemPath: string;
+  modelKind: PeerContext['modelKind'];
+  openaiBaseUrl: string | undefined;
+  settings: Record<string, string | number>;
+  inputs: number;
+  sessions: number;
+  producerConcurrency: number;
+  /** Open-loop phases to run after the saturation phase (inputs/s); empty for none. */
+  latencyRates: number[];
+  latencySeconds: number;
+  /** Pids measured besides the run's own (the fake model server). */
+  extraPids: Pids;
+  timeoutMs: number;
+}
+
+export interface RunResult {
+  settings: Record<string, string | number>;
+  inputsPerSec: number;
+  ms: number;
+  cpuMsPerInput: Record<string, number | null>;
+  peakRssMb: Record<string, number | null>;
+  latency: Array<{ rate: number; achievedRate: number } & Latency>;
+  verify: VerifyResult & { finished: number; added: number };
+  timingsMs: Record<string, number>;
+}
+
+async function admin(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: ADMIN_URL });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+async function bounded<T>(what: string, ms: number, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Deletes the keys matching `pattern` (the run's counters and `InputEvents` streams). */
+async function deleteKeys(redis: Redis, pattern: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length > 0) await redis.unlink(...keys);
+  } while (cursor !== '0');
+}
+
+export async function runSystem(plan: RunPlan, redis: Redis): Promise<RunResult> {
+  const { system } = plan;
+  const tag = randomBytes(4).toString('hex');
+  const dbName = `peers_${system.name.replace(/[^a-z0-9]/gi, '_').toLowerCase()}_${tag}`;
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${dbName}`;
+  const ctx: PeerContext = { pgUrl: url.toString(), redisUrl: REDIS_URL, runId: `${system.name.replace(/[^a-z0-9]/gi, '').slice(0, 12)}${tag}`, modelKind: plan.modelKind, settings: plan.settings };
+  if (plan.openaiBaseUrl !== undefined) ctx.openaiBaseUrl = plan.openaiBaseUrl;
+  const timings: Record<string, number> = {};
+  const t = (name: string, since: number) => (timings[name] = Math.round(performance.now() - since));
+  const children: PeerChild<unknown>[] = [];
+  let setUp = false;
+  await admin(`CREATE DATABASE ${quoteIdent(dbName)}`);
+  const drop = () => admin(`DROP DATABASE IF EXISTS ${quoteIdent(dbName)} WITH (FORCE)`);
+  const unregister = onCleanup(drop);
+  try {
+    let since = performance.now();
+    const { serverPids } = await bounded('setup', 120_000, system.setup(ctx));
+    setUp = true;
+    t('setup', since);
+    since = performance.now();
+    const childOptions = { ...(system.nodePath === undefined ? {} : { nodePath: system.nodePath }), startTimeoutMs: 90_000 };
+    const [worker, producer] = await Promise.all([
+      startPeerChild<{ pid: number }>(WORKER_MAIN, { systemPath: plan.systemPath, ctx }, { name: `${system.name} worker`, nodeArgs: [...WORKER_NODE_FLAGS], ...childOptions }),
+      startPeerChild<{ pid: number }>(PRODUCER_MAIN, { systemPath: plan.systemPath, ctx }, { name: `${system.name} producer`, ...childOptions }),
+    ]);
+    children.push(worker, producer);
+    t('spawn', since);
+    const pids: Pids = { worker: worker.pid, producer: producer.pid, ...plan.extraPids };
+    serverPids.forEach((pid, i) => (pids[serverPids.length === 1 ? 'server' : `server${i}`] = pid));
+    const expected = new Map<string, string[]>();
+    const record = (added: readonly AddedInput[]) => {
+      for (const input of added) (expected.get(input.sessionId) ?? expected.set(input.sessionId, []).get(input.sessionId)!).push(input.inputId);
+    };
+    const toAdded = (rows: Array<[string, string, number]>): AddedInput[] => rows.map(([inputId, sessionId, addedAt]) => ({ inputId, sessionId, addedAt }));
+    let total = 0;
+
+    // Saturation: N inputs as fast as the producer adds them, from the command until the counter reaches N.
+    const before = snapshot(pids);
+    const started = performance.now();
+    const batch = producer.request<{ added: Array<[string, string, number]> }>({ type: 'batch', prefix: `sat${tag}`, n: plan.inputs, sessions: plan.sessions, concurrency: plan.producerConcurrency }, plan.timeoutMs);
+    total += plan.inputs;
+    const finishedAt = await waitFinished(redis, ctx.runId, total, plan.timeoutMs);
+    const after = snapshot(pids);
+    record(toAdded((await batch).added));
+    const ms = finishedAt - started;
+    timings['saturation'] = Math.round(ms);
+    const inputsPerSec = round(plan.inputs / (ms / 1000), 1);
+
+    // Open loops: accept → start at fixed rates, on fresh sessions.
+    const latencies: RunResult['latency'] = [];
+    for (const [k, rate] of plan.latencyRates.entries()) {
+      since = performance.now();
+      const n = Math.max(20, Math.round(rate * plan.latencySeconds));
+      const startsFrom = await redis.llen(startsKey(ctx.runId));
+      const loopStarted = performance.now();
+      const loop = await producer.request<{ added: Array<[string, string, number]>; ms: number }>({ type: 'openLoop', prefix: `lat${k}${tag}`, n, sessions: plan.sessions, rate }, plan.latencySeconds * 3000 + plan.timeoutMs);
+      total += n;
+      await waitFinished(redis, ctx.runId, total, plan.timeoutMs);
+      const added = toAdded(loop.added);
+      record(added);
+      const values = system.startLatencies !== undefined
+        ? await system.startLatencies(ctx, added)
+        : (await redis.lrange(startsKey(ctx.runId), startsFrom, -1)).map(Number);
+      latencies.push({ rate: round(rate, 1), achievedRate: round(n / ((performance.now() - loopStarted) / 1000), 1), ...latency(values) });
+      t(`latency${k}`, since);
+    }
+
+    since = performance.now();
+    const finished = await finishedCount(redis, ctx.runId);
+    const verified = await bounded('verify', 60_000, system.verify(ctx, expected));
+    const verify = { ...verified, finished, added: total };
+    if (finished !== total) verify.ok = false, verify.problems.push(`finished counter ${finished} for ${total} inputs added`);
+    t('verify', since);
+    const rss: Record<string, number | null> = { worker: peakRssMb(worker.pid) };
+    serverPids.forEach((pid, i) => (rss[`server${i}`] = peakRssMb(pid)));
+    return { settings: plan.settings, inputsPerSec, ms: Math.round(ms), cpuMsPerInput: cpuSplit(before, after, plan.inputs), peakRssMb: rss, latency: latencies, verify, timingsMs: timings };
+  } finally {
+    const since = performance.now();
+    for (const child of children.reverse()) await child.close().catch(() => undefined);
+    if (setUp) await bounded('teardown', 30_000, system.teardown(ctx)).catch((error: unknown) => console.error(`${system.name} teardown: ${String(error)}`));
+    await deleteKeys(redis, `peers:${ctx.runId}:*`).catch(() => undefined);
+    unregister();
+    await drop().catch((error: unknown) => console.error(`drop ${dbName}: ${String(error)}`));
+    t('close', since);
+  }
+}
