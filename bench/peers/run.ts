@@ -118,6 +118,8 @@ async function main(): Promise<void> {
     })();
   }, DEADLINE_MS);
   deadline.unref();
+  // Interrupted: children stopped, databases dropped (they are registered with onCleanup).
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void cleanupAll().finally(() => process.exit(130)));
   await loadSystems();
   log(`systems: ${systems.map(({ system }) => system.name).join(', ') || 'none'}`);
   const redis = new Redis(REDIS_URL);

@@ -118,6 +118,8 @@ export async function runSystem(plan: RunPlan, redis: Redis): Promise<RunResult>
     const before = snapshot(pids);
     const started = performance.now();
     const batch = producer.request<{ added: Array<[string, string, number]> }>({ type: 'batch', prefix: `sat${tag}`, n: plan.inputs, sessions: plan.sessions, concurrency: plan.producerConcurrency }, plan.timeoutMs);
+    // Awaited after the wait; a rejection while the wait fails (a time-out) must not go unhandled.
+    batch.catch(() => undefined);
     total += plan.inputs;
     const finishedAt = await waitFinished(redis, ctx.runId, total, plan.timeoutMs);
     const after = snapshot(pids);
