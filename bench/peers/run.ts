@@ -4,7 +4,7 @@
  * as skipped) on the standard input, scripted model then the real `openai` SDK against the fake server
  * (its own process), several rounds with the system order rotated, medians; writes
  * `bench/results/peers.json`. See README.md here. Sizes: PEERS_INPUTS (1000), PEERS_ROUNDS (3),
- * PEERS_LATENCY_SECONDS (4), PEERS_FLOOR_INPUTS (5000), PEERS_HOPS_ITERATIONS (300),
+ * PEERS_LATENCY_SECONDS (3), PEERS_FLOOR_INPUTS (5000), PEERS_HOPS_ITERATIONS (300),
  * PEERS_DEADLINE_MS (570000); PEERS_ONLY=a,b picks systems.
  *
  * Round 0 sweeps every system's settings (saturation only) and keeps the best point per model kind;
@@ -29,7 +29,7 @@ import { runSystem } from './lib/system-run.js';
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const INPUTS = env('PEERS_INPUTS', 1000);
 const ROUNDS = Math.max(1, env('PEERS_ROUNDS', 3));
-const LATENCY_SECONDS = env('PEERS_LATENCY_SECONDS', 4);
+const LATENCY_SECONDS = env('PEERS_LATENCY_SECONDS', 3);
 const FLOOR_INPUTS = env('PEERS_FLOOR_INPUTS', 5000);
 const HOPS_ITERATIONS = env('PEERS_HOPS_ITERATIONS', 300);
 const DEADLINE_MS = env('PEERS_DEADLINE_MS', 570_000);
@@ -46,6 +46,7 @@ const skipped: Record<string, string> = {};
 const records: Record<string, Partial<Record<Kind, KindRecord>>> = {};
 const floors: CompositeFloor[] = [];
 let hops: Record<string, unknown> | null = null;
+let roundsRun = 0;
 const systems: Array<{ system: HarnessSystem; path: string }> = [];
 const log = (text: string) => console.error(`[peers ${((Date.now() - startedAt.getTime()) / 1000).toFixed(0)}s] ${text}`);
 
@@ -92,7 +93,7 @@ async function result(services: Record<string, string>, complete: boolean): Prom
     durationS: round((Date.now() - startedAt.getTime()) / 1000, 0),
     machine: { cpuModel: cpus()[0]?.model ?? 'unknown', cpus: cpus().length, node: process.version, ...services },
     command: `npm run bench:peers${process.env['PEERS_ONLY'] ? ` (PEERS_ONLY=${process.env['PEERS_ONLY']})` : ''}`,
-    sizes: { inputs: INPUTS, sessions: SESSIONS, producerConcurrency: PRODUCER_CONCURRENCY, rounds: ROUNDS, latencySeconds: LATENCY_SECONDS, lowRate: LOW_RATE, floorInputs: FLOOR_INPUTS, hopsIterations: HOPS_ITERATIONS },
+    sizes: { inputs: INPUTS, sessions: SESSIONS, producerConcurrency: PRODUCER_CONCURRENCY, rounds: ROUNDS, roundsRun, latencySeconds: LATENCY_SECONDS, lowRate: LOW_RATE, floorInputs: FLOOR_INPUTS, hopsIterations: HOPS_ITERATIONS },
     notes: [
       'inputsPerSec: N inputs over 200 sessions added by the producer process (64 adds in flight, a session\'s adds chained), from the add command until peers:<runId>:finished reached N; median over rounds of the best sweep point (round 0 is the sweep: its figure is the best of the points).',
       'cpuMsPerInput: /proc, by process over the saturation phase; orchestrator = the harness process (it polls the counter); other = machine minus every named process.',
@@ -130,7 +131,17 @@ async function main(): Promise<void> {
     if (needsOpenAi) fake = await startStandardOpenAiServerProcess();
     hops = await dispatchHops(HOPS_ITERATIONS, 60_000).catch((error: unknown) => (log(String(error)), null));
     log('dispatch hops measured');
+    let roundStarted = performance.now();
     for (let r = 0; r < ROUNDS; r += 1) {
+      // A round like the last one must fit before the deadline (with room for the report), or the run ends here, complete.
+      const lastRound = performance.now() - roundStarted;
+      roundStarted = performance.now();
+      if (r >= 2 && Date.now() - startedAt.getTime() + lastRound > DEADLINE_MS - 15_000) {
+        roundsRun = r;
+        log(`round ${r} would not end before the deadline (the last took ${Math.round(lastRound / 1000)} s): stopping after ${r} rounds`);
+        break;
+      }
+      roundsRun = r + 1;
       const order = [...systems.slice(r % systems.length), ...systems.slice(0, r % systems.length)];
       for (const { system, path } of order) {
         for (const kind of system.modelKinds ?? (['scripted', 'openai'] as const)) {

@@ -17,6 +17,9 @@
  *   Inputs are matched by `session_inputs (session_id, seq, input_id)`.
  * The `model` argument of `startWorker` is not used: loopfleet's providers are its own path to the model.
  */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { benchConfig, StandardScriptedLlm, startBenchWorker } from '../../lib/fleet.js';
@@ -28,6 +31,14 @@ import type { AddedInput, HarnessSystem } from '../lib/extras.js';
 import type { PeerContext, VerifyResult } from '../lib/system.js';
 
 const ENTRIES_PER_INPUT = 28;
+const rootPackage = (dir: string) => JSON.parse(readFileSync(new URL(`../../${dir}/package.json`, import.meta.url), 'utf8')) as { version: string };
+const commit = (() => {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: fileURLToPath(new URL('.', import.meta.url)), encoding: 'utf8' }).trim();
+  } catch {
+    return 'unknown';
+  }
+})();
 const queueOf = (ctx: PeerContext) => `lfpeers_${ctx.runId}`.slice(0, 64);
 
 /** The finish subscribers `setup` started, by run. */
@@ -63,7 +74,7 @@ async function watchFinishes(ctx: PeerContext): Promise<{ stop(): Promise<void> 
 
 const loopfleet: HarnessSystem = {
   name: 'loopfleet',
-  versions: () => ({ loopfleet: 'this commit', bullmq: '(root package)', node: process.version }),
+  versions: () => ({ loopfleet: `${rootPackage('..').version} @ ${commit}`, bullmq: rootPackage('../node_modules/bullmq').version, node: process.version }),
   sweep: [{ concurrency: 64 }, { concurrency: 128 }, { concurrency: 256 }],
 
   async setup(ctx) {
