@@ -145,6 +145,7 @@ const loopfleet: HarnessSystem = {
       const rolesOf = new Map(messages.rows.map((row) => [`${row.session_id}#${row.input_seq}`, row.roles]));
       const bySession = new Map<string, typeof inputs.rows>();
       for (const row of inputs.rows) (bySession.get(row.session_id) ?? bySession.set(row.session_id, []).get(row.session_id)!).push(row);
+      const odd: Array<[string, string]> = [];
       const lens = redis.pipeline();
       for (const sessionId of sessions) lens.xlen(eventStreamKey(queueOf(ctx), sessionId));
       const xlens = ((await lens.exec()) ?? []).map(([, n]) => Number(n));
@@ -157,8 +158,16 @@ const loopfleet: HarnessSystem = {
           if (row.status === 'done' && roles === 'user,assistant,tool,assistant') historyInputs += 1;
           else problems.push(`${row.input_id}: status ${row.status}, history ${roles ?? 'none'}`);
         }
-        if (xlens[i] !== want.length * ENTRIES_PER_INPUT) problems.push(`${sessionId}: ${xlens[i]} stream entries for ${want.length} inputs`);
+        if (xlens[i] !== want.length * ENTRIES_PER_INPUT) odd.push([sessionId, `${xlens[i]} stream entries for ${want.length} inputs`]);
       });
+      // What the odd streams hold beyond 28 per input, by entry type (the first few), so a failure says what happened.
+      for (const [sessionId, what] of odd.slice(0, 5)) {
+        const entries = (await redis.xrange(eventStreamKey(queueOf(ctx), sessionId), '-', '+')) as Array<[string, string[]]>;
+        const types: Record<string, number> = {};
+        for (const [, fields] of entries) types[fields[1] ?? '?'] = (types[fields[1] ?? '?'] ?? 0) + 1;
+        problems.push(`${sessionId}: ${what}: ${JSON.stringify(types)}`);
+      }
+      for (const [sessionId, what] of odd.slice(5)) problems.push(`${sessionId}: ${what}`);
     } finally {
       redis.disconnect();
       await db.end();
