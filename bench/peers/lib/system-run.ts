@@ -161,8 +161,18 @@ export async function runSystem(plan: RunPlan, redis: Redis): Promise<RunResult>
     for (const child of children.reverse()) await child.close().catch(() => undefined);
     if (setUp) await bounded('teardown', 30_000, system.teardown(ctx)).catch((error: unknown) => console.error(`${system.name} teardown: ${String(error)}`));
     await deleteKeys(redis, `peers:${ctx.runId}:*`).catch(() => undefined);
-    unregister();
-    await drop().catch((error: unknown) => console.error(`drop ${dbName}: ${String(error)}`));
+    // Retried (Postgres may refuse connections for a moment: too many clients); left registered if it
+    // still fails, so the exit's cleanupAll tries again.
+    for (let attempt = 1; attempt <= 5; attempt += 1) {
+      try {
+        await drop();
+        unregister();
+        break;
+      } catch (error) {
+        if (attempt === 5) console.error(`drop ${dbName}: ${String(error)}`);
+        else await new Promise((resolve) => setTimeout(resolve, 1000 * attempt));
+      }
+    }
     t('close', since);
   }
 }
