@@ -12,7 +12,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { Redis } from 'ioredis';
-import { ADMIN_URL, REDIS_URL } from '../../lib/fleet.js';
+import { ADMIN_URL, onCleanup, REDIS_URL } from '../../lib/fleet.js';
 import { bullmqFloor, postgresFloor, xaddFloor } from '../../lib/floors.js';
 import type { ProducerProcess } from '../../lib/producer-process.js';
 import { quoteIdent } from '../../../src/store/postgres/migrate.js';
@@ -53,6 +53,9 @@ export async function compositeFloor(redis: Redis, producer: ProducerProcess, n:
     await client.query(sql).finally(() => client.end());
   };
   await admin(`CREATE DATABASE ${quoteIdent(name)}`);
+  const drop = () => admin(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`);
+  // Dropped below; if that fails, by the exit's cleanupAll.
+  const unregister = onCleanup(drop);
   try {
     const bullmqMs = await bullmqFloor(REDIS_URL, n, 128, 64, producer);
     const postgresMs = await postgresFloor(url.toString(), n, counts.commits, counts.statements / counts.commits, POSTGRES_FLOOR_POOL, 128);
@@ -68,7 +71,7 @@ export async function compositeFloor(redis: Redis, producer: ProducerProcess, n:
       pgStatementsPerInput: counts.statements,
     };
   } finally {
-    await admin(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`);
+    await drop().then(unregister, () => undefined);
   }
 }
 
