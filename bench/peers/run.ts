@@ -38,7 +38,8 @@ const PRODUCER_CONCURRENCY = 64;
 const LOW_RATE = 20;
 const RUN_TIMEOUT_MS = env('PEERS_RUN_TIMEOUT_MS', 90_000);
 const SYSTEMS_DIR = new URL('./systems/', import.meta.url);
-const OUT = new URL('../results/peers.json', import.meta.url);
+/** PEERS_OUT: another file for a trial run (relative to the working directory), so it does not replace the committed result. */
+const OUT = process.env['PEERS_OUT'] ? new URL(process.env['PEERS_OUT'], `file://${process.cwd()}/`) : new URL('../results/peers.json', import.meta.url);
 type Kind = 'scripted' | 'openai';
 
 const startedAt = new Date();
