@@ -12,6 +12,7 @@
  * processes: 20 inputs/s and half the system's own saturation from round 0. With PEERS_ROUNDS=1 the
  * latency phases get a run of their own at the best point.
  */
+import { execFileSync } from 'node:child_process';
 import { readdir, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -70,6 +71,16 @@ async function loadSystems(): Promise<void> {
   }
 }
 
+/** The version of the node binary a system's worker and producer processes run on. */
+function nodeVersion(binary: string | undefined): string {
+  if (binary === undefined) return process.version;
+  try {
+    return execFileSync(binary, ['--version'], { encoding: 'utf8', timeout: 10_000 }).trim();
+  } catch (error) {
+    return `unknown (${String(error).slice(0, 100)})`;
+  }
+}
+
 async function serviceVersions(): Promise<Record<string, string>> {
   const client = new pg.Client({ connectionString: ADMIN_URL });
   await client.connect();
@@ -102,7 +113,7 @@ async function result(services: Record<string, string>, complete: boolean): Prom
       'A run whose verify failed makes the figures invalid (valid: false).',
     ],
     skipped,
-    systems: Object.fromEntries(systems.map(({ system }) => [system.name, { versions: system.versions(), sweepPoints: system.sweep, figures: all[system.name] ?? {}, runs: records[system.name] ?? {} }])),
+    systems: Object.fromEntries(systems.map(({ system }) => [system.name, { versions: system.versions(), workerNode: nodeVersion(system.nodeBinary), sweepPoints: system.sweep, figures: all[system.name] ?? {}, runs: records[system.name] ?? {} }])),
     floors: { composite: floor, perRound: floors, dispatchHops: hops === null ? null : { pathSumMs: pathSum, hops: (hops['figures'] as Record<string, unknown>)['hops'], floor: hops['floor'] } },
     ratios: summary.ratios,
     targets: summary.targets,

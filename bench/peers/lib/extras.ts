@@ -21,8 +21,6 @@ export interface PeerSystemExtras {
    * reading is outside the measured window.
    */
   startLatencies?(ctx: PeerContext, added: readonly AddedInput[]): Promise<number[]>;
-  /** A node binary other than this one for the worker and producer processes (e.g. Node 22 from bench/peers). */
-  nodePath?: string;
 }
 
 export type HarnessSystem = PeerSystem & PeerSystemExtras;

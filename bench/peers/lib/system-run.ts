@@ -98,7 +98,7 @@ export async function runSystem(plan: RunPlan, redis: Redis): Promise<RunResult>
     setUp = true;
     t('setup', since);
     since = performance.now();
-    const childOptions = { ...(system.nodePath === undefined ? {} : { nodePath: system.nodePath }), startTimeoutMs: 90_000 };
+    const childOptions = { ...(system.nodeBinary === undefined ? {} : { nodePath: system.nodeBinary }), startTimeoutMs: 90_000 };
     const [worker, producer] = await Promise.all([
       startPeerChild<{ pid: number }>(WORKER_MAIN, { systemPath: plan.systemPath, ctx }, { name: `${system.name} worker`, nodeArgs: [...WORKER_NODE_FLAGS], ...childOptions }),
       startPeerChild<{ pid: number }>(PRODUCER_MAIN, { systemPath: plan.systemPath, ctx }, { name: `${system.name} producer`, ...childOptions }),
