@@ -3,14 +3,14 @@
  * module whose default export is not a `PeerSystem` is ignored, one that fails to import is reported
  * as skipped) on the standard input, scripted model then the real `openai` SDK against the fake server
  * (its own process), several rounds with the system order rotated, medians; writes
- * `bench/results/peers.json`. See README.md here. Sizes: PEERS_INPUTS (1000), PEERS_ROUNDS (3),
- * PEERS_LATENCY_SECONDS (3), PEERS_FLOOR_INPUTS (5000), PEERS_HOPS_ITERATIONS (300),
+ * `bench/results/peers.json`. See README.md here. Sizes: PEERS_INPUTS (1000), PEERS_SWEEP_INPUTS (500),
+ * PEERS_ROUNDS (3), PEERS_LATENCY_SECONDS (3), PEERS_FLOOR_INPUTS (5000), PEERS_HOPS_ITERATIONS (300),
  * PEERS_DEADLINE_MS (570000); PEERS_ONLY=a,b picks systems.
  *
- * Round 0 sweeps every system's settings (saturation only) and keeps the best point per model kind;
- * rounds 1… run the best point, then (scripted) the two open-loop latency phases on the same
- * processes: 20 inputs/s and half the system's own saturation from round 0. With PEERS_ROUNDS=1 the
- * latency phases get a run of their own at the best point.
+ * Round 0 sweeps every system's settings (saturation only, PEERS_SWEEP_INPUTS inputs) and keeps the
+ * best point per model kind; it only chooses. Rounds 1…PEERS_ROUNDS are measured: the best point's
+ * saturation (PEERS_INPUTS), then (scripted) the two open-loop latency phases on the same processes —
+ * 20 inputs/s and half the system's own saturation from round 0. Medians are over the measured rounds.
  */
 import { execFileSync } from 'node:child_process';
 import { readdir, writeFile } from 'node:fs/promises';
@@ -30,6 +30,8 @@ import { runSystem } from './lib/system-run.js';
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const INPUTS = env('PEERS_INPUTS', 1000);
 const ROUNDS = Math.max(1, env('PEERS_ROUNDS', 3));
+/** Round 0 (the sweep) only chooses each system's settings: half-size runs keep the whole run within 10 minutes. */
+const SWEEP_INPUTS = env('PEERS_SWEEP_INPUTS', 500);
 const LATENCY_SECONDS = env('PEERS_LATENCY_SECONDS', 3);
 const FLOOR_INPUTS = env('PEERS_FLOOR_INPUTS', 5000);
 const HOPS_ITERATIONS = env('PEERS_HOPS_ITERATIONS', 300);
@@ -105,11 +107,11 @@ async function result(services: Record<string, string>, complete: boolean): Prom
     durationS: round((Date.now() - startedAt.getTime()) / 1000, 0),
     machine: { cpuModel: cpus()[0]?.model ?? 'unknown', cpus: cpus().length, node: process.version, ...services },
     command: `npm run bench:peers${process.env['PEERS_ONLY'] ? ` (PEERS_ONLY=${process.env['PEERS_ONLY']})` : ''}`,
-    sizes: { inputs: INPUTS, sessions: SESSIONS, producerConcurrency: PRODUCER_CONCURRENCY, rounds: ROUNDS, roundsRun, latencySeconds: LATENCY_SECONDS, lowRate: LOW_RATE, floorInputs: FLOOR_INPUTS, hopsIterations: HOPS_ITERATIONS },
+    sizes: { inputs: INPUTS, sessions: SESSIONS, producerConcurrency: PRODUCER_CONCURRENCY, sweepInputs: SWEEP_INPUTS, measuredRounds: ROUNDS, measuredRoundsRun: roundsRun, latencySeconds: LATENCY_SECONDS, lowRate: LOW_RATE, floorInputs: FLOOR_INPUTS, hopsIterations: HOPS_ITERATIONS },
     notes: [
-      'inputsPerSec: N inputs over 200 sessions added by the producer process (64 adds in flight, a session\'s adds chained), from the add command until peers:<runId>:finished reached N; median over rounds of the best sweep point (round 0 is the sweep: its figure is the best of the points).',
+      'inputsPerSec: N inputs over 200 sessions added by the producer process (64 adds in flight, a session\'s adds chained), from the add command until peers:<runId>:finished reached N; median over the measured rounds (1…) of the point the sweep (round 0, sweepInputs per point, every figure under runs.<kind>.sweep) found best.',
       'cpuMsPerInput: /proc, by process over the saturation phase; orchestrator = the harness process (it polls the counter); other = machine minus every named process.',
-      'latency: accept -> start (addedAt stamped by the producer just before the add; start = the input\'s started entry), open loop at 20/s and at half the system\'s own round-0 saturation, rounds 1…; p50/p99 medians over rounds.',
+      'latency: accept -> start (addedAt stamped by the producer just before the add; start = the input\'s started entry), open loops at 20/s and at half the system\'s own best sweep saturation, in each measured round after its saturation phase; p50/p99 medians over rounds (of 2 values: the lower).',
       'A run whose verify failed makes the figures invalid (valid: false).',
     ],
     skipped,
@@ -144,16 +146,14 @@ async function main(): Promise<void> {
     hops = await dispatchHops(HOPS_ITERATIONS, 60_000).catch((error: unknown) => (log(String(error)), null));
     log('dispatch hops measured');
     let roundStarted = performance.now();
-    for (let r = 0; r < ROUNDS; r += 1) {
+    for (let r = 0; r <= ROUNDS; r += 1) {
       // A round like the last one must fit before the deadline (with room for the report), or the run ends here, complete.
       const lastRound = performance.now() - roundStarted;
       roundStarted = performance.now();
       if (r >= 2 && Date.now() - startedAt.getTime() + lastRound > DEADLINE_MS - 15_000) {
-        roundsRun = r;
-        log(`round ${r} would not end before the deadline (the last took ${Math.round(lastRound / 1000)} s): stopping after ${r} rounds`);
+        log(`round ${r} would not end before the deadline (the last took ${Math.round(lastRound / 1000)} s): stopping after ${roundsRun} measured rounds`);
         break;
       }
-      roundsRun = r + 1;
       const order = [...systems.slice(r % systems.length), ...systems.slice(0, r % systems.length)];
       for (const { system, path } of order) {
         for (const kind of system.modelKinds ?? (['scripted', 'openai'] as const)) {
@@ -169,7 +169,7 @@ async function main(): Promise<void> {
           const runs: Array<Awaited<ReturnType<typeof runSystem>> | null> = [];
           for (const settings of points) {
             try {
-              const run = await runSystem(plan(settings, r > 0 && kind === 'scripted'), redis);
+              const run = await runSystem(plan(settings, r > 0 && kind === 'scripted', r === 0 ? SWEEP_INPUTS : INPUTS), redis);
               runs.push(run);
               if (r === 0) record.sweep.push({ settings, inputsPerSec: run.inputsPerSec, verifyOk: run.verify.ok });
               log(`round ${r} ${system.name} ${kind} ${JSON.stringify(settings)}: ${run.inputsPerSec} inputs/s, machine ${run.cpuMsPerInput['machine']} ms/input, verify ${run.verify.ok ? 'ok' : run.verify.problems.slice(0, 3).join('; ')}${run.latency.map((l) => `, ${l.rate}/s p50 ${l.p50} p99 ${l.p99}`).join('')} ${JSON.stringify(run.timingsMs)}`);
@@ -187,15 +187,11 @@ async function main(): Promise<void> {
             const pick = [...ran.filter((x) => x.run.verify.ok), ...ran].sort((a, b) => Number(b.run.verify.ok) - Number(a.run.verify.ok) || b.run.inputsPerSec - a.run.inputsPerSec)[0];
             if (pick !== undefined) {
               record.best = points[pick.i]!;
-              record.rounds.push(pick.run);
-              if (ROUNDS === 1 && kind === 'scripted') {
-                const latencyOnly = await runSystem(plan(record.best, true, 20), redis).catch((error: unknown) => (record.errors.push(String(error)), null));
-                if (latencyOnly !== null) record.rounds.push({ ...latencyOnly, inputsPerSec: 0 });
-              }
             }
           } else if (runs[0]) record.rounds.push(runs[0]);
         }
       }
+      if (r > 0) roundsRun = r;
       try {
         floors.push(await compositeFloor(redis, floorProducer, FLOOR_INPUTS));
         log(`round ${r} floors: ${JSON.stringify(floors.at(-1))}`);

@@ -13,7 +13,7 @@ export interface KindRecord {
   /** Round 0: every sweep point's saturation figure. */
   sweep: Array<{ settings: Record<string, string | number>; inputsPerSec: number | null; verifyOk: boolean; error?: string }>;
   best: Record<string, string | number> | null;
-  /** The best point's run of each round (round 0: its sweep run), and latency-only runs. */
+  /** The best point's run in each measured round (1…). */
   rounds: RunResult[];
   errors: string[];
 }
