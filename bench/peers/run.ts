@@ -25,7 +25,7 @@ import { median, round } from '../lib/stats.js';
 import type { HarnessSystem } from './lib/extras.js';
 import { compositeFloor, dispatchHops, type CompositeFloor } from './lib/floors-run.js';
 import { figures, targets, type KindFigures, type KindRecord } from './lib/summary.js';
-import { runSystem } from './lib/system-run.js';
+import { failCurrentRun, runSystem } from './lib/system-run.js';
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const INPUTS = env('PEERS_INPUTS', 1000);
@@ -51,6 +51,8 @@ const records: Record<string, Partial<Record<Kind, KindRecord>>> = {};
 const floors: CompositeFloor[] = [];
 let hops: Record<string, unknown> | null = null;
 let roundsRun = 0;
+/** Uncaught errors outside any system's run. */
+const strayErrors: string[] = [];
 const systems: Array<{ system: HarnessSystem; path: string }> = [];
 const log = (text: string) => console.error(`[peers ${((Date.now() - startedAt.getTime()) / 1000).toFixed(0)}s] ${text}`);
 
@@ -115,6 +117,7 @@ async function result(services: Record<string, string>, complete: boolean): Prom
       'A run whose verify failed makes the figures invalid (valid: false).',
     ],
     skipped,
+    strayErrors,
     systems: Object.fromEntries(systems.map(({ system }) => [system.name, { versions: system.versions(), workerNode: nodeVersion(system.nodeBinary), sweepPoints: system.sweep, figures: all[system.name] ?? {}, runs: records[system.name] ?? {} }])),
     floors: { composite: floor, perRound: floors, dispatchHops: hops === null ? null : { pathSumMs: pathSum, hops: (hops['figures'] as Record<string, unknown>)['hops'], floor: hops['floor'] } },
     ratios: summary.ratios,
@@ -133,6 +136,14 @@ async function main(): Promise<void> {
     })();
   }, DEADLINE_MS);
   deadline.unref();
+  // What a system leaves uncaught (an 'error' event of a server it spawned, a stray rejection) fails its
+  // run, not the harness.
+  const stray = (error: unknown) => {
+    log(`uncaught in the harness process: ${error instanceof Error ? (error.stack ?? error.message).slice(0, 600) : String(error)}`);
+    if (!failCurrentRun(error)) strayErrors.push(String(error).slice(0, 500));
+  };
+  process.on('uncaughtException', stray);
+  process.on('unhandledRejection', stray);
   // Interrupted: children stopped, databases dropped (they are registered with onCleanup).
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void cleanupAll().finally(() => process.exit(130)));
   await loadSystems();

@@ -58,10 +58,25 @@ async function admin(sql: string): Promise<void> {
   }
 }
 
+/**
+ * Fails the run in progress: the harness process calls it with an error nothing else caught (a system's
+ * `setup` spawning a server that emits an unhandled 'error', a stray rejection), so the run ends now
+ * with that error instead of waiting out its time bounds — and the harness goes on with the next.
+ */
+let abortCurrent: ((error: Error) => void) | null = null;
+
+export function failCurrentRun(error: unknown): boolean {
+  if (abortCurrent === null) return false;
+  abortCurrent(error instanceof Error ? error : new Error(String(error)));
+  return true;
+}
+
+let aborted: Promise<never> = new Promise<never>(() => undefined);
+
 async function bounded<T>(what: string, ms: number, promise: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms)))]);
+    return await Promise.race([promise, aborted, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms)))]);
   } finally {
     clearTimeout(timer);
   }
@@ -89,6 +104,8 @@ export async function runSystem(plan: RunPlan, redis: Redis): Promise<RunResult>
   const t = (name: string, since: number) => (timings[name] = Math.round(performance.now() - since));
   const children: PeerChild<unknown>[] = [];
   let setUp = false;
+  aborted = new Promise<never>((_, reject) => (abortCurrent = reject));
+  aborted.catch(() => undefined);
   await admin(`CREATE DATABASE ${quoteIdent(dbName)}`);
   const drop = () => admin(`DROP DATABASE IF EXISTS ${quoteIdent(dbName)} WITH (FORCE)`);
   const unregister = onCleanup(drop);
@@ -99,10 +116,10 @@ export async function runSystem(plan: RunPlan, redis: Redis): Promise<RunResult>
     t('setup', since);
     since = performance.now();
     const childOptions = { ...(system.nodeBinary === undefined ? {} : { nodePath: system.nodeBinary }), startTimeoutMs: 90_000 };
-    const [worker, producer] = await Promise.all([
+    const [worker, producer] = await bounded('worker and producer start', 100_000, Promise.all([
       startPeerChild<{ pid: number }>(WORKER_MAIN, { systemPath: plan.systemPath, ctx }, { name: `${system.name} worker`, nodeArgs: [...WORKER_NODE_FLAGS], ...childOptions }),
       startPeerChild<{ pid: number }>(PRODUCER_MAIN, { systemPath: plan.systemPath, ctx }, { name: `${system.name} producer`, ...childOptions }),
-    ]);
+    ]));
     children.push(worker, producer);
     t('spawn', since);
     const pids: Pids = { worker: worker.pid, producer: producer.pid, ...plan.extraPids };
@@ -121,7 +138,7 @@ export async function runSystem(plan: RunPlan, redis: Redis): Promise<RunResult>
     // Awaited after the wait; a rejection while the wait fails (a time-out) must not go unhandled.
     batch.catch(() => undefined);
     total += plan.inputs;
-    const finishedAt = await waitFinished(redis, ctx.runId, total, plan.timeoutMs);
+    const finishedAt = await bounded('saturation', plan.timeoutMs + 5_000, waitFinished(redis, ctx.runId, total, plan.timeoutMs));
     const after = snapshot(pids);
     record(toAdded((await batch).added));
     const ms = finishedAt - started;
@@ -135,9 +152,9 @@ export async function runSystem(plan: RunPlan, redis: Redis): Promise<RunResult>
       const n = Math.max(20, Math.round(rate * plan.latencySeconds));
       const startsFrom = await redis.llen(startsKey(ctx.runId));
       const loopStarted = performance.now();
-      const loop = await producer.request<{ added: Array<[string, string, number]>; ms: number }>({ type: 'openLoop', prefix: `lat${k}${tag}`, n, sessions: plan.sessions, rate }, plan.latencySeconds * 3000 + plan.timeoutMs);
+      const loop = await bounded('open loop', plan.latencySeconds * 3000 + plan.timeoutMs + 5_000, producer.request<{ added: Array<[string, string, number]>; ms: number }>({ type: 'openLoop', prefix: `lat${k}${tag}`, n, sessions: plan.sessions, rate }, plan.latencySeconds * 3000 + plan.timeoutMs));
       total += n;
-      await waitFinished(redis, ctx.runId, total, plan.timeoutMs);
+      await bounded('open loop finishes', plan.timeoutMs + 5_000, waitFinished(redis, ctx.runId, total, plan.timeoutMs));
       const added = toAdded(loop.added);
       record(added);
       const values = system.startLatencies !== undefined
@@ -157,6 +174,7 @@ export async function runSystem(plan: RunPlan, redis: Redis): Promise<RunResult>
     serverPids.forEach((pid, i) => (rss[`server${i}`] = peakRssMb(pid)));
     return { settings: plan.settings, inputsPerSec, ms: Math.round(ms), cpuMsPerInput: cpuSplit(before, after, plan.inputs), peakRssMb: rss, latency: latencies, verify, timingsMs: timings };
   } finally {
+    abortCurrent = null;
     const since = performance.now();
     for (const child of children.reverse()) await child.close().catch(() => undefined);
     if (setUp) await bounded('teardown', 30_000, system.teardown(ctx)).catch((error: unknown) => console.error(`${system.name} teardown: ${String(error)}`));
