@@ -98,7 +98,8 @@ export async function runSystem(plan: RunPlan, redis: Redis): Promise<RunResult>
   const dbName = `peers_${system.name.replace(/[^a-z0-9]/gi, '_').toLowerCase()}_${tag}`;
   const url = new URL(ADMIN_URL);
   url.pathname = `/${dbName}`;
-  const ctx: PeerContext = { pgUrl: url.toString(), redisUrl: REDIS_URL, runId: `${system.name.replace(/[^a-z0-9]/gi, '').slice(0, 12)}${tag}`, modelKind: plan.modelKind, settings: plan.settings };
+  const ctx: PeerContext = { pgUrl: url.toString(), redisUrl: REDIS_URL, runId: `${system.name.replace(/[^a-z0-9]/gi, '').slice(0, 12)}${tag}`, modelKind: plan.modelKind, settings: { ...plan.settings } };
+  // (A copy: `setup` may add to its settings what the worker and producer need, e.g. a server's URLs.)
   if (plan.openaiBaseUrl !== undefined) ctx.openaiBaseUrl = plan.openaiBaseUrl;
   const timings: Record<string, number> = {};
   const t = (name: string, since: number) => (timings[name] = Math.round(performance.now() - since));
