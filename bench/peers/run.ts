@@ -10,7 +10,7 @@
  * Round 0 sweeps every system's settings (saturation only, PEERS_SWEEP_INPUTS inputs) and keeps the
  * best point per model kind; it only chooses. Rounds 1…PEERS_ROUNDS are measured: the best point's
  * saturation (PEERS_INPUTS), then (scripted) the two open-loop latency phases on the same processes —
- * 20 inputs/s and half the system's own saturation from round 0. Medians are over the measured rounds.
+ * 20 inputs/s and half the saturation that run just measured. Medians are over the measured rounds.
  */
 import { execFileSync } from 'node:child_process';
 import { readdir, writeFile } from 'node:fs/promises';
@@ -113,7 +113,7 @@ async function result(services: Record<string, string>, complete: boolean): Prom
     notes: [
       'inputsPerSec: N inputs over 200 sessions added by the producer process (64 adds in flight, a session\'s adds chained), from the add command until peers:<runId>:finished reached N; median over the measured rounds (1…) of the point the sweep (round 0, sweepInputs per point, every figure under runs.<kind>.sweep) found best.',
       'cpuMsPerInput: /proc, by process over the saturation phase; orchestrator = the harness process (it polls the counter); other = machine minus every named process.',
-      'latency: accept -> start (addedAt stamped by the producer just before the add; start = the input\'s started entry), open loops at 20/s and at half the system\'s own best sweep saturation, in each measured round after its saturation phase; p50/p99 medians over rounds (of 2 values: the lower).',
+      'latency: accept -> start (addedAt stamped by the producer just before the add; start = the input\'s started entry), open loops at 20/s and at half the saturation the same run just measured (same processes), in each measured round; p50/p99 medians over rounds (of 2 values: the lower).',
       'A run whose verify failed makes the figures invalid (valid: false).',
     ],
     skipped,
@@ -171,10 +171,9 @@ async function main(): Promise<void> {
           const record = ((records[system.name] ??= {})[kind] ??= { sweep: [], best: null, rounds: [], errors: [] });
           if (r > 0 && record.best === null) continue;
           const points = r === 0 ? system.sweep : [record.best!];
-          const half = records[system.name]?.scripted?.sweep.reduce((max, p) => Math.max(max, p.inputsPerSec ?? 0), 0) ?? 0;
           const plan = (settings: Record<string, string | number>, latency: boolean, inputs = INPUTS) => ({
             system, systemPath: path, modelKind: kind, openaiBaseUrl: kind === 'openai' ? fake?.url : undefined, settings, inputs, sessions: SESSIONS,
-            producerConcurrency: PRODUCER_CONCURRENCY, latencyRates: latency && half > 0 ? [LOW_RATE, half / 2] : [], latencySeconds: LATENCY_SECONDS,
+            producerConcurrency: PRODUCER_CONCURRENCY, lowRate: latency ? LOW_RATE : null, latencySeconds: LATENCY_SECONDS,
             extraPids: (kind === 'openai' && fake !== null ? { llmServer: fake.pid } : {}) as Record<string, number>, timeoutMs: RUN_TIMEOUT_MS,
           });
           const runs: Array<Awaited<ReturnType<typeof runSystem>> | null> = [];

@@ -29,8 +29,11 @@ export interface RunPlan {
   inputs: number;
   sessions: number;
   producerConcurrency: number;
-  /** Open-loop phases to run after the saturation phase (inputs/s); empty for none. */
-  latencyRates: number[];
+  /**
+   * Open-loop phases after the saturation phase: at this fixed rate, then at half the saturation just
+   * measured (the system's own, same processes, same machine state); null for none.
+   */
+  lowRate: number | null;
   latencySeconds: number;
   /** Pids measured besides the run's own (the fake model server). */
   extraPids: Pids;
@@ -148,7 +151,8 @@ export async function runSystem(plan: RunPlan, redis: Redis): Promise<RunResult>
 
     // Open loops: accept → start at fixed rates, on fresh sessions.
     const latencies: RunResult['latency'] = [];
-    for (const [k, rate] of plan.latencyRates.entries()) {
+    const rates = plan.lowRate === null ? [] : [plan.lowRate, inputsPerSec / 2];
+    for (const [k, rate] of rates.entries()) {
       since = performance.now();
       const n = Math.max(20, Math.round(rate * plan.latencySeconds));
       const startsFrom = await redis.llen(startsKey(ctx.runId));
@@ -172,7 +176,7 @@ export async function runSystem(plan: RunPlan, redis: Redis): Promise<RunResult>
     if (finished !== total) verify.ok = false, verify.problems.push(`finished counter ${finished} for ${total} inputs added`);
     t('verify', since);
     const rss: Record<string, number | null> = { worker: peakRssMb(worker.pid) };
-    serverPids.forEach((pid, i) => (rss[`server${i}`] = peakRssMb(pid)));
+    serverPids.forEach((pid, i) => (rss[serverPids.length === 1 ? 'server' : `server${i}`] = peakRssMb(pid)));
     return { settings: plan.settings, inputsPerSec, ms: Math.round(ms), cpuMsPerInput: cpuSplit(before, after, plan.inputs), peakRssMb: rss, latency: latencies, verify, timingsMs: timings };
   } finally {
     abortCurrent = null;
