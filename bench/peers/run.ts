@@ -32,6 +32,8 @@ const INPUTS = env('PEERS_INPUTS', 1000);
 const ROUNDS = Math.max(1, env('PEERS_ROUNDS', 3));
 /** Round 0 (the sweep) only chooses each system's settings: half-size runs keep the whole run within 10 minutes. */
 const SWEEP_INPUTS = env('PEERS_SWEEP_INPUTS', 500);
+/** Inputs run on each fresh worker before its measured phase (steady state: JIT, pools, caches); not timed. */
+const WARMUP_INPUTS = env('PEERS_WARMUP_INPUTS', 400);
 const LATENCY_SECONDS = env('PEERS_LATENCY_SECONDS', 3);
 const FLOOR_INPUTS = env('PEERS_FLOOR_INPUTS', 5000);
 const HOPS_ITERATIONS = env('PEERS_HOPS_ITERATIONS', 300);
@@ -109,7 +111,7 @@ async function result(services: Record<string, string>, complete: boolean): Prom
     durationS: round((Date.now() - startedAt.getTime()) / 1000, 0),
     machine: { cpuModel: cpus()[0]?.model ?? 'unknown', cpus: cpus().length, node: process.version, ...services },
     command: `npm run bench:peers${process.env['PEERS_ONLY'] ? ` (PEERS_ONLY=${process.env['PEERS_ONLY']})` : ''}`,
-    sizes: { inputs: INPUTS, sessions: SESSIONS, producerConcurrency: PRODUCER_CONCURRENCY, sweepInputs: SWEEP_INPUTS, measuredRounds: ROUNDS, measuredRoundsRun: roundsRun, latencySeconds: LATENCY_SECONDS, lowRate: LOW_RATE, floorInputs: FLOOR_INPUTS, hopsIterations: HOPS_ITERATIONS },
+    sizes: { inputs: INPUTS, sessions: SESSIONS, producerConcurrency: PRODUCER_CONCURRENCY, sweepInputs: SWEEP_INPUTS, warmupInputs: WARMUP_INPUTS, measuredRounds: ROUNDS, measuredRoundsRun: roundsRun, latencySeconds: LATENCY_SECONDS, lowRate: LOW_RATE, floorInputs: FLOOR_INPUTS, hopsIterations: HOPS_ITERATIONS },
     notes: [
       'inputsPerSec: N inputs over 200 sessions added by the producer process (64 adds in flight, a session\'s adds chained), from the add command until peers:<runId>:finished reached N; median over the measured rounds (1…) of the point the sweep (round 0, sweepInputs per point, every figure under runs.<kind>.sweep) found best.',
       'cpuMsPerInput: /proc, by process over the saturation phase; orchestrator = the harness process (it polls the counter); other = machine minus every named process.',
@@ -172,7 +174,7 @@ async function main(): Promise<void> {
           if (r > 0 && record.best === null) continue;
           const points = r === 0 ? system.sweep : [record.best!];
           const plan = (settings: Record<string, string | number>, latency: boolean, inputs = INPUTS) => ({
-            system, systemPath: path, modelKind: kind, openaiBaseUrl: kind === 'openai' ? fake?.url : undefined, settings, inputs, sessions: SESSIONS,
+            system, systemPath: path, modelKind: kind, openaiBaseUrl: kind === 'openai' ? fake?.url : undefined, settings, inputs, warmupInputs: WARMUP_INPUTS, sessions: SESSIONS,
             producerConcurrency: PRODUCER_CONCURRENCY, lowRate: latency ? LOW_RATE : null, latencySeconds: LATENCY_SECONDS,
             extraPids: (kind === 'openai' && fake !== null ? { llmServer: fake.pid } : {}) as Record<string, number>, timeoutMs: RUN_TIMEOUT_MS,
           });

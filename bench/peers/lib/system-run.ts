@@ -27,6 +27,8 @@ export interface RunPlan {
   openaiBaseUrl: string | undefined;
   settings: Record<string, string | number>;
   inputs: number;
+  /** Inputs run first on the fresh processes, untimed, so the measured phase sees a warm worker. */
+  warmupInputs: number;
   sessions: number;
   producerConcurrency: number;
   /**
@@ -134,6 +136,18 @@ export async function runSystem(plan: RunPlan, redis: Redis): Promise<RunResult>
     };
     const toAdded = (rows: Array<[string, string, number]>): AddedInput[] => rows.map(([inputId, sessionId, addedAt]) => ({ inputId, sessionId, addedAt }));
     let total = 0;
+
+    // Warm-up: a worker process is fresh here, where a deployed one is long-lived; its first inputs pay
+    // for JIT compilation, pools and caches. The same untimed batch for every system (verified too).
+    if (plan.warmupInputs > 0) {
+      since = performance.now();
+      const warm = producer.request<{ added: Array<[string, string, number]> }>({ type: 'batch', prefix: `warm${tag}`, n: plan.warmupInputs, sessions: plan.sessions, concurrency: plan.producerConcurrency }, plan.timeoutMs);
+      warm.catch(() => undefined);
+      total += plan.warmupInputs;
+      await bounded('warm-up', plan.timeoutMs + 5_000, waitFinished(redis, ctx.runId, total, plan.timeoutMs));
+      record(toAdded((await warm).added));
+      t('warmup', since);
+    }
 
     // Saturation: N inputs as fast as the producer adds them, from the command until the counter reaches N.
     const before = snapshot(pids);
