@@ -17,6 +17,7 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { onCleanup } from './fleet.js';
+import { parseLine } from './serve-child.js';
 
 /** How much of the child's stderr an error quotes (its last bytes: where a crash's stack ends). */
 const STDERR_TAIL = 4_000;
@@ -45,14 +46,6 @@ export interface BenchChild<Ready> {
 }
 
 /** One protocol line as an object, or undefined when the line is not one. */
-function parseLine(line: string): Record<string, unknown> | undefined {
-  try {
-    const parsed: unknown = JSON.parse(line);
-    return typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * Spawns `entry` with `argument` and resolves once it printed its ready line. Rejects — with the
@@ -157,44 +150,4 @@ export async function startBenchChild<Ready>(entry: string, argument: unknown, o
   }
 }
 
-/** What a child entry serves (`serveBenchChild`). */
-export interface BenchChildService<Request> {
-  /** Sent as the ready line: what the bench needs to use the child. */
-  ready: unknown;
-  /** Answers one request: its value is the reply, its rejection the request's error. */
-  handle(request: Request): Promise<unknown>;
-  /** Releases what the child holds (servers, connections) before it exits. */
-  close(): Promise<void>;
-}
-
-/**
- * The child entry's side: prints the ready line, answers requests read on stdin, and when stdin ends
- * (or on SIGTERM/SIGINT) closes the service and exits. Call once the service is ready.
- */
-export function serveBenchChild<Request>(service: BenchChildService<Request>): void {
-  const write = (message: object) => void process.stdout.write(`${JSON.stringify(message)}\n`);
-  let closing: Promise<void> | undefined;
-  // Explicit exit: nothing imported through fleet.ts may keep this process alive after the service closed.
-  const shutdown = () =>
-    (closing ??= service.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        console.error(error);
-        process.exit(1);
-      },
-    ));
-  const lines = createInterface({ input: process.stdin });
-  lines.on('line', (line) => {
-    const message = parseLine(line);
-    if (message === undefined || typeof message['id'] !== 'number') return;
-    const id = message['id'];
-    service.handle(message['request'] as Request).then(
-      (reply) => write({ id, reply }),
-      (error: unknown) => write({ id, error: error instanceof Error ? error.message : String(error) }),
-    );
-  });
-  lines.once('close', () => void shutdown());
-  process.once('SIGTERM', () => void shutdown());
-  process.once('SIGINT', () => void shutdown());
-  write({ ready: service.ready });
-}
+export { serveBenchChild, type BenchChildService } from './serve-child.js';
