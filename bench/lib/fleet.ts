@@ -99,14 +99,17 @@ export async function createBenchDatabase(label: string): Promise<BenchDatabase>
 
 /** Deletes every Redis key of `queue` (`<queue>:*` and `bull:<queue>:*`), never anything else. */
 export async function deleteQueueKeys(redis: Redis, queue: string): Promise<void> {
-  for (const pattern of [`${queue}:*`, `bull:${queue}:*`]) {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) await redis.unlink(...keys);
-    } while (cursor !== '0');
-  }
+  for (const pattern of [`${queue}:*`, `bull:${queue}:*`]) await deleteMatchingKeys(redis, pattern);
+}
+
+/** Deletes the keys matching `pattern`, a SCAN page at a time. */
+export async function deleteMatchingKeys(redis: Redis, pattern: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length > 0) await redis.unlink(...keys);
+  } while (cursor !== '0');
 }
 
 const TUNABLE = ['DATABASE_BATCH_SIZE', 'DATABASE_BATCH_STATEMENTS', 'DATABASE_BATCH_OVERLAP_MIN', 'WINDOW_CACHE_MB', 'WINDOW_CACHE_MIN_MESSAGES'];

@@ -53,9 +53,8 @@ export const QUEUE_JOB_STATES = ['waiting', 'prioritized', 'active', 'delayed', 
 export type QueueJobCounts = Partial<Record<(typeof QUEUE_JOB_STATES)[number], number>>;
 
 /**
- * How a job's processing ended: `delayed` (a busy lease: checked again later), `retry` (a raw input
- * not ingested, Postgres failing: tried again later), `ordered` (a raw input put back to wait for one
- * of its session's raw inputs added before it), `rejected` (bad data, failed for good), `error`.
+ * How a job ended: `delayed` (a busy lease), `retry` (a raw input not ingested, Postgres failing),
+ * `ordered` (a raw input waiting for its session's earlier ones), `rejected` (bad data), `error`.
  */
 export type JobOutcome = 'ok' | 'delayed' | 'retry' | 'ordered' | 'rejected' | 'error';
 

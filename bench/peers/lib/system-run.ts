@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { Redis } from 'ioredis';
-import { ADMIN_URL, onCleanup, REDIS_URL } from '../../lib/fleet.js';
+import { ADMIN_URL, deleteMatchingKeys, onCleanup, REDIS_URL } from '../../lib/fleet.js';
 import { WORKER_NODE_FLAGS } from '../../../src/worker/young-generation.js';
 import { quoteIdent } from '../../../src/store/postgres/migrate.js';
 import { round } from '../../lib/stats.js';
@@ -87,15 +87,6 @@ async function bounded<T>(what: string, ms: number, promise: Promise<T>): Promis
   }
 }
 
-/** Deletes the keys matching `pattern` (the run's counters and `InputEvents` streams). */
-async function deleteKeys(redis: Redis, pattern: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length > 0) await redis.unlink(...keys);
-  } while (cursor !== '0');
-}
 
 export async function runSystem(plan: RunPlan, redis: Redis): Promise<RunResult> {
   const { system } = plan;
@@ -197,7 +188,7 @@ export async function runSystem(plan: RunPlan, redis: Redis): Promise<RunResult>
     const since = performance.now();
     for (const child of children.reverse()) await child.close().catch(() => undefined);
     if (setUp) await bounded('teardown', 30_000, system.teardown(ctx)).catch((error: unknown) => console.error(`${system.name} teardown: ${String(error)}`));
-    await deleteKeys(redis, `peers:${ctx.runId}:*`).catch(() => undefined);
+    await deleteMatchingKeys(redis, `peers:${ctx.runId}:*`).catch(() => undefined);
     // Retried (Postgres may refuse connections for a moment: too many clients); left registered if it
     // still fails, so the exit's cleanupAll tries again.
     for (let attempt = 1; attempt <= 5; attempt += 1) {

@@ -22,7 +22,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { benchConfig, StandardScriptedLlm, startBenchWorker } from '../../lib/fleet.js';
+import { benchConfig, deleteQueueKeys, StandardScriptedLlm, startBenchWorker } from '../../lib/fleet.js';
 import { runMigrations } from '../../../src/store/postgres/migrate.js';
 import { SessionQueue } from '../../../src/producer/session-queue.js';
 import { eventStreamKey, FINISH_CHANNEL_SUFFIX } from '../../../src/fleet/fleet-keys.js';
@@ -181,14 +181,7 @@ const loopfleet: HarnessSystem = {
     // The queue's Redis keys.
     const redis = new Redis(ctx.redisUrl);
     try {
-      for (const pattern of [`${queueOf(ctx)}:*`, `bull:${queueOf(ctx)}:*`]) {
-        let cursor = '0';
-        do {
-          const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-          cursor = next;
-          if (keys.length > 0) await redis.unlink(...keys);
-        } while (cursor !== '0');
-      }
+      await deleteQueueKeys(redis, queueOf(ctx));
     } finally {
       redis.disconnect();
     }

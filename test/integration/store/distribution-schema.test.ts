@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../support/test-database.js';
+import { SESSION_TABLES } from './fixtures/session-tables.js';
 
 /**
  * The schema is ready to distribute by session (docs/postgres-distribution.md): read from the catalog
@@ -10,17 +11,6 @@ import { createTestDatabase, type TestDatabase } from '../../support/test-databa
  * fails this test until it is classified here (and in the doc).
  */
 
-/** Tables of one session's rows, and the column holding the session id (the distribution column). */
-const SESSION_TABLES: Record<string, string> = {
-  sessions: 'id',
-  session_inputs: 'session_id',
-  messages: 'session_id',
-  tool_calls: 'session_id',
-  usage_rounds: 'session_id',
-  compactions: 'session_id',
-  timers: 'session_id',
-  budget_reservations: 'session_id',
-};
 
 /** Tables that belong to no session (reference tables on Citus), and why. */
 const GLOBAL_TABLES: Record<string, string> = {

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionQueue } from '../../../src/producer/session-queue.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
+import { SESSION_TABLES } from './fixtures/session-tables.js';
 
 /**
  * Every statement the fleet sends on its hot path reaches each session's rows through the session id
@@ -14,16 +15,6 @@ import { FleetFixture } from '../../support/fleet-fixture.js';
  * listed with their reason; anything else found is a failure.
  */
 
-const SESSION_TABLES: Record<string, string> = {
-  sessions: 'id',
-  session_inputs: 'session_id',
-  messages: 'session_id',
-  tool_calls: 'session_id',
-  usage_rounds: 'session_id',
-  compactions: 'session_id',
-  timers: 'session_id',
-  budget_reservations: 'session_id',
-};
 
 /** Statements that read across sessions by design (a fragment of their text → why). Off the per-input path. */
 const CROSS_SESSION_STATEMENTS: Record<string, string> = {
