@@ -16,7 +16,8 @@
  * Run: `node --max-semi-space-size=32 --import tsx bench/dispatch-hops.bench.ts` (BENCH_HOPS_ITERATIONS,
  * default 500) — prints the JSON and writes bench/results/dispatch-hops.json.
  */
-import { Queue } from 'bullmq';
+import { QueueShards } from '../src/fleet/queue-shards.js';
+import { singleNodeLayout } from '../src/fleet/redis-layout.js';
 import { Redis } from 'ioredis';
 import { RedisEventPublisher } from '../src/events/event-publisher.js';
 import { kickSession } from '../src/fleet/kick.js';
@@ -39,7 +40,7 @@ const queueName = uniqueName('hops');
 const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
 // BullMQ leaves a connection it was given open at close: closed below.
 const queueConnection = redis.duplicate({ maxRetriesPerRequest: null });
-const queue = new Queue(queueName, { connection: queueConnection });
+const queue = QueueShards.open(singleNodeLayout(queueName), queueConnection);
 const publisher = new RedisEventPublisher(redis, { queueName });
 const unregister = onCleanup(async () => {
   await deleteQueueKeys(redis, queueName).catch(() => {});
@@ -69,7 +70,7 @@ try {
       ['xadd', () => redis.xadd(`${queueName}:raw:${i % 16}`, 'MAXLEN', '~', '1000', '*', 'type', 'round_started', 'data', '{"roundIndex":0}')],
       ['publishEvent', () => publisher.publish(sessionId, 1, { type: 'input_started', attempt: 1, agent: { name: 'default', version: 'v1' } })],
       ['kick', () => kickSession({ queue }, { sessionId, tenant: 'default' })],
-      ['bullmqAdd', () => queue.add('noop', { sessionId }, { removeOnComplete: true })],
+      ['bullmqAdd', () => queue.home.add('noop', { sessionId }, { removeOnComplete: true })],
     ];
     const leaseAndRelease: [Hop, () => Promise<unknown>][] = [
       [

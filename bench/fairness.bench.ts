@@ -18,7 +18,8 @@ import { kickSession } from '../src/fleet/kick.js';
 import { createPgPool } from '../src/store/postgres/pool.js';
 import { PostgresSessionStore } from '../src/store/postgres-session-store.js';
 import { fairDispatch, tenantSettingsCache } from '../src/store/tenants/tenant-settings-source.js';
-import { Queue } from 'bullmq';
+import { QueueShards } from '../src/fleet/queue-shards.js';
+import { singleNodeLayout } from '../src/fleet/redis-layout.js';
 import { benchConfig, countRedisCommands, createBenchDatabase, deleteQueueKeys, REDIS_URL, startBenchWorker, uniqueName } from './lib/fleet.js';
 import { deadline, percentile, report, round, sleep } from './lib/stats.js';
 
@@ -46,7 +47,7 @@ async function runMode(fair: boolean): Promise<ModeResult> {
   const pgPool = createPgPool(db.url);
   const store = new PostgresSessionStore(pgPool);
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-  const queue = new Queue(queueName, { connection: redis });
+  const queue = QueueShards.open(singleNodeLayout(queueName), redis);
   const dispatch = fairDispatch(fair, tenantSettingsCache(pgPool, () => undefined), redis);
   const count = async (sql: string, params: unknown[] = []): Promise<number> => Number((await pgPool.query<{ n: number }>(sql, params)).rows[0]!.n);
   const countTenant = (tenant: string, statuses: string[]) =>

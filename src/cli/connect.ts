@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../fleet/redis-connection.js';
 import type pg from 'pg';
 import { loadClientConfig, serverAddress, type ResolvedConfig } from '../config/index.js';
 import { InfrastructureError } from '../core/errors/index.js';
@@ -52,17 +53,17 @@ export async function openStore(env: NodeJS.ProcessEnv): Promise<StoreClient> {
  * each within {@link CLI_CONNECT_TIMEOUT_MS}; `close` ends the queue and then them. The queue's
  * module loads here, so the commands that never need Redis never load BullMQ.
  */
-export async function openQueue(env: NodeJS.ProcessEnv): Promise<{ queue: SessionQueue; redis: Redis; close(): Promise<void> }> {
+export async function openQueue(env: NodeJS.ProcessEnv): Promise<{ queue: SessionQueue; redis: RedisConnection; close(): Promise<void> }> {
   const config = cliConfig(env);
   const { SessionQueue, clientQueueOptions } = await import('../producer/session-queue.js');
   // As SessionQueue.fromEnv does: with OTEL_TRACES_EXPORTER set, the adds are traced (docs/tracing.md).
   const { startTracing } = await import('../observability/tracing/start-tracing.js');
   const tracing = await startTracing(env, { serviceName: 'loopfleet-client' });
   let pool: pg.Pool | null = null;
-  let redis: Redis;
+  let redis: RedisConnection;
   try {
     pool = await openPool(config);
-    redis = await openRedis(config.redisUrl);
+    redis = await connectRedis(config);
   } catch (error) {
     await pool?.end();
     await tracing.shutdown();
@@ -101,10 +102,11 @@ async function openPool(config: ResolvedConfig): Promise<pg.Pool> {
 }
 
 /** A Redis connection that is ready, or a typed error naming host and port within the timeout. */
-async function openRedis(url: string): Promise<Redis> {
+async function connectRedis(config: ResolvedConfig): Promise<RedisConnection> {
   // Loaded here: the commands that only read Postgres never load the Redis driver.
-  const { Redis } = await import('ioredis');
-  const redis = new Redis(url, { lazyConnect: true, connectTimeout: CLI_CONNECT_TIMEOUT_MS });
+  const { openRedis, redisTarget } = await import('../fleet/redis-connection.js');
+  const url = config.redisUrl;
+  const redis = openRedis(redisTarget(config), { lazyConnect: true, connectTimeout: CLI_CONNECT_TIMEOUT_MS });
   let lastError: unknown = null;
   redis.on('error', (error: unknown) => {
     lastError = error;
@@ -142,7 +144,7 @@ export async function withStore<T>(io: { env: NodeJS.ProcessEnv }, work: (client
 }
 
 /** Runs `work` on a checked {@link SessionQueue} and closes it and its connections, whatever happens. */
-export async function withQueue<T>(io: { env: NodeJS.ProcessEnv }, work: (queue: SessionQueue, redis: Redis) => Promise<T>): Promise<T> {
+export async function withQueue<T>(io: { env: NodeJS.ProcessEnv }, work: (queue: SessionQueue, redis: RedisConnection) => Promise<T>): Promise<T> {
   const opened = await openQueue(io.env);
   try {
     return await work(opened.queue, opened.redis);

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 // No millisecond setting may exceed it: Node's timers fire at once past it.
 import { MAX_TIMER_MS } from '../core/ports/clock.js';
-import { envVariable, flag, integer, matching, oneOf, REDIS_DATABASE_PATH, text, url, zeroOr } from './env-variable.js';
+import { envVariable, flag, integer, matching, oneOf, REDIS_DATABASE_PATH, redisNodes, text, url, zeroOr } from './env-variable.js';
+import type { RedisNodeAddress } from '../fleet/redis-connection.js';
+import { MAX_QUEUE_SHARDS } from '../fleet/redis-layout.js';
 import { KEY_FILE_VARIABLES } from './key-files.js';
 import { QUEUE_RULE } from '../fleet/queue-name.js';
 import { DATABASE_POOLERS, LLM_PROVIDERS, LOG_FORMATS, LOG_LEVELS, LLM_HTTP_CLIENTS, type DatabasePooler, type LlmProviderName, type LlmHttpClient, type LogFormat } from './resolved-config.js';
@@ -148,18 +150,33 @@ function inferProvider(openaiKey: string | null, anthropicKey: string | null): L
   return 'scripted';
 }
 
+/** Where Redis is when it is a cluster, and how many queues dispatch is spread over there (docs/redis-cluster.md). */
+const redisVariables = z.object({
+  REDIS_CLUSTER_NODES: envVariable<RedisNodeAddress[] | null>(null, redisNodes),
+  LOOPFLEET_QUEUE_SHARDS: envVariable(1, integer({ min: 1, max: MAX_QUEUE_SHARDS, expected: `an integer from 1 to ${MAX_QUEUE_SHARDS}` })),
+});
+
+const redisSchema = redisVariables.transform((env, ctx) => {
+  if (env.LOOPFLEET_QUEUE_SHARDS > 1 && env.REDIS_CLUSTER_NODES === null) {
+    ctx.addIssue({ code: 'custom', path: ['LOOPFLEET_QUEUE_SHARDS'], message: 'more than 1 shard needs a Redis Cluster (set REDIS_CLUSTER_NODES)' });
+    return z.NEVER;
+  }
+  return env;
+});
+
 /**
  * The schema of the raw environment: every loopfleet variable, typed, defaulted and checked. An
  * intersection rather than one object with a refinement, because zod skips an object's refinements
  * once any field has failed, and a missing API key must be reported alongside every other problem.
  * Unknown variables are ignored.
  */
-export const envSchema = z.intersection(independentSchema, providerSchema);
+export const envSchema = z.intersection(z.intersection(independentSchema, providerSchema), redisSchema);
 
 /** The name of every variable loopfleet reads (the compose file forwards each to its workers). */
 export const CONFIG_VARIABLES: readonly string[] = [
   ...Object.keys(independentSchema.shape),
   ...Object.keys(providerVariables.shape),
+  ...Object.keys(redisVariables.shape),
   ...Object.values(KEY_FILE_VARIABLES),
 ];
 

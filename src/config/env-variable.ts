@@ -1,3 +1,4 @@
+import type { RedisNodeAddress } from '../fleet/redis-connection.js';
 import { z } from 'zod';
 
 /** What a parser makes of one raw value: the typed value, or what is wrong with it. */
@@ -113,3 +114,21 @@ export function url(protocols: readonly string[], path?: { pattern: RegExp; expe
 export function matching(pattern: RegExp, expected: string): ValueParser<string> {
   return (raw) => (pattern.test(raw) ? accept(raw) : reject(`must be ${expected} (got ${quoted(raw)})`));
 }
+
+
+/**
+ * A comma-separated list of `host:port` (an IPv6 host in brackets, `[::1]:7000`): the nodes a Redis
+ * Cluster client starts from. At most 64, each port 1–65535.
+ */
+export const redisNodes: ValueParser<RedisNodeAddress[]> = (raw) => {
+  const nodes: RedisNodeAddress[] = [];
+  const entries = raw.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  if (entries.length > 64) return reject(`must list at most 64 nodes (got ${entries.length})`);
+  for (const entry of entries) {
+    const match = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(entry);
+    const port = match === null ? 0 : Number(match[2]);
+    if (match === null || port < 1 || port > 65_535) return reject(`must be host:port entries separated by commas (got ${quoted(entry)})`);
+    nodes.push({ host: match[1]!.replace(/^\[(.*)\]$/, '$1'), port });
+  }
+  return nodes.length === 0 ? reject('must list at least one host:port') : accept(nodes);
+};

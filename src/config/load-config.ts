@@ -56,7 +56,9 @@ function checkPoolRoom(env: ParsedEnv): void {
 export const CLIENT_VARIABLES = [
   'DATABASE_URL',
   'REDIS_URL',
+  'REDIS_CLUSTER_NODES',
   'LOOPFLEET_QUEUE',
+  'LOOPFLEET_QUEUE_SHARDS',
   'LOOPFLEET_MAX_INPUT_BYTES',
   'DATABASE_POOL_SIZE',
   'DATABASE_POOLER',
@@ -86,7 +88,9 @@ function toResolvedConfig(env: ParsedEnv): ResolvedConfig {
   return {
     databaseUrl: env.DATABASE_URL,
     redisUrl: env.REDIS_URL,
+    redisClusterNodes: env.REDIS_CLUSTER_NODES,
     queueName: env.LOOPFLEET_QUEUE,
+    queueShards: env.LOOPFLEET_QUEUE_SHARDS,
     fairDispatch: env.FAIR_DISPATCH,
     llm: {
       provider: env.LLM_PROVIDER,

@@ -1,3 +1,5 @@
+import type { RedisNodeAddress } from '../fleet/redis-connection.js';
+
 /** The LLM back ends a worker can talk to. `scripted` replays canned replies and needs no network. */
 export const LLM_PROVIDERS = ['openai', 'anthropic', 'scripted'] as const;
 export type LlmProviderName = (typeof LLM_PROVIDERS)[number];
@@ -218,8 +220,16 @@ export interface ResolvedConfig {
   databaseUrl: string;
   /** `REDIS_URL`: Redis connection string (`redis:` or `rediss:`). Default `redis://127.0.0.1:6379`. */
   redisUrl: string;
+  /**
+   * `REDIS_CLUSTER_NODES`: `host:port,…` of a Redis Cluster's nodes (any of them; the client finds the
+   * rest). Set, Redis is that cluster: `REDIS_URL` then gives only the user, password and scheme
+   * (`rediss:` for TLS) every node takes, and its host is ignored. Default unset: one Redis node.
+   */
+  redisClusterNodes: RedisNodeAddress[] | null;
   /** `LOOPFLEET_QUEUE`: BullMQ queue name, also a Redis key prefix; 1–64 of `[A-Za-z0-9_-]`. Default `loopfleet`. */
   queueName: string;
+  /** `LOOPFLEET_QUEUE_SHARDS`: BullMQ queues dispatch is spread over in cluster mode, 1–256. Default 1. */
+  queueShards: number;
   /**
    * `FAIR_DISPATCH`: drains get a BullMQ priority from their place in their tenant's line, so tenants
    * take turns on the workers (docs/fair-dispatch.md); false: drains go FIFO. Default true.

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../fleet/redis-connection.js';
 
 /**
  * A connection owned by one blocking reader: opened with `duplicate()`, abandoned mid-command when
@@ -62,7 +62,7 @@ export class AbortableReads {
  * Closes a connection without throwing: QUIT when it is usable (a clean goodbye), otherwise drop the
  * socket. Resolves once the socket is gone, so a test's open-handle check finds nothing left.
  */
-export async function closeConnection(redis: Redis): Promise<void> {
+export async function closeConnection(redis: RedisConnection): Promise<void> {
   const status = redis.status;
   if (status === 'end') return;
   if (status === 'wait' || status === 'reconnecting' || status === 'close') {

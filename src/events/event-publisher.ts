@@ -1,4 +1,5 @@
-import type { Redis } from 'ioredis';
+import { duplicateRedis, isCluster, redisKeyPrefix, type RedisConnection } from '../fleet/redis-connection.js';
+import { calculateSlot } from '../fleet/redis-layout.js';
 import { StateConflictError } from '../core/errors/index.js';
 import { eventDeletedKey, eventFinishedKey, eventSeqKey, eventStreamKey } from '../fleet/fleet-keys.js';
 import {
@@ -22,8 +23,8 @@ import { SessionChannel, type PublisherCounters } from './session-channel.js';
  * Commands not yet sent when the connection dropped are still sent after it reconnects — also when
  * `redis` itself fails fast (`enableOfflineQueue: false`): the duplicate queues them while it connects.
  */
-export function publisherConnection(redis: Redis): Redis {
-  const connection = redis.duplicate({ autoResendUnfulfilledCommands: false, enableOfflineQueue: true });
+export function publisherConnection(redis: RedisConnection): RedisConnection {
+  const connection = duplicateRedis(redis, { autoResendUnfulfilledCommands: false, enableOfflineQueue: true });
   rejectInFlightOnClose(connection);
   return connection;
 }
@@ -58,15 +59,22 @@ export class RedisEventPublisher {
   private readonly owed = new Map<string, number>();
   private readonly counters: PublisherCounters = { published: 0, dropped: 0, coalesced: 0, duplicateFinishes: 0, fenced: 0 };
   private readonly host: SinkHost;
+  /** On a Redis Cluster: the session's keys carry its id as a hash tag, and each call writes one slot. */
+  private readonly cluster: boolean;
   private closing: Promise<void> | null = null;
 
   /** @param redis a connection the publisher writes on; closed by `close()` only with `ownsConnection`. */
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisConnection,
     options: EventPublisherOptions,
   ) {
     this.config = resolveEventPublisherOptions(options);
-    this.writer = new EventWriter(publishEventsCommand(redis, { maxLen: this.config.maxLen, idleExpirySeconds: this.config.idleExpirySeconds }));
+    this.cluster = isCluster(redis);
+    const prefix = redisKeyPrefix(redis);
+    this.writer = new EventWriter(
+      publishEventsCommand(redis, { maxLen: this.config.maxLen, idleExpirySeconds: this.config.idleExpirySeconds }),
+      this.cluster ? (batch) => calculateSlot(prefix + batch.target.streamKey) : null,
+    );
     this.host = {
       enqueue: (sessionId, inputSeq, event, fence) => this.enqueue(sessionId, inputSeq, event, fence),
       flushSession: (sessionId) => this.flushSession(sessionId),
@@ -172,10 +180,10 @@ export class RedisEventPublisher {
       channel = new SessionChannel({
         sessionId,
         target: {
-          streamKey: eventStreamKey(this.config.queueName, sessionId),
-          seqKey: eventSeqKey(this.config.queueName, sessionId),
-          finishedKey: eventFinishedKey(this.config.queueName, sessionId),
-          deletedKey: eventDeletedKey(this.config.queueName, sessionId),
+          streamKey: eventStreamKey(this.config.queueName, sessionId, this.cluster),
+          seqKey: eventSeqKey(this.config.queueName, sessionId, this.cluster),
+          finishedKey: eventFinishedKey(this.config.queueName, sessionId, this.cluster),
+          deletedKey: eventDeletedKey(this.config.queueName, sessionId, this.cluster),
         },
         config: this.config,
         writer: this.writer,

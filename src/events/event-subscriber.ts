@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import { duplicateRedis, isCluster, type RedisConnection } from '../fleet/redis-connection.js';
 import { InfrastructureError, isLoopfleetError } from '../core/errors/index.js';
 import { whileLinked, type LinkedIteration } from '../core/linked-signal.js';
 import { eventStreamKey } from '../fleet/fleet-keys.js';
@@ -54,14 +54,14 @@ export interface ReadRangeOptions {
  * caller's connection (already connected, and ahead of whatever the caller sends on it next, such as
  * an `add`), so an event published between the call and the first `next()` is not skipped.
  */
-export function readSessionEvents(redis: Redis, options: ReadSessionEventsOptions, openTail?: OpenTail): LinkedIteration<StreamItem> {
+export function readSessionEvents(redis: RedisConnection, options: ReadSessionEventsOptions, openTail?: OpenTail): LinkedIteration<StreamItem> {
   const newest = options.after === undefined || options.after === ONLY_NEW ? readNewest(redis, options.queueName, options.sessionId) : null;
   return whileLinked([options.signal], (signal) => followSessionEvents(redis, Object.assign({}, options, { signal }), newest, openTail));
 }
 
 /** The newest entry of a session's stream, read now (for a `'$'` taken at a call); its failure is rethrown where it is awaited. */
-export function readNewest(redis: Redis, queueName: string, sessionId: string): Promise<RawStreamEntry | undefined> {
-  const newest = newestEntry(redis, eventStreamKey(queueName, sessionId));
+export function readNewest(redis: RedisConnection, queueName: string, sessionId: string): Promise<RawStreamEntry | undefined> {
+  const newest = newestEntry(redis, eventStreamKey(queueName, sessionId, isCluster(redis)));
   newest.catch(() => {});
   return newest;
 }
@@ -71,7 +71,7 @@ export function readNewest(redis: Redis, queueName: string, sessionId: string): 
  * concrete), for a caller that starts the read when it is called but the iteration later.
  */
 export async function* followSessionEvents(
-  redis: Redis,
+  redis: RedisConnection,
   options: ReadSessionEventsOptions,
   newest: Promise<RawStreamEntry | undefined> | null,
   openTail: OpenTail = blockingTail(redis),
@@ -82,7 +82,7 @@ export async function* followSessionEvents(
   // A function, not a narrowed property read: the signal flips while we await.
   const aborted = (): boolean => signal?.aborted === true;
   if (aborted()) return;
-  const streamKey = eventStreamKey(options.queueName, options.sessionId);
+  const streamKey = eventStreamKey(options.queueName, options.sessionId, isCluster(redis));
   let tail: StreamTail | null = null;
   const reads = new AbortableReads(signal, () => tail?.interrupt());
   try {
@@ -118,7 +118,7 @@ export async function* followSessionEvents(
 /** How a follower reads a stream after its cursor check: its connection, and how it waits for entries. */
 export interface StreamTail {
   /** Where the follower's first reads go (where to start, and the cursor's check). */
-  readonly connection: Redis;
+  readonly connection: RedisConnection;
   /** Up to `count` entries after `cursor`, once there are some; may answer none (null) after a while without. */
   next(cursor: string): Promise<RawXReadReply>;
   /** Ends a wait at once: the follower's signal aborted (its pending read is abandoned). */
@@ -140,11 +140,11 @@ export type OpenTail = (sessionId: string, streamKey: string, reads: TailReads) 
  * A connection of the follower's own (`redis` duplicated), blocked in `XREAD BLOCK` between entries:
  * the way that needs nothing but the stream. Dropped at once on abort.
  */
-export function blockingTail(redis: Redis): OpenTail {
+export function blockingTail(redis: RedisConnection): OpenTail {
   return (_sessionId, streamKey, reads) => {
     // A new connection: commands wait for it to be ready, though the caller's client may fail fast
     // (`enableOfflineQueue: false`, as BullMQ advises for a producer's).
-    const connection = redis.duplicate({ enableOfflineQueue: true });
+    const connection = duplicateRedis(redis, { enableOfflineQueue: true });
     // Failures surface as rejected commands; without a listener ioredis would also print each one.
     connection.on('error', () => {});
     return {
@@ -157,7 +157,7 @@ export function blockingTail(redis: Redis): OpenTail {
 }
 
 /** The stream's newest entry, or undefined when it is empty or gone. */
-async function newestEntry(redis: Redis, streamKey: string): Promise<RawStreamEntry | undefined> {
+async function newestEntry(redis: RedisConnection, streamKey: string): Promise<RawStreamEntry | undefined> {
   const [last] = (await redis.xrevrange(streamKey, '+', '-', 'COUNT', 1)) as RawStreamEntry[];
   return last;
 }
@@ -169,7 +169,7 @@ async function newestEntry(redis: Redis, streamKey: string): Promise<RawStreamEn
  * after it is seen too.
  */
 async function startCursor(
-  redis: Redis,
+  redis: RedisConnection,
   streamKey: string,
   after: string,
   tracker: SeqGapTracker,
@@ -190,8 +190,8 @@ async function startCursor(
 }
 
 /** The newest event's stream id, or null when the session's stream is empty or gone. */
-export async function lastEventId(redis: Redis, queueName: string, sessionId: string): Promise<string | null> {
-  const streamKey = eventStreamKey(queueName, sessionId);
+export async function lastEventId(redis: RedisConnection, queueName: string, sessionId: string): Promise<string | null> {
+  const streamKey = eventStreamKey(queueName, sessionId, isCluster(redis));
   try {
     const last = (await redis.xrevrange(streamKey, '+', '-', 'COUNT', 1)) as RawStreamEntry[];
     return last[0]?.[0] ?? null;
@@ -206,14 +206,14 @@ export async function lastEventId(redis: Redis, queueName: string, sessionId: st
  * pollers compare `seq` or call {@link detectGap} themselves.
  */
 export async function readRange(
-  redis: Redis,
+  redis: RedisConnection,
   queueName: string,
   sessionId: string,
   options: ReadRangeOptions = {},
 ): Promise<StreamEvent[]> {
   const after = options.after ?? '0';
   assertCursor(after, { allowOnlyNew: false });
-  const streamKey = eventStreamKey(queueName, sessionId);
+  const streamKey = eventStreamKey(queueName, sessionId, isCluster(redis));
   const start = isStreamStart(after) ? '-' : `(${after}`;
   try {
     const entries = (await redis.xrange(streamKey, start, '+', 'COUNT', options.count ?? 100)) as RawStreamEntry[];

@@ -26,7 +26,14 @@ export class EventWriter {
   private ready: WritingChannel[] = [];
   private scheduled = false;
 
-  constructor(private readonly write: PublishEvents) {}
+  /**
+   * @param slotOf on a Redis Cluster, the hash slot of a batch's keys: one call carries only batches
+   * of one slot (a script's keys must share one), so the turn's batches are grouped by it.
+   */
+  constructor(
+    private readonly write: PublishEvents,
+    private readonly slotOf: ((batch: SessionBatch) => number) | null = null,
+  ) {}
 
   /** Queues `channel` for the next call; the channel asks at most once until it is called back. */
   enqueue(channel: WritingChannel): void {
@@ -42,22 +49,22 @@ export class EventWriter {
   private flush(): void {
     const ready = this.ready;
     this.ready = [];
-    let start = 0;
-    while (start < ready.length) {
-      const channels: WritingChannel[] = [];
-      const batches: SessionBatch[] = [];
-      let chars = 0;
-      while (start < ready.length && (batches.length === 0 || chars < MAX_CALL_CHARS)) {
-        const channel = ready[start]!;
-        start += 1;
-        const batch = channel.startWrite();
-        if (batch === null) continue;
-        channels.push(channel);
-        batches.push(batch);
-        for (const entry of batch.entries) chars += entry.body.length;
-      }
-      if (batches.length > 0) void this.call(channels, batches);
+    // One open call per slot (a single group without a cluster), sent once it reaches MAX_CALL_CHARS.
+    const open = new Map<number, { channels: WritingChannel[]; batches: SessionBatch[]; chars: number }>();
+    for (const channel of ready) {
+      const batch = channel.startWrite();
+      if (batch === null) continue;
+      const slot = this.slotOf === null ? 0 : this.slotOf(batch);
+      let call = open.get(slot);
+      if (call === undefined) open.set(slot, (call = { channels: [], batches: [], chars: 0 }));
+      call.channels.push(channel);
+      call.batches.push(batch);
+      for (const entry of batch.entries) call.chars += entry.body.length;
+      if (call.chars < MAX_CALL_CHARS) continue;
+      open.delete(slot);
+      void this.call(call.channels, call.batches);
     }
+    for (const call of open.values()) void this.call(call.channels, call.batches);
   }
 
   private async call(channels: WritingChannel[], batches: SessionBatch[]): Promise<void> {

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import { duplicateRedis, type RedisConnection } from '../fleet/redis-connection.js';
 import type { Logger } from 'pino';
 import { tailChannel } from '../fleet/fleet-keys.js';
 import type { ChannelListener, ChannelListening, ChannelSubscriptions } from './channel-subscriptions.js';
@@ -25,15 +25,15 @@ import { compareStreamIds, isStreamId, isStreamStart } from './stream-id.js';
  * connection of its own, and says so in a warning.
  */
 export class NotifiedTails {
-  readonly #base: Redis;
+  readonly #base: RedisConnection;
   readonly #channels: ChannelSubscriptions;
   readonly #queueName: string;
   readonly #logger: Logger | null;
-  #reading: Redis | null = null;
+  #reading: RedisConnection | null = null;
   #closed = false;
 
   /** `base` is duplicated, at the first follower, into the reading connection; `channels` carries the subscriptions. */
-  constructor(base: Redis, channels: ChannelSubscriptions, queueName: string, logger: Logger | null) {
+  constructor(base: RedisConnection, channels: ChannelSubscriptions, queueName: string, logger: Logger | null) {
     this.#base = base;
     this.#channels = channels;
     this.#queueName = queueName;
@@ -47,7 +47,7 @@ export class NotifiedTails {
   readonly open: OpenTail = async (sessionId, streamKey, reads) => {
     if (this.#closed) throw new Error('event followers closed');
     const tail = new NotifiedTail(this.#connection(), streamKey, reads);
-    const listening = this.#channels.listen(this.#channels.named(tailChannel(this.#queueName, sessionId)), tail);
+    const listening = this.#channels.listen(this.#channels.named(tailChannel(this.#queueName, sessionId, this.#channels.cluster)), tail);
     tail.hold(listening);
     try {
       await listening.subscribed;
@@ -68,12 +68,12 @@ export class NotifiedTails {
     if (reading !== null) await closeConnection(reading);
   }
 
-  #connection(): Redis {
+  #connection(): RedisConnection {
     if (this.#reading !== null) return this.#reading;
     // Commands wait for the connection instead of failing at once (the caller's may fail fast), and a
     // read a drop cut off is sent again. Reads issued in the same tick (followers woken by one batch
     // of announcements) go out in one write.
-    const reading = this.#base.duplicate({ enableOfflineQueue: true, enableAutoPipelining: true });
+    const reading = duplicateRedis(this.#base, { enableOfflineQueue: true, enableAutoPipelining: true });
     reading.on('error', (error: Error) => this.#logger?.debug({ err: error }, 'redis connection error (event followers)'));
     this.#reading = reading;
     return reading;
@@ -104,7 +104,7 @@ export function parseTailMessage(text: string): { after: string; entries: RawStr
  * costs Redis reads, not this process's memory.
  */
 class NotifiedTail implements StreamTail, ChannelListener {
-  readonly connection: Redis;
+  readonly connection: RedisConnection;
   readonly #streamKey: string;
   readonly #reads: TailReads;
   /** Entries taken from announcements, not yet handed to the follower. */
@@ -121,7 +121,7 @@ class NotifiedTail implements StreamTail, ChannelListener {
   #listening: ChannelListening | null = null;
   #closed = false;
 
-  constructor(connection: Redis, streamKey: string, reads: TailReads) {
+  constructor(connection: RedisConnection, streamKey: string, reads: TailReads) {
     this.connection = connection;
     this.#streamKey = streamKey;
     this.#reads = reads;

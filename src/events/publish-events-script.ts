@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Command, type Redis } from 'ioredis';
+import { isCluster, redisKeyPrefix, type RedisConnection } from '../fleet/redis-connection.js';
 import { InfrastructureError, LeaseLostError } from '../core/errors/index.js';
 import { FINISH_CHANNEL_SUFFIX, TAIL_CHANNEL_SUFFIX } from '../fleet/fleet-keys.js';
 import type { EncodedEvent } from './event-body.js';
@@ -55,8 +56,8 @@ import type { EncodedEvent } from './event-body.js';
  * same id; else ''). Returns, per session in order: with `r`, an id per entry (the stream id, or ''
  * for a finish left out); without, the number of entries written; or an error message.
  *
- * All keys of a call must live on one Redis node: a single server or a primary with replicas (Redis
- * Cluster would need every stream key in one hash slot).
+ * All keys of a call must share one hash slot on a Redis Cluster: there the session's keys carry its
+ * id as a hash tag, and the writer groups a turn's batches by slot (`EventWriter`).
  */
 /** A part's answer when it was refused because its session was deleted under its lease (or a later one). */
 export const FENCED_REPLY = 'loopfleet:fenced';
@@ -219,8 +220,23 @@ export interface SessionBatch {
  */
 export type PublishEvents = (batches: readonly SessionBatch[]) => Promise<(string[] | null | Error)[]>;
 
-/** The script's SHA-1, which `EVALSHA` names it by. */
-const PUBLISH_EVENTS_SHA = createHash('sha1').update(PUBLISH_EVENTS_LUA).digest('hex');
+/** A form of the script, and the SHA-1 `EVALSHA` names it by. */
+interface ScriptForm {
+  text: string;
+  sha: string;
+}
+
+const scriptForm = (text: string): ScriptForm => ({ text, sha: createHash('sha1').update(text).digest('hex') });
+
+/** On one Redis node: announcements on classic pub/sub channels. */
+const SINGLE_NODE_SCRIPT = scriptForm(PUBLISH_EVENTS_LUA);
+
+/**
+ * On a Redis Cluster: the tail and finish channels are sharded channels (`SPUBLISH`, counted by
+ * `PUBSUB SHARDNUMSUB`) of the session's slot, so an announcement goes only to the node that owns it
+ * and its replicas instead of being broadcast to every node.
+ */
+const CLUSTER_SCRIPT = scriptForm(PUBLISH_EVENTS_LUA.replaceAll("'PUBSUB', 'NUMSUB'", "'PUBSUB', 'SHARDNUMSUB'").replaceAll("redis.pcall('PUBLISH'", "redis.pcall('SPUBLISH'"));
 
 /** Sockets that were sent the script's text: the server knows it by its SHA there. */
 const scriptSentOn = new WeakSet<object>();
@@ -236,8 +252,13 @@ const scriptSentOn = new WeakSet<object>();
 class PublishEventsCall extends Command {
   /** Set once ioredis writes the call to a socket (a call waiting in its offline queue is not yet). */
   written = false;
+  /** The socket it was last written to (a cluster may send it on to another node after MOVED or ASK). */
+  socket: { destroyed?: boolean } | null = null;
 
-  constructor(args: string[]) {
+  constructor(
+    args: string[],
+    private readonly form: ScriptForm,
+  ) {
     super('evalsha', [], { replyEncoding: 'utf8' });
     // Set after the constructor, which would copy and re-check them; every one is a string already.
     this.args = args;
@@ -252,8 +273,9 @@ class PublishEventsCall extends Command {
     const sent = scriptSentOn.has(socket);
     if (!sent) scriptSentOn.add(socket);
     this.name = sent ? 'evalsha' : 'eval';
-    this.args[0] = sent ? PUBLISH_EVENTS_SHA : PUBLISH_EVENTS_LUA;
+    this.args[0] = sent ? this.form.sha : this.form.text;
     this.written = true;
+    this.socket = socket;
     return super.toWritable(socket);
   }
 }
@@ -265,30 +287,35 @@ interface PendingCall {
 }
 
 /** The script calls awaited on each connection set up by {@link rejectInFlightOnClose}. */
-const inFlight = new WeakMap<Redis, Set<PendingCall>>();
+const inFlight = new WeakMap<RedisConnection, Set<PendingCall>>();
 
 /**
  * For a connection that does not re-send unanswered commands (`publisherConnection`): ioredis drops a
  * call that was written to the socket when such a connection closed, without ever settling it. From
  * now on, such calls on `redis` are rejected when it closes before they are answered: each may or may
  * not have run, and is counted lost. A call still in ioredis's offline queue (never written) is left
- * alone: it is sent once the connection is back, and settles then.
+ * alone: it is sent once the connection is back, and settles then. On a cluster, each node's
+ * connection is watched: when one closes, the calls written to its socket are rejected.
  */
-export function rejectInFlightOnClose(redis: Redis): void {
+export function rejectInFlightOnClose(redis: RedisConnection): void {
   if (inFlight.has(redis)) return;
   const open = new Set<PendingCall>();
   inFlight.set(redis, open);
-  redis.on('close', () => {
+  const cluster = isCluster(redis);
+  const closed = (): void => {
     for (const pending of [...open]) {
-      if (!pending.call.written) continue;
+      // On a cluster only those written to a node's socket that is gone now.
+      if (!pending.call.written || (cluster && pending.call.socket?.destroyed !== true)) continue;
       open.delete(pending);
       pending.reject(new Error('the connection closed with this publish in flight: it may or may not have been written'));
     }
-  });
+  };
+  redis.on('close', closed);
+  if (cluster) redis.on('+node', (node: Redis) => node.on('close', closed));
 }
 
 /** Sends `call`; on a connection set up by {@link rejectInFlightOnClose}, rejects when it closes with `call` written but unanswered. */
-function sendCall(redis: Redis, call: PublishEventsCall): Promise<unknown> {
+function sendCall(redis: RedisConnection, call: PublishEventsCall): Promise<unknown> {
   const sent = redis.sendCommand(call) as Promise<unknown>;
   const registry = inFlight.get(redis);
   if (registry === undefined) return sent;
@@ -312,15 +339,16 @@ function sendCall(redis: Redis, call: PublishEventsCall): Promise<unknown> {
  * Returns a typed caller of the script on `redis`. Keys carry the connection's `keyPrefix`, as they
  * would through ioredis's own commands.
  */
-export function publishEventsCommand(redis: Redis, retention: PublishRetention): PublishEvents {
-  const prefix = redis.options.keyPrefix ?? '';
+export function publishEventsCommand(redis: RedisConnection, retention: PublishRetention): PublishEvents {
+  const prefix = redisKeyPrefix(redis);
+  const form = isCluster(redis) ? CLUSTER_SCRIPT : SINGLE_NODE_SCRIPT;
   const send = async (args: string[]): Promise<unknown> => {
     try {
-      return await sendCall(redis, new PublishEventsCall(args));
+      return await sendCall(redis, new PublishEventsCall(args, form));
     } catch (error) {
       // NOSCRIPT: the script did not run; sending it whole is safe.
       if (!(error instanceof Error) || !error.message.includes('NOSCRIPT')) throw error;
-      return sendCall(redis, new PublishEventsCall(args.slice()));
+      return sendCall(redis, new PublishEventsCall(args.slice(), form));
     }
   };
   return async (batches) => {

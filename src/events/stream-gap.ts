@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../fleet/redis-connection.js';
 import type { StreamEvent, StreamGap } from '../fleet/fleet-events.js';
 import { isMalformed } from './stream-entry.js';
 import { compareStreamIds, FROM_START } from './stream-id.js';
@@ -40,14 +41,14 @@ export function decideGap(after: string, retention: StreamRetention): StreamGap 
  * (expired, or lost with Redis) is a gap that resumes from the start, so events published after it
  * was re-created are still read.
  */
-export async function detectGap(redis: Redis, streamKey: string, after: string): Promise<StreamGap | null> {
+export async function detectGap(redis: RedisConnection, streamKey: string, after: string): Promise<StreamGap | null> {
   const retention = await readRetention(redis, streamKey);
   if (retention === null) return { kind: 'gap', after, firstAvailable: null, resumeFrom: FROM_START };
   return decideGap(after, retention);
 }
 
 /** `XINFO STREAM`, or null when the key does not exist. */
-export async function readRetention(redis: Redis, streamKey: string): Promise<StreamRetention | null> {
+export async function readRetention(redis: RedisConnection, streamKey: string): Promise<StreamRetention | null> {
   let reply: unknown;
   try {
     reply = await redis.xinfo('STREAM', streamKey);

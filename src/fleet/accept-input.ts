@@ -1,4 +1,4 @@
-import type { Queue } from 'bullmq';
+import type { QueueShards } from './queue-shards.js';
 import type { Logger } from 'pino';
 import { parseInputPayload } from '../core/input-payload.js';
 import type { ClientStore } from '../core/ports/client-store.js';
@@ -29,7 +29,7 @@ export interface AcceptRequest {
 /** What accepting needs: the store (durability), the queue (the kick), and optionally the event publisher. */
 export interface AcceptDeps {
   store: Pick<ClientStore, 'acceptInput'>;
-  queue: Queue;
+  queue: QueueShards;
   /** Fair dispatch between tenants (docs/fair-dispatch.md); absent or null: drains go FIFO. */
   fair?: FairDispatch | null;
   maxInputBytes: number;

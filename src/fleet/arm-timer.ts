@@ -1,7 +1,7 @@
-import type { Queue } from 'bullmq';
 import { guardedStoreCall } from '../core/ports/guard-store.js';
 import type { ScheduleTimerParams, TimerRecord, TimerStore } from '../core/ports/timer-store.js';
 import { JOB, timerJobId, type TimerJobData } from './fleet-keys.js';
+import type { QueueShards } from './queue-shards.js';
 
 /** A timer as its alarm needs it. */
 export interface ArmableTimer {
@@ -16,9 +16,9 @@ export interface ArmableTimer {
  * fires at once). Idempotent per firing (the job id). The row in Postgres is the truth: an alarm that
  * is lost (Redis down now, flushed later) is set again by the sweeper once the timer is overdue.
  */
-export async function armTimer(queue: Queue, timer: ArmableTimer, now: number = Date.now()): Promise<void> {
+export async function armTimer(queues: QueueShards, timer: ArmableTimer, now: number = Date.now()): Promise<void> {
   const data: TimerJobData = { sessionId: timer.sessionId, timerId: timer.timerId, fireCount: timer.fireCount };
-  await queue.add(JOB.timer, data, {
+  await queues.for(timer.sessionId).add(JOB.timer, data, {
     jobId: timerJobId(timer.sessionId, timer.timerId, timer.fireCount),
     delay: Math.max(0, timer.dueAt.getTime() - now),
     // Gone once done, so the sweeper can set an alarm again under the same id if a firing was lost.
@@ -37,7 +37,7 @@ export async function armTimer(queue: Queue, timer: ArmableTimer, now: number = 
  */
 export async function scheduleAndArm(
   timers: Pick<TimerStore, 'scheduleTimer'>,
-  queue: Queue,
+  queue: QueueShards,
   params: ScheduleTimerParams,
 ): Promise<{ timer: TimerRecord; duplicate: boolean; armed: Promise<unknown> }> {
   const { timer, duplicate } = await guardedStoreCall('scheduleTimer', timers.scheduleTimer(Object.assign({ queue: queue.name }, params)));

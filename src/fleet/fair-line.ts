@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
+import type { RedisConnection } from './redis-connection.js';
 import { drainDedupId, fairLineKey, fairTenantsKey } from './fleet-keys.js';
 
 /** What runs the line scripts: BullMQ's own connection (`await queue.client`) or any ioredis client. */
-export type LineRedis = Redis | Cluster;
+export type LineRedis = RedisConnection | Cluster;
 
 /**
  * Puts the session at the end of its tenant's line unless it is in it already (a drain of it is
@@ -24,8 +25,8 @@ return redis.call('ZRANK', KEYS[1], ARGV[1]) + 1`;
  * deduplication key: the job finished, or was never added because the add failed after the join).
  * Such a member was left by a ZREM that never ran, and would push every later drain of its tenant one
  * place back for good. At most ARGV[4] members per line, oldest first. A line left empty leaves the
- * tenants set. Keys are built here from the prefixes, as BullMQ's own scripts do (one Redis, no
- * cluster slots).
+ * tenants set. Keys are built here from the prefixes, as BullMQ's own scripts do: on a cluster
+ * they share the slot of the tenants set, whose key carries the shard's hash tag (`shardKeyRoot`).
  * KEYS: tenants set. ARGV: line key prefix, drain dedup key prefix, age ms, most per line.
  */
 const TRIM_LINES = `
@@ -60,23 +61,24 @@ async function runScript(redis: LineRedis, script: string, digest: string, keys:
 }
 
 /** Joins the tenant's line (one round trip); returns the session's place in it, 1 = first. */
-export async function joinFairLine(redis: LineRedis, queueName: string, tenant: string, sessionId: string): Promise<number> {
-  const rank = await runScript(redis, JOIN_LINE, JOIN_LINE_SHA, [fairLineKey(queueName, tenant), fairTenantsKey(queueName)], [sessionId, tenant]);
+export async function joinFairLine(redis: LineRedis, keyRoot: string, tenant: string, sessionId: string): Promise<number> {
+  const rank = await runScript(redis, JOIN_LINE, JOIN_LINE_SHA, [fairLineKey(keyRoot, tenant), fairTenantsKey(keyRoot)], [sessionId, tenant]);
   return Number(rank);
 }
 
 /** Leaves the tenant's line: its drain started (one ZREM). */
-export async function leaveFairLine(redis: LineRedis, queueName: string, tenant: string, sessionId: string): Promise<void> {
-  await redis.zrem(fairLineKey(queueName, tenant), sessionId);
+export async function leaveFairLine(redis: LineRedis, keyRoot: string, tenant: string, sessionId: string): Promise<void> {
+  await redis.zrem(fairLineKey(keyRoot, tenant), sessionId);
 }
 
 /**
  * The sweeper's repair of the lines (one round trip): members older than `olderThanMs` without a
  * drain job are removed, so ranks heal after a lost ZREM. `bullPrefix` is the queue's key prefix as
- * BullMQ builds it (`bull:<queue>`). Returns how many were removed.
+ * BullMQ builds it (`bull:<queue>`); `keyRoot` the root of the queue's line keys (`shardKeyRoot`).
+ * Returns how many were removed.
  */
-export async function trimFairLines(redis: LineRedis, queueName: string, bullPrefix: string, olderThanMs: number, maxPerLine = 1_000): Promise<number> {
-  const lineprefix = fairLineKey(queueName, '');
+export async function trimFairLines(redis: LineRedis, keyRoot: string, bullPrefix: string, olderThanMs: number, maxPerLine = 1_000): Promise<number> {
+  const lineprefix = fairLineKey(keyRoot, '');
   const dedupPrefix = `${bullPrefix}:de:${drainDedupId('')}`;
-  return Number(await runScript(redis, TRIM_LINES, TRIM_LINES_SHA, [fairTenantsKey(queueName)], [lineprefix, dedupPrefix, olderThanMs, maxPerLine]));
+  return Number(await runScript(redis, TRIM_LINES, TRIM_LINES_SHA, [fairTenantsKey(keyRoot)], [lineprefix, dedupPrefix, olderThanMs, maxPerLine]));
 }

@@ -1,3 +1,5 @@
+import { sessionKeyPart } from './redis-layout.js';
+
 /**
  * Names shared by producers and workers: what goes on the BullMQ queue and in Redis. Anything that
  * talks to a loopfleet fleet — this client, the worker, a raw BullMQ producer in another language —
@@ -20,22 +22,26 @@ export const JOB = {
 /** One of the job names in {@link JOB}. */
 export type JobName = (typeof JOB)[keyof typeof JOB];
 
-/** The Redis stream of a session's events: `<queue>:events:<sessionId>`. */
-export function eventStreamKey(queueName: string, sessionId: string): string {
-  return `${queueName}:events:${sessionId}`;
+/**
+ * The Redis stream of a session's events: `<queue>:events:<sessionId>`. On a Redis Cluster
+ * (`cluster`) the id is a hash tag, `<queue>:events:{<sessionId>}`, so the session's keys and
+ * channels share one slot (docs/redis-cluster.md).
+ */
+export function eventStreamKey(queueName: string, sessionId: string, cluster = false): string {
+  return `${queueName}:events:${sessionKeyPart(sessionId, cluster)}`;
 }
 
 /** Per-session event sequence counter, next to its stream. */
-export function eventSeqKey(queueName: string, sessionId: string): string {
-  return `${queueName}:events:${sessionId}:seq`;
+export function eventSeqKey(queueName: string, sessionId: string, cluster = false): string {
+  return `${eventStreamKey(queueName, sessionId, cluster)}:seq`;
 }
 
 /**
  * The input seqs whose `input_finished` is on the session's stream (a sorted set, member and score the
  * input seq, bounded to the newest ones): the publish script writes an input's finish only once (I6).
  */
-export function eventFinishedKey(queueName: string, sessionId: string): string {
-  return `${queueName}:events:${sessionId}:finished`;
+export function eventFinishedKey(queueName: string, sessionId: string, cluster = false): string {
+  return `${eventStreamKey(queueName, sessionId, cluster)}:finished`;
 }
 
 /**
@@ -46,8 +52,8 @@ export function eventFinishedKey(queueName: string, sessionId: string): string {
  * 7 days (`DELETION_FENCE_SECONDS`). In a namespace of its own, `<queue>:deleted:<id>`, which no
  * session's stream key (`<queue>:events:<id>`) can name, whatever the id.
  */
-export function eventDeletedKey(queueName: string, sessionId: string): string {
-  return `${queueName}:deleted:${sessionId}`;
+export function eventDeletedKey(queueName: string, sessionId: string, cluster = false): string {
+  return `${queueName}:deleted:${sessionKeyPart(sessionId, cluster)}`;
 }
 
 /** What {@link finishChannel} appends to a session's stream key. */
@@ -59,8 +65,8 @@ export const FINISH_CHANNEL_SUFFIX = ':finishes';
  * keys; no other session's channel has this name). Each message is `<stream id> <data>`, the entry
  * as written, so `result()` waiters share one subscribed connection instead of a blocked read each.
  */
-export function finishChannel(queueName: string, sessionId: string): string {
-  return `${eventStreamKey(queueName, sessionId)}${FINISH_CHANNEL_SUFFIX}`;
+export function finishChannel(queueName: string, sessionId: string, cluster = false): string {
+  return `${eventStreamKey(queueName, sessionId, cluster)}${FINISH_CHANNEL_SUFFIX}`;
 }
 
 /** What {@link tailChannel} appends to a session's stream key. */
@@ -74,8 +80,8 @@ export const TAIL_CHANNEL_SUFFIX = ':tail';
  * followers share one subscribed connection and mostly need no read, instead of a blocked read
  * (and a connection) each.
  */
-export function tailChannel(queueName: string, sessionId: string): string {
-  return `${eventStreamKey(queueName, sessionId)}${TAIL_CHANNEL_SUFFIX}`;
+export function tailChannel(queueName: string, sessionId: string, cluster = false): string {
+  return `${eventStreamKey(queueName, sessionId, cluster)}${TAIL_CHANNEL_SUFFIX}`;
 }
 
 /** Pub/sub channel on which cancel requests reach the lease holder at once. */

@@ -1,7 +1,7 @@
-import type { Queue } from 'bullmq';
 import { fairPriority } from './fair-priority.js';
 import { joinFairLine, type LineRedis } from './fair-line.js';
 import { drainDedupId, JOB } from './fleet-keys.js';
+import type { QueueShards } from './queue-shards.js';
 
 /** The data of a `drain` job. `tenant` is the session's (absent in jobs added before fair dispatch). */
 export interface DrainJobData {
@@ -20,9 +20,9 @@ export interface FairDispatch {
   redis: LineRedis;
 }
 
-/** Where a kick goes: the queue, and fair dispatch when it is on. */
+/** Where a kick goes: the queues (the session's shard's takes it), and fair dispatch when it is on. */
 export interface KickDeps {
-  queue: Queue;
+  queue: QueueShards;
   fair?: FairDispatch | null;
 }
 
@@ -45,7 +45,8 @@ export interface KickTarget {
  * now, which BullMQ stores with it.
  */
 export async function kickSession(deps: KickDeps, target: KickTarget): Promise<void> {
-  const { queue, fair } = deps;
+  const { fair } = deps;
+  const queue = deps.queue.for(target.sessionId);
   const data: DrainJobData = { sessionId: target.sessionId, tenant: target.tenant };
   const options = {
     deduplication: { id: drainDedupId(target.sessionId), keepLastIfActive: true },
@@ -58,6 +59,6 @@ export async function kickSession(deps: KickDeps, target: KickTarget): Promise<v
     await queue.add(JOB.drain, data, options);
     return;
   }
-  const [weight, rank] = await Promise.all([fair.weight(target.tenant), joinFairLine(fair.redis, queue.name, target.tenant, target.sessionId)]);
+  const [weight, rank] = await Promise.all([fair.weight(target.tenant), joinFairLine(fair.redis, deps.queue.keyRoot(queue), target.tenant, target.sessionId)]);
   await queue.add(JOB.drain, data, Object.assign({}, options, { priority: fairPriority(rank, weight) }));
 }

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from './redis-connection.js';
 import type { Logger } from 'pino';
 import { TenantRateLimitedError } from '../core/errors/index.js';
 import { DEFAULT_TENANT } from './tenant-name.js';
@@ -20,7 +20,7 @@ const SESSION_TENANTS_KEPT = 10_000;
 
 /** What {@link TenantAdmission} reads and where its buckets are. */
 export interface TenantAdmissionDeps {
-  redis: Redis;
+  redis: RedisConnection;
   queueName: string;
   /** Every tenant with an admission rate, and the rate (inputs per second). One read for all of them. */
   readRates(): Promise<ReadonlyMap<string, number>>;

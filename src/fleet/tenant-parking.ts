@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from './redis-connection.js';
 import { kickSession, type KickDeps } from './kick.js';
 
 /**
@@ -11,12 +11,12 @@ export function parkedKey(queueName: string, tenant: string): string {
 }
 
 /** Parks a session: it waits for a slot of its tenant. Parked again, it keeps its place (NX). */
-export async function parkSession(redis: Redis, queueName: string, tenant: string, sessionId: string, nowMs: number): Promise<void> {
+export async function parkSession(redis: RedisConnection, queueName: string, tenant: string, sessionId: string, nowMs: number): Promise<void> {
   await redis.zadd(parkedKey(queueName, tenant), 'NX', nowMs, sessionId);
 }
 
 /** Takes a session out of its tenant's parked set: it got a slot after all. */
-export async function unparkSession(redis: Redis, queueName: string, tenant: string, sessionId: string): Promise<void> {
+export async function unparkSession(redis: RedisConnection, queueName: string, tenant: string, sessionId: string): Promise<void> {
   await redis.zrem(parkedKey(queueName, tenant), sessionId);
 }
 
@@ -25,7 +25,7 @@ export async function unparkSession(redis: Redis, queueName: string, tenant: str
  * set and kicked. Its drain takes the slot, or parks it again if another session got there first (the
  * session that did will wake the next one). Returns the sessions kicked.
  */
-export async function wakeParked(redis: Redis, kick: KickDeps, queueName: string, tenant: string, count = 1): Promise<string[]> {
+export async function wakeParked(redis: RedisConnection, kick: KickDeps, queueName: string, tenant: string, count = 1): Promise<string[]> {
   const popped = await redis.zpopmin(parkedKey(queueName, tenant), count);
   const sessions: string[] = [];
   // ZPOPMIN answers member, score, member, score …

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from './redis-connection.js';
 
 /**
  * The token bucket of a tenant's admission rate (`maxInputsPerSecond`, docs/tenant-limits.md):
@@ -42,7 +42,7 @@ export function rateBurst(ratePerSecond: number): number {
 }
 
 /** Takes one admission from the tenant's bucket: 0 when admitted, else the wait in milliseconds. */
-export async function takeAdmission(redis: Redis, queueName: string, tenant: string, ratePerSecond: number): Promise<number> {
+export async function takeAdmission(redis: RedisConnection, queueName: string, tenant: string, ratePerSecond: number): Promise<number> {
   const key = rateBucketKey(queueName, tenant);
   const args = [String(ratePerSecond), String(rateBurst(ratePerSecond))];
   let reply: unknown;

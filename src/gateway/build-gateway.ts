@@ -2,7 +2,7 @@ import cors from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RouteOptions } from 'fastify';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../fleet/redis-connection.js';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/gateway-config.js';
 import type { SessionQueue } from '../producer/session-queue.js';
@@ -30,7 +30,7 @@ export interface GatewayDeps {
    * A Redis connection the gateway may read with (event streams, readiness) and keep the shared
    * rate-limit counters on. Without it, limits are per process and the SSE routes are not served.
    */
-  redis?: Redis;
+  redis?: RedisConnection;
   /** The built viewer's folder; default `dist/viewer` of the package. */
   viewerDir?: string;
   /** Told of every route as it is added (Fastify's `onRoute`): the OpenAPI check lists them with it. */

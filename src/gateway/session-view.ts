@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../fleet/redis-connection.js';
 import type { SessionRecord } from '../core/session-types.js';
 import { lastEventId } from '../events/event-subscriber.js';
 import type { SessionQueue } from '../producer/session-queue.js';
@@ -29,7 +30,7 @@ export interface SessionView {
 }
 
 /** Builds the view of a session the caller may read. */
-export async function sessionView(queue: SessionQueue, redis: Redis | undefined, session: SessionRecord): Promise<SessionView> {
+export async function sessionView(queue: SessionQueue, redis: RedisConnection | undefined, session: SessionRecord): Promise<SessionView> {
   const [report, eventCursor] = await Promise.all([queue.stats(session.id), redis === undefined ? null : viewCursor(queue, redis, session.id)]);
   return {
     id: session.id,
@@ -54,7 +55,7 @@ export async function sessionView(queue: SessionQueue, redis: Redis | undefined,
 }
 
 /** A viewer that loads history and then follows from here misses nothing of an answer in progress. */
-async function viewCursor(queue: SessionQueue, redis: Redis, sessionId: string): Promise<string> {
+async function viewCursor(queue: SessionQueue, redis: RedisConnection, sessionId: string): Promise<string> {
   const [open] = await queue.sessions.inputs(sessionId, { status: ['running', 'waiting', 'pending'], limit: 1 });
   if (open !== undefined) return findInputStart(redis, queue.queueName, sessionId, open.seq);
   return (await lastEventId(redis, queue.queueName, sessionId)) ?? '0';

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
+import { openRedis, redisTarget } from '../fleet/redis-connection.js';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/gateway-config.js';
 import type { ResolvedConfig } from '../config/resolved-config.js';
@@ -23,7 +23,7 @@ export interface RunningGateway {
  * start closes what it opened and rejects.
  */
 export async function startGateway(client: ResolvedConfig, config: GatewayConfig, logger: Logger): Promise<RunningGateway> {
-  const redis = new Redis(client.redisUrl, { maxRetriesPerRequest: 2 });
+  const redis = openRedis(redisTarget(client), { maxRetriesPerRequest: 2 });
   watchConnection(redis, logger, { component: 'gateway.redis', address: serverAddress(client.redisUrl, 6379) });
   let queue: SessionQueue | null = null;
   let app: FastifyInstance | null = null;

@@ -30,7 +30,7 @@ export class FinishNotices {
 
   /** Passes `listener` every finish announced for `sessionId` from the subscription on, until `stop()`. */
   listen(sessionId: string, listener: FinishListener): ChannelListening {
-    return this.#channels.listen(this.#channels.named(finishChannel(this.#queueName, sessionId)), {
+    return this.#channels.listen(this.#channels.named(finishChannel(this.#queueName, sessionId, this.#channels.cluster)), {
       message: (text) => {
         const space = text.indexOf(' ');
         if (space < 1) return;

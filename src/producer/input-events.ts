@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../fleet/redis-connection.js';
 import { isLoopfleetError } from '../core/errors/index.js';
 import { linkedSignal, whileLinked, type LinkedIteration } from '../core/linked-signal.js';
 import type { ClientStore } from '../core/ports/client-store.js';
@@ -19,7 +20,7 @@ export interface InputEventsOptions {
 /** What following one input's events needs from the queue. */
 export interface InputEventsDeps {
   store: ClientStore;
-  redis: Redis;
+  redis: RedisConnection;
   queueName: string;
   /** How the stream is followed past the start (the queue's shared tails); default a blocked connection of its own. */
   openTail?: OpenTail;

@@ -1,5 +1,6 @@
-import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
+import { isCluster, openRedis, type RedisConnection } from '../fleet/redis-connection.js';
+import { QueueShards } from '../fleet/queue-shards.js';
+import { singleNodeLayout, type RedisLayout } from '../fleet/redis-layout.js';
 import type pg from 'pg';
 import { ChannelSubscriptions } from '../events/channel-subscriptions.js';
 import { closeConnection } from '../events/dedicated-connection.js';
@@ -30,8 +31,8 @@ export interface QueueConnections {
   timers: TimerStore;
   /** The agent registry; failures unwrapped (`SessionQueue.agents` wraps them). */
   registry: AgentRegistry;
-  redis: Redis;
-  queue: Queue;
+  redis: RedisConnection;
+  queue: QueueShards;
   /** Fair dispatch for this producer's kicks; null when `fairDispatch` is off. */
   fair: FairDispatch | null;
   publisher: RedisEventPublisher;
@@ -61,18 +62,19 @@ export function openQueueConnections(options: ResolvedQueueOptions): QueueConnec
       onIdleClientError: (error) => log?.warn({ err: error }, 'idle postgres connection failed'),
     });
   const ownsRedis = options.redis === null;
-  const redis = options.redis ?? new Redis(options.redisUrl);
-  const queue = new Queue(options.queueName, { connection: redis });
+  const redis = options.redis ?? openRedis({ url: options.redisUrl, clusterNodes: options.redisClusterNodes });
+  const layout: RedisLayout = isCluster(redis) ? { queueName: options.queueName, cluster: true, shards: options.queueShards } : singleNodeLayout(options.queueName);
+  const queue = QueueShards.open(layout, redis);
   // The publisher's own connection: a script call is never re-sent after a reconnect (publisherConnection).
   const events = publisherConnection(redis);
   // Without a listener ioredis prints every reconnect failure and BullMQ its queue's errors, stacks
   // and all; commands still reject on their own. One rate-limited record per connection instead.
   const address = serverAddress(options.redisUrl, 6379);
-  const watched: [string, ConnectionEvents][] = [['client.queue', queue], ['client.events', events]];
+  const watched: [string, ConnectionEvents][] = [['client.events', events], ...queue.queues.map((shard): [string, ConnectionEvents] => ['client.queue', shard])];
   if (ownsRedis) watched.push(['client.redis', redis]);
   for (const [component, target] of watched) {
     if (log === null) target.on('error', () => undefined);
-    else watchConnection(target, log, { component, address, alsoOtherErrors: target === queue });
+    else watchConnection(target, log, { component, address, alsoOtherErrors: component === 'client.queue' });
   }
   const publisher = new RedisEventPublisher(events, {
     ownsConnection: true,

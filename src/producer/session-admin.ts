@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { isCluster, type RedisConnection } from '../fleet/redis-connection.js';
 import type { Logger } from 'pino';
 import type { ClientStore } from '../core/ports/client-store.js';
 import type { CreateSessionParams, ListInputsOptions, ListSessionsOptions, SessionPage } from '../core/ports/session-store.js';
@@ -18,7 +19,7 @@ export class SessionAdmin {
   constructor(
     private readonly deps: {
       store: ClientStore;
-      redis: Redis;
+      redis: RedisConnection;
       queueName: string;
       logger: Logger | null;
       /** Longest wait for Redis when removing the stream, in milliseconds. */
@@ -97,7 +98,8 @@ export class SessionAdmin {
     const { queueName } = this.deps;
     const removed = Promise.all(
       sessions.map(({ sessionId, leaseToken }) => {
-        const keys = [eventStreamKey(queueName, sessionId), eventSeqKey(queueName, sessionId), eventFinishedKey(queueName, sessionId), eventDeletedKey(queueName, sessionId)];
+        const cluster = isCluster(this.deps.redis);
+        const keys = [eventStreamKey(queueName, sessionId, cluster), eventSeqKey(queueName, sessionId, cluster), eventFinishedKey(queueName, sessionId, cluster), eventDeletedKey(queueName, sessionId, cluster)];
         return this.deps.redis.eval(REMOVE_STREAM_LUA, keys.length, ...keys, leaseToken, DELETION_FENCE_SECONDS);
       }),
     );

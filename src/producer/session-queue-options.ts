@@ -1,8 +1,11 @@
-import type { Redis } from 'ioredis';
+import { Cluster } from 'ioredis';
+import type { RedisConnection } from '../fleet/redis-connection.js';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL } from '../config/env-schema.js';
-import { REDIS_DATABASE_PATH, url as urlRule } from '../config/env-variable.js';
+import { REDIS_DATABASE_PATH, redisNodes, url as urlRule } from '../config/env-variable.js';
+import type { RedisNodeAddress } from '../fleet/redis-connection.js';
+import { MAX_QUEUE_SHARDS } from '../fleet/redis-layout.js';
 import { ConfigInvalidError } from '../core/errors/index.js';
 import { MAX_TIMER_MS } from '../core/ports/clock.js';
 import { QUEUE_RULE } from '../fleet/queue-name.js';
@@ -22,8 +25,19 @@ export interface SessionQueueOptions {
   pool?: pg.Pool;
   /** Redis connection string. Ignored when `redis` is given. Default `redis://127.0.0.1:6379`. */
   redisUrl?: string;
-  /** A Redis connection to use instead of opening one; never quit by `close()`. */
-  redis?: Redis;
+  /**
+   * The nodes of a Redis Cluster to start from (`REDIS_CLUSTER_NODES`): `host:port` text, comma
+   * separated, or a list of `{ host, port }`. Set, Redis is that cluster and `redisUrl` gives only the
+   * user, password and scheme (docs/redis-cluster.md). Ignored when `redis` is given. Default: one node.
+   */
+  redisClusterNodes?: string | readonly RedisNodeAddress[] | null;
+  /** A Redis connection (an ioredis `Redis` or `Cluster`) to use instead of opening one; never quit by `close()`. */
+  redis?: RedisConnection;
+  /**
+   * The BullMQ queues dispatch is spread over on a cluster (`LOOPFLEET_QUEUE_SHARDS`): set it as the
+   * workers do. 1–256; more than 1 needs a cluster. Default 1.
+   */
+  queueShards?: number;
   /** Most connections the queue's own pool opens (`DATABASE_POOL_SIZE`). Ignored when `pool` is given. Default 10. */
   poolSize?: number;
   /**
@@ -82,7 +96,9 @@ export interface ResolvedQueueOptions {
   databaseUrl: string;
   pool: pg.Pool | null;
   redisUrl: string;
-  redis: Redis | null;
+  redis: RedisConnection | null;
+  redisClusterNodes: RedisNodeAddress[] | null;
+  queueShards: number;
   poolSize: number;
   pooler: DatabasePooler;
   statementTimeoutMs: number;
@@ -123,6 +139,8 @@ export function resolveSessionQueueOptions(options: SessionQueueOptions): Resolv
     pool: options.pool === undefined ? null : storePool(options.pool),
     redisUrl: options.redis === undefined ? url('redisUrl', options.redisUrl ?? DEFAULT_REDIS_URL, ['redis:', 'rediss:'], REDIS_DATABASE_PATH) : '',
     redis: options.redis ?? null,
+    redisClusterNodes: options.redis === undefined ? clusterNodes(options.redisClusterNodes ?? null) : null,
+    queueShards: shards(options),
     poolSize: positiveInteger('poolSize', options.poolSize ?? d.poolSize),
     pooler: pooler(options.pooler ?? 'none'),
     statementTimeoutMs: statementTimeout(options.statementTimeoutMs ?? d.statementTimeoutMs),
@@ -141,6 +159,26 @@ export function resolveSessionQueueOptions(options: SessionQueueOptions): Resolv
     recheckMs: milliseconds('recheckMs', options.recheckMs ?? d.recheckMs),
     logger: options.logger ?? null,
   };
+}
+
+function clusterNodes(value: unknown): RedisNodeAddress[] | null {
+  if (value === null) return null;
+  // A list is written out as the text form (an IPv6 host in brackets) and checked by the same rule.
+  const host = (node: Partial<RedisNodeAddress> | null): string => (String(node?.host).includes(':') ? `[${String(node?.host)}]` : String(node?.host));
+  const text = Array.isArray(value) ? value.map((node: Partial<RedisNodeAddress> | null) => `${host(node)}:${String(node?.port)}`).join(',') : value;
+  if (typeof text !== 'string') throw invalid('redisClusterNodes', 'must be "host:port,…" text or a list of { host, port }');
+  const outcome = redisNodes(text);
+  if (!outcome.ok) throw invalid('redisClusterNodes', outcome.message);
+  return outcome.value;
+}
+
+/** `queueShards`: more than 1 only on a cluster (nodes given, or a `Cluster` connection). */
+function shards(options: SessionQueueOptions): number {
+  const value = options.queueShards ?? 1;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > MAX_QUEUE_SHARDS) throw invalid('queueShards', `must be an integer from 1 to ${MAX_QUEUE_SHARDS}`);
+  const cluster = options.redis !== undefined ? options.redis instanceof Cluster : options.redisClusterNodes != null;
+  if (value > 1 && !cluster) throw invalid('queueShards', 'more than 1 shard needs a Redis Cluster (redisClusterNodes, or a Cluster as redis)');
+  return value;
 }
 
 function pooler(value: unknown): DatabasePooler {

@@ -381,7 +381,9 @@ export function clientQueueOptions(config: ResolvedConfig): SessionQueueOptions 
   return {
     databaseUrl: config.databaseUrl,
     redisUrl: config.redisUrl,
+    redisClusterNodes: config.redisClusterNodes,
     queueName: config.queueName,
+    queueShards: config.queueShards,
     maxInputBytes: config.worker.maxInputBytes,
     fairDispatch: config.fairDispatch,
     poolSize: config.worker.poolSize,

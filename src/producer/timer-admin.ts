@@ -1,4 +1,4 @@
-import type { Queue } from 'bullmq';
+import type { QueueShards } from '../fleet/queue-shards.js';
 import type { Logger } from 'pino';
 import { InputInvalidError } from '../core/errors/index.js';
 import { guardedStoreCall as guarded } from '../core/ports/guard-store.js';
@@ -46,7 +46,7 @@ export class TimerAdmin {
   constructor(
     private readonly deps: {
       timers: TimerStore;
-      queue: Queue;
+      queue: QueueShards;
       logger: Logger | null;
       /** Longest wait for Redis when setting the alarm, in milliseconds. */
       redisTimeoutMs: number;

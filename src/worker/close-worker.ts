@@ -1,5 +1,7 @@
-import type { Queue, Worker } from 'bullmq';
+import type { Worker } from 'bullmq';
+import type { QueueShards } from '../fleet/queue-shards.js';
 import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../fleet/redis-connection.js';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { CancelledError } from '../core/errors/index.js';
@@ -9,13 +11,13 @@ import { closeConnection } from '../events/dedicated-connection.js';
 /** What one worker process opens: closed, in this order, by {@link closeWorker}. */
 export interface WorkerConnections {
   pool: pg.Pool;
-  redis: Redis;
-  subscriber: Redis;
-  workerConnection: Redis;
-  queue: Queue;
+  redis: RedisConnection;
+  subscriber: RedisConnection;
+  workerConnection: RedisConnection;
+  queue: QueueShards;
   publisher: RedisEventPublisher;
   /** The publisher's own connection (it quits it in `close()`; dropped here when that hangs). */
-  events: Redis;
+  events: RedisConnection;
 }
 
 /**
@@ -51,7 +53,8 @@ export class RunningJobs {
 }
 
 export interface CloseParts {
-  worker: Worker | null;
+  /** One BullMQ worker per queue shard; empty before they were made. */
+  workers: readonly Worker[];
   connections: WorkerConnections;
   /** Aborted to force the stop: every run's signal, and the end of waiting for BullMQ. */
   shutdown: AbortController;
@@ -84,7 +87,7 @@ export async function closeWorker(parts: CloseParts, graceMs: number): Promise<v
   // A stopping worker takes no new sessions: it leaves the registry at once, while its drains end.
   const left = step('agent registry', parts.leaveRegistry);
   try {
-    if (parts.worker !== null) await step('bullmq worker', () => closeBullmq(parts, parts.worker as Worker));
+    if (parts.workers.length > 0) await step('bullmq worker', () => Promise.all(parts.workers.map((worker) => closeBullmq(parts, worker))));
   } finally {
     clearTimeout(forced);
   }
@@ -125,7 +128,7 @@ async function closeBullmq(parts: CloseParts, worker: Worker): Promise<void> {
 }
 
 /** Waits for `pending` up to {@link CLOSE_STEP_WAIT_MS}; past it, drops `connections` and goes on. */
-async function withinOrDrop(pending: Promise<unknown>, connections: Redis[]): Promise<void> {
+async function withinOrDrop(pending: Promise<unknown>, connections: RedisConnection[]): Promise<void> {
   if (await settlesWithin(pending, CLOSE_STEP_WAIT_MS)) return void (await pending);
   for (const connection of connections) connection.disconnect();
 }

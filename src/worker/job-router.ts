@@ -134,7 +134,7 @@ async function refuseUnreadableId(ctx: WorkerContext, job: Job, token: string | 
  * trims: the drain goes on.
  */
 async function leaveLine(ctx: WorkerContext, tenant: string, sessionId: string): Promise<void> {
-  await leaveFairLine(ctx.redis, ctx.queueName, tenant, sessionId).catch((error: unknown) => ctx.logger.warn({ err: error, sessionId, tenant }, 'drain did not leave its tenant line; the sweeper trims it'));
+  await leaveFairLine(ctx.redis, ctx.queue.keyRoot(ctx.queue.for(sessionId)), tenant, sessionId).catch((error: unknown) => ctx.logger.warn({ err: error, sessionId, tenant }, 'drain did not leave its tenant line; the sweeper trims it'));
 }
 
 /**

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../fleet/redis-connection.js';
 import { rawOrderKey, rawOrderSeqKey } from '../fleet/fleet-keys.js';
+import { keyRootOfQueue } from '../fleet/redis-layout.js';
 
 /**
  * Keeps the raw path in add order per session (docs/client.md, "Ordering guarantee"). BullMQ hands
@@ -79,13 +80,13 @@ export interface RawJobRef {
 }
 
 export class RawIngestOrder {
-  readonly #redis: Redis;
+  readonly #redis: RedisConnection;
   readonly #queueName: string;
   readonly #now: () => number;
   /** Jobs of this process waiting for a session's order set to move. */
   readonly #waiters = new Map<string, Set<() => void>>();
 
-  constructor(redis: Redis, queueName: string, now: () => number = Date.now) {
+  constructor(redis: RedisConnection, queueName: string, now: () => number = Date.now) {
     this.#redis = redis;
     this.#queueName = queueName;
     this.#now = now;
@@ -109,7 +110,7 @@ export class RawIngestOrder {
 
   /** The job's input is committed (or the job was rejected): the next raw job of its session may go. */
   async release(job: RawJobRef, sessionId: string): Promise<void> {
-    await this.#redis.zrem(rawOrderKey(this.#queueName, sessionId), job.id);
+    await this.#redis.zrem(rawOrderKey(keyRootOfQueue(job.queueQualifiedName, this.#queueName), sessionId), job.id);
     for (const wake of this.#waiters.get(sessionId) ?? []) wake();
   }
 
@@ -120,8 +121,10 @@ export class RawIngestOrder {
 
   #gate(job: RawJobRef, sessionId: string): Promise<unknown> {
     const prefix = `${job.queueQualifiedName}:`;
-    const keys = [`${prefix}active`, rawOrderSeqKey(this.#queueName), rawOrderKey(this.#queueName, sessionId), `${prefix}delayed`];
-    const args = [prefix, job.id, rawOrderKey(this.#queueName, '')];
+    // On a cluster the shard's hash tag: every key here shares the slot of the job's queue.
+    const root = keyRootOfQueue(job.queueQualifiedName, this.#queueName);
+    const keys = [`${prefix}active`, rawOrderSeqKey(root), rawOrderKey(root, sessionId), `${prefix}delayed`];
+    const args = [prefix, job.id, rawOrderKey(root, '')];
     return this.#redis.evalsha(GATE_SHA, keys.length, ...keys, ...args).catch((error: unknown) => {
       // NOSCRIPT: the script did not run; sending it whole is safe.
       if (!(error instanceof Error) || !error.message.includes('NOSCRIPT')) throw error;

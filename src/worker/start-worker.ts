@@ -2,8 +2,7 @@ import { hostname } from 'node:os';
 import { fairDispatch, tenantSettingsCache } from '../store/tenants/tenant-settings-source.js';
 import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { Queue, type Telemetry, type Worker } from 'bullmq';
-import { Redis } from 'ioredis';
+import type { Telemetry, Worker } from 'bullmq';
 import type { Logger } from 'pino';
 import { checkAgentDefinitions, defaultAgent, resolveAgent, type AgentDefinition, type ResolvedAgent } from '../agents/index.js';
 import { configuredSecrets, serverAddress, urlSecrets, type ResolvedConfig } from '../config/index.js';
@@ -40,6 +39,8 @@ import { loadAgentDefinitions } from './load-agents.js';
 import { loadHooks } from './load-hooks.js';
 import { loadTools } from './load-tools.js';
 import { QueueWorker } from './queue-worker.js';
+import { duplicateRedis, layoutOf, openRedis, redisTarget } from '../fleet/redis-connection.js';
+import { QueueShards } from '../fleet/queue-shards.js';
 import { WorkerTimers } from './worker-timers.js';
 import { keepSweeperScheduled, scheduleSweeper } from './sweep-job.js';
 import type { DrainSettings, WorkerContext } from './worker-context.js';
@@ -138,13 +139,13 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
   mcp.reportTo((status) => ctx.metrics.mcpServerStatus(status.server, status.up));
   const jobs = new RunningJobs();
   let accepting = true;
-  let worker: Worker | null = null;
+  let workers: Worker[] = [];
   let stopSweeperWatch = (): void => {};
   let health: Awaited<ReturnType<typeof startHealthServer>> | null = null;
   const servers = mcp;
   let registration: HeldRegistration | null = null;
   const closeParts = () => ({
-    worker,
+    workers,
     connections,
     shutdown,
     jobs,
@@ -161,7 +162,7 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
     registration = held;
     // What `loopfleet agents` lists follows an MCP server's tool list as it changes.
     mcp.onToolsChange(() => void held.update(agentRegistrations(agents)));
-    worker = bullmqWorker(config, createJobProcessor(ctx), connections, jobs, logger, tracing.bullmq);
+    workers = bullmqWorkers(config, createJobProcessor(ctx), connections, jobs, logger, tracing.bullmq);
     await scheduleSweeper(ctx);
     stopSweeperWatch = keepSweeperScheduled(ctx);
     health =
@@ -191,9 +192,9 @@ export async function startWorker(config: ResolvedConfig, options: StartWorkerOp
           onError: (error) => logger.error({ err: error }, 'event-loop watchdog failed; running without it'),
         })
       : null;
-  void worker.run();
+  for (const worker of workers) void worker.run();
   const served = agents.list().map((agent) => ({ name: agent.ref.name, version: agent.ref.version, provider: agent.provider, model: agent.model }));
-  logger.info({ workerId, queue: config.queueName, concurrency: config.worker.concurrency, agents: served }, 'worker started');
+  logger.info({ workerId, queue: config.queueName, shards: workers.length, concurrency: config.worker.concurrency, agents: served }, 'worker started');
   let closing: Promise<void> | null = null;
   return {
     workerId,
@@ -243,10 +244,11 @@ function openConnections(config: ResolvedConfig, logger: Logger, telemetry: Tele
     statementTimeoutMs: config.worker.statementTimeoutMs,
     onIdleClientError: (error: Error) => postgresTrouble.failed(error),
   });
-  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
-  const subscriber = redis.duplicate();
+  const target = redisTarget(config);
+  const redis = openRedis(target, { maxRetriesPerRequest: null });
+  const subscriber = duplicateRedis(redis);
   // BullMQ does not close connections it is given: this one is quit in closeWorker.
-  const workerConnection = redis.duplicate({ maxRetriesPerRequest: null });
+  const workerConnection = duplicateRedis(redis, { maxRetriesPerRequest: null });
   // The publisher's own: a script call is never re-sent after a reconnect (publisherConnection).
   const events = publisherConnection(redis);
   // ioredis reconnects by itself, and BullMQ re-emits its connections' errors on the queue and the
@@ -254,8 +256,9 @@ function openConnections(config: ResolvedConfig, logger: Logger, telemetry: Tele
   const address = serverAddress(config.redisUrl, 6379);
   const watched = { redis, 'redis.subscriber': subscriber, 'redis.worker': workerConnection, 'redis.events': events };
   for (const [component, connection] of Object.entries(watched)) watchConnection(connection, logger, { component, address });
-  const queue = new Queue(config.queueName, telemetry === undefined ? { connection: redis } : { connection: redis, telemetry });
-  watchConnection(queue, logger, { component: 'bullmq.queue', address, alsoOtherErrors: true });
+  const layout = layoutOf(target, config.queueName, config.queueShards);
+  const queue = QueueShards.open(layout, redis, telemetry === undefined ? {} : { telemetry });
+  for (const shard of queue.queues) watchConnection(shard, logger, { component: 'bullmq.queue', address, alsoOtherErrors: true });
   return {
     pool,
     redis,
@@ -346,24 +349,33 @@ function workerContext(config: ResolvedConfig, options: StartWorkerOptions, part
   };
 }
 
-/** The BullMQ worker, not running yet; its processor calls are counted in `jobs` (the close waits for them). */
-function bullmqWorker(
+/**
+ * The BullMQ workers, one per queue shard, not running yet; their processor calls are counted in
+ * `jobs` (the close waits for them). `WORKER_CONCURRENCY` is split evenly over the shards (rounded up).
+ */
+function bullmqWorkers(
   config: ResolvedConfig,
   processor: ReturnType<typeof createJobProcessor>,
   connections: Connections,
   jobs: RunningJobs,
   logger: Logger,
   telemetry: Telemetry | undefined,
-): Worker {
-  const worker = new QueueWorker(config.queueName, jobs.track(processor), {
-    connection: connections.workerConnection,
-    concurrency: config.worker.concurrency,
-    autorun: false,
-    ...bullmqWorkerOptions(config.worker.jobLockMs),
-    ...(telemetry !== undefined ? { telemetry } : {}),
+): Worker[] {
+  const shards = connections.queue.queues;
+  const concurrency = Math.ceil(config.worker.concurrency / shards.length);
+  const tracked = jobs.track(processor);
+  return shards.map((queue) => {
+    const worker = new QueueWorker(config.queueName, tracked, {
+      connection: connections.workerConnection,
+      prefix: queue.opts.prefix,
+      concurrency,
+      autorun: false,
+      ...bullmqWorkerOptions(config.worker.jobLockMs),
+      ...(telemetry !== undefined ? { telemetry } : {}),
+    });
+    worker.on('lockRenewalFailed', (jobIds) => jobIds.forEach((id) => worker.cancelJob(id, 'lock renewal failed')));
+    worker.on('failed', (job, error) => logger.warn({ jobId: job?.id, jobName: job?.name, err: error }, 'job failed'));
+    watchConnection(worker, logger, { component: 'bullmq.worker', address: serverAddress(config.redisUrl, 6379), alsoOtherErrors: true });
+    return worker;
   });
-  worker.on('lockRenewalFailed', (jobIds) => jobIds.forEach((id) => worker.cancelJob(id, 'lock renewal failed')));
-  worker.on('failed', (job, error) => logger.warn({ jobId: job?.id, jobName: job?.name, err: error }, 'job failed'));
-  watchConnection(worker, logger, { component: 'bullmq.worker', address: serverAddress(config.redisUrl, 6379), alsoOtherErrors: true });
-  return worker;
 }

@@ -52,7 +52,7 @@ const LINE_TRIM_AGE_MS = 10_000;
 export async function sweep(ctx: WorkerContext, limit = 500): Promise<SweepReport> {
   const sessions = await ctx.upkeep.findStrandedSessions({ graceMs: ctx.settings.sweepGraceMs, limit, queue: ctx.queueName });
   const report: SweepReport = { stranded: sessions.length, kicked: 0, parked: 0, strayKeysRemoved: 0, timersRearmed: 0 };
-  const waiting = await waitingDrains(ctx.redis, ctx.queue.qualifiedName, sessions.map((session) => session.sessionId));
+  const waiting = await waitingDrains(ctx.redis, ctx.queue, sessions.map((session) => session.sessionId));
   for (const { sessionId, tenant, parkFor } of sessions) {
     // Its drain waits in the queue: nothing to repair, and a kick would be absorbed.
     if (waiting.has(sessionId)) continue;
@@ -68,7 +68,11 @@ export async function sweep(ctx: WorkerContext, limit = 500): Promise<SweepRepor
     report.kicked += 1;
   }
   // After the kicks: a member whose ZREM was lost no longer pushes its tenant's drains back.
-  report.lineMembersTrimmed = await trimFairLines(ctx.redis, ctx.queueName, ctx.queue.qualifiedName, Math.max(LINE_TRIM_AGE_MS, ctx.settings.sweepGraceMs));
+  let trimmed = 0;
+  for (const queue of ctx.queue.queues) {
+    trimmed += await trimFairLines(ctx.redis, ctx.queue.keyRoot(queue), queue.qualifiedName, Math.max(LINE_TRIM_AGE_MS, ctx.settings.sweepGraceMs));
+  }
+  report.lineMembersTrimmed = trimmed;
   for (const timer of await ctx.timers.findOverdueTimers({ graceMs: ctx.settings.sweepGraceMs, limit, queue: ctx.queueName })) {
     if (await rearmTimer(ctx, timer)) report.timersRearmed += 1;
   }
@@ -87,15 +91,16 @@ export async function sweep(ctx: WorkerContext, limit = 500): Promise<SweepRepor
 
 async function removeStrayDedupKey(ctx: WorkerContext, sessionId: string): Promise<boolean> {
   const dedupId = drainDedupId(sessionId);
-  const jobId = await ctx.queue.getDeduplicationJobId(dedupId);
+  const queue = ctx.queue.for(sessionId);
+  const jobId = await queue.getDeduplicationJobId(dedupId);
   if (jobId === null) return false;
-  const job = await ctx.queue.getJob(jobId);
+  const job = await queue.getJob(jobId);
   const state = job === undefined ? 'missing' : await job.getState();
   if (LIVE_STATES.has(state)) return false;
   // Started less than a lease ago: it may be about to take the lease. A dead holder's job started at
   // least a lease TTL before its lease lapsed.
   if (state === 'active' && ctx.clock.now() - (job?.processedOn ?? 0) < ctx.settings.leaseTtlMs) return false;
-  await ctx.queue.removeDeduplicationKey(dedupId);
+  await queue.removeDeduplicationKey(dedupId);
   ctx.logger.warn({ sessionId, jobId, state }, 'removed a stray deduplication key');
   return true;
 }
@@ -107,7 +112,7 @@ async function removeStrayDedupKey(ctx: WorkerContext, sessionId: string): Promi
  * removed first, since it holds the alarm's id.
  */
 async function rearmTimer(ctx: WorkerContext, timer: TimerRecord): Promise<boolean> {
-  const job = await ctx.queue.getJob(timerJobId(timer.sessionId, timer.timerId, timer.fireCount));
+  const job = await ctx.queue.for(timer.sessionId).getJob(timerJobId(timer.sessionId, timer.timerId, timer.fireCount));
   const state = job === undefined ? 'missing' : await job.getState();
   if (LIVE_STATES.has(state) || state === 'active') return false;
   if (job !== undefined && state !== 'unknown') await job.remove();
@@ -118,7 +123,7 @@ async function rearmTimer(ctx: WorkerContext, timer: TimerRecord): Promise<boole
 
 /** Registers the sweeper as a BullMQ job scheduler (idempotent: every worker may call it). */
 export async function scheduleSweeper(ctx: WorkerContext): Promise<void> {
-  await ctx.queue.upsertJobScheduler(JOB.sweep, { every: ctx.settings.sweepEveryMs }, { name: JOB.sweep, data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } });
+  await ctx.queue.home.upsertJobScheduler(JOB.sweep, { every: ctx.settings.sweepEveryMs }, { name: JOB.sweep, data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } });
 }
 
 /**
@@ -132,7 +137,7 @@ export async function scheduleSweeper(ctx: WorkerContext): Promise<void> {
 async function sweepIterationLost(ctx: WorkerContext, next: number | undefined): Promise<boolean> {
   if (next === undefined) return false;
   if (ctx.clock.now() - next < Math.max(5_000, 2 * ctx.settings.sweepEveryMs)) return false;
-  const job = await ctx.queue.getJob(`repeat:${JOB.sweep}:${next}`);
+  const job = await ctx.queue.home.getJob(`repeat:${JOB.sweep}:${next}`);
   const state = job === undefined ? 'missing' : await job.getState();
   return !LIVE_STATES.has(state);
 }
@@ -146,7 +151,7 @@ async function sweepIterationLost(ctx: WorkerContext, next: number | undefined):
 export function keepSweeperScheduled(ctx: WorkerContext): () => void {
   let checking = false;
   const check = async () => {
-    const scheduler = await ctx.queue.getJobScheduler(JOB.sweep);
+    const scheduler = await ctx.queue.home.getJobScheduler(JOB.sweep);
     if (scheduler === undefined) {
       await scheduleSweeper(ctx);
       ctx.logger.warn('the sweeper schedule was missing from Redis; registered it again');
@@ -154,7 +159,7 @@ export function keepSweeperScheduled(ctx: WorkerContext): () => void {
     }
     if (!(await sweepIterationLost(ctx, scheduler.next))) return;
     // Removing the schedule leaves a job already running alone; adding it again sets a next iteration.
-    await ctx.queue.removeJobScheduler(JOB.sweep);
+    await ctx.queue.home.removeJobScheduler(JOB.sweep);
     await scheduleSweeper(ctx);
     ctx.logger.warn({ next: scheduler.next }, 'the sweeper schedule had no next iteration (its worker died while taking one); registered it again');
   };

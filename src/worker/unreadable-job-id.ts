@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../fleet/redis-connection.js';
 
 /** A job that was stored under other bytes than its id as read. */
 export interface StoredJobId {
@@ -29,7 +30,7 @@ export interface ActiveJobRef {
  * genuine: a producer may use U+FFFD itself. The stored id is found among the active list's entries
  * by its bytes, and the script moves it only while its lock holds this worker's token.
  */
-export async function reidentifyJob(redis: Redis, job: ActiveJobRef): Promise<StoredJobId | null> {
+export async function reidentifyJob(redis: RedisConnection, job: ActiveJobRef): Promise<StoredJobId | null> {
   const { id, token } = job;
   if (id === undefined || token === undefined || !id.includes('\uFFFD')) return null;
   const prefix = `${job.queueQualifiedName}:`;
@@ -85,7 +86,7 @@ return 1
 `;
 
 /** Runs {@link MOVE_JOB_SCRIPT} with every key and id as bytes, so the stored id reaches Redis as it is. */
-async function moveJob(redis: Redis, prefix: string, storedId: Buffer, readId: string, token: string): Promise<number> {
+async function moveJob(redis: RedisConnection, prefix: string, storedId: Buffer, readId: string, token: string): Promise<number> {
   const prefixBytes = Buffer.from(prefix, 'utf8');
   const storedKey = Buffer.concat([prefixBytes, storedId]);
   const readKey = Buffer.from(`${prefix}${readId}`, 'utf8');

@@ -1,10 +1,12 @@
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../fleet/redis-connection.js';
 import { drainDedupId } from '../fleet/fleet-keys.js';
+import type { QueueShards } from '../fleet/queue-shards.js';
 
 /**
  * For each session, whether its drain job is waiting to run: its deduplication key names a job in the
  * queue's `prioritized` or `delayed` set. Keys are built from the queue's prefix, as BullMQ's own
- * scripts build them (one Redis, no cluster). ARGV: `bull:<queue>:`, the dedup id prefix, session ids.
+ * scripts build them: they share the slot of KEYS[1], the queue's meta key, which routes the call to
+ * its node on a cluster. ARGV: `bull:<queue>:`, the dedup id prefix, session ids.
  */
 const WAITING_DRAINS = `
 local out = {}
@@ -24,8 +26,17 @@ return out`;
  * (docs/fair-dispatch.md). Drains in the plain wait list (FIFO dispatch) are not looked for: those
  * sessions take the sweeper's full check, as before.
  */
-export async function waitingDrains(redis: Redis, bullPrefix: string, sessionIds: readonly string[]): Promise<Set<string>> {
-  if (sessionIds.length === 0) return new Set();
-  const flags = (await redis.eval(WAITING_DRAINS, 0, `${bullPrefix}:`, drainDedupId(''), ...sessionIds)) as number[];
-  return new Set(sessionIds.filter((_, i) => flags[i] === 1));
+export async function waitingDrains(redis: RedisConnection, queues: QueueShards, sessionIds: readonly string[]): Promise<Set<string>> {
+  const byQueue = new Map<number, string[]>();
+  for (const id of sessionIds) {
+    const shard = queues.queues.indexOf(queues.for(id));
+    byQueue.set(shard, (byQueue.get(shard) ?? []).concat(id));
+  }
+  const waiting = new Set<string>();
+  for (const [shard, ids] of byQueue) {
+    const prefix = queues.queues[shard]!.qualifiedName;
+    const flags = (await redis.eval(WAITING_DRAINS, 1, `${prefix}:meta`, `${prefix}:`, drainDedupId(''), ...ids)) as number[];
+    ids.forEach((id, i) => flags[i] === 1 && waiting.add(id));
+  }
+  return waiting;
 }

@@ -1,5 +1,5 @@
-import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { QueueShards } from '../fleet/queue-shards.js';
+import type { RedisConnection } from '../fleet/redis-connection.js';
 import type { Logger } from 'pino';
 import type { LoopDeps } from '../core/loop/run-context.js';
 import type { AgentRegistry } from '../core/ports/agent-registry.js';
@@ -71,13 +71,13 @@ export interface WorkerContext {
   /** The agent registry: this worker's rows, and the sweeper's prune of dead workers' rows. */
   registry: AgentRegistry;
   /** Producer side of the queue, for kicks. */
-  queue: Queue;
+  queue: QueueShards;
   /** Fair dispatch between tenants for every kick (docs/fair-dispatch.md); null when `FAIR_DISPATCH=false`. */
   fair: FairDispatch | null;
   /** `tenant_settings`, read at most every 2 s per tenant (weights; caps). */
   tenantSettings: TenantSettingsCache;
   /** The worker's command connection, for reading a session's event stream back. */
-  redis: Redis;
+  redis: RedisConnection;
   /** The tenants' admission rates, checked on the raw path's ingest (docs/tenant-limits.md); absent: none. */
   admission?: TenantAdmission;
   publisher: EventPublisherPort;

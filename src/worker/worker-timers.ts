@@ -1,4 +1,4 @@
-import type { Queue } from 'bullmq';
+import type { QueueShards } from '../fleet/queue-shards.js';
 import type { Logger } from 'pino';
 import { InfrastructureError } from '../core/errors/index.js';
 import { guardedStoreCall as guarded } from '../core/ports/guard-store.js';
@@ -12,9 +12,9 @@ import type { TimerStore } from '../core/ports/timer-store.js';
  * once the worker has them; a call before that is a `system.infrastructure` error.
  */
 export class WorkerTimers implements TimerPort {
-  #deps: { timers: TimerStore; queue: Queue; logger: Logger } | null = null;
+  #deps: { timers: TimerStore; queue: QueueShards; logger: Logger } | null = null;
 
-  bind(deps: { timers: TimerStore; queue: Queue; logger: Logger }): void {
+  bind(deps: { timers: TimerStore; queue: QueueShards; logger: Logger }): void {
     this.#deps = deps;
   }
 
@@ -35,7 +35,7 @@ export class WorkerTimers implements TimerPort {
     return guarded('cancelTimer', this.#bound().timers.cancelTimer(sessionId, timerId));
   }
 
-  #bound(): { timers: TimerStore; queue: Queue; logger: Logger } {
+  #bound(): { timers: TimerStore; queue: QueueShards; logger: Logger } {
     if (this.#deps === null) throw new InfrastructureError('timers are not connected yet (the worker is starting)');
     return this.#deps;
   }

@@ -1,4 +1,5 @@
 import { Queue } from 'bullmq';
+import { QueueShards } from '../../src/fleet/queue-shards.js';
 import { Redis } from 'ioredis';
 import type pg from 'pg';
 import { inject } from 'vitest';
@@ -76,9 +77,14 @@ export class FleetFixture {
     return { ...this.env, LOG_LEVEL: 'info', ...extra };
   }
 
+  /** The fixture's queue as the dispatch code takes it: one queue on one Redis node. */
+  get shards(): QueueShards {
+    return QueueShards.single(this.queue);
+  }
+
   /** Producer-side dependencies of `acceptAndKick` (the fleet's accept path). */
   get acceptDeps(): AcceptDeps {
-    return { store: this.store, queue: this.queue, maxInputBytes: this.config.worker.maxInputBytes };
+    return { store: this.store, queue: this.shards, maxInputBytes: this.config.worker.maxInputBytes };
   }
 
   /** The texts of a session's history, as `role: text` strings, in seq order. */

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import { isCluster, type RedisConnection } from '../../fleet/redis-connection.js';
 import type { StreamItem } from '../../fleet/fleet-events.js';
 import { eventStreamKey } from '../../fleet/fleet-keys.js';
 import { printChildHeader } from './child-header.js';
@@ -59,8 +59,8 @@ export async function tailCommand(args: string[], io: CliIo): Promise<number> {
 }
 
 /** The id of the newest entry of the session's stream, or null when it has none. */
-async function lastStreamId(redis: Redis, queueName: string, sessionId: string): Promise<string | null> {
-  const entries = await redis.xrevrange(eventStreamKey(queueName, sessionId), '+', '-', 'COUNT', 1);
+async function lastStreamId(redis: RedisConnection, queueName: string, sessionId: string): Promise<string | null> {
+  const entries = await redis.xrevrange(eventStreamKey(queueName, sessionId, isCluster(redis)), '+', '-', 'COUNT', 1);
   return entries[0]?.[0] ?? null;
 }
 

@@ -1,11 +1,12 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../../fleet/redis-connection.js';
 import type { GatewayMetrics } from '../gateway-metrics.js';
 
 /** What the health routes check and report. */
 export interface HealthRouteDeps {
   metrics: GatewayMetrics;
-  redis: Redis | undefined;
+  redis: RedisConnection | undefined;
   pingDatabase: (() => Promise<void>) | undefined;
 }
 

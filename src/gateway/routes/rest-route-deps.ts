@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../../fleet/redis-connection.js';
 import type { GatewayConfig } from '../../config/gateway-config.js';
 import type { SessionQueue } from '../../producer/session-queue.js';
 
@@ -7,5 +7,5 @@ export interface RestRouteDeps {
   queue: SessionQueue;
   config: GatewayConfig;
   /** For the session view's event cursor; the cursor is null without it. */
-  redis: Redis | undefined;
+  redis: RedisConnection | undefined;
 }

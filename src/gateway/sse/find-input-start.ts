@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import { isCluster, type RedisConnection } from '../../fleet/redis-connection.js';
 import { isLoopfleetError, InfrastructureError } from '../../core/errors/index.js';
 import { eventStreamKey } from '../../fleet/fleet-keys.js';
 import { parseStreamEntry, type RawStreamEntry } from '../../events/stream-entry.js';
@@ -13,8 +13,8 @@ const PAGE = 200;
  * Reads back from the newest entry with `XREVRANGE` in pages: a running input costs a page or two; an
  * input trimmed away reads the whole retained stream (bounded by `LOOPFLEET_EVENTS_MAXLEN`).
  */
-export async function findInputStart(redis: Redis, queueName: string, sessionId: string, seq: number): Promise<string> {
-  const streamKey = eventStreamKey(queueName, sessionId);
+export async function findInputStart(redis: RedisConnection, queueName: string, sessionId: string, seq: number): Promise<string> {
+  const streamKey = eventStreamKey(queueName, sessionId, isCluster(redis));
   let end = '+';
   let earliest: string | null = null;
   try {
@@ -36,7 +36,7 @@ export async function findInputStart(redis: Redis, queueName: string, sessionId:
   }
 }
 
-async function entryBefore(redis: Redis, streamKey: string, id: string): Promise<string> {
+async function entryBefore(redis: RedisConnection, streamKey: string, id: string): Promise<string> {
   const before = (await redis.xrevrange(streamKey, `(${id}`, '-', 'COUNT', 1)) as RawStreamEntry[];
   return before[0]?.[0] ?? '0';
 }

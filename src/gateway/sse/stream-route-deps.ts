@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../../fleet/redis-connection.js';
 import type { SessionRecord } from '../../core/session-types.js';
 import type { SessionQueue } from '../../producer/session-queue.js';
 import type { InputHandle } from '../../producer/input-handle.js';
@@ -9,7 +10,7 @@ import type { Scope } from '../principal.js';
 export interface StreamRouteDeps {
   queue: SessionQueue;
   /** A Redis connection for plain reads (`XRANGE`, `XREVRANGE`) of the event streams. */
-  redis: Redis;
+  redis: RedisConnection;
   /** Interval of the `: hb` comment, in ms (`GATEWAY_SSE_HEARTBEAT_MS`). */
   heartbeatMs: number;
   /** Auth, tenant and `sessions` claim check of one session; throws 404/403 errors. */

@@ -1,4 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
+import type { RedisConnection } from '../../fleet/redis-connection.js';
 import type { FairDispatch } from '../../fleet/kick.js';
 import { TenantSettingsCache } from '../../fleet/tenant-settings-cache.js';
 import type { Queryable } from '../postgres/queryable.js';
@@ -10,6 +11,6 @@ export function tenantSettingsCache(db: Queryable, onError: (error: unknown) => 
 }
 
 /** Fair dispatch over a settings cache and the queue's Redis, or null when `FAIR_DISPATCH=false`. */
-export function fairDispatch(enabled: boolean, settings: TenantSettingsCache, redis: Redis | Cluster): FairDispatch | null {
+export function fairDispatch(enabled: boolean, settings: TenantSettingsCache, redis: RedisConnection | Cluster): FairDispatch | null {
   return enabled ? { weight: (tenant) => settings.weight(tenant), redis } : null;
 }

@@ -18,7 +18,7 @@ describe('fleet end to end (offline scripted model)', () => {
   });
 
   it('runs inputs of several sessions, each in order, through the worker', async () => {
-    const deps = { store: fleet.store, queue: fleet.queue, maxInputBytes: 1 << 20 };
+    const deps = { store: fleet.store, queue: fleet.shards, maxInputBytes: 1 << 20 };
     for (const sessionId of ['alpha', 'beta']) {
       for (const text of ['one', 'two', 'three']) {
         await acceptAndKick(deps, { sessionId, kind: 'send', payload: { input: `${sessionId} ${text}` } });

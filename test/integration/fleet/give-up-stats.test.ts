@@ -42,7 +42,7 @@ describe('a worker that gives an input up', () => {
     const worker = await fleet.startWorker({ settings: { sweepEveryMs: 3_600_000, maxInputAttempts: 1 } });
     const queue = new SessionQueue({ databaseUrl: fleet.config.databaseUrl, pooler: fleet.config.worker.pooler, redisUrl: fleet.config.redisUrl, queueName: fleet.config.queueName });
     try {
-      await kickSession({ queue: fleet.queue }, { sessionId, tenant: 'default' });
+      await kickSession({ queue: fleet.shards }, { sessionId, tenant: 'default' });
       const [input] = await fleet.waitForSessionFinished(sessionId, 1);
       expect(input).toMatchObject({ status: 'failed', attempts: 2, errorCode: 'system.infrastructure' });
       const stats = await queue.stats(sessionId);

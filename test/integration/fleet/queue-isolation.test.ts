@@ -4,6 +4,7 @@
  * queue to the other's session is refused with `session.queue_mismatch`, writing nothing.
  */
 import { Queue } from 'bullmq';
+import { QueueShards } from '../../../src/fleet/queue-shards.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config/load-config.js';
 import { eventStreamKey } from '../../../src/fleet/fleet-keys.js';
@@ -27,7 +28,7 @@ describe('two queues on one database', () => {
     otherName = uniqueName('queue_isolation_b');
     otherQueue = new Queue(otherName, { connection: fleet.redis });
     otherQueue.on('error', () => undefined);
-    otherDeps = { store: fleet.store, queue: otherQueue, maxInputBytes: fleet.config.worker.maxInputBytes };
+    otherDeps = { store: fleet.store, queue: QueueShards.single(otherQueue), maxInputBytes: fleet.config.worker.maxInputBytes };
   });
 
   afterAll(async () => {

@@ -116,7 +116,7 @@ describe('the sweeper recovers every stranded input (R2 dead holder, R3, R4, R9)
     const fleet = await newFleet('sweep_r9_failed');
     const sessionId = 'r9-finished-owner';
     const dedupKey = `bull:${fleet.config.queueName}:de:${drainDedupId(sessionId)}`;
-    await kickSession({ queue: fleet.queue }, { sessionId, tenant: 'default' });
+    await kickSession({ queue: fleet.shards }, { sessionId, tenant: 'default' });
     const manual = manualWorker(fleet);
     const job = await takeDrainJob(manual, 'doomed');
     await job.moveToFailed(new UnrecoverableError('failed during a Redis outage'), 'doomed');

@@ -25,7 +25,7 @@ describe('fair dispatch lines and weights', () => {
     await fleet?.close();
   });
 
-  const kick = (tenant: string, sessionId: string) => kickSession({ queue: fleet.queue, fair }, { sessionId, tenant });
+  const kick = (tenant: string, sessionId: string) => kickSession({ queue: fleet.shards, fair }, { sessionId, tenant });
 
   async function served(count: number): Promise<string[]> {
     const order: string[] = [];
@@ -87,7 +87,7 @@ describe('fair dispatch lines and weights', () => {
   it('the sweeper tells sessions whose drain waits (prioritized or delayed) in one call', async () => {
     await kick('sweepme', 'w1');
     await fleet.queue.add('drain', { sessionId: 'w2' }, { deduplication: { id: 'drain:w2', keepLastIfActive: true }, delay: 60_000, removeOnComplete: true });
-    const waiting = await waitingDrains(fleet.redis, fleet.queue.qualifiedName, ['w1', 'w2', 'nothing']);
+    const waiting = await waitingDrains(fleet.redis, fleet.shards, ['w1', 'w2', 'nothing']);
     expect([...waiting].sort()).toEqual(['w1', 'w2']);
     await fleet.queue.obliterate({ force: true });
   });

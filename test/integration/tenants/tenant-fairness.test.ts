@@ -38,7 +38,7 @@ describe('fair dispatch between tenants', () => {
     for (let n = 0; n < INPUTS_PER_SESSION; n += 1) {
       await Promise.all(flood.map((sessionId) => fleet.store.acceptInput({ sessionId, tenant: 'flood', kind: 'send', payload: { input: `${sessionId} #${n}` }, maxBytes: 1 << 20 })));
     }
-    for (const sessionId of flood) await kickSession({ queue: fleet.queue, fair }, { sessionId, tenant: 'flood' });
+    for (const sessionId of flood) await kickSession({ queue: fleet.shards, fair }, { sessionId, tenant: 'flood' });
     await Promise.all(Array.from({ length: WORKERS }, () => fleet.processes.start()));
     await fleet.waitFor('the flood under way', async () => ((await countInputs('flood', 'done')) >= 200 ? true : undefined), 60_000);
 

@@ -13,7 +13,9 @@ describe('loadConfig defaults', () => {
     const expected: ResolvedConfig = {
       databaseUrl: 'postgres://postgres:postgres@127.0.0.1:5432/loopfleet',
       redisUrl: 'redis://127.0.0.1:6379',
+      redisClusterNodes: null,
       queueName: 'loopfleet',
+      queueShards: 1,
       fairDispatch: true,
       llm: {
         provider: 'scripted',
@@ -428,7 +430,9 @@ describe('loadClientConfig', () => {
     const bad = {
       DATABASE_URL: 'mysql://db/app',
       REDIS_URL: 'http://cache',
+      REDIS_CLUSTER_NODES: 'cache',
       LOOPFLEET_QUEUE: 'a:b',
+      LOOPFLEET_QUEUE_SHARDS: '0',
       LOOPFLEET_MAX_INPUT_BYTES: '0',
       DATABASE_POOL_SIZE: '0',
       DATABASE_POOLER: 'yes',

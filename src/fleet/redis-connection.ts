@@ -1,0 +1,91 @@
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { singleNodeLayout, type RedisLayout } from './redis-layout.js';
+
+/** A Redis node's address, as `REDIS_CLUSTER_NODES` lists them. */
+export interface RedisNodeAddress {
+  host: string;
+  port: number;
+}
+
+/** A connection to the fleet's Redis: one node, or a Redis Cluster (docs/redis-cluster.md). */
+export type RedisConnection = Redis | Cluster;
+
+/** Where the fleet's Redis is: `REDIS_URL`, and `REDIS_CLUSTER_NODES` when it is a cluster. */
+export interface RedisTarget {
+  url: string;
+  /** The cluster's nodes to start from; null for one Redis node at `url`. */
+  clusterNodes: readonly RedisNodeAddress[] | null;
+}
+
+/**
+ * How a cluster client rides out a failover or a slot migration: a command that meets MOVED or ASK is
+ * sent on to the node named (up to 16 times); one that meets CLUSTERDOWN or TRYAGAIN, or a node
+ * that went away, waits and is tried again while the cluster's map is refreshed.
+ */
+const CLUSTER_DEFAULTS: ClusterOptions = {
+  // ioredis's defaults (16 redirections, 100 ms) ran out during a failover on a real cluster (the
+  // replica takes about 2.5 s to be promoted) and failed writes with "Too many Cluster redirections".
+  maxRedirections: 64,
+  retryDelayOnFailover: 300,
+  retryDelayOnClusterDown: 300,
+  retryDelayOnTryAgain: 100,
+  clusterRetryStrategy: (times) => Math.min(100 * times, 2_000),
+  // The map of slots is read again every 2 s: after a slot moved, a sharded subscription follows it
+  // to its new owner only at the next read (the old owner drops it without ioredis noticing).
+  slotsRefreshInterval: 2_000,
+  slotsRefreshTimeout: 2_000,
+  // Sharded pub/sub (SSUBSCRIBE) goes to the node that owns the channel's slot.
+  shardedSubscribers: true,
+};
+
+/**
+ * Opens a connection to `target` with `options` (ioredis's; in cluster mode they apply to every node's
+ * connection, and `REDIS_URL`'s user, password and `rediss:` scheme are added to them). Connects in
+ * the background unless `lazyConnect`.
+ */
+export function openRedis(target: RedisTarget, options: RedisOptions = {}): RedisConnection {
+  if (target.clusterNodes === null) return new Redis(target.url, options);
+  const url = new URL(target.url);
+  const redisOptions: RedisOptions = Object.assign({ connectTimeout: 2_000 }, options);
+  if (url.username !== '') redisOptions.username = decodeURIComponent(url.username);
+  if (url.password !== '') redisOptions.password = decodeURIComponent(url.password);
+  if (url.protocol === 'rediss:') redisOptions.tls = Object.assign({}, options.tls);
+  const clusterOptions: ClusterOptions = Object.assign({}, CLUSTER_DEFAULTS, { redisOptions });
+  if (options.lazyConnect !== undefined) clusterOptions.lazyConnect = options.lazyConnect;
+  if (options.enableOfflineQueue !== undefined) clusterOptions.enableOfflineQueue = options.enableOfflineQueue;
+  return new Cluster(
+    target.clusterNodes.map((node) => ({ host: node.host, port: node.port })),
+    clusterOptions,
+  );
+}
+
+/** Where a process configured by `config` finds Redis (`REDIS_URL`, `REDIS_CLUSTER_NODES`). */
+export function redisTarget(config: { redisUrl: string; redisClusterNodes: readonly RedisNodeAddress[] | null }): RedisTarget {
+  return { url: config.redisUrl, clusterNodes: config.redisClusterNodes };
+}
+
+/** Whether `connection` talks to a Redis Cluster. */
+export function isCluster(connection: RedisConnection): connection is Cluster {
+  return connection instanceof Cluster;
+}
+
+/** A new connection to the same Redis as `connection`, with `options` changed (ioredis's, per node in a cluster). */
+export function duplicateRedis(connection: RedisConnection, options: RedisOptions = {}): RedisConnection {
+  if (!isCluster(connection)) return connection.duplicate(options);
+  const redisOptions = Object.assign({}, connection.options.redisOptions, options);
+  const overrides: ClusterOptions = { redisOptions };
+  if (options.enableOfflineQueue !== undefined) overrides.enableOfflineQueue = options.enableOfflineQueue;
+  if (options.lazyConnect !== undefined) overrides.lazyConnect = options.lazyConnect;
+  if (options.enableAutoPipelining !== undefined) overrides.enableAutoPipelining = options.enableAutoPipelining;
+  return connection.duplicate([], overrides);
+}
+
+/** The key prefix ioredis adds to `connection`'s keys (`keyPrefix`); '' for none. */
+export function redisKeyPrefix(connection: RedisConnection): string {
+  return (isCluster(connection) ? connection.options.keyPrefix : connection.options.keyPrefix) ?? '';
+}
+
+/** The layout of the fleet on `target`: one node, or a cluster with `shards` dispatch queues. */
+export function layoutOf(target: RedisTarget, queueName: string, shards: number): RedisLayout {
+  return target.clusterNodes === null ? singleNodeLayout(queueName) : { queueName, cluster: true, shards };
+}
