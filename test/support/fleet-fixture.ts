@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import { QueueShards } from '../../src/fleet/queue-shards.js';
-import { Redis } from 'ioredis';
+import { layoutOf, openRedis, redisTarget, type RedisConnection } from '../../src/fleet/redis-connection.js';
 import type pg from 'pg';
 import { inject } from 'vitest';
 import { loadConfig, type ResolvedConfig } from '../../src/config/index.js';
@@ -31,9 +31,15 @@ export class FleetFixture {
     readonly config: ResolvedConfig,
     readonly pool: pg.Pool,
     readonly store: SessionStore,
-    readonly redis: Redis,
-    readonly queue: Queue,
+    readonly redis: RedisConnection,
+    /** The dispatch queues (one on a single node; `LOOPFLEET_QUEUE_SHARDS` on a cluster). */
+    readonly shards: QueueShards,
   ) {}
+
+  /** Shard 0's BullMQ queue: the only one on a single Redis node. */
+  get queue(): Queue {
+    return this.shards.home;
+  }
 
   /**
    * `options.through` reaches the database another way (a pooler in front of it: test/support/pgbouncer.ts):
@@ -61,12 +67,13 @@ export class FleetFixture {
     };
     const config = loadConfig(fullEnv);
     const pool = createPgPool(config.databaseUrl, { pooler: config.worker.pooler });
-    const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
+    const target = redisTarget(config);
+    const redis = openRedis(target, { maxRetriesPerRequest: null });
     // Tests that restart a private Redis see connection errors: ioredis reconnects by itself.
     redis.on('error', () => undefined);
-    const queue = new Queue(config.queueName, { connection: redis });
-    queue.on('error', () => undefined);
-    return new FleetFixture(db, fullEnv, config, pool, new PostgresSessionStore(pool), redis, queue);
+    const shards = QueueShards.open(layoutOf(target, config.queueName, config.queueShards), redis);
+    for (const queue of shards.queues) queue.on('error', () => undefined);
+    return new FleetFixture(db, fullEnv, config, pool, new PostgresSessionStore(pool), redis, shards);
   }
 
   /**
@@ -75,11 +82,6 @@ export class FleetFixture {
    */
   processEnv(extra: Record<string, string> = {}): Record<string, string> {
     return { ...this.env, LOG_LEVEL: 'info', ...extra };
-  }
-
-  /** The fixture's queue as the dispatch code takes it: one queue on one Redis node. */
-  get shards(): QueueShards {
-    return QueueShards.single(this.queue);
   }
 
   /** Producer-side dependencies of `acceptAndKick` (the fleet's accept path). */
@@ -164,9 +166,9 @@ export class FleetFixture {
   async close(): Promise<void> {
     await this.processes.killAll();
     await Promise.allSettled(this.workers.map((worker) => worker.close({ graceMs: 2_000 })));
-    await this.queue.obliterate({ force: true }).catch(() => {});
+    for (const queue of this.shards.queues) await queue.obliterate({ force: true }).catch(() => {});
     await this.deleteKeys(`${this.config.queueName}:*`).catch(() => {});
-    await this.queue.close();
+    await this.shards.close();
     await this.redis.quit();
     await this.pool.end();
     await this.db.drop();

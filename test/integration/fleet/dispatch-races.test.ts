@@ -1,3 +1,4 @@
+import { duplicateRedis } from '../../../src/fleet/redis-connection.js';
 import { Worker as BullWorker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScriptedLlm } from '../../../src/llm/scripted-llm.js';
@@ -180,7 +181,7 @@ describe('dispatch races (R1, R5–R8, R10)', () => {
   it('R8: a drain that released the lease and died before finishing its job is redelivered as stalled, harmlessly', async () => {
     const store = new InstrumentedStore();
     const worker = await fleet.startWorker({ wrapStore: store.wrap, settings: NO_SWEEPER });
-    const checkerConnection = fleet.redis.duplicate({ maxRetriesPerRequest: null });
+    const checkerConnection = duplicateRedis(fleet.redis, { maxRetriesPerRequest: null });
     const checker = new BullWorker(fleet.config.queueName, undefined, { connection: checkerConnection, autorun: false, maxStalledCount: 5 });
     const sessionId = 'r8-died-after-release';
     // The "dead" drain: it released the lease (after: the release ran), and never returns.

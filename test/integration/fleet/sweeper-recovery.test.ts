@@ -1,5 +1,5 @@
 import { Worker as BullWorker, UnrecoverableError, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import { duplicateRedis, type RedisConnection } from '../../../src/fleet/redis-connection.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { acceptAndKick } from '../../../src/fleet/accept-input.js';
 import { drainDedupId, JOB } from '../../../src/fleet/fleet-keys.js';
@@ -18,7 +18,7 @@ import { queueEvents } from './fixtures/fleet-helpers.js';
 const FAST_SWEEPER = { sweepEveryMs: 300, sweepGraceMs: 200 } as const;
 
 /** Return values of the sweep jobs that ran, oldest first. */
-async function sweepReports(redis: Redis, queueName: string): Promise<SweepReport[]> {
+async function sweepReports(redis: RedisConnection, queueName: string): Promise<SweepReport[]> {
   return (await queueEvents(redis, queueName))
     .filter((entry) => entry.event === 'completed' && entry.fields.returnvalue?.includes('"stranded"') === true)
     .map((entry) => JSON.parse(entry.fields.returnvalue!) as SweepReport);
@@ -26,7 +26,7 @@ async function sweepReports(redis: Redis, queueName: string): Promise<SweepRepor
 
 describe('the sweeper recovers every stranded input (R2 dead holder, R3, R4, R9)', () => {
   const fleets: FleetFixture[] = [];
-  const connections: Redis[] = [];
+  const connections: RedisConnection[] = [];
   const manualWorkers: BullWorker[] = [];
 
   afterEach(async () => {
@@ -43,7 +43,7 @@ describe('the sweeper recovers every stranded input (R2 dead holder, R3, R4, R9)
 
   /** A bare BullMQ worker that takes jobs by hand, as a worker process would before it dies. */
   function manualWorker(fleet: FleetFixture, lockDuration = 30_000): BullWorker {
-    const connection = fleet.redis.duplicate({ maxRetriesPerRequest: null });
+    const connection = duplicateRedis(fleet.redis, { maxRetriesPerRequest: null });
     connections.push(connection);
     const worker = new BullWorker(fleet.config.queueName, undefined, { connection, autorun: false, lockDuration });
     manualWorkers.push(worker);
