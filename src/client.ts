@@ -38,6 +38,7 @@ export type {
 export type { ChildSummary, InputCounts, SessionStatsReport, SessionTree } from './producer/session-stats.js';
 export type { AgentWorker, RegisteredAgent } from './core/ports/agent-registry.js';
 export { cancelChannel, eventStreamKey, JOB, timerJobId, type JobName, type TimerJobData } from './fleet/fleet-keys.js';
+export { shardOf, shardPrefix, type RedisLayout } from './fleet/redis-layout.js';
 
 export * from './core/errors/index.js';
 

@@ -125,7 +125,7 @@ export const redisNodes: ValueParser<RedisNodeAddress[]> = (raw) => {
   const entries = raw.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
   if (entries.length > 64) return reject(`must list at most 64 nodes (got ${entries.length})`);
   for (const entry of entries) {
-    const match = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(entry);
+    const match = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$/.exec(entry);
     const port = match === null ? 0 : Number(match[2]);
     if (match === null || port < 1 || port > 65_535) return reject(`must be host:port entries separated by commas (got ${quoted(entry)})`);
     nodes.push({ host: match[1]!.replace(/^\[(.*)\]$/, '$1'), port });

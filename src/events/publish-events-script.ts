@@ -238,6 +238,9 @@ const SINGLE_NODE_SCRIPT = scriptForm(PUBLISH_EVENTS_LUA);
  */
 const CLUSTER_SCRIPT = scriptForm(PUBLISH_EVENTS_LUA.replaceAll("'PUBSUB', 'NUMSUB'", "'PUBSUB', 'SHARDNUMSUB'").replaceAll("redis.pcall('PUBLISH'", "redis.pcall('SPUBLISH'"));
 
+/** The error ioredis rejects the commands written on a connection that closed with (a cluster node's). */
+const CONNECTION_CLOSED = 'Connection is closed.';
+
 /** Sockets that were sent the script's text: the server knows it by its SHA there. */
 const scriptSentOn = new WeakSet<object>();
 
@@ -252,8 +255,9 @@ const scriptSentOn = new WeakSet<object>();
 class PublishEventsCall extends Command {
   /** Set once ioredis writes the call to a socket (a call waiting in its offline queue is not yet). */
   written = false;
-  /** The socket it was last written to (a cluster may send it on to another node after MOVED or ASK). */
-  socket: { destroyed?: boolean } | null = null;
+
+  /** Settles the call's promise, past any retry a cluster client set up around `reject`. */
+  readonly #rejectCall: (error: Error) => void;
 
   constructor(
     args: string[],
@@ -262,12 +266,17 @@ class PublishEventsCall extends Command {
     super('evalsha', [], { replyEncoding: 'utf8' });
     // Set after the constructor, which would copy and re-check them; every one is a string already.
     this.args = args;
+    this.#rejectCall = this.reject;
   }
 
   override toWritable(socket: object): string | Buffer {
     const reject = this.reject;
     this.reject = (error: Error) => {
       if (error.message.includes('NOSCRIPT')) scriptSentOn.delete(socket);
+      // A cluster client sends a call whose node connection closed to the slot's next owner. Written,
+      // it may have run already: sent again, it could run twice, or after the session's next call.
+      // It is given up instead (counted lost, a hole in `seq`), as on one node.
+      if (error.message === CONNECTION_CLOSED) return this.#rejectCall.call(this, error);
       reject.call(this, error);
     };
     const sent = scriptSentOn.has(socket);
@@ -275,7 +284,6 @@ class PublishEventsCall extends Command {
     this.name = sent ? 'evalsha' : 'eval';
     this.args[0] = sent ? this.form.sha : this.form.text;
     this.written = true;
-    this.socket = socket;
     return super.toWritable(socket);
   }
 }
@@ -294,24 +302,21 @@ const inFlight = new WeakMap<RedisConnection, Set<PendingCall>>();
  * call that was written to the socket when such a connection closed, without ever settling it. From
  * now on, such calls on `redis` are rejected when it closes before they are answered: each may or may
  * not have run, and is counted lost. A call still in ioredis's offline queue (never written) is left
- * alone: it is sent once the connection is back, and settles then. On a cluster, each node's
- * connection is watched: when one closes, the calls written to its socket are rejected.
+ * alone: it is sent once the connection is back, and settles then. A cluster needs none of this: its
+ * node connections reject what was written on them when they close, and {@link PublishEventsCall}
+ * keeps the cluster client from sending such a call again.
  */
 export function rejectInFlightOnClose(redis: RedisConnection): void {
-  if (inFlight.has(redis)) return;
+  if (inFlight.has(redis) || isCluster(redis)) return;
   const open = new Set<PendingCall>();
   inFlight.set(redis, open);
-  const cluster = isCluster(redis);
-  const closed = (): void => {
+  redis.on('close', () => {
     for (const pending of [...open]) {
-      // On a cluster only those written to a node's socket that is gone now.
-      if (!pending.call.written || (cluster && pending.call.socket?.destroyed !== true)) continue;
+      if (!pending.call.written) continue;
       open.delete(pending);
       pending.reject(new Error('the connection closed with this publish in flight: it may or may not have been written'));
     }
-  };
-  redis.on('close', closed);
-  if (cluster) redis.on('+node', (node: Redis) => node.on('close', closed));
+  });
 }
 
 /** Sends `call`; on a connection set up by {@link rejectInFlightOnClose}, rejects when it closes with `call` written but unanswered. */

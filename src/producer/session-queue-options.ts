@@ -164,7 +164,11 @@ export function resolveSessionQueueOptions(options: SessionQueueOptions): Resolv
 function clusterNodes(value: unknown): RedisNodeAddress[] | null {
   if (value === null) return null;
   // A list is written out as the text form (an IPv6 host in brackets) and checked by the same rule.
-  const host = (node: Partial<RedisNodeAddress> | null): string => (String(node?.host).includes(':') ? `[${String(node?.host)}]` : String(node?.host));
+  const host = (node: Partial<RedisNodeAddress> | null): string => {
+    const given = node?.host;
+    if (typeof given !== 'string' || given === '') throw invalid('redisClusterNodes', 'each node needs a host (text) and a port');
+    return given.includes(':') && !given.startsWith('[') ? `[${given}]` : given;
+  };
   const text = Array.isArray(value) ? value.map((node: Partial<RedisNodeAddress> | null) => `${host(node)}:${String(node?.port)}`).join(',') : value;
   if (typeof text !== 'string') throw invalid('redisClusterNodes', 'must be "host:port,…" text or a list of { host, port }');
   const outcome = redisNodes(text);

@@ -351,7 +351,9 @@ function workerContext(config: ResolvedConfig, options: StartWorkerOptions, part
 
 /**
  * The BullMQ workers, one per queue shard, not running yet; their processor calls are counted in
- * `jobs` (the close waits for them). `WORKER_CONCURRENCY` is split evenly over the shards (rounded up).
+ * `jobs` (the close waits for them). `WORKER_CONCURRENCY` is split over the shards, the first ones
+ * taking one more when it does not divide evenly (16 over 6: 3, 3, 3, 3, 2, 2); every shard gets at
+ * least 1, so below one per shard the process runs one per shard.
  */
 function bullmqWorkers(
   config: ResolvedConfig,
@@ -362,9 +364,9 @@ function bullmqWorkers(
   telemetry: Telemetry | undefined,
 ): Worker[] {
   const shards = connections.queue.queues;
-  const concurrency = Math.ceil(config.worker.concurrency / shards.length);
   const tracked = jobs.track(processor);
-  return shards.map((queue) => {
+  return shards.map((queue, shard) => {
+    const concurrency = Math.max(1, Math.floor(config.worker.concurrency / shards.length) + (shard < config.worker.concurrency % shards.length ? 1 : 0));
     const worker = new QueueWorker(config.queueName, tracked, {
       connection: connections.workerConnection,
       prefix: queue.opts.prefix,

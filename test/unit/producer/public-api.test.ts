@@ -12,6 +12,8 @@ describe("the package's public exports", () => {
     expect(typeof loopfleet.defineTool).toBe('function');
     expect(typeof loopfleet.defineAgent).toBe('function');
     expect(loopfleet.eventStreamKey('loopfleet', 's1')).toBe('loopfleet:events:s1');
+    expect(loopfleet.eventStreamKey('loopfleet', 's1', true)).toBe('loopfleet:events:{s1}');
+    expect(loopfleet.shardPrefix({ queueName: 'q', cluster: true, shards: 3 }, loopfleet.shardOf({ queueName: 'q', cluster: true, shards: 3 }, '123456789'))).toBe('bull:{q:1}');
     expect(loopfleet.JOB).toMatchObject({ send: 'send', resume: 'resume', drain: 'drain' });
     expect(loopfleet.SESSION_QUEUE_DEFAULTS.queueName).toBe('loopfleet');
     expect(loopfleet.MAX_HISTORY_PAGE).toBe(10_000);
