@@ -19,7 +19,13 @@ export const EXIT_CODES_HELP = `Exit codes:
 const ENVIRONMENT_HELP = `Environment (validated at start; see README for all of them):
   DATABASE_URL      Postgres connection string (default postgres://postgres:postgres@127.0.0.1:5432/loopfleet)
   REDIS_URL         Redis connection string (default redis://127.0.0.1:6379)
+  REDIS_CLUSTER_NODES
+                    host:port,... of a Redis Cluster; REDIS_URL then gives only its user,
+                    password and scheme (default unset: one node; docs/redis-cluster.md)
   LOOPFLEET_QUEUE   BullMQ queue name and Redis key prefix (default loopfleet)
+  LOOPFLEET_QUEUE_SHARDS
+                    BullMQ queues dispatch is spread over on a Redis Cluster, 1-256;
+                    the same in every process (default 1)
   LOG_LEVEL         worker only: fatal|error|warn|info|debug|trace|silent (default info)
   LOG_FORMAT        worker only: json|pretty (default pretty on a terminal, else json)
   GATEWAY_*         gateway only: port, host, JWT secret or JWKS URL, CORS, limits (docs/gateway.md)
