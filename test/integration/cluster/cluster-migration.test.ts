@@ -10,6 +10,8 @@ import { doneInputs, expectRanOnceInOrder, openInputs, sendRounds, sessionsOverS
 const SHARDS = 3;
 const SESSIONS = 12;
 const INPUTS = 5;
+/** Keys added to the slot before it moves. */
+const FILLER = 20_000;
 
 /**
  * A slot of the Redis Cluster moved to another primary mid-run (IMPORTING/MIGRATING, MIGRATE, SETSLOT
@@ -77,10 +79,24 @@ describe.skipIf(!redisClusterAvailable())('live slot migration on a Redis Cluste
     return target!.id;
   }
 
-  async function runThrough(prefix: string, slotOf: (sessions: string[]) => { slot: number; busy: string }) {
+  /**
+   * Fills the slot with `FILLER` keys under `tag` so that the move (MIGRATE in batches of 100) takes
+   * about a second: long enough that the worker's writes meet ASK and TRYAGAIN while it goes on.
+   */
+  async function fill(tag: string): Promise<void> {
+    for (let from = 0; from < FILLER; from += 1_000) {
+      const pipeline = pf.fleet.redis.pipeline();
+      for (let i = from; i < from + 1_000; i += 1) pipeline.set(`${tag}:filler:${i}`, 'x');
+      await pipeline.exec();
+    }
+  }
+
+  async function runThrough(prefix: string, slotOf: (sessions: string[]) => { slot: number; busy: string; tag: string }) {
     const { fleet } = pf;
     const sessions = sessionsOverShards(fleet, prefix, SESSIONS);
-    const { slot, busy } = slotOf(sessions);
+    const { slot, busy, tag } = slotOf(sessions);
+    await fill(tag);
+    expect(calculateSlot(`${tag}:filler:0`)).toBe(slot);
     const stop = new AbortController();
     const following = follow(busy, INPUTS + 1, stop.signal);
     try {
@@ -116,7 +132,7 @@ describe.skipIf(!redisClusterAvailable())('live slot migration on a Redis Cluste
     const { fleet } = pf;
     await runThrough('mv-events', (sessions) => {
       const busy = sessions[0]!;
-      return { busy, slot: calculateSlot(eventStreamKey(fleet.config.queueName, busy, true)) };
+      return { busy, slot: calculateSlot(eventStreamKey(fleet.config.queueName, busy, true)), tag: `${fleet.config.queueName}:{${busy}}` };
     });
   }, 60_000);
 
@@ -124,7 +140,7 @@ describe.skipIf(!redisClusterAvailable())('live slot migration on a Redis Cluste
     const { fleet } = pf;
     await runThrough('mv-bull', (sessions) => {
       const busy = sessions.find((sessionId) => shardOf(fleet.shards.layout, sessionId) === 1)!;
-      return { busy, slot: calculateSlot(`${fleet.shards.queues[1]!.qualifiedName}:meta`) };
+      return { busy, slot: calculateSlot(`${fleet.shards.queues[1]!.qualifiedName}:meta`), tag: fleet.shards.queues[1]!.qualifiedName };
     });
   }, 60_000);
 });
