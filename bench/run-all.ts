@@ -11,7 +11,7 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { WORKER_NODE_FLAGS } from '../src/worker/young-generation.js';
 
-const WORKLOADS = ['throughput', 'result-wait', 'latency', 'dispatch-stages', 'dispatch-hops', 'concurrency', 'history', 'scale-out', 'event-publish', 'openai-adapter', 'anthropic-adapter', 'storable', 'window-cache-memory', 'spawn', 'gateway-sse', 'budgets', 'fairness', 'tracing', 'cli-startup'];
+const WORKLOADS = ['throughput', 'result-wait', 'latency', 'dispatch-stages', 'dispatch-hops', 'concurrency', 'history', 'scale-out', 'cluster', 'event-publish', 'openai-adapter', 'anthropic-adapter', 'storable', 'window-cache-memory', 'spawn', 'gateway-sse', 'budgets', 'fairness', 'tracing', 'cli-startup'];
 const only = process.env.BENCH_ONLY?.split(',').map((name) => name.trim());
 const selected = WORKLOADS.filter((name) => only === undefined || only.includes(name));
 

@@ -27,7 +27,7 @@ const floorQueues = new Map<string, NoopJobs>();
 let counting = false;
 
 function queueFor(target: SessionQueueTarget): SessionQueue {
-  const key = JSON.stringify([target.databaseUrl, target.redisUrl, target.queueName]);
+  const key = JSON.stringify([target.databaseUrl, target.redisUrl, target.queueName, target.redisClusterNodes, target.queueShards]);
   let queue = sessionQueues.get(key);
   if (queue === undefined) sessionQueues.set(key, (queue = new SessionQueue(target)));
   return queue;

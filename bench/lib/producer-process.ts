@@ -22,6 +22,10 @@ export interface SessionQueueTarget {
   databaseUrl: string;
   redisUrl: string;
   queueName: string;
+  /** A Redis Cluster's nodes (`REDIS_CLUSTER_NODES`); `redisUrl` then gives only credentials. */
+  redisClusterNodes?: string;
+  /** `LOOPFLEET_QUEUE_SHARDS` (a cluster only). */
+  queueShards?: number;
 }
 
 /**
