@@ -24,6 +24,11 @@ export interface EventPublishErrorContext {
 export interface EventPublisherOptions {
   /** The queue name (`LOOPFLEET_QUEUE`); streams live at `<queue>:events:<sessionId>`. Required. */
   queueName: string;
+  /**
+   * On a Redis Cluster, the queue shards (`LOOPFLEET_QUEUE_SHARDS`): a session's stream lives under
+   * its shard's hash tag, so this must match the workers'. Ignored on one Redis node. Default 1.
+   */
+  queueShards?: number;
   /** Approximate cap on each session stream, in entries (`XTRIM MAXLEN ~`). Default 10,000. */
   maxLen?: number;
   /**
@@ -56,6 +61,7 @@ export interface EventPublisherOptions {
 /** {@link EventPublisherOptions} resolved and validated: no optional fields. */
 export interface EventPublisherConfig {
   queueName: string;
+  queueShards: number;
   maxLen: number;
   idleExpirySeconds: number;
   coalesceMs: number;
@@ -85,6 +91,7 @@ export function resolveEventPublisherOptions(options: EventPublisherOptions): Ev
   const d = EVENT_PUBLISHER_DEFAULTS;
   return {
     queueName: options.queueName,
+    queueShards: integer('queueShards', options.queueShards ?? 1, 1),
     maxLen: integer('maxLen', options.maxLen ?? d.maxLen, 1),
     idleExpirySeconds: integer('idleExpirySeconds', options.idleExpirySeconds ?? d.idleExpirySeconds, 1),
     coalesceMs: integer('coalesceMs', options.coalesceMs ?? d.coalesceMs, 0),

@@ -1,5 +1,5 @@
-import { duplicateRedis, isCluster, redisKeyPrefix, type RedisConnection } from '../fleet/redis-connection.js';
-import { calculateSlot } from '../fleet/redis-layout.js';
+import { connectionLayout, duplicateRedis, redisKeyPrefix, type RedisConnection } from '../fleet/redis-connection.js';
+import { calculateSlot, type RedisLayout } from '../fleet/redis-layout.js';
 import { StateConflictError } from '../core/errors/index.js';
 import { eventDeletedKey, eventFinishedKey, eventSeqKey, eventStreamKey } from '../fleet/fleet-keys.js';
 import {
@@ -59,8 +59,8 @@ export class RedisEventPublisher {
   private readonly owed = new Map<string, number>();
   private readonly counters: PublisherCounters = { published: 0, dropped: 0, coalesced: 0, duplicateFinishes: 0, fenced: 0 };
   private readonly host: SinkHost;
-  /** On a Redis Cluster: the session's keys carry its id as a hash tag, and each call writes one slot. */
-  private readonly cluster: boolean;
+  /** Where the streams are: on a Redis Cluster under their queue shard's hash tag, one call per shard. */
+  private readonly layout: RedisLayout;
   private closing: Promise<void> | null = null;
 
   /** @param redis a connection the publisher writes on; closed by `close()` only with `ownsConnection`. */
@@ -69,11 +69,11 @@ export class RedisEventPublisher {
     options: EventPublisherOptions,
   ) {
     this.config = resolveEventPublisherOptions(options);
-    this.cluster = isCluster(redis);
+    this.layout = connectionLayout(redis, this.config.queueName, this.config.queueShards);
     const prefix = redisKeyPrefix(redis);
     this.writer = new EventWriter(
       publishEventsCommand(redis, { maxLen: this.config.maxLen, idleExpirySeconds: this.config.idleExpirySeconds }),
-      this.cluster ? (batch) => calculateSlot(prefix + batch.target.streamKey) : null,
+      this.layout.cluster ? (batch) => calculateSlot(prefix + batch.target.streamKey) : null,
     );
     this.host = {
       enqueue: (sessionId, inputSeq, event, fence) => this.enqueue(sessionId, inputSeq, event, fence),
@@ -180,10 +180,10 @@ export class RedisEventPublisher {
       channel = new SessionChannel({
         sessionId,
         target: {
-          streamKey: eventStreamKey(this.config.queueName, sessionId, this.cluster),
-          seqKey: eventSeqKey(this.config.queueName, sessionId, this.cluster),
-          finishedKey: eventFinishedKey(this.config.queueName, sessionId, this.cluster),
-          deletedKey: eventDeletedKey(this.config.queueName, sessionId, this.cluster),
+          streamKey: eventStreamKey(this.layout, sessionId),
+          seqKey: eventSeqKey(this.layout, sessionId),
+          finishedKey: eventFinishedKey(this.layout, sessionId),
+          deletedKey: eventDeletedKey(this.layout, sessionId),
         },
         config: this.config,
         writer: this.writer,

@@ -1,7 +1,7 @@
-import { duplicateRedis, isCluster, type RedisConnection } from '../fleet/redis-connection.js';
+import { duplicateRedis, type RedisConnection } from '../fleet/redis-connection.js';
 import { InfrastructureError, isLoopfleetError } from '../core/errors/index.js';
 import { whileLinked, type LinkedIteration } from '../core/linked-signal.js';
-import { eventStreamKey } from '../fleet/fleet-keys.js';
+import { eventStreamKey, type QueueKeys } from '../fleet/fleet-keys.js';
 import type { StreamEvent, StreamGap, StreamItem } from '../fleet/fleet-events.js';
 import { AbortableReads, closeConnection, ReadAborted } from './dedicated-connection.js';
 import { parseStreamEntry, type RawStreamEntry, type RawXReadReply } from './stream-entry.js';
@@ -11,7 +11,7 @@ import { assertCursor, isStreamStart, ONLY_NEW } from './stream-id.js';
 /** Options of {@link readSessionEvents}. */
 export interface ReadSessionEventsOptions {
   /** The queue name (`LOOPFLEET_QUEUE`). */
-  queueName: string;
+  queueName: QueueKeys;
   sessionId: string;
   /**
    * Read the events after this stream id: a cursor received earlier, `'0'` for everything retained,
@@ -60,8 +60,8 @@ export function readSessionEvents(redis: RedisConnection, options: ReadSessionEv
 }
 
 /** The newest entry of a session's stream, read now (for a `'$'` taken at a call); its failure is rethrown where it is awaited. */
-export function readNewest(redis: RedisConnection, queueName: string, sessionId: string): Promise<RawStreamEntry | undefined> {
-  const newest = newestEntry(redis, eventStreamKey(queueName, sessionId, isCluster(redis)));
+export function readNewest(redis: RedisConnection, queueName: QueueKeys, sessionId: string): Promise<RawStreamEntry | undefined> {
+  const newest = newestEntry(redis, eventStreamKey(queueName, sessionId));
   newest.catch(() => {});
   return newest;
 }
@@ -82,7 +82,7 @@ export async function* followSessionEvents(
   // A function, not a narrowed property read: the signal flips while we await.
   const aborted = (): boolean => signal?.aborted === true;
   if (aborted()) return;
-  const streamKey = eventStreamKey(options.queueName, options.sessionId, isCluster(redis));
+  const streamKey = eventStreamKey(options.queueName, options.sessionId);
   let tail: StreamTail | null = null;
   const reads = new AbortableReads(signal, () => tail?.interrupt());
   try {
@@ -190,8 +190,8 @@ async function startCursor(
 }
 
 /** The newest event's stream id, or null when the session's stream is empty or gone. */
-export async function lastEventId(redis: RedisConnection, queueName: string, sessionId: string): Promise<string | null> {
-  const streamKey = eventStreamKey(queueName, sessionId, isCluster(redis));
+export async function lastEventId(redis: RedisConnection, queueName: QueueKeys, sessionId: string): Promise<string | null> {
+  const streamKey = eventStreamKey(queueName, sessionId);
   try {
     const last = (await redis.xrevrange(streamKey, '+', '-', 'COUNT', 1)) as RawStreamEntry[];
     return last[0]?.[0] ?? null;
@@ -207,13 +207,13 @@ export async function lastEventId(redis: RedisConnection, queueName: string, ses
  */
 export async function readRange(
   redis: RedisConnection,
-  queueName: string,
+  queueName: QueueKeys,
   sessionId: string,
   options: ReadRangeOptions = {},
 ): Promise<StreamEvent[]> {
   const after = options.after ?? '0';
   assertCursor(after, { allowOnlyNew: false });
-  const streamKey = eventStreamKey(queueName, sessionId, isCluster(redis));
+  const streamKey = eventStreamKey(queueName, sessionId);
   const start = isStreamStart(after) ? '-' : `(${after}`;
   try {
     const entries = (await redis.xrange(streamKey, start, '+', 'COUNT', options.count ?? 100)) as RawStreamEntry[];

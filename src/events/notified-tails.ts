@@ -1,6 +1,6 @@
 import { duplicateRedis, type RedisConnection } from '../fleet/redis-connection.js';
 import type { Logger } from 'pino';
-import { tailChannel } from '../fleet/fleet-keys.js';
+import { tailChannel, type QueueKeys } from '../fleet/fleet-keys.js';
 import type { ChannelListener, ChannelListening, ChannelSubscriptions } from './channel-subscriptions.js';
 import { closeConnection } from './dedicated-connection.js';
 import { blockingTail, type OpenTail, type StreamTail, type TailReads } from './event-subscriber.js';
@@ -27,13 +27,13 @@ import { compareStreamIds, isStreamId, isStreamStart } from './stream-id.js';
 export class NotifiedTails {
   readonly #base: RedisConnection;
   readonly #channels: ChannelSubscriptions;
-  readonly #queueName: string;
+  readonly #queueName: QueueKeys;
   readonly #logger: Logger | null;
   #reading: RedisConnection | null = null;
   #closed = false;
 
   /** `base` is duplicated, at the first follower, into the reading connection; `channels` carries the subscriptions. */
-  constructor(base: RedisConnection, channels: ChannelSubscriptions, queueName: string, logger: Logger | null) {
+  constructor(base: RedisConnection, channels: ChannelSubscriptions, queueName: QueueKeys, logger: Logger | null) {
     this.#base = base;
     this.#channels = channels;
     this.#queueName = queueName;
@@ -47,7 +47,7 @@ export class NotifiedTails {
   readonly open: OpenTail = async (sessionId, streamKey, reads) => {
     if (this.#closed) throw new Error('event followers closed');
     const tail = new NotifiedTail(this.#connection(), streamKey, reads);
-    const listening = this.#channels.listen(this.#channels.named(tailChannel(this.#queueName, sessionId, this.#channels.cluster)), tail);
+    const listening = this.#channels.listen(this.#channels.named(tailChannel(this.#queueName, sessionId)), tail);
     tail.hold(listening);
     try {
       await listening.subscribed;

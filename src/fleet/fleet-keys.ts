@@ -1,4 +1,4 @@
-import { sessionKeyPart } from './redis-layout.js';
+import { shardKeyRoot, shardOf, type RedisLayout } from './redis-layout.js';
 
 /**
  * Names shared by producers and workers: what goes on the BullMQ queue and in Redis. Anything that
@@ -23,25 +23,38 @@ export const JOB = {
 export type JobName = (typeof JOB)[keyof typeof JOB];
 
 /**
- * The Redis stream of a session's events: `<queue>:events:<sessionId>`. On a Redis Cluster
- * (`cluster`) the id is a hash tag, `<queue>:events:{<sessionId>}`, so the session's keys and
- * channels share one slot (docs/redis-cluster.md).
+ * The queue whose keys are meant: its name (`LOOPFLEET_QUEUE`) for one Redis node, or its layout,
+ * which on a Redis Cluster puts a session's event keys under its queue shard's hash tag.
  */
-export function eventStreamKey(queueName: string, sessionId: string, cluster = false): string {
-  return `${queueName}:events:${sessionKeyPart(sessionId, cluster)}`;
+export type QueueKeys = string | RedisLayout;
+
+/** What a session's event keys start with: `<queue>:` on one node, its shard's `{<queue>:<shard>}:` on a cluster. */
+function eventRoot(queue: QueueKeys, sessionId: string): string {
+  if (typeof queue === 'string') return queue;
+  return queue.cluster ? shardKeyRoot(queue, shardOf(queue, sessionId)) : queue.queueName;
+}
+
+/**
+ * The Redis stream of a session's events: `<queue>:events:<sessionId>`. On a Redis Cluster (a
+ * `layout` with `cluster`) it is `{<queue>:<shard>}:events:<sessionId>`: the session's event keys
+ * and channels share the slot of its queue shard, so one script call writes every session of a
+ * shard that has events ready (docs/redis-cluster.md).
+ */
+export function eventStreamKey(queue: QueueKeys, sessionId: string): string {
+  return `${eventRoot(queue, sessionId)}:events:${sessionId}`;
 }
 
 /** Per-session event sequence counter, next to its stream. */
-export function eventSeqKey(queueName: string, sessionId: string, cluster = false): string {
-  return `${eventStreamKey(queueName, sessionId, cluster)}:seq`;
+export function eventSeqKey(queue: QueueKeys, sessionId: string): string {
+  return `${eventStreamKey(queue, sessionId)}:seq`;
 }
 
 /**
  * The input seqs whose `input_finished` is on the session's stream (a sorted set, member and score the
  * input seq, bounded to the newest ones): the publish script writes an input's finish only once (I6).
  */
-export function eventFinishedKey(queueName: string, sessionId: string, cluster = false): string {
-  return `${eventStreamKey(queueName, sessionId, cluster)}:finished`;
+export function eventFinishedKey(queue: QueueKeys, sessionId: string): string {
+  return `${eventStreamKey(queue, sessionId)}:finished`;
 }
 
 /**
@@ -52,8 +65,8 @@ export function eventFinishedKey(queueName: string, sessionId: string, cluster =
  * 7 days (`DELETION_FENCE_SECONDS`). In a namespace of its own, `<queue>:deleted:<id>`, which no
  * session's stream key (`<queue>:events:<id>`) can name, whatever the id.
  */
-export function eventDeletedKey(queueName: string, sessionId: string, cluster = false): string {
-  return `${queueName}:deleted:${sessionKeyPart(sessionId, cluster)}`;
+export function eventDeletedKey(queue: QueueKeys, sessionId: string): string {
+  return `${eventRoot(queue, sessionId)}:deleted:${sessionId}`;
 }
 
 /** What {@link finishChannel} appends to a session's stream key. */
@@ -65,8 +78,8 @@ export const FINISH_CHANNEL_SUFFIX = ':finishes';
  * keys; no other session's channel has this name). Each message is `<stream id> <data>`, the entry
  * as written, so `result()` waiters share one subscribed connection instead of a blocked read each.
  */
-export function finishChannel(queueName: string, sessionId: string, cluster = false): string {
-  return `${eventStreamKey(queueName, sessionId, cluster)}${FINISH_CHANNEL_SUFFIX}`;
+export function finishChannel(queue: QueueKeys, sessionId: string): string {
+  return `${eventStreamKey(queue, sessionId)}${FINISH_CHANNEL_SUFFIX}`;
 }
 
 /** What {@link tailChannel} appends to a session's stream key. */
@@ -80,8 +93,8 @@ export const TAIL_CHANNEL_SUFFIX = ':tail';
  * followers share one subscribed connection and mostly need no read, instead of a blocked read
  * (and a connection) each.
  */
-export function tailChannel(queueName: string, sessionId: string, cluster = false): string {
-  return `${eventStreamKey(queueName, sessionId, cluster)}${TAIL_CHANNEL_SUFFIX}`;
+export function tailChannel(queue: QueueKeys, sessionId: string): string {
+  return `${eventStreamKey(queue, sessionId)}${TAIL_CHANNEL_SUFFIX}`;
 }
 
 /** Pub/sub channel on which cancel requests reach the lease holder at once. */

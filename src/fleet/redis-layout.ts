@@ -8,14 +8,14 @@ export const calculateSlot = createRequire(import.meta.url)('cluster-key-slot') 
  * default) the layout is the one every earlier release used: one BullMQ queue `<queue>` under
  * BullMQ's prefix `bull`, streams at `<queue>:events:<sessionId>`.
  *
- * On a Redis Cluster a script may only touch keys of one hash slot, so:
- * - a session's event keys carry its id as a hash tag (`<queue>:events:{<sessionId>}`, its counter,
- *   finished set and deletion fence likewise), and its tail and finish channels (the stream key and a
- *   suffix) hash to the same slot, which makes them sharded pub/sub channels of that slot;
- * - dispatch is split over `shards` BullMQ queues, shard `i` under the prefix `bull:{<queue>:<i>}`
- *   (BullMQ's own keys must share a slot); the shard's other keys (fair lines, the raw path's
- *   order) hang off the same tag, `{<queue>:<i>}:…`; a session always goes to shard
- *   {@link shardOf}.
+ * On a Redis Cluster a script may only touch keys of one hash slot, so everything is split into
+ * `shards`, each under its own hash tag `{<queue>:<i>}` and so in one slot:
+ * - shard `i`'s BullMQ queue, under the prefix `bull:{<queue>:<i>}` (BullMQ's own keys must share a slot);
+ * - its other keys (fair lines, the raw path's order), `{<queue>:<i>}:…`;
+ * - the event keys of its sessions, `{<queue>:<i>}:events:<sessionId>` (counter, finished set and
+ *   deletion fence likewise), whose tail and finish channels hash to the same slot and are sharded
+ *   pub/sub channels there. One script call writes every session of a shard that has events ready.
+ * A session always belongs to shard {@link shardOf}; the shards spread over the cluster's primaries.
  */
 export interface RedisLayout {
   /** `LOOPFLEET_QUEUE`. */
@@ -68,9 +68,4 @@ export function shardKeyRoot(layout: RedisLayout, shard: number): string {
 export function keyRootOfQueue(qualifiedName: string, queueName: string): string {
   const tag = /^bull:(\{[^}]+\}):/.exec(qualifiedName);
   return tag === null ? queueName : tag[1]!;
-}
-
-/** A session id as its event keys hold it: as is on one node, as a hash tag (`{<id>}`) in a cluster. */
-export function sessionKeyPart(sessionId: string, cluster: boolean): string {
-  return cluster ? `{${sessionId}}` : sessionId;
 }

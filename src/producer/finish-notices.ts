@@ -1,7 +1,7 @@
 import type { ChannelListening, ChannelSubscriptions } from '../events/channel-subscriptions.js';
 import type { StreamEvent } from '../fleet/fleet-events.js';
 import { parseStreamEntry } from '../events/stream-entry.js';
-import { finishChannel } from '../fleet/fleet-keys.js';
+import { finishChannel, type QueueKeys } from '../fleet/fleet-keys.js';
 
 /** What a {@link FinishNotices} listener is told. */
 export interface FinishListener {
@@ -21,16 +21,16 @@ export interface FinishListener {
  */
 export class FinishNotices {
   readonly #channels: ChannelSubscriptions;
-  readonly #queueName: string;
+  readonly #queueName: QueueKeys;
 
-  constructor(channels: ChannelSubscriptions, queueName: string) {
+  constructor(channels: ChannelSubscriptions, queueName: QueueKeys) {
     this.#channels = channels;
     this.#queueName = queueName;
   }
 
   /** Passes `listener` every finish announced for `sessionId` from the subscription on, until `stop()`. */
   listen(sessionId: string, listener: FinishListener): ChannelListening {
-    return this.#channels.listen(this.#channels.named(finishChannel(this.#queueName, sessionId, this.#channels.cluster)), {
+    return this.#channels.listen(this.#channels.named(finishChannel(this.#queueName, sessionId)), {
       message: (text) => {
         const space = text.indexOf(' ');
         if (space < 1) return;

@@ -1,10 +1,10 @@
-import type { Redis } from 'ioredis';
 import type { RedisConnection } from '../fleet/redis-connection.js';
 import { isLoopfleetError } from '../core/errors/index.js';
 import { linkedSignal, whileLinked, type LinkedIteration } from '../core/linked-signal.js';
 import type { ClientStore } from '../core/ports/client-store.js';
 import { followSessionEvents, readRange, type OpenTail } from '../events/event-subscriber.js';
 import type { StreamEvent, StreamGap, StreamItem } from '../fleet/fleet-events.js';
+import type { QueueKeys } from '../fleet/fleet-keys.js';
 import { FROM_START } from '../events/stream-id.js';
 import { abortableDelay } from './abortable-delay.js';
 import { readSettledOutcome } from './read-outcome.js';
@@ -21,7 +21,7 @@ export interface InputEventsOptions {
 export interface InputEventsDeps {
   store: ClientStore;
   redis: RedisConnection;
-  queueName: string;
+  queueName: QueueKeys;
   /** How the stream is followed past the start (the queue's shared tails); default a blocked connection of its own. */
   openTail?: OpenTail;
   /** Aborts when the queue closes. */

@@ -79,6 +79,7 @@ export function openQueueConnections(options: ResolvedQueueOptions): QueueConnec
   const publisher = new RedisEventPublisher(events, {
     ownsConnection: true,
     queueName: options.queueName,
+    queueShards: options.queueShards,
     // Its writes trim the stream and push its expiry back: to the workers' retention, not a default.
     maxLen: options.events.maxLen,
     idleExpirySeconds: options.events.idleExpirySeconds,
@@ -87,8 +88,8 @@ export function openQueueConnections(options: ResolvedQueueOptions): QueueConnec
     onError: (error, context) => log?.warn({ err: error, ...context }, 'event publish failed'),
   });
   const channels = new ChannelSubscriptions(redis, log);
-  const finishes = new FinishNotices(channels, options.queueName);
-  const tails = new NotifiedTails(redis, channels, options.queueName, log);
+  const finishes = new FinishNotices(channels, layout);
+  const tails = new NotifiedTails(redis, channels, layout, log);
   let closing: Promise<void> | null = null;
   const close = async (): Promise<void> => {
     await settleWithin(channels.close(), options.redisTimeoutMs);

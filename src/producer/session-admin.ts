@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
-import { isCluster, type RedisConnection } from '../fleet/redis-connection.js';
+import type { RedisConnection } from '../fleet/redis-connection.js';
+import type { RedisLayout } from '../fleet/redis-layout.js';
 import type { Logger } from 'pino';
 import type { ClientStore } from '../core/ports/client-store.js';
 import type { CreateSessionParams, ListInputsOptions, ListSessionsOptions, SessionPage } from '../core/ports/session-store.js';
@@ -21,6 +22,8 @@ export class SessionAdmin {
       store: ClientStore;
       redis: RedisConnection;
       queueName: string;
+      /** Where the queue's keys are (its sessions' streams). */
+      layout: RedisLayout;
       logger: Logger | null;
       /** Longest wait for Redis when removing the stream, in milliseconds. */
       redisTimeoutMs: number;
@@ -98,8 +101,8 @@ export class SessionAdmin {
     const { queueName } = this.deps;
     const removed = Promise.all(
       sessions.map(({ sessionId, leaseToken }) => {
-        const cluster = isCluster(this.deps.redis);
-        const keys = [eventStreamKey(queueName, sessionId, cluster), eventSeqKey(queueName, sessionId, cluster), eventFinishedKey(queueName, sessionId, cluster), eventDeletedKey(queueName, sessionId, cluster)];
+        const { layout } = this.deps;
+        const keys = [eventStreamKey(layout, sessionId), eventSeqKey(layout, sessionId), eventFinishedKey(layout, sessionId), eventDeletedKey(layout, sessionId)];
         return this.deps.redis.eval(REMOVE_STREAM_LUA, keys.length, ...keys, leaseToken, DELETION_FENCE_SECONDS);
       }),
     );

@@ -18,6 +18,7 @@ import { kickSession } from '../fleet/kick.js';
 import { assertInteractionPending } from './pending-interaction.js';
 import { toAcceptRequest, type AddData, type AddKind, type AddOptions } from './add-request.js';
 import { cancelChannel } from '../fleet/fleet-keys.js';
+import type { RedisLayout } from '../fleet/redis-layout.js';
 import { createInputHandle, type HandleBackend, type InputHandle } from './input-handle.js';
 import { inputEvents, type InputEventsOptions } from './input-events.js';
 import type { InputOutcome } from './input-outcome.js';
@@ -89,6 +90,7 @@ export class SessionQueue {
       store: this.#conn.store,
       redis: this.#conn.redis,
       queueName: this.queueName,
+      layout: this.#conn.queue.layout,
       logger: this.#options.logger,
       redisTimeoutMs: this.#options.redisTimeoutMs,
       run: async (work) => {
@@ -210,9 +212,9 @@ export class SessionQueue {
     const { redis } = this.#conn;
     // '$' is taken now, not when iteration starts: the newest entry is read at once (on the queue's
     // connection, which re-sends a read a reconnect cut off), before an `add` made next can publish.
-    const newest = after === ONLY_NEW ? readNewest(redis, this.queueName, id) : null;
+    const newest = after === ONLY_NEW ? readNewest(redis, this.layout, id) : null;
     return whileLinked([this.#closed.signal, signal], (linked) =>
-      followSessionEvents(redis, { queueName: this.queueName, sessionId: id, after, signal: linked }, newest, this.#conn.tails.open),
+      followSessionEvents(redis, { queueName: this.layout, sessionId: id, after, signal: linked }, newest, this.#conn.tails.open),
     );
   }
 
@@ -332,7 +334,7 @@ export class SessionQueue {
     const { signal } = optionsObject(options, 'events options');
     if (signal !== undefined && !(signal instanceof AbortSignal)) throw new InputInvalidError('signal must be an AbortSignal');
     const { store, redis, tails } = this.#conn;
-    const deps = { store, redis, openTail: tails.open, queueName: this.queueName, recheckMs: this.#options.recheckMs, closed: this.#closed.signal };
+    const deps = { store, redis, openTail: tails.open, queueName: this.layout, recheckMs: this.#options.recheckMs, closed: this.#closed.signal };
     return inputEvents(deps, { sessionId, seq, acceptedEventId }, options);
   }
 
@@ -360,6 +362,14 @@ export class SessionQueue {
       if (!kicked.ok) this.#options.logger?.warn({ err: kicked.error, sessionId }, 'cancel recorded; its sessions were not all kicked (the sweeper will)');
     }
     return true;
+  }
+
+  /**
+   * Where this queue's keys are: its name on one Redis node; on a Redis Cluster its shards, under
+   * whose hash tags its sessions' streams live (`eventStreamKey(queue.layout, id)` names one).
+   */
+  get layout(): RedisLayout {
+    return this.#conn.queue.layout;
   }
 
   #assertOpen(): void {

@@ -1,7 +1,6 @@
 import { TERMINAL_INPUT_STATUSES, type InputRecord } from '../core/session-types.js';
 import { parseStreamEntry, type RawStreamEntry } from '../events/stream-entry.js';
 import { eventFinishedKey, eventSeqKey, eventStreamKey } from '../fleet/fleet-keys.js';
-import { isCluster } from '../fleet/redis-connection.js';
 import type { WorkerContext } from './worker-context.js';
 
 /** Stream entries read back, newest first, before giving up on deciding (a trimmed or lost stream). */
@@ -92,7 +91,7 @@ async function lastEnded(ctx: WorkerContext, sessionId: string, bound: number): 
 
 /** Inputs from `fromSeq` to `toSeq` whose `input_finished` the publish script recorded as written. */
 async function recordedFinishes(ctx: WorkerContext, sessionId: string, fromSeq: number, toSeq: number): Promise<Set<number>> {
-  const members = await ctx.redis.zrangebyscore(eventFinishedKey(ctx.queueName, sessionId, isCluster(ctx.redis)), fromSeq, toSeq);
+  const members = await ctx.redis.zrangebyscore(eventFinishedKey(ctx.queue.layout, sessionId), fromSeq, toSeq);
   return new Set(members.map(Number));
 }
 
@@ -117,7 +116,7 @@ function finishedEvent(input: InputRecord, host: InputRecord) {
 async function unpublished(ctx: WorkerContext, sessionId: string, seqs: number[]): Promise<Set<number>> {
   const undecided = new Set(seqs);
   const missing = new Set<number>();
-  const key = eventStreamKey(ctx.queueName, sessionId, isCluster(ctx.redis));
+  const key = eventStreamKey(ctx.queue.layout, sessionId);
   let end = '+';
   let page = FIRST_PAGE;
   /** The envelope `seq` of the oldest entry read: 1 when the stream's first entry is still on it. */
@@ -134,7 +133,7 @@ async function unpublished(ctx: WorkerContext, sessionId: string, seqs: number[]
       if (event.type !== 'input_finished') missing.add(seq);
     }
     if (entries.length < page) {
-      whole = oldest === null ? (await ctx.redis.exists(eventSeqKey(ctx.queueName, sessionId, isCluster(ctx.redis)))) === 0 : oldest === 1;
+      whole = oldest === null ? (await ctx.redis.exists(eventSeqKey(ctx.queue.layout, sessionId))) === 0 : oldest === 1;
       break;
     }
     scanned += entries.length;

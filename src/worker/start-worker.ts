@@ -269,6 +269,7 @@ function openConnections(config: ResolvedConfig, logger: Logger, telemetry: Tele
     publisher: new RedisEventPublisher(events, {
       ownsConnection: true,
       queueName: config.queueName,
+      queueShards: config.queueShards,
       maxLen: config.events.maxLen,
       idleExpirySeconds: config.events.idleExpirySeconds,
       coalesceMs: config.events.coalesceMs,

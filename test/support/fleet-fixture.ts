@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import { QueueShards } from '../../src/fleet/queue-shards.js';
-import { isCluster, layoutOf, openRedis, redisTarget, type RedisConnection } from '../../src/fleet/redis-connection.js';
+import { layoutOf, openRedis, redisTarget, type RedisConnection } from '../../src/fleet/redis-connection.js';
 import type pg from 'pg';
 import { inject } from 'vitest';
 import { loadConfig, type ResolvedConfig } from '../../src/config/index.js';
@@ -154,7 +154,7 @@ export class FleetFixture {
     await this.waitFor(
       `${inputs.length} input_finished events of ${sessionId}`,
       async () => {
-        const entries = await this.redis.xrange(eventStreamKey(this.config.queueName, sessionId, isCluster(this.redis)), '-', '+');
+        const entries = await this.redis.xrange(eventStreamKey(this.shards.layout, sessionId), '-', '+');
         const finished = entries.filter(([, fields]) => fields[fields.indexOf('type') + 1] === 'input_finished');
         return finished.length >= inputs.length ? true : undefined;
       },

@@ -1,6 +1,6 @@
-import { isCluster, type RedisConnection } from '../../fleet/redis-connection.js';
+import type { RedisConnection } from '../../fleet/redis-connection.js';
 import type { StreamItem } from '../../fleet/fleet-events.js';
-import { eventStreamKey } from '../../fleet/fleet-keys.js';
+import { eventStreamKey, type QueueKeys } from '../../fleet/fleet-keys.js';
 import { printChildHeader } from './child-header.js';
 import { isStreamId, ONLY_NEW } from '../../events/stream-id.js';
 import { EXIT, type CliIo } from '../cli-io.js';
@@ -35,7 +35,7 @@ export async function tailCommand(args: string[], io: CliIo): Promise<number> {
   return withQueue(io, async (queue, redis) => {
     await printChildHeader((id) => queue.sessions.get(id), sessionId, io);
     // Where the stream ends now: --no-follow stops there (nothing at all: nothing to print).
-    const end = follow ? null : await lastStreamId(redis, queue.queueName, sessionId);
+    const end = follow ? null : await lastStreamId(redis, queue.layout, sessionId);
     if (!follow && end === null) return EXIT.ok;
     if (follow && values.after === undefined) io.stderr(`# following new events of ${sessionId} (--after 0 for those already in the stream)\n`);
     const stop = new AbortController();
@@ -59,8 +59,8 @@ export async function tailCommand(args: string[], io: CliIo): Promise<number> {
 }
 
 /** The id of the newest entry of the session's stream, or null when it has none. */
-async function lastStreamId(redis: RedisConnection, queueName: string, sessionId: string): Promise<string | null> {
-  const entries = await redis.xrevrange(eventStreamKey(queueName, sessionId, isCluster(redis)), '+', '-', 'COUNT', 1);
+async function lastStreamId(redis: RedisConnection, queueName: QueueKeys, sessionId: string): Promise<string | null> {
+  const entries = await redis.xrevrange(eventStreamKey(queueName, sessionId), '+', '-', 'COUNT', 1);
   return entries[0]?.[0] ?? null;
 }
 

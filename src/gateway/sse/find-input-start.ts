@@ -1,6 +1,6 @@
-import { isCluster, type RedisConnection } from '../../fleet/redis-connection.js';
+import type { RedisConnection } from '../../fleet/redis-connection.js';
 import { isLoopfleetError, InfrastructureError } from '../../core/errors/index.js';
-import { eventStreamKey } from '../../fleet/fleet-keys.js';
+import { eventStreamKey, type QueueKeys } from '../../fleet/fleet-keys.js';
 import { parseStreamEntry, type RawStreamEntry } from '../../events/stream-entry.js';
 
 /** Entries read per `XREVRANGE` while looking for an input's start. */
@@ -13,8 +13,8 @@ const PAGE = 200;
  * Reads back from the newest entry with `XREVRANGE` in pages: a running input costs a page or two; an
  * input trimmed away reads the whole retained stream (bounded by `LOOPFLEET_EVENTS_MAXLEN`).
  */
-export async function findInputStart(redis: RedisConnection, queueName: string, sessionId: string, seq: number): Promise<string> {
-  const streamKey = eventStreamKey(queueName, sessionId, isCluster(redis));
+export async function findInputStart(redis: RedisConnection, queueName: QueueKeys, sessionId: string, seq: number): Promise<string> {
+  const streamKey = eventStreamKey(queueName, sessionId);
   let end = '+';
   let earliest: string | null = null;
   try {

@@ -42,7 +42,7 @@ describe.skipIf(!redisClusterAvailable())('the fleet on a Redis Cluster', () => 
     for (const sessionId of sessions) {
       const inputs = await fleet.waitForSessionIdle(sessionId, 3);
       expect(inputs.map((input) => input.result?.finalText)).toEqual([1, 2, 3].map((round) => `Echo: ${sessionId} #${round}`));
-      const events = await sessionEvents(fleet.redis, fleet.config.queueName, sessionId);
+      const events = await sessionEvents(fleet.redis, fleet.shards.layout, sessionId);
       // Gapless seq, one input_finished per input.
       expect(events.map((event) => event.data.seq)).toEqual(events.map((_, i) => i + 1));
       expect(events.filter((event) => event.type === 'input_finished').map((event) => event.data.inputSeq)).toEqual([1, 2, 3]);
@@ -55,12 +55,13 @@ describe.skipIf(!redisClusterAvailable())('the fleet on a Redis Cluster', () => 
     expect(added.every((count) => count > 0)).toBe(true);
   }, 120_000);
 
-  it("keeps each session's keys in one slot: the stream key carries the session id as a hash tag", async () => {
+  it("keeps a session's stream in the slot of its queue shard: under the shard's hash tag", async () => {
     const sessionId = 'tagged-1';
     await (await queue.add('send', { sessionId, input: 'hi' })).result({ timeoutMs: 30_000 });
-    const key = eventStreamKey(fleet.config.queueName, sessionId, true);
-    expect(key).toBe(`${fleet.config.queueName}:events:{${sessionId}}`);
-    expect(calculateSlot(key)).toBe(calculateSlot(sessionId));
+    const shard = shardOf(fleet.shards.layout, sessionId);
+    const key = eventStreamKey(fleet.shards.layout, sessionId);
+    expect(key).toBe(`{${fleet.config.queueName}:${shard}}:events:${sessionId}`);
+    expect(calculateSlot(key)).toBe(calculateSlot(`${fleet.shards.queues[shard]!.qualifiedName}:wait`));
     expect(await fleet.redis.xlen(key)).toBeGreaterThan(0);
   }, 60_000);
 
@@ -76,7 +77,7 @@ describe.skipIf(!redisClusterAvailable())('the fleet on a Redis Cluster', () => 
       }
     })();
     // The follower's sharded subscription is on the node that owns the session's slot.
-    const channel = tailChannel(fleet.config.queueName, sessionId, true);
+    const channel = tailChannel(fleet.shards.layout, sessionId);
     const owner = await cluster.primaryForKey(channel);
     const node = new Redis(owner.port, owner.host);
     try {

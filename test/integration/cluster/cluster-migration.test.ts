@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { eventStreamKey, tailChannel } from '../../../src/fleet/fleet-keys.js';
-import { calculateSlot, shardOf } from '../../../src/fleet/redis-layout.js';
+import { calculateSlot, shardKeyRoot, shardOf } from '../../../src/fleet/redis-layout.js';
 import { SessionQueue } from '../../../src/producer/session-queue.js';
 import { REDIS_CLUSTER_MISSING, redisClusterAvailable, startRedisCluster, type RunningRedisCluster } from '../../support/redis-cluster.js';
 import { ProcessFleet } from '../fleet/fixtures/process-fleet.js';
@@ -58,7 +58,7 @@ describe.skipIf(!redisClusterAvailable())('live slot migration on a Redis Cluste
 
   /** Waits until the sharded tail channel of `sessionId` has a subscriber on its node. */
   async function subscribed(sessionId: string): Promise<void> {
-    const channel = tailChannel(pf.fleet.config.queueName, sessionId, true);
+    const channel = tailChannel(pf.fleet.shards.layout, sessionId);
     await pf.fleet.waitFor(`the sharded subscription of ${sessionId}`, async () => {
       const owner = await cluster.primaryForKey(channel);
       const node = new Redis(owner.port, owner.host, { lazyConnect: true });
@@ -132,7 +132,7 @@ describe.skipIf(!redisClusterAvailable())('live slot migration on a Redis Cluste
     const { fleet } = pf;
     await runThrough('mv-events', (sessions) => {
       const busy = sessions[0]!;
-      return { busy, slot: calculateSlot(eventStreamKey(fleet.config.queueName, busy, true)), tag: `${fleet.config.queueName}:{${busy}}` };
+      return { busy, slot: calculateSlot(eventStreamKey(fleet.shards.layout, busy)), tag: shardKeyRoot(fleet.shards.layout, shardOf(fleet.shards.layout, busy)) };
     });
   }, 60_000);
 

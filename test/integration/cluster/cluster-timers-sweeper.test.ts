@@ -58,7 +58,7 @@ describe.skipIf(!redisClusterAvailable())('timers and the sweeper on a Redis Clu
   }
 
   async function firedEvents(sessionId: string): Promise<Array<Record<string, unknown>>> {
-    return (await sessionEvents(fleet.redis, fleet.config.queueName, sessionId)).filter((event) => event.type === 'timer_fired').map((event) => event.data);
+    return (await sessionEvents(fleet.redis, fleet.shards.layout, sessionId)).filter((event) => event.type === 'timer_fired').map((event) => event.data);
   }
 
   /** Return values of the sweep jobs that ran (on shard 0, the sweeper's home), oldest first. */

@@ -1,3 +1,4 @@
+import { singleNodeLayout } from '../../../src/fleet/redis-layout.js';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeEvent } from '../../../src/events/event-body.js';
@@ -48,7 +49,7 @@ describe('the publish script refuses the events of a deleted session', () => {
   it('after a delete, refuses a part under the old lease with lease.lost, writing nothing; the other parts of the call apply', async () => {
     const publish = publishEventsCommand(redis, { maxLen: 100, idleExpirySeconds: 300 });
     const store = new InMemorySessionStore();
-    const admin = new SessionAdmin({ store, redis, queueName: fx.queue, logger: null, redisTimeoutMs: 5_000, run: (work) => work() });
+    const admin = new SessionAdmin({ store, redis, queueName: fx.queue, layout: singleNodeLayout(fx.queue), logger: null, redisTimeoutMs: 5_000, run: (work) => work() });
     const [deleted, other] = [fx.sessionId('deleted'), fx.sessionId('other')];
     await store.createSession({ id: deleted });
     const lease = await store.acquireLease({ sessionId: deleted, owner: 'w1', ttlMs: 30_000 });
@@ -74,7 +75,7 @@ describe('the publish script refuses the events of a deleted session', () => {
 
   it('a delete never lowers the fence; a session never leased leaves none', async () => {
     const store = new InMemorySessionStore();
-    const admin = new SessionAdmin({ store, redis, queueName: fx.queue, logger: null, redisTimeoutMs: 5_000, run: (work) => work() });
+    const admin = new SessionAdmin({ store, redis, queueName: fx.queue, layout: singleNodeLayout(fx.queue), logger: null, redisTimeoutMs: 5_000, run: (work) => work() });
     const id = fx.sessionId('lowered');
     await redis.set(eventDeletedKey(fx.queue, id), '1000');
     await store.createSession({ id });

@@ -1,17 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { EventWriter, MAX_CALL_CHARS, type WritingChannel } from '../../../src/events/event-writer.js';
 import type { PublishEvents, SessionBatch } from '../../../src/events/publish-events-script.js';
-import { eventDeletedKey, eventFinishedKey, eventSeqKey, eventStreamKey } from '../../../src/fleet/fleet-keys.js';
 import { calculateSlot } from '../../../src/fleet/redis-layout.js';
 
-/** A session's batch of `count` entries of `chars` characters each, keyed as in cluster mode. */
+/** A stream key whose hash tag is the session id: every session in a slot of its own (unless two ids share one). */
+const streamKey = (sessionId: string): string => `lf:events:{${sessionId}}`;
+
+/** A session's batch of `count` entries of `chars` characters each. */
 function batchOf(sessionId: string, count = 1, chars = 10): SessionBatch {
   return {
     target: {
-      streamKey: eventStreamKey('lf', sessionId, true),
-      seqKey: eventSeqKey('lf', sessionId, true),
-      finishedKey: eventFinishedKey('lf', sessionId, true),
-      deletedKey: eventDeletedKey('lf', sessionId, true),
+      streamKey: streamKey(sessionId),
+      seqKey: `${streamKey(sessionId)}:seq`,
+      finishedKey: `${streamKey(sessionId)}:finished`,
+      deletedKey: `lf:deleted:{${sessionId}}`,
     },
     entries: Array.from({ length: count }, () => ({ type: 'stream_delta', body: 'x'.repeat(chars) })),
     skip: 0,
@@ -94,7 +96,7 @@ describe('EventWriter on one Redis node (no slotOf)', () => {
     const { write, calls } = recordingWrite();
     const ids = distinctSlotIds(4);
     const channels = await writeAll(new EventWriter(write), ids.map((id) => batchOf(id)));
-    expect(calls).toEqual([ids.map((id) => eventStreamKey('lf', id, true))]);
+    expect(calls).toEqual([ids.map((id) => streamKey(id))]);
     expect(channels.map((channel) => channel.outcome)).toEqual([null, null, null, null]);
   });
 });
@@ -106,7 +108,7 @@ describe('EventWriter on a Redis Cluster (slotOf)', () => {
     await writeAll(new EventWriter(write, slotOf), ids.map((id) => batchOf(id)));
     expect(calls).toHaveLength(3);
     expect(calls.map((call) => call.length)).toEqual([1, 1, 1]);
-    expect(calls.flat().sort()).toEqual(ids.map((id) => eventStreamKey('lf', id, true)).sort());
+    expect(calls.flat().sort()).toEqual(ids.map((id) => streamKey(id)).sort());
   });
 
   it('puts batches of one slot in the same call, beside a call of another slot', async () => {
@@ -115,14 +117,14 @@ describe('EventWriter on a Redis Cluster (slotOf)', () => {
     const other = distinctSlotIds(50).find((id) => calculateSlot(id) !== calculateSlot(a))!;
     await writeAll(new EventWriter(write, slotOf), [batchOf(a), batchOf(other), batchOf(b)]);
     expect(calls).toHaveLength(2);
-    expect(calls).toContainEqual([eventStreamKey('lf', a, true), eventStreamKey('lf', b, true)]);
-    expect(calls).toContainEqual([eventStreamKey('lf', other, true)]);
+    expect(calls).toContainEqual([streamKey(a), streamKey(b)]);
+    expect(calls).toContainEqual([streamKey(other)]);
     for (const call of calls) expect(new Set(call.map((key) => calculateSlot(key))).size).toBe(1);
   });
 
   it('hands each channel the outcome of its own call', async () => {
     const ids = distinctSlotIds(2);
-    const failing = eventStreamKey('lf', ids[1]!, true);
+    const failing = streamKey(ids[1]!);
     const write: PublishEvents = async (batches) => {
       if (batches.some((batch) => batch.target.streamKey === failing)) throw new Error('CLUSTERDOWN');
       return batches.map(() => ['1-1']);
@@ -140,9 +142,9 @@ describe('EventWriter on a Redis Cluster (slotOf)', () => {
     const big = batchOf(a, 2, MAX_CALL_CHARS / 2);
     await writeAll(new EventWriter(write, slotOf), [big, batchOf(other), batchOf(b)]);
     expect(calls).toHaveLength(3);
-    expect(calls[0]).toEqual([eventStreamKey('lf', a, true)]);
-    expect(calls).toContainEqual([eventStreamKey('lf', b, true)]);
-    expect(calls).toContainEqual([eventStreamKey('lf', other, true)]);
+    expect(calls[0]).toEqual([streamKey(a)]);
+    expect(calls).toContainEqual([streamKey(b)]);
+    expect(calls).toContainEqual([streamKey(other)]);
   });
 
   it("closes a slot's call with the batch that reaches MAX_CALL_CHARS, not before", async () => {
@@ -151,6 +153,6 @@ describe('EventWriter on a Redis Cluster (slotOf)', () => {
     const half = MAX_CALL_CHARS / 2;
     // a stays below the limit, b takes the call past it: a and b go together; c starts the next call.
     await writeAll(new EventWriter(write, slotOf), [batchOf(a, 1, half - 1), batchOf(b, 1, half + 1), batchOf(c)]);
-    expect(calls).toEqual([[eventStreamKey('lf', a, true), eventStreamKey('lf', b, true)], [eventStreamKey('lf', c, true)]]);
+    expect(calls).toEqual([[streamKey(a), streamKey(b)], [streamKey(c)]]);
   });
 });

@@ -3,7 +3,6 @@ import {
   calculateSlot,
   keyRootOfQueue,
   MAX_QUEUE_SHARDS,
-  sessionKeyPart,
   shardKeyRoot,
   shardOf,
   shardPrefix,
@@ -96,13 +95,5 @@ describe('shard prefixes and key roots', () => {
   it('keyRootOfQueue answers the queue name for a prefix without a hash tag', () => {
     expect(keyRootOfQueue('bull:lf', 'lf')).toBe('lf');
     expect(keyRootOfQueue('custom:lf', 'lf')).toBe('lf');
-  });
-});
-
-describe('sessionKeyPart', () => {
-  it('is the id as is on one node, and the id as a hash tag in a cluster', () => {
-    expect(sessionKeyPart('support-42', false)).toBe('support-42');
-    expect(sessionKeyPart('support-42', true)).toBe('{support-42}');
-    expect(calculateSlot(`anything:${sessionKeyPart('a:b.c', true)}:more`)).toBe(calculateSlot('a:b.c'));
   });
 });

@@ -12,7 +12,7 @@ describe("the package's public exports", () => {
     expect(typeof loopfleet.defineTool).toBe('function');
     expect(typeof loopfleet.defineAgent).toBe('function');
     expect(loopfleet.eventStreamKey('loopfleet', 's1')).toBe('loopfleet:events:s1');
-    expect(loopfleet.eventStreamKey('loopfleet', 's1', true)).toBe('loopfleet:events:{s1}');
+    expect(loopfleet.eventStreamKey({ queueName: 'q', cluster: true, shards: 3 }, '123456789')).toBe('{q:1}:events:123456789');
     expect(loopfleet.shardPrefix({ queueName: 'q', cluster: true, shards: 3 }, loopfleet.shardOf({ queueName: 'q', cluster: true, shards: 3 }, '123456789'))).toBe('bull:{q:1}');
     expect(loopfleet.JOB).toMatchObject({ send: 'send', resume: 'resume', drain: 'drain' });
     expect(loopfleet.SESSION_QUEUE_DEFAULTS.queueName).toBe('loopfleet');
