@@ -83,6 +83,9 @@ function summarise(error: unknown): TroubleSummary {
   return typeof code === 'string' ? { code, message } : { message };
 }
 
+/** BullMQ finishing or moving a job whose keys are no longer in Redis. */
+const MISSING_JOB_KEY = /^Missing key for job /;
+
 /** Redis refusing the connection itself (credentials, permissions, a server loading or read-only): connection trouble too. */
 const SERVER_REFUSALS = /^(WRONGPASS|NOAUTH|NOPERM|LOADING|READONLY|MASTERDOWN)/;
 
@@ -99,6 +102,14 @@ export interface ConnectionEvents {
 export function watchConnection(target: ConnectionEvents, logger: Logger, options: ConnectionTroubleOptions & { alsoOtherErrors?: boolean }): ConnectionTrouble {
   const trouble = new ConnectionTrouble(logger, options);
   target.on('error', (error) => {
+    const message = String((error as { message?: unknown } | null)?.message ?? '');
+    // A job's keys gone from under BullMQ as it finishes the job: Redis lost data (a restart without
+    // persistence, a failover before replication) or the job was removed. Postgres holds the input
+    // and the sweeper runs it again: a warning naming the job, not a stack.
+    if (options.alsoOtherErrors === true && MISSING_JOB_KEY.test(message)) {
+      logger.warn({ component: options.component, error: message.split('\n')[0] }, `${options.component}: a job's keys are gone from Redis (lost data, or the job was removed); the sweeper repairs its session`);
+      return;
+    }
     // A BullMQ queue or worker also emits errors that are not the connection's (a failed script, a
     // bug): those keep their stack, at error level.
     if (options.alsoOtherErrors === true && !isConnectionFailure(error) && !SERVER_REFUSALS.test(String((error as { message?: unknown } | null)?.message ?? ''))) {

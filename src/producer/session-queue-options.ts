@@ -166,7 +166,7 @@ function clusterNodes(value: unknown): RedisNodeAddress[] | null {
   // A list is written out as the text form (an IPv6 host in brackets) and checked by the same rule.
   const host = (node: Partial<RedisNodeAddress> | null): string => {
     const given = node?.host;
-    if (typeof given !== 'string' || given === '') throw invalid('redisClusterNodes', 'each node needs a host (text) and a port');
+    if (typeof given !== 'string' || given === '') throw invalid('redisClusterNodes', 'must list nodes with a host (text) and a port');
     return given.includes(':') && !given.startsWith('[') ? `[${given}]` : given;
   };
   const text = Array.isArray(value) ? value.map((node: Partial<RedisNodeAddress> | null) => `${host(node)}:${String(node?.port)}`).join(',') : value;

@@ -128,7 +128,7 @@ describe('exactly one input_finished per input, across a crash', () => {
 
   /** What `republishLostFinishes` uses of a worker, on the fixture's connections and a publisher of its own. */
   const repairContext = (publisher: RedisEventPublisher) =>
-    ({ store: fleet.store, redis: fleet.redis, queueName: fleet.config.queueName, publisher, logger: createLogger({ level: 'silent', format: 'json', redactContent: true }) }) as unknown as WorkerContext;
+    ({ store: fleet.store, redis: fleet.redis, queueName: fleet.config.queueName, queue: fleet.shards, publisher, logger: createLogger({ level: 'silent', format: 'json', redactContent: true }) }) as unknown as WorkerContext;
 
   it('a holder that died between the terminal commit and the XADD: the next drain publishes the lost event, once, first', async () => {
     const sessionId = 'lost-finish';

@@ -75,4 +75,14 @@ describe('watchConnection', () => {
     target.emit('ready');
     expect(lines[2]).toMatchObject({ msg: 'connection back: bullmq.worker at 127.0.0.1:6379', suppressed: 1 });
   });
+
+  it("a job whose keys Redis lost (a restart without persistence, a failover) is a warning without a stack", () => {
+    const { lines, logger } = collectingLogger();
+    const target = new EventEmitter();
+    watchConnection(target, logger, { component: 'bullmq.worker', address: '127.0.0.1:6379', alsoOtherErrors: true });
+    target.emit('error', Object.assign(new Error('Missing key for job 3. moveToFinished'), { code: -1 }));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ level: 40, component: 'bullmq.worker', error: 'Missing key for job 3. moveToFinished' });
+    expect(JSON.stringify(lines[0])).not.toContain('    at ');
+  });
 });
