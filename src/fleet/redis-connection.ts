@@ -19,7 +19,7 @@ export interface RedisTarget {
 
 /**
  * How a cluster client rides out a failover or a slot migration: a command that meets MOVED or ASK is
- * sent on to the node named (up to 16 times); one that meets CLUSTERDOWN or TRYAGAIN, or a node
+ * sent on to the node named (up to 64 times in all); one that meets CLUSTERDOWN or TRYAGAIN, or a node
  * that went away, waits and is tried again while the cluster's map is refreshed.
  */
 const CLUSTER_DEFAULTS: ClusterOptions = {
