@@ -57,6 +57,6 @@ export async function sessionView(queue: SessionQueue, redis: RedisConnection | 
 /** A viewer that loads history and then follows from here misses nothing of an answer in progress. */
 async function viewCursor(queue: SessionQueue, redis: RedisConnection, sessionId: string): Promise<string> {
   const [open] = await queue.sessions.inputs(sessionId, { status: ['running', 'waiting', 'pending'], limit: 1 });
-  if (open !== undefined) return findInputStart(redis, queue.queueName, sessionId, open.seq);
-  return (await lastEventId(redis, queue.queueName, sessionId)) ?? '0';
+  if (open !== undefined) return findInputStart(redis, queue.layout, sessionId, open.seq);
+  return (await lastEventId(redis, queue.layout, sessionId)) ?? '0';
 }

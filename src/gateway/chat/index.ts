@@ -99,8 +99,8 @@ export const chatRoutes: FastifyPluginAsync<StreamRouteDeps> = async (app, deps)
 };
 
 async function resumeAnswer(deps: StreamRouteDeps, request: FastifyRequest, reply: FastifyReply, sessionId: string, seq: number): Promise<void> {
-  const start = await findInputStart(deps.redis, deps.queue.queueName, sessionId, seq);
-  const backlog = await readAnswerBacklog(deps.redis, deps.queue.queueName, sessionId, seq, start);
+  const start = await findInputStart(deps.redis, deps.queue.layout, sessionId, seq);
+  const backlog = await readAnswerBacklog(deps.redis, deps.queue.layout, sessionId, seq, start);
   await streamAnswer(deps, request, reply, sessionId, seq, backlog.events, (signal) => deps.queue.subscribe(sessionId, { after: backlog.lastId, signal }));
 }
 

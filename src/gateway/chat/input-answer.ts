@@ -1,4 +1,5 @@
 import type { RedisConnection } from '../../fleet/redis-connection.js';
+import type { QueueKeys } from '../../fleet/fleet-keys.js';
 import { readRange } from '../../events/event-subscriber.js';
 import type { StreamEvent, StreamItem } from '../../fleet/fleet-events.js';
 import { dropDiscarded } from './drop-discarded.js';
@@ -16,7 +17,7 @@ export interface AnswerBacklog {
 }
 
 /** Reads what the stream holds after `after` for input `seq`, page by page, up to its newest entry. */
-export async function readAnswerBacklog(redis: RedisConnection, queueName: string, sessionId: string, seq: number, after: string): Promise<AnswerBacklog> {
+export async function readAnswerBacklog(redis: RedisConnection, queueName: QueueKeys, sessionId: string, seq: number, after: string): Promise<AnswerBacklog> {
   const events: StreamEvent[] = [];
   let lastId = after;
   for (;;) {
