@@ -43,7 +43,14 @@ describe.skipIf(!redisClusterAvailable())('kill -9 of a worker process on a Redi
     await fleet.waitFor('a fifth of the inputs done', async () => ((await doneInputs(fleet)) >= (SESSIONS * INPUTS) / 5 ? true : undefined), 60_000);
     const openAtKill = await openInputs(fleet);
     expect(openAtKill).toBeGreaterThan(SESSIONS);
-    const victim = workers[0]!;
+    // The victim is a worker that holds a running input now, so another worker must take it over.
+    const victim = await fleet.waitFor('a worker holding a running input', async () => {
+      const { rows } = await fleet.pool.query<{ owner: string }>(
+        `SELECT s.lease_owner AS owner FROM sessions s JOIN session_inputs i ON i.session_id = s.id
+          WHERE i.status = 'running' AND s.lease_owner IS NOT NULL`,
+      );
+      return workers.find((worker) => rows.some((row) => row.owner === worker.workerId));
+    });
     const killedAtMs = Date.now() - started;
     await victim.kill();
     await fleet.processes.start(pf.workerEnv);
