@@ -221,21 +221,13 @@ export interface SessionBatch {
 export type PublishEvents = (batches: readonly SessionBatch[]) => Promise<(string[] | null | Error)[]>;
 
 /** A form of the script, and the SHA-1 `EVALSHA` names it by. */
-interface ScriptForm {
-  text: string;
-  sha: string;
-}
-
+type ScriptForm = { text: string; sha: string };
 const scriptForm = (text: string): ScriptForm => ({ text, sha: createHash('sha1').update(text).digest('hex') });
 
 /** On one Redis node: announcements on classic pub/sub channels. */
 const SINGLE_NODE_SCRIPT = scriptForm(PUBLISH_EVENTS_LUA);
 
-/**
- * On a Redis Cluster: the tail and finish channels are sharded channels (`SPUBLISH`, counted by
- * `PUBSUB SHARDNUMSUB`) of the session's slot, so an announcement goes only to the node that owns it
- * and its replicas instead of being broadcast to every node.
- */
+/** On a Redis Cluster: sharded channels of the shard's slot (`SPUBLISH`, `PUBSUB SHARDNUMSUB`), not broadcast to every node. */
 const CLUSTER_SCRIPT = scriptForm(PUBLISH_EVENTS_LUA.replaceAll("'PUBSUB', 'NUMSUB'", "'PUBSUB', 'SHARDNUMSUB'").replaceAll("redis.pcall('PUBLISH'", "redis.pcall('SPUBLISH'"));
 
 /** The error ioredis rejects the commands written on a connection that closed with (a cluster node's). */

@@ -3,6 +3,7 @@ import type { RedisConnection } from '../fleet/redis-connection.js';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL } from '../config/env-schema.js';
+import type { ResolvedConfig } from '../config/resolved-config.js';
 import { REDIS_DATABASE_PATH, redisNodes, url as urlRule } from '../config/env-variable.js';
 import type { RedisNodeAddress } from '../fleet/redis-connection.js';
 import { MAX_QUEUE_SHARDS } from '../fleet/redis-layout.js';
@@ -236,4 +237,22 @@ function invalid(option: string, problem: string): ConfigInvalidError {
 function flag(name: string, value: unknown): boolean {
   if (typeof value !== 'boolean') throw invalid(name, 'must be true or false');
   return value;
+}
+
+/** The queue options a client configuration (`loadClientConfig`) sets: where Postgres and Redis are, the queue, limits, pool and retention. */
+export function clientQueueOptions(config: ResolvedConfig): SessionQueueOptions {
+  return {
+    databaseUrl: config.databaseUrl,
+    redisUrl: config.redisUrl,
+    redisClusterNodes: config.redisClusterNodes,
+    queueName: config.queueName,
+    queueShards: config.queueShards,
+    maxInputBytes: config.worker.maxInputBytes,
+    fairDispatch: config.fairDispatch,
+    poolSize: config.worker.poolSize,
+    pooler: config.worker.pooler,
+    statementTimeoutMs: config.worker.statementTimeoutMs,
+    batch: { maxSize: config.worker.batch.maxSize, maxInFlight: config.worker.batch.maxInFlight },
+    events: { maxLen: config.events.maxLen, idleExpirySeconds: config.events.idleExpirySeconds },
+  };
 }

@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import { loadClientConfig, type ResolvedConfig } from '../config/index.js';
+import { loadClientConfig } from '../config/index.js';
 import { InfrastructureError, InputInvalidError, SessionNotFoundError, StateConflictError } from '../core/errors/index.js';
 import type { StoredMessage } from '../core/messages.js';
 import type { CancelledTree, LoadHistoryOptions } from '../core/ports/session-store.js';
@@ -23,6 +23,8 @@ import { createInputHandle, type HandleBackend, type InputHandle } from './input
 import { inputEvents, type InputEventsOptions } from './input-events.js';
 import type { InputOutcome } from './input-outcome.js';
 import { openQueueConnections, type QueueConnections } from './queue-connections.js';
+import { clientQueueOptions } from './session-queue-options.js';
+export { clientQueueOptions };
 import { SessionAdmin } from './session-admin.js';
 import { BudgetAdmin } from './budget-admin.js';
 import { TenantAdmin } from './tenant-admin.js';
@@ -384,24 +386,6 @@ export class SessionQueue {
     work.then(forget, forget);
     return work;
   }
-}
-
-/** The queue options a client configuration (`loadClientConfig`) sets: where Postgres and Redis are, the queue, limits, pool and retention. */
-export function clientQueueOptions(config: ResolvedConfig): SessionQueueOptions {
-  return {
-    databaseUrl: config.databaseUrl,
-    redisUrl: config.redisUrl,
-    redisClusterNodes: config.redisClusterNodes,
-    queueName: config.queueName,
-    queueShards: config.queueShards,
-    maxInputBytes: config.worker.maxInputBytes,
-    fairDispatch: config.fairDispatch,
-    poolSize: config.worker.poolSize,
-    pooler: config.worker.pooler,
-    statementTimeoutMs: config.worker.statementTimeoutMs,
-    batch: { maxSize: config.worker.batch.maxSize, maxInFlight: config.worker.batch.maxInFlight },
-    events: { maxLen: config.events.maxLen, idleExpirySeconds: config.events.idleExpirySeconds },
-  };
 }
 
 /** A method's optional options argument: absent, or an object (JavaScript callers may pass anything). */
