@@ -82,15 +82,10 @@ export function duplicateRedis(connection: RedisConnection, options: RedisOption
 
 /** The key prefix ioredis adds to `connection`'s keys (`keyPrefix`); '' for none. */
 export function redisKeyPrefix(connection: RedisConnection): string {
-  return (isCluster(connection) ? connection.options.keyPrefix : connection.options.keyPrefix) ?? '';
+  return connection.options.keyPrefix ?? '';
 }
 
 /** The layout of queue `queueName` as `connection` reaches it: a cluster's with `shards` shards, or one node's. */
 export function connectionLayout(connection: RedisConnection, queueName: string, shards: number): RedisLayout {
   return isCluster(connection) ? { queueName, cluster: true, shards } : singleNodeLayout(queueName);
-}
-
-/** The layout of the fleet on `target`: one node, or a cluster with `shards` dispatch queues. */
-export function layoutOf(target: RedisTarget, queueName: string, shards: number): RedisLayout {
-  return target.clusterNodes === null ? singleNodeLayout(queueName) : { queueName, cluster: true, shards };
 }

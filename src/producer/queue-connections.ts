@@ -1,6 +1,5 @@
-import { isCluster, openRedis, type RedisConnection } from '../fleet/redis-connection.js';
+import { connectionLayout, openRedis, type RedisConnection } from '../fleet/redis-connection.js';
 import { QueueShards } from '../fleet/queue-shards.js';
-import { singleNodeLayout, type RedisLayout } from '../fleet/redis-layout.js';
 import type pg from 'pg';
 import { ChannelSubscriptions } from '../events/channel-subscriptions.js';
 import { closeConnection } from '../events/dedicated-connection.js';
@@ -63,7 +62,7 @@ export function openQueueConnections(options: ResolvedQueueOptions): QueueConnec
     });
   const ownsRedis = options.redis === null;
   const redis = options.redis ?? openRedis({ url: options.redisUrl, clusterNodes: options.redisClusterNodes });
-  const layout: RedisLayout = isCluster(redis) ? { queueName: options.queueName, cluster: true, shards: options.queueShards } : singleNodeLayout(options.queueName);
+  const layout = connectionLayout(redis, options.queueName, options.queueShards);
   const queue = QueueShards.open(layout, redis);
   // The publisher's own connection: a script call is never re-sent after a reconnect (publisherConnection).
   const events = publisherConnection(redis);

@@ -39,7 +39,7 @@ import { loadAgentDefinitions } from './load-agents.js';
 import { loadHooks } from './load-hooks.js';
 import { loadTools } from './load-tools.js';
 import { QueueWorker } from './queue-worker.js';
-import { duplicateRedis, layoutOf, openRedis, redisTarget } from '../fleet/redis-connection.js';
+import { connectionLayout, duplicateRedis, openRedis, redisTarget } from '../fleet/redis-connection.js';
 import { QueueShards } from '../fleet/queue-shards.js';
 import { WorkerTimers } from './worker-timers.js';
 import { keepSweeperScheduled, scheduleSweeper } from './sweep-job.js';
@@ -256,7 +256,7 @@ function openConnections(config: ResolvedConfig, logger: Logger, telemetry: Tele
   const address = serverAddress(config.redisUrl, 6379);
   const watched = { redis, 'redis.subscriber': subscriber, 'redis.worker': workerConnection, 'redis.events': events };
   for (const [component, connection] of Object.entries(watched)) watchConnection(connection, logger, { component, address });
-  const layout = layoutOf(target, config.queueName, config.queueShards);
+  const layout = connectionLayout(redis, config.queueName, config.queueShards);
   const queue = QueueShards.open(layout, redis, telemetry === undefined ? {} : { telemetry });
   for (const shard of queue.queues) watchConnection(shard, logger, { component: 'bullmq.queue', address, alsoOtherErrors: true });
   return {

@@ -1,6 +1,7 @@
 import type { RedisConnection } from '../fleet/redis-connection.js';
 import { drainDedupId } from '../fleet/fleet-keys.js';
 import type { QueueShards } from '../fleet/queue-shards.js';
+import { shardOf } from '../fleet/redis-layout.js';
 
 /**
  * For each session, whether its drain job is waiting to run: its deduplication key names a job in the
@@ -29,7 +30,7 @@ return out`;
 export async function waitingDrains(redis: RedisConnection, queues: QueueShards, sessionIds: readonly string[]): Promise<Set<string>> {
   const byQueue = new Map<number, string[]>();
   for (const id of sessionIds) {
-    const shard = queues.queues.indexOf(queues.for(id));
+    const shard = shardOf(queues.layout, id);
     byQueue.set(shard, (byQueue.get(shard) ?? []).concat(id));
   }
   const waiting = new Set<string>();

@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import { QueueShards } from '../../src/fleet/queue-shards.js';
-import { layoutOf, openRedis, redisTarget, type RedisConnection } from '../../src/fleet/redis-connection.js';
+import { connectionLayout, openRedis, redisTarget, type RedisConnection } from '../../src/fleet/redis-connection.js';
 import type pg from 'pg';
 import { inject } from 'vitest';
 import { loadConfig, type ResolvedConfig } from '../../src/config/index.js';
@@ -71,7 +71,7 @@ export class FleetFixture {
     const redis = openRedis(target, { maxRetriesPerRequest: null });
     // Tests that restart a private Redis see connection errors: ioredis reconnects by itself.
     redis.on('error', () => undefined);
-    const shards = QueueShards.open(layoutOf(target, config.queueName, config.queueShards), redis);
+    const shards = QueueShards.open(connectionLayout(redis, config.queueName, config.queueShards), redis);
     for (const queue of shards.queues) queue.on('error', () => undefined);
     return new FleetFixture(db, fullEnv, config, pool, new PostgresSessionStore(pool), redis, shards);
   }

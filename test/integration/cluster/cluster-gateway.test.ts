@@ -1,15 +1,12 @@
 import { DefaultChatTransport, readUIMessageStream, type UIMessage } from 'ai';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GatewayConfig } from '../../../src/config/gateway-config.js';
 import { eventStreamKey } from '../../../src/fleet/fleet-keys.js';
 import { buildGateway } from '../../../src/gateway/build-gateway.js';
 import { SessionQueue } from '../../../src/producer/session-queue.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
 import { redisClusterAvailable, startRedisCluster, type RunningRedisCluster } from '../../support/redis-cluster.js';
-import { token } from '../gateway/fixtures/stream-gateway.js';
-
-const SECRET = 'gateway-stream-tests-secret-of-32-bytes-or-more';
+import { streamGatewayConfig, token } from '../gateway/fixtures/stream-gateway.js';
 
 /** The gateway on a Redis Cluster: its routes that read a session's stream find it under the shard's tag. */
 describe.skipIf(!redisClusterAvailable())('the gateway on a Redis Cluster', () => {
@@ -25,17 +22,7 @@ describe.skipIf(!redisClusterAvailable())('the gateway on a Redis Cluster', () =
     fleet = await FleetFixture.create('cluster_gw', { REDIS_CLUSTER_NODES: cluster.nodesEnv, LOOPFLEET_QUEUE_SHARDS: '3' });
     await fleet.startWorker();
     queue = new SessionQueue({ pool: fleet.pool, redisClusterNodes: cluster.nodesEnv, queueShards: 3, queueName: fleet.config.queueName });
-    const config: GatewayConfig = {
-      port: 0,
-      host: '127.0.0.1',
-      auth: { mode: 'jwt', secret: SECRET, jwksUrl: null, issuer: null, audience: null },
-      corsOrigins: [],
-      rateLimitPerMinute: 100_000,
-      bodyLimitBytes: 1_114_112,
-      sseHeartbeatMs: 15_000,
-      maxWaitMs: 60_000,
-    };
-    app = await buildGateway({ queue, config, redis: fleet.redis });
+    app = await buildGateway({ queue, config: streamGatewayConfig(), redis: fleet.redis });
     url = await app.listen({ port: 0, host: '127.0.0.1' });
     auth = { authorization: `Bearer ${await token({ tenant: 'default', scope: 'write' })}` };
   }, 60_000);
