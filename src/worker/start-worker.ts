@@ -17,6 +17,7 @@ import { publisherConnection, RedisEventPublisher } from '../events/index.js';
 import { createLlm } from '../llm/create-llm.js';
 import { loggerFromConfig } from '../observability/logger.js';
 import { ConnectionTrouble, watchConnection } from '../observability/connection-trouble.js';
+import { isConnectionFailure } from '../observability/connection-failure.js';
 import { SecretScrubber } from '../observability/redaction.js';
 import { cancelChannel } from '../fleet/fleet-keys.js';
 import { createPgPool } from '../store/postgres/pool.js';
@@ -237,13 +238,19 @@ function agentSecrets(config: ResolvedConfig, agents: readonly ResolvedAgent[]):
 }
 
 function openConnections(config: ResolvedConfig, logger: Logger, telemetry: Telemetry | undefined): Connections {
-  const postgresTrouble = new ConnectionTrouble(logger, { component: 'postgres.idle', address: serverAddress(config.databaseUrl, 5432) });
+  const postgresTrouble = new ConnectionTrouble(logger, { component: 'postgres', address: serverAddress(config.databaseUrl, 5432) });
   const pool = createPgPool(config.databaseUrl, {
     maxConnections: config.worker.poolSize,
     pooler: config.worker.pooler,
     statementTimeoutMs: config.worker.statementTimeoutMs,
     onIdleClientError: (error: Error) => postgresTrouble.failed(error),
   });
+  // A connection lost while in use fails its statement and is released with that error: trouble
+  // too, or a cut that finds every connection busy would leave no record at all.
+  pool.on('release', (error: Error | undefined) => {
+    if (error !== undefined && isConnectionFailure(error)) postgresTrouble.failed(error);
+  });
+  pool.on('connect', () => postgresTrouble.recovered());
   const target = redisTarget(config);
   const redis = openRedis(target, { maxRetriesPerRequest: null });
   const subscriber = duplicateRedis(redis);

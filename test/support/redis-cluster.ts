@@ -8,9 +8,9 @@ import { Redis } from 'ioredis';
 /**
  * A real Redis Cluster for the tests: six `redis-server` processes (three primaries, one replica
  * each) on free loopback ports, each in its own temp dir, joined with `redis-cli --cluster create`.
- * Nothing is persisted (`save ""`, `appendonly no`). `cluster-node-timeout` is 1000 ms, so a killed
- * primary's replica takes over in about 2–3 s. `cluster-require-full-coverage` keeps its default
- * (`yes`): after a failover every slot is covered again, and the suites never kill both nodes of a
+ * Nothing is persisted (`save ""`, `appendonly no`). `cluster-node-timeout` is 2000 ms, so a killed
+ * primary's replica takes over in about 3–5 s (1000 ms let a loaded machine fail a live primary
+ * over by itself). `cluster-require-full-coverage` keeps its default (`yes`): after a failover every slot is covered again, and the suites never kill both nodes of a
  * shard, so nothing needs the cluster to serve with slots uncovered.
  */
 
@@ -29,7 +29,7 @@ export interface ClusterPrimary extends ClusterNode {
 }
 
 export interface RedisClusterOptions {
-  /** `cluster-node-timeout` in ms. Default 1000. */
+  /** `cluster-node-timeout` in ms. Default 2000. */
   nodeTimeoutMs?: number;
   /** How long start and each wait may take, in ms. Default 20 000. */
   deadlineMs?: number;
@@ -75,7 +75,7 @@ interface NodeProcess {
 }
 
 export async function startRedisCluster(options: RedisClusterOptions = {}): Promise<RunningRedisCluster> {
-  const nodeTimeoutMs = options.nodeTimeoutMs ?? 1000;
+  const nodeTimeoutMs = options.nodeTimeoutMs ?? 2000;
   const deadlineMs = options.deadlineMs ?? 20_000;
   const root = mkdtempSync(join(tmpdir(), 'loopfleet-redis-cluster-'));
   const procs: NodeProcess[] = [];
@@ -140,23 +140,33 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
 
   const killPrimaryForKey = async (key: string): Promise<{ killed: ClusterNode; promoted: ClusterNode }> => {
     const slot = await keySlot(key);
-    const killed = await slotOwner(slot);
-    const replicaIds = new Set((await view()).filter((n) => n.masterId === killed.id).map((n) => n.id));
-    if (replicaIds.size === 0) throw new Error(`primary :${killed.port} has no replica to take over`);
-    const proc = procs.find((p) => p.port === killed.port)!;
+    // Under load a spurious failover may have just swapped a shard's roles, and the old primary
+    // rejoins as a replica only after a while: wait for an owner with a replica linked to it.
+    let killed: ClusterNode | undefined;
+    let replicaIds = new Set<string>();
+    await until(deadlineMs, `the owner of slot ${slot} has a linked replica`, log, async () => {
+      killed = await slotOwner(slot).catch(() => undefined);
+      if (killed === undefined) return false;
+      const replicas = (await view()).filter((n) => n.masterId === killed!.id && !n.failed);
+      const linked = await Promise.all(replicas.map((n) => replicaLinked(call, n.port)));
+      replicaIds = new Set(replicas.filter((_, i) => linked[i]).map((n) => n.id));
+      return replicaIds.size > 0;
+    });
+    const victim = killed!;
+    const proc = procs.find((p) => p.port === victim.port)!;
     proc.alive = false;
     admins.get(proc.port)?.disconnect();
     signalGroup(proc.child, 'SIGKILL');
     await proc.exited;
     let promoted: ClusterNode | undefined;
-    await until(deadlineMs, `a replica of :${killed.port} owns slot ${slot} and every live node is ok`, log, async () => {
+    await until(deadlineMs, `a replica of :${victim.port} owns slot ${slot} and every live node is ok`, log, async () => {
       const owner = await slotOwner(slot).catch(() => undefined);
       if (owner === undefined || !replicaIds.has(owner.id)) return false;
       promoted = owner;
       const states = await Promise.all(alive().map((p) => clusterInfo(call, p.port)));
       return states.every((info) => info?.cluster_state === 'ok');
     });
-    return { killed, promoted: promoted! };
+    return { killed: victim, promoted: promoted! };
   };
 
   const migrateSlot = async (slot: number, toNodeId: string): Promise<void> => {
@@ -232,10 +242,21 @@ async function clusterInfo(call: Call, port: number): Promise<Record<string, str
 async function nodeSettled(call: Call, port: number, count: number): Promise<boolean> {
   const info = await clusterInfo(call, port);
   if (info?.cluster_state !== 'ok' || Number(info.cluster_known_nodes) !== count) return false;
+  const role = await replicationRole(call, port);
+  return role === 'master' || role === 'linked';
+}
+
+/** Whether the node is a replica whose link to its primary is up (it can be promoted). */
+async function replicaLinked(call: Call, port: number): Promise<boolean> {
+  return (await replicationRole(call, port)) === 'linked';
+}
+
+async function replicationRole(call: Call, port: number): Promise<'master' | 'linked' | 'unlinked' | null> {
   const replication = await call(port, 'INFO', 'replication').catch(() => null);
-  if (typeof replication !== 'string') return false;
+  if (typeof replication !== 'string') return null;
   const fields = parseInfo(replication);
-  return fields.role === 'master' || fields.master_link_status === 'up';
+  if (fields.role === 'master') return 'master';
+  return fields.master_link_status === 'up' ? 'linked' : 'unlinked';
 }
 
 interface ParsedNode extends ClusterPrimary {

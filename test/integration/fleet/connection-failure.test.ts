@@ -77,6 +77,7 @@ describe('connection trouble in a worker process (private redis-server)', () => 
       expect(trouble(worker, (record) => String(record.component).startsWith('postgres'))[0]).toMatchObject({ address: `127.0.0.1:${proxy.port}` });
       await acceptAndKick(fleet.acceptDeps, { sessionId: 'pg-after', kind: 'send', payload: { input: 'two' } });
       expect((await fleet.waitForSessionIdle('pg-after', 1, 60_000)).map((input) => input.status)).toEqual(['done']);
+      await worker.waitForLog((line) => line.msg === `connection back: postgres at 127.0.0.1:${proxy.port}`, 'connection back: postgres', 30_000);
       expectOnlyJsonLines(worker);
     } finally {
       await worker.kill();
