@@ -1,5 +1,6 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { singleNodeLayout, type RedisLayout } from './redis-layout.js';
+import { coalesceClusterWrites, coalesceWrites } from './coalesced-writes.js';
 
 /** A Redis node's address, as `REDIS_CLUSTER_NODES` lists them. */
 export interface RedisNodeAddress {
@@ -44,7 +45,7 @@ const CLUSTER_DEFAULTS: ClusterOptions = {
  * the background unless `lazyConnect`.
  */
 export function openRedis(target: RedisTarget, options: RedisOptions = {}): RedisConnection {
-  if (target.clusterNodes === null) return new Redis(target.url, options);
+  if (target.clusterNodes === null) return coalesceWrites(new Redis(target.url, options));
   const url = new URL(target.url);
   const redisOptions: RedisOptions = Object.assign({ connectTimeout: 2_000 }, options);
   if (url.username !== '') redisOptions.username = decodeURIComponent(url.username);
@@ -53,9 +54,11 @@ export function openRedis(target: RedisTarget, options: RedisOptions = {}): Redi
   const clusterOptions: ClusterOptions = Object.assign({}, CLUSTER_DEFAULTS, { redisOptions });
   if (options.lazyConnect !== undefined) clusterOptions.lazyConnect = options.lazyConnect;
   if (options.enableOfflineQueue !== undefined) clusterOptions.enableOfflineQueue = options.enableOfflineQueue;
-  return new Cluster(
-    target.clusterNodes.map((node) => ({ host: node.host, port: node.port })),
-    clusterOptions,
+  return coalesceClusterWrites(
+    new Cluster(
+      target.clusterNodes.map((node) => ({ host: node.host, port: node.port })),
+      clusterOptions,
+    ),
   );
 }
 
@@ -71,13 +74,13 @@ export function isCluster(connection: RedisConnection): connection is Cluster {
 
 /** A new connection to the same Redis as `connection`, with `options` changed (ioredis's, per node in a cluster). */
 export function duplicateRedis(connection: RedisConnection, options: RedisOptions = {}): RedisConnection {
-  if (!isCluster(connection)) return connection.duplicate(options);
+  if (!isCluster(connection)) return coalesceWrites(connection.duplicate(options));
   const redisOptions = Object.assign({}, connection.options.redisOptions, options);
   const overrides: ClusterOptions = { redisOptions };
   if (options.enableOfflineQueue !== undefined) overrides.enableOfflineQueue = options.enableOfflineQueue;
   if (options.lazyConnect !== undefined) overrides.lazyConnect = options.lazyConnect;
   if (options.enableAutoPipelining !== undefined) overrides.enableAutoPipelining = options.enableAutoPipelining;
-  return connection.duplicate([], overrides);
+  return coalesceClusterWrites(connection.duplicate([], overrides));
 }
 
 /** The key prefix ioredis adds to `connection`'s keys (`keyPrefix`); '' for none. */

@@ -12,6 +12,12 @@ import { WORKER_NODE_FLAGS } from '../../../src/worker/young-generation.js';
 import { quoteIdent } from '../../../src/store/postgres/migrate.js';
 import { round } from '../../lib/stats.js';
 import { startPeerChild, type PeerChild } from './child.js';
+
+/**
+ * PEERS_WORKER_NODE_ARGS: more node flags for every worker process, space-separated, for looking
+ * into a run (`--cpu-prof --cpu-prof-dir=/tmp/prof`), never for committed figures.
+ */
+const PROFILE_FLAGS = (process.env['PEERS_WORKER_NODE_ARGS'] ?? '').split(' ').filter((flag) => flag !== '');
 import { plannedInput, type AddedInput, type HarnessSystem } from './extras.js';
 import { cpuSplit, finishedCount, latency, peakRssMb, snapshot, waitFinished, type Latency, type Pids } from './measure.js';
 import { startsKey } from './standard.js';
@@ -114,7 +120,7 @@ export async function runSystem(plan: RunPlan, redis: Redis): Promise<RunResult>
     since = performance.now();
     const childOptions = { ...(system.nodeBinary === undefined ? {} : { nodePath: system.nodeBinary }), startTimeoutMs: 90_000 };
     const [worker, producer] = await bounded('worker and producer start', 100_000, Promise.all([
-      startPeerChild<{ pid: number }>(WORKER_MAIN, { systemPath: plan.systemPath, ctx }, { name: `${system.name} worker`, nodeArgs: [...WORKER_NODE_FLAGS], ...childOptions }),
+      startPeerChild<{ pid: number }>(WORKER_MAIN, { systemPath: plan.systemPath, ctx }, { name: `${system.name} worker`, nodeArgs: [...WORKER_NODE_FLAGS, ...PROFILE_FLAGS], ...childOptions }),
       startPeerChild<{ pid: number }>(PRODUCER_MAIN, { systemPath: plan.systemPath, ctx }, { name: `${system.name} producer`, ...childOptions }),
     ]));
     children.push(worker, producer);

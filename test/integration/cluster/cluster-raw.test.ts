@@ -1,8 +1,10 @@
 import { Queue } from 'bullmq';
+import type { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rawOrderKey } from '../../../src/fleet/fleet-keys.js';
 import { shardKeyRoot, shardOf, shardPrefix } from '../../../src/fleet/redis-layout.js';
 import { FleetFixture } from '../../support/fleet-fixture.js';
+import { countSocketWrites } from '../../support/socket-writes.js';
 import { redisClusterAvailable, startRedisCluster, type RunningRedisCluster } from '../../support/redis-cluster.js';
 
 const SHARDS = 3;
@@ -55,4 +57,17 @@ describe.skipIf(!redisClusterAvailable())('raw BullMQ producers on a Redis Clust
     }
     expect(await fleet.pool.query('SELECT count(*)::int AS n FROM session_inputs').then((result) => result.rows[0].n)).toBe(90);
   }, 120_000);
+
+  it("the cluster client's node connections send one turn's commands for a node in one write", async () => {
+    const client = fleet.redis as Cluster;
+    const key = `{coalesce}:${Date.now()}`;
+    await client.set(key, '0');
+    const owner = await cluster.primaryForKey(key);
+    const node = client.nodes('master').find((candidate) => candidate.options.port === owner.port)!;
+    const counted = countSocketWrites(node);
+    const replies = await Promise.all(Array.from({ length: 30 }, () => client.incr(key)));
+    expect(replies).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+    expect(counted).toEqual({ writes: 1, chunks: 30 });
+    await client.del(key);
+  });
 });
