@@ -48,6 +48,12 @@ export interface BenchChild<Ready> {
 /** One protocol line as an object, or undefined when the line is not one. */
 
 /**
+ * BENCH_CHILD_NODE_ARGS: more node flags for every bench child (a producer process…), space-separated,
+ * for looking into a run (`--cpu-prof --cpu-prof-dir=/tmp/prof`), never for committed figures.
+ */
+const PROFILE_FLAGS = (process.env['BENCH_CHILD_NODE_ARGS'] ?? '').split(' ').filter((flag) => flag !== '');
+
+/**
  * Spawns `entry` with `argument` and resolves once it printed its ready line. Rejects — with the
  * child's stderr — if the child exits first or is not ready within `startTimeoutMs`; the child is then
  * killed. `name` says which child in errors.
@@ -55,7 +61,7 @@ export interface BenchChild<Ready> {
 export async function startBenchChild<Ready>(entry: string, argument: unknown, options: { name: string; startTimeoutMs?: number }): Promise<BenchChild<Ready>> {
   const { name } = options;
   const startTimeoutMs = options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
-  const child = spawn(process.execPath, ['--import', 'tsx', entry, JSON.stringify(argument)], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...PROFILE_FLAGS, '--import', 'tsx', entry, JSON.stringify(argument)], { stdio: ['pipe', 'pipe', 'pipe'] });
   // Registered before anything can fail, so the exit is never missed (a child that never spawned has none).
   const exited = new Promise<void>((resolve) => {
     child.once('exit', () => resolve());

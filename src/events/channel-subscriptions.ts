@@ -110,7 +110,7 @@ export class ChannelSubscriptions {
     if (this.#connection !== null) return this.#connection;
     // Commands wait for the connection instead of failing at once (the caller's may fail fast);
     // ioredis subscribes again by itself after a reconnect.
-    const connection = duplicateRedis(this.#base, { enableOfflineQueue: true, autoResubscribe: true });
+    const connection = duplicateRedis(this.#base, { enableOfflineQueue: true, autoResubscribe: true }, { shardedSubscriber: true });
     connection.on('error', (error: Error) => this.#logger?.debug({ err: error }, 'redis connection error (channel subscriptions)'));
     connection.on(this.cluster ? 'smessage' : 'message', (channel: string, message: string) => {
       for (const listener of this.#channels.get(channel)?.listeners ?? []) listener.message(message);

@@ -31,13 +31,22 @@ const CLUSTER_DEFAULTS: ClusterOptions = {
   retryDelayOnClusterDown: 300,
   retryDelayOnTryAgain: 100,
   clusterRetryStrategy: (times) => Math.min(100 * times, 2_000),
-  // The map of slots is read again every 2 s: after a slot moved, a sharded subscription follows it
-  // to its new owner only at the next read (the old owner drops it without ioredis noticing).
-  slotsRefreshInterval: 2_000,
+  // A command connection learns of a moved slot from MOVED, ASK or a lost node, so its periodic read
+  // of the map is only a safety net (ioredis's default period). Each read opens a connection of its
+  // own and rebuilds the 16,384-slot map: every 2 s on every client, that cost the fleet about a
+  // tenth of its Redis client CPU.
+  slotsRefreshInterval: 5_000,
   slotsRefreshTimeout: 2_000,
-  // Sharded pub/sub (SSUBSCRIBE) goes to the node that owns the channel's slot.
-  shardedSubscribers: true,
+  shardedSubscribers: false,
 };
+
+/**
+ * What a connection that subscribes to sharded channels (`SSUBSCRIBE`) changes: it subscribes on the
+ * node that owns each channel's slot, and reads the map every 2 s, because after a slot moved its
+ * subscription follows it to the new owner only at the next read (the old owner drops it without
+ * ioredis noticing).
+ */
+const SHARDED_SUBSCRIBER: ClusterOptions = { shardedSubscribers: true, slotsRefreshInterval: 2_000 };
 
 /**
  * Opens a connection to `target` with `options` (ioredis's; in cluster mode they apply to every node's
@@ -72,11 +81,17 @@ export function isCluster(connection: RedisConnection): connection is Cluster {
   return connection instanceof Cluster;
 }
 
+/** What a duplicated connection is for, beyond its ioredis options. */
+export interface DuplicateRole {
+  /** It subscribes to sharded channels (`SSUBSCRIBE`) on a cluster: see {@link SHARDED_SUBSCRIBER}. Default false. */
+  shardedSubscriber?: boolean;
+}
+
 /** A new connection to the same Redis as `connection`, with `options` changed (ioredis's, per node in a cluster). */
-export function duplicateRedis(connection: RedisConnection, options: RedisOptions = {}): RedisConnection {
+export function duplicateRedis(connection: RedisConnection, options: RedisOptions = {}, role: DuplicateRole = {}): RedisConnection {
   if (!isCluster(connection)) return coalesceWrites(connection.duplicate(options));
   const redisOptions = Object.assign({}, connection.options.redisOptions, options);
-  const overrides: ClusterOptions = { redisOptions };
+  const overrides: ClusterOptions = Object.assign({ redisOptions }, role.shardedSubscriber === true ? SHARDED_SUBSCRIBER : {});
   if (options.enableOfflineQueue !== undefined) overrides.enableOfflineQueue = options.enableOfflineQueue;
   if (options.lazyConnect !== undefined) overrides.lazyConnect = options.lazyConnect;
   if (options.enableAutoPipelining !== undefined) overrides.enableAutoPipelining = options.enableAutoPipelining;

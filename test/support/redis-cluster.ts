@@ -111,7 +111,16 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       return pongs.every((pong) => pong === 'PONG');
     });
     cliOutput = await runCli(['--cluster', 'create', ...ports.map((port) => `${HOST}:${port}`), '--cluster-replicas', '1', '--cluster-yes'], deadlineMs);
-    await until(deadlineMs, 'cluster_state:ok on every node and every replica linked', log, async () => (await Promise.all(procs.map((p) => nodeSettled(call, p.port, procs.length)))).every(Boolean));
+    await until(deadlineMs, 'cluster_state:ok on every node, every replica linked, and every node seeing 3 primaries with slots and 3 replicas', log, async () => {
+      const settled = (await Promise.all(procs.map((p) => nodeSettled(call, p.port, procs.length)))).every(Boolean);
+      if (!settled) return false;
+      // A node still listed as a primary without slots has not yet been told it is a replica.
+      const views = await Promise.all(procs.map((p) => call(p.port, 'CLUSTER', 'NODES').catch(() => '')));
+      return views.every((text) => {
+        const seen = parseClusterNodes(String(text));
+        return seen.filter((n) => n.primary && n.slots.length > 0).length === procs.length / 2 && seen.filter((n) => n.masterId !== null).length === procs.length / 2;
+      });
+    });
   } catch (error) {
     await stop();
     throw error;
