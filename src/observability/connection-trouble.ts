@@ -112,7 +112,7 @@ export function watchConnection(target: ConnectionEvents, logger: Logger, option
     }
     // A BullMQ queue or worker also emits errors that are not the connection's (a failed script, a
     // bug): those keep their stack, at error level.
-    if (options.alsoOtherErrors === true && !isConnectionFailure(error) && !SERVER_REFUSALS.test(String((error as { message?: unknown } | null)?.message ?? ''))) {
+    if (options.alsoOtherErrors === true && !isConnectionFailure(error) && !SERVER_REFUSALS.test(message)) {
       logger.error({ component: options.component, err: error }, `${options.component} error`);
       return;
     }

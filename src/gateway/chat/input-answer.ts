@@ -17,11 +17,11 @@ export interface AnswerBacklog {
 }
 
 /** Reads what the stream holds after `after` for input `seq`, page by page, up to its newest entry. */
-export async function readAnswerBacklog(redis: RedisConnection, queueName: QueueKeys, sessionId: string, seq: number, after: string): Promise<AnswerBacklog> {
+export async function readAnswerBacklog(redis: RedisConnection, queue: QueueKeys, sessionId: string, seq: number, after: string): Promise<AnswerBacklog> {
   const events: StreamEvent[] = [];
   let lastId = after;
   for (;;) {
-    const page = await readRange(redis, queueName, sessionId, { after: lastId, count: PAGE });
+    const page = await readRange(redis, queue, sessionId, { after: lastId, count: PAGE });
     for (const event of page) if (event.data.inputSeq === seq) events.push(event);
     if (page.length > 0) lastId = page[page.length - 1]!.id;
     if (page.length < PAGE || events.some((event) => event.type === 'input_finished')) break;
